@@ -1,1 +1,32 @@
-pub fn x() {}
+//! CairnDB: an embedded, persistent, ordered key-value store built as a
+//! log-structured merge tree.
+//!
+//! This file is the one public surface of the crate.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod batch;
+pub mod cache;
+pub mod env;
+pub mod error;
+pub mod filename;
+pub mod iter;
+pub mod key;
+pub mod memtable;
+pub mod options;
+pub mod sst;
+pub mod util;
+pub mod wal;
+
+mod db {
+    pub mod snapshot;
+}
+
+pub use batch::WriteBatch;
+pub use db::snapshot::Snapshot;
+pub use error::{Error, Result};
+pub use options::{
+    CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, WalRecoveryMode,
+    WriteOptions,
+};

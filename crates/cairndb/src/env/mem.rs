@@ -1,0 +1,359 @@
+//! An in-memory file system that also models a power loss.
+//!
+//! Each file keeps its bytes and the length that was last synced; each
+//! directory keeps the set of names that was last made durable by
+//! `sync_dir`. [`MemFs::power_loss`] throws away everything not synced:
+//! file tails past their synced length, and names created, renamed or removed
+//! since their directory was last synced. [`MemFs::process_crash`] keeps
+//! everything the OS was handed (nothing is lost but unflushed user buffers,
+//! which this file system does not have).
+//!
+//! Locking: one mutex over the namespace, one per file's contents; neither is
+//! held while calling out.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+#[derive(Default)]
+struct FileData {
+    bytes: Vec<u8>,
+    synced_len: usize,
+}
+
+type FileRef = Arc<Mutex<FileData>>;
+
+#[derive(Default)]
+struct Namespace {
+    /// What a running process sees.
+    live: BTreeMap<PathBuf, FileRef>,
+    /// What survives a power loss: per name, the file as of the last sync of
+    /// its directory.
+    durable: BTreeMap<PathBuf, FileRef>,
+    dirs: HashSet<PathBuf>,
+    locks: HashSet<PathBuf>,
+}
+
+/// The in-memory file system. Cheap to clone (shared state).
+#[derive(Clone, Default)]
+pub struct MemFs {
+    ns: Arc<Mutex<Namespace>>,
+}
+
+impl MemFs {
+    /// An empty file system.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Simulates a power loss: unsynced bytes and unsynced directory changes
+    /// vanish. Locks are released (the process is gone).
+    pub fn power_loss(&self) {
+        let mut ns = self.ns.lock();
+        ns.live = ns.durable.clone();
+        for f in ns.live.values() {
+            let mut d = f.lock();
+            let keep = d.synced_len;
+            d.bytes.truncate(keep);
+        }
+        ns.locks.clear();
+    }
+
+    /// Simulates a process crash: all data handed to the OS survives; locks
+    /// are released.
+    pub fn process_crash(&self) {
+        self.ns.lock().locks.clear();
+    }
+
+    /// A copy of a file's current bytes (for tests that corrupt files).
+    pub fn contents(&self, path: &Path) -> Option<Vec<u8>> {
+        self.ns
+            .lock()
+            .live
+            .get(path)
+            .map(|f| f.lock().bytes.clone())
+    }
+
+    /// Replaces a file's bytes as if they had been written and synced.
+    pub fn set_contents(&self, path: &Path, bytes: Vec<u8>) {
+        let mut ns = self.ns.lock();
+        let f = ns.live.entry(path.to_path_buf()).or_default().clone();
+        let mut d = f.lock();
+        d.synced_len = bytes.len();
+        d.bytes = bytes;
+    }
+
+    fn get(&self, path: &Path, op: &'static str) -> Result<FileRef> {
+        self.ns.lock().live.get(path).cloned().ok_or_else(|| {
+            Error::io(
+                op,
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )
+        })
+    }
+}
+
+struct MemWritable {
+    file: FileRef,
+    path: PathBuf,
+}
+
+impl WritableFile for MemWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.file.lock().bytes.extend_from_slice(data);
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn sync(&mut self) -> Result<()> {
+        let mut d = self.file.lock();
+        d.synced_len = d.bytes.len();
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.file.lock().bytes.len() as u64
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+struct MemSequential {
+    file: FileRef,
+    path: PathBuf,
+    pos: usize,
+}
+
+impl SequentialFile for MemSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let d = self.file.lock();
+        let avail = d.bytes.len().saturating_sub(self.pos);
+        let n = avail.min(buf.len());
+        buf[..n].copy_from_slice(&d.bytes[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+struct MemRandom {
+    file: FileRef,
+    path: PathBuf,
+    size: u64,
+}
+
+impl RandomAccessFile for MemRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let d = self.file.lock();
+        let end = offset.checked_add(buf.len() as u64);
+        match end {
+            Some(end) if end <= d.bytes.len() as u64 => {
+                buf.copy_from_slice(&d.bytes[offset as usize..end as usize]);
+                Ok(())
+            }
+            _ => Err(Error::corruption(
+                &self.path,
+                offset,
+                format!(
+                    "read of {} bytes past end of file (size {})",
+                    buf.len(),
+                    d.bytes.len()
+                ),
+            )),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+struct MemLock {
+    ns: Arc<Mutex<Namespace>>,
+    path: PathBuf,
+}
+
+impl FileLock for MemLock {}
+
+impl Drop for MemLock {
+    fn drop(&mut self) {
+        self.ns.lock().locks.remove(&self.path);
+    }
+}
+
+impl Fs for MemFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file: FileRef = Arc::default();
+        self.ns.lock().live.insert(path.to_path_buf(), file.clone());
+        Ok(Box::new(MemWritable {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        Ok(Box::new(MemSequential {
+            file: self.get(path, "open")?,
+            path: path.to_path_buf(),
+            pos: 0,
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = self.get(path, "open")?;
+        let size = file.lock().bytes.len() as u64;
+        Ok(Arc::new(MemRandom {
+            file,
+            path: path.to_path_buf(),
+            size,
+        }))
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        let ns = self.ns.lock();
+        ns.live.contains_key(path) || ns.dirs.contains(path)
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(self.get(path, "stat")?.lock().bytes.len() as u64)
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        match self.ns.lock().live.remove(path) {
+            Some(_) => Ok(()),
+            None => Err(Error::io(
+                "unlink",
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )),
+        }
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        let mut ns = self.ns.lock();
+        match ns.live.remove(from) {
+            Some(f) => {
+                ns.live.insert(to.to_path_buf(), f);
+                Ok(())
+            }
+            None => Err(Error::io(
+                "rename",
+                from,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            )),
+        }
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        let mut ns = self.ns.lock();
+        let mut p = Some(path);
+        while let Some(d) = p {
+            ns.dirs.insert(d.to_path_buf());
+            p = d.parent();
+        }
+        Ok(())
+    }
+
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+        let ns = self.ns.lock();
+        if !ns.dirs.contains(path) {
+            return Err(Error::io(
+                "readdir",
+                path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
+            ));
+        }
+        Ok(ns
+            .live
+            .keys()
+            .filter(|p| p.parent() == Some(path))
+            .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+            .collect())
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        let mut ns = self.ns.lock();
+        let ns = &mut *ns;
+        ns.durable.retain(|p, _| p.parent() != Some(path));
+        for (p, f) in ns.live.iter() {
+            if p.parent() == Some(path) {
+                ns.durable.insert(p.clone(), f.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let mut ns = self.ns.lock();
+        if !ns.locks.insert(path.to_path_buf()) {
+            return Err(Error::Busy {
+                path: path.to_path_buf(),
+            });
+        }
+        ns.live.entry(path.to_path_buf()).or_default();
+        Ok(Box::new(MemLock {
+            ns: self.ns.clone(),
+            path: path.to_path_buf(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_loss_drops_unsynced_bytes_and_names() {
+        let fs = MemFs::new();
+        let d = Path::new("/db");
+        fs.create_dir_all(d).unwrap();
+        let a = d.join("a");
+        let mut f = fs.create(&a).unwrap();
+        f.append(b"synced").unwrap();
+        f.sync().unwrap();
+        fs.sync_dir(d).unwrap();
+        f.append(b"-lost").unwrap();
+        let mut g = fs.create(&d.join("b")).unwrap();
+        g.append(b"x").unwrap();
+        g.sync().unwrap(); // data synced, but the name never was
+        drop((f, g));
+        fs.power_loss();
+        assert_eq!(fs.contents(&a).unwrap(), b"synced");
+        assert!(!fs.exists(&d.join("b")));
+    }
+
+    #[test]
+    fn rename_durable_only_after_dir_sync() {
+        let fs = MemFs::new();
+        let d = Path::new("/db");
+        fs.create_dir_all(d).unwrap();
+        fs.write_atomic(&d.join("CURRENT"), b"one").unwrap();
+        let mut f = fs.create(&d.join("tmp")).unwrap();
+        f.append(b"two").unwrap();
+        f.sync().unwrap();
+        fs.rename(&d.join("tmp"), &d.join("CURRENT")).unwrap();
+        fs.power_loss();
+        assert_eq!(fs.contents(&d.join("CURRENT")).unwrap(), b"one");
+    }
+
+    #[test]
+    fn lock_is_exclusive_until_dropped() {
+        let fs = MemFs::new();
+        let p = Path::new("/db/LOCK");
+        let l = fs.lock(p).unwrap();
+        assert!(matches!(fs.lock(p), Err(Error::Busy { .. })));
+        drop(l);
+        fs.lock(p).unwrap();
+    }
+}

@@ -1,0 +1,128 @@
+//! The file-system boundary: every byte the engine reads or writes goes
+//! through the [`Fs`] trait.
+//!
+//! Three implementations: [`posix::PosixFs`] for real disks, [`mem::MemFs`]
+//! for fast tests (it also models what survives a power loss), and
+//! [`fault::FaultFs`], which wraps another `Fs` and injects errors at chosen
+//! points. Implementations are `Send + Sync`; file handles are used by one
+//! owner at a time (`WritableFile`, `SequentialFile`) or shared read-only
+//! (`RandomAccessFile`, whose `read_at` takes `&self` and no lock).
+
+pub mod fault;
+pub mod mem;
+pub mod posix;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+
+/// A file opened for appending. Writes may be buffered until `flush`/`sync`.
+pub trait WritableFile: Send {
+    /// Appends `data` at the end of the file.
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered bytes to the operating system (survives a process crash).
+    fn flush(&mut self) -> Result<()>;
+    /// Makes every appended byte durable (fdatasync; survives a power loss).
+    fn sync(&mut self) -> Result<()>;
+    /// Reserves space for `len` bytes from the current end, so that later
+    /// appends and syncs need not update file metadata. A hint: may do nothing.
+    fn allocate(&mut self, _len: u64) -> Result<()> {
+        Ok(())
+    }
+    /// Bytes appended so far (the logical file size).
+    fn len(&self) -> u64;
+    /// True when nothing has been appended.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The path this file was opened with, for error messages.
+    fn path(&self) -> &Path;
+}
+
+/// A file read front to back.
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; 0 means end of file.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+    /// The path this file was opened with.
+    fn path(&self) -> &Path;
+}
+
+/// A file read at arbitrary offsets by many threads at once.
+pub trait RandomAccessFile: Send + Sync {
+    /// Fills `buf` from `offset`. Reading past the end is a `Corruption`
+    /// error naming the file and offset (the caller asked for bytes that a
+    /// correct file would have).
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// The file's size when it was opened.
+    fn size(&self) -> u64;
+    /// The path this file was opened with.
+    fn path(&self) -> &Path;
+}
+
+/// A held lock on a database directory; released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// The file-system operations the engine needs.
+pub trait Fs: Send + Sync {
+    /// Creates (or truncates) a file for appending.
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens an existing file for sequential reading.
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Opens an existing file for positional reads.
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// True when `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Size of the file at `path`.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Creates a directory and its parents.
+    fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// Names (not paths) of the entries of a directory.
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, path: &Path) -> Result<()>;
+    /// Takes an exclusive lock on `path` (created if missing). A second lock
+    /// of the same path, from this process or another, fails with `Error::Busy`.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+
+    /// Reads a whole (small) file.
+    fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
+        let mut f = self.open_sequential(path)?;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        Ok(out)
+    }
+
+    /// Writes `data` to `path` atomically and durably: a temporary file is
+    /// written and synced, renamed over `path`, and the directory synced.
+    fn write_atomic(&self, path: &Path, data: &[u8]) -> Result<()> {
+        let tmp = tmp_path(path);
+        {
+            let mut f = self.create(&tmp)?;
+            f.append(data)?;
+            f.sync()?;
+        }
+        self.rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            self.sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".dbtmp");
+    PathBuf::from(s)
+}

@@ -1,0 +1,382 @@
+//! The POSIX file system: buffered appends, `pread` for random reads,
+//! `fdatasync` for durability, `flock` for the database lock.
+//!
+//! `PosixWritable` keeps a user-space buffer so that the many small appends of
+//! a table builder become large `write` calls; `flush` and `sync` drain it.
+//! Locking: none inside; a `PosixRandom` is shared by readers and `pread`
+//! needs no lock. Process-wide, a set of locked paths makes a second `lock`
+//! from the same process fail too (flock alone would allow it).
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+const WRITE_BUFFER: usize = 256 << 10;
+
+/// The real file system.
+#[derive(Debug, Default)]
+pub struct PosixFs;
+
+impl PosixFs {
+    /// A shared handle, the default `Options::fs`.
+    pub fn shared() -> Arc<dyn Fs> {
+        static FS: OnceLock<Arc<PosixFs>> = OnceLock::new();
+        FS.get_or_init(|| Arc::new(PosixFs)).clone()
+    }
+}
+
+struct PosixWritable {
+    file: File,
+    path: PathBuf,
+    buf: Vec<u8>,
+    len: u64,
+    /// Bytes on disk (written through `write`), <= len.
+    written: u64,
+    allocated: u64,
+}
+
+impl PosixWritable {
+    fn drain(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.file
+                .write_all(&self.buf)
+                .map_err(|e| Error::io("write", &self.path, e))?;
+            self.written += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+}
+
+impl WritableFile for PosixWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.len += data.len() as u64;
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.drain()?;
+            if data.len() >= WRITE_BUFFER {
+                self.file
+                    .write_all(data)
+                    .map_err(|e| Error::io("write", &self.path, e))?;
+                self.written += data.len() as u64;
+                return Ok(());
+            }
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.drain()
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.drain()?;
+        // fdatasync also persists a size change, so appends past the
+        // preallocated region stay durable (only slower).
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))
+    }
+
+    fn allocate(&mut self, len: u64) -> Result<()> {
+        let fd = self.file.as_raw_fd();
+        // FALLOC_FL_KEEP_SIZE: reserve blocks without changing the file size,
+        // so readers and recovery still see the logical end.
+        // SAFETY: `fd` is a valid open descriptor owned by `self.file` for the
+        // duration of the call; fallocate reads no memory of ours.
+        let rc = unsafe {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_KEEP_SIZE,
+                self.len as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            // Not every file system supports it: then it is only a hint.
+            if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+                return Ok(());
+            }
+            return Err(Error::io("fallocate", &self.path, e));
+        }
+        self.allocated = self.allocated.max(self.len + len);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for PosixWritable {
+    fn drop(&mut self) {
+        // Best effort: a file dropped without flush still hands its bytes to
+        // the OS, as a process exit would not. Errors here have no caller.
+        let _ = self.drain();
+    }
+}
+
+struct PosixSequential {
+    file: File,
+    path: PathBuf,
+}
+
+impl SequentialFile for PosixSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io("read", &self.path, e)),
+            }
+        }
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+struct PosixRandom {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl RandomAccessFile for PosixRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        match self.file.read_exact_at(buf, offset) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Error::corruption(
+                &self.path,
+                offset,
+                format!(
+                    "read of {} bytes past end of file (size {})",
+                    buf.len(),
+                    self.size
+                ),
+            )),
+            Err(e) => Err(Error::io("pread", &self.path, e)),
+        }
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
+    static LOCKED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    LOCKED.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+struct PosixLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl FileLock for PosixLock {}
+
+impl Drop for PosixLock {
+    fn drop(&mut self) {
+        // Closing the descriptor releases the flock.
+        locked_paths().lock().remove(&self.path);
+    }
+}
+
+impl Fs for PosixFs {
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        Ok(Box::new(PosixWritable {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+            written: 0,
+            allocated: 0,
+        }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        Ok(Box::new(PosixSequential {
+            file,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("stat", path, e))?
+            .len();
+        Ok(Arc::new(PosixRandom {
+            file,
+            path: path.to_path_buf(),
+            size,
+        }))
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(path)
+            .map_err(|e| Error::io("stat", path, e))?
+            .len())
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        std::fs::remove_file(path).map_err(|e| Error::io("unlink", path, e))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        std::fs::rename(from, to).map_err(|e| Error::io("rename", from, e))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        std::fs::create_dir_all(path).map_err(|e| Error::io("mkdir", path, e))
+    }
+
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| Error::io("readdir", path, e))? {
+            let entry = entry.map_err(|e| Error::io("readdir", path, e))?;
+            if let Some(name) = entry.file_name().to_str() {
+                out.push(name.to_string());
+            }
+        }
+        Ok(out)
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        let dir = File::open(path).map_err(|e| Error::io("open dir", path, e))?;
+        dir.sync_all().map_err(|e| Error::io("fsync dir", path, e))
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let canonical = path
+            .parent()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .map(|p| p.join(path.file_name().unwrap_or_default()))
+            .unwrap_or_else(|| path.to_path_buf());
+        {
+            let mut set = locked_paths().lock();
+            if !set.insert(canonical.clone()) {
+                return Err(Error::Busy {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        let file = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+        {
+            Ok(f) => f,
+            Err(e) => {
+                locked_paths().lock().remove(&canonical);
+                return Err(Error::io("open lock", path, e));
+            }
+        };
+        // SAFETY: the descriptor is valid and owned by `file` for the call;
+        // flock takes no pointers.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            locked_paths().lock().remove(&canonical);
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(Error::Busy {
+                    path: path.to_path_buf(),
+                });
+            }
+            return Err(Error::io("flock", path, e));
+        }
+        Ok(Box::new(PosixLock {
+            _file: file,
+            path: canonical,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_sync_allocate() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let p = dir.path().join("a");
+        let mut f = fs.create(&p).unwrap();
+        f.allocate(1 << 20).unwrap();
+        f.append(b"hello ").unwrap();
+        f.append(&vec![7u8; WRITE_BUFFER + 5]).unwrap();
+        f.append(b"world").unwrap();
+        f.sync().unwrap();
+        let total = 6 + WRITE_BUFFER as u64 + 5 + 5;
+        assert_eq!(f.len(), total);
+        // KEEP_SIZE: the logical size is what was written.
+        assert_eq!(fs.file_size(&p).unwrap(), total);
+        let r = fs.open_random(&p).unwrap();
+        let mut b = [0u8; 5];
+        r.read_exact_at(total - 5, &mut b).unwrap();
+        assert_eq!(&b, b"world");
+        let e = r.read_exact_at(total - 2, &mut b).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        assert_eq!(fs.read_all(&p).unwrap().len() as u64, total);
+    }
+
+    #[test]
+    fn second_lock_in_same_process_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let p = dir.path().join("LOCK");
+        let l = fs.lock(&p).unwrap();
+        match fs.lock(&p) {
+            Err(Error::Busy { path }) => assert_eq!(path, p),
+            Err(e) => panic!("expected busy, got {e}"),
+            Ok(_) => panic!("expected busy, got a lock"),
+        }
+        drop(l);
+        fs.lock(&p).unwrap();
+    }
+
+    #[test]
+    fn write_atomic_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let p = dir.path().join("CURRENT");
+        fs.write_atomic(&p, b"one").unwrap();
+        fs.write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs.read_all(&p).unwrap(), b"two");
+        assert_eq!(
+            fs.list_dir(dir.path()).unwrap(),
+            vec!["CURRENT".to_string()]
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! DB iterator (to be written).

@@ -1,0 +1,387 @@
+//! Options for opening a database, reading and writing.
+//!
+//! Names follow RocksDB where the meaning is the same, so that a RocksDB user
+//! can carry a tuned configuration across. [`Options::validate`] rejects
+//! values the engine cannot honour with an `InvalidArgument` that names the
+//! option; it is called by `Db::open`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::env::Fs;
+use crate::error::{Error, Result};
+
+/// Number of levels in the LSM tree (level 0 plus six sorted levels).
+pub const NUM_LEVELS: usize = 7;
+
+/// Per-block compression of SST files. The byte stored in each block trailer
+/// is documented in `docs/format/sstable.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompressionType {
+    /// Blocks are stored as they are.
+    None,
+    /// LZ4 block format (lz4_flex).
+    Lz4,
+    /// Zstandard at the given level.
+    Zstd(i32),
+}
+
+impl CompressionType {
+    /// Parses `none`, `lz4`, `zstd` (level 3) or `zstd:N`, as the command line
+    /// and RocksDB's `compression_type` spell them (`snappy` maps to lz4,
+    /// the nearest fast codec we carry).
+    pub fn parse(s: &str) -> Result<CompressionType> {
+        let lower = s.to_ascii_lowercase();
+        match lower.as_str() {
+            "none" | "no" | "kNoCompression" => Ok(CompressionType::None),
+            "lz4" | "lz4hc" | "snappy" => Ok(CompressionType::Lz4),
+            "zstd" => Ok(CompressionType::Zstd(3)),
+            _ => {
+                if let Some(level) = lower.strip_prefix("zstd:") {
+                    let l: i32 = level.parse().map_err(|_| {
+                        Error::invalid(format!("compression `{s}`: bad zstd level `{level}`"))
+                    })?;
+                    if !(-7..=22).contains(&l) {
+                        return Err(Error::invalid(format!(
+                            "compression `{s}`: zstd level must be in -7..=22"
+                        )));
+                    }
+                    return Ok(CompressionType::Zstd(l));
+                }
+                Err(Error::invalid(format!(
+                    "unknown compression `{s}` (expected none, lz4, zstd or zstd:LEVEL)"
+                )))
+            }
+        }
+    }
+}
+
+/// How recovery treats a damaged write-ahead log (RocksDB's WALRecoveryMode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// A torn record at the very end of the last log is dropped (it was never
+    /// acknowledged as durable); any other damage is a `Corruption` error.
+    TolerateCorruptedTailRecords,
+    /// Any damage, even at the tail, is a `Corruption` error.
+    AbsoluteConsistency,
+    /// Recovery stops at the first damaged record and keeps everything before
+    /// it: the database opens as of a consistent point in time. RocksDB's default.
+    PointInTimeRecovery,
+    /// Damaged records are skipped and replay continues after them. Can
+    /// resurrect a prefix of history with holes; for salvage only.
+    SkipAnyCorruptedRecords,
+}
+
+/// Maps a key to its prefix, for prefix bloom filters and prefix iteration.
+pub trait SliceTransform: Send + Sync {
+    /// A stable name, recorded so that a mismatched extractor is noticed.
+    fn name(&self) -> &str;
+    /// True when `key` has a prefix under this transform.
+    fn in_domain(&self, key: &[u8]) -> bool;
+    /// The prefix of `key`. Requires `in_domain(key)`.
+    fn transform<'a>(&self, key: &'a [u8]) -> &'a [u8];
+}
+
+/// The first `n` bytes of a key are its prefix; shorter keys have none.
+#[derive(Debug, Clone)]
+pub struct FixedPrefix {
+    len: usize,
+    name: String,
+}
+
+impl FixedPrefix {
+    /// A transform taking the first `len` bytes.
+    pub fn new(len: usize) -> Self {
+        FixedPrefix {
+            len,
+            name: format!("cairndb.FixedPrefix.{len}"),
+        }
+    }
+}
+
+impl SliceTransform for FixedPrefix {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn in_domain(&self, key: &[u8]) -> bool {
+        key.len() >= self.len
+    }
+    fn transform<'a>(&self, key: &'a [u8]) -> &'a [u8] {
+        &key[..self.len.min(key.len())]
+    }
+}
+
+/// Options for [`crate::Db::open`].
+#[derive(Clone)]
+pub struct Options {
+    /// Create the database if the directory holds none. Default true.
+    pub create_if_missing: bool,
+    /// Fail if a database already exists. Default false.
+    pub error_if_exists: bool,
+    /// File system used for every file access. Default: the POSIX one.
+    pub fs: Arc<dyn Fs>,
+    /// Bytes of memtable before it is switched to immutable and flushed. Default 64 MiB.
+    pub write_buffer_size: usize,
+    /// Memtables (one mutable plus immutables) kept before writes stall. Default 2.
+    pub max_write_buffer_number: usize,
+    /// Level-0 file count that triggers a compaction. Default 4.
+    pub level0_file_num_compaction_trigger: usize,
+    /// Level-0 file count from which each write is delayed. Default 20.
+    pub level0_slowdown_writes_trigger: usize,
+    /// Level-0 file count at which writes stop until compaction catches up. Default 36.
+    pub level0_stop_writes_trigger: usize,
+    /// Target size of level 1; each deeper level is `max_bytes_for_level_multiplier` times larger. Default 256 MiB.
+    pub max_bytes_for_level_base: u64,
+    /// Growth factor between levels. Default 10.
+    pub max_bytes_for_level_multiplier: f64,
+    /// Target size of an SST produced by compaction. Default 64 MiB.
+    pub target_file_size_base: u64,
+    /// Uncompressed size of a data block. Default 4 KiB.
+    pub block_size: usize,
+    /// Keys between restart points in a data block. Default 16.
+    pub block_restart_interval: usize,
+    /// Bytes of uncompressed blocks cached in memory. Default 8 MiB (RocksDB's default); 0 disables.
+    pub block_cache_size: usize,
+    /// Bloom filter bits per key; 0 disables filters. Default 10.
+    pub bloom_bits_per_key: u32,
+    /// Compression for every level without an entry in `compression_per_level`. Default none.
+    pub compression: CompressionType,
+    /// Compression per level, overriding `compression` where set.
+    pub compression_per_level: Vec<CompressionType>,
+    /// Background threads for flushes and compactions (at least 2: one of each). Default 2.
+    pub max_background_jobs: usize,
+    /// Table readers kept open. Default 1000.
+    pub max_open_files: usize,
+    /// Treatment of a damaged WAL at recovery.
+    pub wal_recovery_mode: WalRecoveryMode,
+    /// Optional prefix extractor: enables prefix filters and prefix iteration.
+    pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    /// Verify block checksums on every read (they are always verified for
+    /// blocks read into the cache). Default true.
+    pub paranoid_checks: bool,
+    /// Sync the WAL in the background this often (0 = never; see docs/design.md). Default 0.
+    pub wal_sync_interval: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            fs: crate::env::posix::PosixFs::shared(),
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            target_file_size_base: 64 << 20,
+            block_size: 4096,
+            block_restart_interval: 16,
+            block_cache_size: 8 << 20,
+            bloom_bits_per_key: 10,
+            compression: CompressionType::None,
+            compression_per_level: Vec::new(),
+            max_background_jobs: 2,
+            max_open_files: 1000,
+            wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
+            prefix_extractor: None,
+            paranoid_checks: true,
+            wal_sync_interval: Duration::ZERO,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field(
+                "level0_file_num_compaction_trigger",
+                &self.level0_file_num_compaction_trigger,
+            )
+            .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
+            .field("target_file_size_base", &self.target_file_size_base)
+            .field("block_size", &self.block_size)
+            .field("block_cache_size", &self.block_cache_size)
+            .field("bloom_bits_per_key", &self.bloom_bits_per_key)
+            .field("compression", &self.compression)
+            .field(
+                "prefix_extractor",
+                &self.prefix_extractor.as_ref().map(|p| p.name().to_string()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Compression used for files written to `level`.
+    pub fn compression_for_level(&self, level: usize) -> CompressionType {
+        self.compression_per_level
+            .get(level)
+            .copied()
+            .unwrap_or(self.compression)
+    }
+
+    /// Size limit of `level` (level >= 1).
+    pub fn max_bytes_for_level(&self, level: usize) -> u64 {
+        let mut v = self.max_bytes_for_level_base as f64;
+        for _ in 1..level {
+            v *= self.max_bytes_for_level_multiplier;
+        }
+        v as u64
+    }
+
+    /// Rejects values the engine cannot honour; the error names the option.
+    pub fn validate(&self) -> Result<()> {
+        fn bad(name: &str, why: &str) -> Result<()> {
+            Err(Error::invalid(format!("option {name}: {why}")))
+        }
+        if self.write_buffer_size < 64 << 10 {
+            return bad("write_buffer_size", "must be at least 64 KiB");
+        }
+        if self.write_buffer_size > 1 << 34 {
+            return bad("write_buffer_size", "must be at most 16 GiB");
+        }
+        if self.max_write_buffer_number < 2 {
+            return bad("max_write_buffer_number", "must be at least 2");
+        }
+        if self.level0_file_num_compaction_trigger < 1 {
+            return bad("level0_file_num_compaction_trigger", "must be at least 1");
+        }
+        if self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger {
+            return bad(
+                "level0_slowdown_writes_trigger",
+                "must be >= level0_file_num_compaction_trigger",
+            );
+        }
+        if self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger {
+            return bad(
+                "level0_stop_writes_trigger",
+                "must be >= level0_slowdown_writes_trigger",
+            );
+        }
+        if self.max_bytes_for_level_base < 1 << 16 {
+            return bad("max_bytes_for_level_base", "must be at least 64 KiB");
+        }
+        if !(self.max_bytes_for_level_multiplier >= 2.0) {
+            return bad("max_bytes_for_level_multiplier", "must be at least 2");
+        }
+        if self.target_file_size_base < 1 << 12 {
+            return bad("target_file_size_base", "must be at least 4 KiB");
+        }
+        if self.block_size < 256 || self.block_size > 1 << 24 {
+            return bad("block_size", "must be between 256 bytes and 16 MiB");
+        }
+        if self.block_restart_interval < 1 || self.block_restart_interval > 1 << 16 {
+            return bad("block_restart_interval", "must be between 1 and 65536");
+        }
+        if self.bloom_bits_per_key > 64 {
+            return bad("bloom_bits_per_key", "must be at most 64");
+        }
+        if self.max_background_jobs < 2 {
+            return bad(
+                "max_background_jobs",
+                "must be at least 2 (one flush and one compaction thread)",
+            );
+        }
+        if self.max_open_files < 16 {
+            return bad("max_open_files", "must be at least 16");
+        }
+        for (level, c) in self
+            .compression_per_level
+            .iter()
+            .chain(std::iter::once(&self.compression))
+            .enumerate()
+        {
+            if let CompressionType::Zstd(l) = c {
+                if !(-7..=22).contains(l) {
+                    return bad(
+                        "compression_per_level",
+                        &format!("zstd level {l} at index {level} not in -7..=22"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Options for a single write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// fdatasync the WAL before the write is acknowledged.
+    pub sync: bool,
+    /// Do not write to the WAL: the write is lost on a crash unless flushed.
+    pub disable_wal: bool,
+}
+
+/// Options for reads and iterators.
+#[derive(Clone, Default)]
+pub struct ReadOptions {
+    /// Read as of this snapshot instead of the latest state.
+    pub snapshot: Option<crate::Snapshot>,
+    /// With a prefix extractor: the iterator stops at the first key whose
+    /// prefix differs from the prefix of the key it was positioned with.
+    pub prefix_same_as_start: bool,
+    /// Upper bound (exclusive) for iteration.
+    pub iterate_upper_bound: Option<Vec<u8>>,
+    /// Lower bound (inclusive) for iteration.
+    pub iterate_lower_bound: Option<Vec<u8>>,
+    /// Do not insert blocks read by this operation into the block cache.
+    pub fill_cache_off: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate() {
+        Options::default().validate().unwrap();
+    }
+
+    #[test]
+    fn bad_option_named_in_error() {
+        let o = Options {
+            max_write_buffer_number: 1,
+            ..Options::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("max_write_buffer_number"), "{e}");
+        let o = Options {
+            level0_stop_writes_trigger: 1,
+            ..Options::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("level0_stop_writes_trigger"), "{e}");
+    }
+
+    #[test]
+    fn compression_parse() {
+        assert_eq!(
+            CompressionType::parse("none").unwrap(),
+            CompressionType::None
+        );
+        assert_eq!(CompressionType::parse("LZ4").unwrap(), CompressionType::Lz4);
+        assert_eq!(
+            CompressionType::parse("zstd").unwrap(),
+            CompressionType::Zstd(3)
+        );
+        assert_eq!(
+            CompressionType::parse("zstd:19").unwrap(),
+            CompressionType::Zstd(19)
+        );
+        assert!(CompressionType::parse("zstd:99").is_err());
+        assert!(CompressionType::parse("brotli").is_err());
+    }
+
+    #[test]
+    fn level_sizes_grow() {
+        let o = Options::default();
+        assert_eq!(o.max_bytes_for_level(1), 256 << 20);
+        assert_eq!(o.max_bytes_for_level(2), 2560 << 20);
+    }
+}

@@ -17,15 +17,17 @@ pub mod memtable;
 pub mod options;
 pub mod sst;
 pub mod util;
+pub mod version;
 pub mod wal;
 
-mod db {
-    pub mod snapshot;
-}
+pub mod compaction;
+mod db;
 
 pub use batch::WriteBatch;
 pub use db::snapshot::Snapshot;
+pub use db::{format_stats, Db, DbStats};
 pub use error::{Error, Result};
+pub use iter::db_iter::DbIterator;
 pub use options::{
     CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, WalRecoveryMode,
     WriteOptions,

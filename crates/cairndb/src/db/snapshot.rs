@@ -30,11 +30,6 @@ impl SnapshotList {
         }
     }
 
-    /// The oldest sequence number a live snapshot reads at, if any.
-    pub(crate) fn oldest(&self) -> Option<SeqNo> {
-        self.seqs.lock().keys().next().copied()
-    }
-
     /// Every live snapshot sequence number, ascending.
     pub(crate) fn all(&self) -> Vec<SeqNo> {
         self.seqs.lock().keys().copied().collect()
@@ -89,17 +84,17 @@ mod tests {
     #[test]
     fn oldest_tracks_live_snapshots() {
         let l = Arc::new(SnapshotList::default());
-        assert_eq!(l.oldest(), None);
+        assert_eq!(l.all().first(), None);
         let a = l.create(5);
         let b = l.create(3);
         let b2 = b.clone();
         let c = l.create(3);
-        assert_eq!(l.oldest(), Some(3));
+        assert_eq!(l.all().first(), Some(&3));
         drop(b);
         drop(b2);
-        assert_eq!(l.oldest(), Some(3));
+        assert_eq!(l.all().first(), Some(&3));
         drop(c);
-        assert_eq!(l.oldest(), Some(5));
+        assert_eq!(l.all().first(), Some(&5));
         assert_eq!(a.sequence(), 5);
         drop(a);
         assert_eq!(l.len(), 0);

@@ -1,0 +1,1516 @@
+//! The database: open and recovery, the write path, reads, and the
+//! background flush and compaction threads.
+//!
+//! ## Threads
+//! Callers write and read on their own threads. One background thread
+//! flushes immutable memtables to level 0; one compacts. `compact_range`
+//! runs its compactions on the calling thread, serialized with the
+//! background compactor by `compaction_lock`.
+//!
+//! ## Locks, in the only order they may be taken
+//! 1. `queue`: the writer queue. Never held across I/O.
+//! 2. `log`: held by the write leader for a whole group (WAL append, sync,
+//!    memtable insert) and by memtable switches, so the mutable memtable and
+//!    the WAL only change under it. Held across WAL I/O: this *is* the
+//!    group-commit point, and only the leader waits on it.
+//! 3. `compaction_lock`: one compaction at a time.
+//! 4. `versions`: held across MANIFEST appends and syncs (background only).
+//! 5. `state`: memtables, background error, flags. Never held across I/O.
+//! 6. `sv`: the published super-version (memtables + version) that readers
+//!    clone an `Arc` of; written only under `state`.
+//!
+//! Reads take only `sv` for a pointer copy and hold no lock while they search
+//! memtables and tables, so they never wait for a flush or a compaction.
+//!
+//! ## Invariants
+//! * Every sequence number <= `last_seq` is fully applied to a memtable.
+//! * WALs numbered >= `VersionSet::log_number` hold every write not yet in
+//!   a table; each memtable knows the WAL that started with it.
+//! * A table file is deleted only when no version that any reader can still
+//!   hold refers to it.
+
+pub mod snapshot;
+
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::batch::WriteBatch;
+use crate::cache::table_cache::TableCache;
+use crate::cache::BlockCache;
+use crate::compaction::{self, Compaction, DropFilter};
+use crate::env::{FileLock, Fs};
+use crate::error::{Error, Result};
+use crate::filename::{self, FileType};
+use crate::iter::db_iter::DbIterator;
+use crate::iter::merge::MergingIterator;
+use crate::iter::InternalIterator;
+use crate::key::{lookup_key, user_key, SeqNo};
+use crate::memtable::{MemGet, MemTable};
+use crate::options::{Options, ReadOptions, WriteOptions, NUM_LEVELS};
+use crate::sst::{TableBuilder, TableOptions};
+use crate::version::set::VersionSet;
+use crate::version::{FileMeta, TableGet, Version, VersionEdit};
+use crate::wal::LogWriter;
+use snapshot::{Snapshot, SnapshotList};
+
+/// Largest group a write leader assembles, in bytes.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+/// WAL files are preallocated in chunks of this size.
+const WAL_PREALLOCATE: u64 = 4 << 20;
+
+/// What readers see: the memtables and the version, swapped as one.
+pub(crate) struct SuperVersion {
+    mem: Arc<MemTable>,
+    /// Newest first.
+    imms: Vec<Arc<MemTable>>,
+    version: Arc<Version>,
+}
+
+struct Imm {
+    mem: Arc<MemTable>,
+    log_number: u64,
+}
+
+struct State {
+    mem: Arc<MemTable>,
+    mem_log_number: u64,
+    /// Oldest first.
+    imms: VecDeque<Imm>,
+    bg_error: Option<Error>,
+    shutting_down: bool,
+    compaction_wanted: bool,
+    /// Writes with the WAL disabled sit in the memtables only.
+    unlogged_writes: bool,
+}
+
+struct LogState {
+    writer: Option<LogWriter>,
+    number: u64,
+    scratch: WriteBatch,
+}
+
+struct Writer {
+    batch: WriteBatch,
+    opts: WriteOptions,
+    done: AtomicBool,
+    result: Mutex<Option<Result<()>>>,
+    cv: Condvar,
+}
+
+/// Counters behind `stats()` and the `cairndb.stats` property.
+#[derive(Default)]
+struct Counters {
+    user_bytes_written: AtomicU64,
+    wal_bytes_written: AtomicU64,
+    wal_syncs: AtomicU64,
+    write_groups: AtomicU64,
+    writes: AtomicU64,
+    flush_bytes_written: AtomicU64,
+    flushes: AtomicU64,
+    compaction_bytes_read: AtomicU64,
+    compaction_bytes_written: AtomicU64,
+    compactions: AtomicU64,
+    trivial_moves: AtomicU64,
+    stall_micros: AtomicU64,
+    stalls: AtomicU64,
+    slowdowns: AtomicU64,
+}
+
+/// A snapshot of the engine's statistics.
+#[derive(Debug, Clone, Default)]
+pub struct DbStats {
+    /// Files per level.
+    pub files_per_level: [usize; NUM_LEVELS],
+    /// Bytes per level.
+    pub bytes_per_level: [u64; NUM_LEVELS],
+    /// Bytes of keys and values written by users.
+    pub user_bytes_written: u64,
+    /// Bytes appended to WALs.
+    pub wal_bytes_written: u64,
+    /// WAL syncs.
+    pub wal_syncs: u64,
+    /// Write groups committed (each one WAL write).
+    pub write_groups: u64,
+    /// Write calls.
+    pub writes: u64,
+    /// Bytes written by flushes.
+    pub flush_bytes_written: u64,
+    /// Flushes completed.
+    pub flushes: u64,
+    /// Bytes read by compactions.
+    pub compaction_bytes_read: u64,
+    /// Bytes written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Compactions completed (including trivial moves).
+    pub compactions: u64,
+    /// Compactions that moved a file without rewriting it.
+    pub trivial_moves: u64,
+    /// Total time writers spent stalled or delayed, microseconds.
+    pub stall_micros: u64,
+    /// Writes that waited for a full stop to clear.
+    pub stalls: u64,
+    /// Writes delayed by the level-0 slowdown.
+    pub slowdowns: u64,
+    /// Block cache hits and misses.
+    pub block_cache_hits: u64,
+    /// Block cache misses.
+    pub block_cache_misses: u64,
+    /// Bytes held by the block cache.
+    pub block_cache_usage: u64,
+    /// Bytes in memtables (mutable and immutable).
+    pub memtable_bytes: u64,
+    /// Immutable memtables waiting to be flushed.
+    pub immutable_memtables: usize,
+    /// Last sequence number.
+    pub last_sequence: u64,
+    /// Live snapshots.
+    pub snapshots: usize,
+}
+
+impl DbStats {
+    /// (flush + compaction bytes written) / user bytes written.
+    pub fn write_amplification(&self) -> f64 {
+        if self.user_bytes_written == 0 {
+            return 0.0;
+        }
+        (self.flush_bytes_written + self.compaction_bytes_written) as f64
+            / self.user_bytes_written as f64
+    }
+}
+
+pub(crate) struct DbInner {
+    path: PathBuf,
+    opts: Options,
+    fs: Arc<dyn Fs>,
+    lock: Mutex<Option<Box<dyn FileLock>>>,
+    table_cache: Arc<TableCache>,
+    block_cache: Option<Arc<BlockCache>>,
+    queue: Mutex<VecDeque<Arc<Writer>>>,
+    log: Mutex<LogState>,
+    compaction_lock: Mutex<()>,
+    versions: Mutex<VersionSet>,
+    state: Mutex<State>,
+    state_cv: Condvar,
+    sv: RwLock<Arc<SuperVersion>>,
+    last_seq: AtomicU64,
+    next_file: Arc<AtomicU64>,
+    snapshots: Arc<SnapshotList>,
+    pending_outputs: Mutex<HashSet<u64>>,
+    obsolete_tables: Mutex<Vec<Arc<FileMeta>>>,
+    gc_lock: Mutex<()>,
+    closed: AtomicBool,
+    counters: Counters,
+}
+
+/// An open database. `Send + Sync`: share it across threads by reference or
+/// in an `Arc`. Dropping it closes it.
+pub struct Db {
+    inner: Arc<DbInner>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+impl Db {
+    /// Opens (or creates, with `create_if_missing`) the database at `path`,
+    /// recovering from the MANIFEST and replaying the WALs.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        opts.validate()?;
+        let path = path.as_ref().to_path_buf();
+        let fs = opts.fs.clone();
+        if opts.create_if_missing {
+            fs.create_dir_all(&path)?;
+        } else if !fs.exists(&path) {
+            return Err(Error::invalid(format!(
+                "database {} does not exist (create_if_missing is false)",
+                path.display()
+            )));
+        }
+        let lock = fs.lock(&filename::lock_file_name(&path))?;
+        let current = filename::current_file_name(&path);
+        if !fs.exists(&current) {
+            if !opts.create_if_missing {
+                return Err(Error::invalid(format!(
+                    "{} is not a database: no CURRENT file (create_if_missing is false)",
+                    path.display()
+                )));
+            }
+            let stray = fs.list_dir(&path)?.into_iter().find(|n| {
+                matches!(
+                    filename::parse_file_name(n),
+                    Some((FileType::Log | FileType::Table | FileType::Manifest, _))
+                )
+            });
+            if let Some(n) = stray {
+                return Err(Error::corruption(
+                    &current,
+                    0,
+                    format!(
+                        "CURRENT is missing but the directory holds database file {n}; refusing to create a new database over it"
+                    ),
+                ));
+            }
+            VersionSet::create_new(fs.as_ref(), &path)?;
+            fs.sync_dir(&path)?;
+        } else if opts.error_if_exists {
+            return Err(Error::invalid(format!(
+                "database {} already exists (error_if_exists is true)",
+                path.display()
+            )));
+        }
+
+        let next_file = Arc::new(AtomicU64::new(2));
+        let mut versions = VersionSet::recover(fs.clone(), &path, next_file.clone())?;
+        let block_cache =
+            (opts.block_cache_size > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_size)));
+        let table_cache = Arc::new(TableCache::new(
+            fs.clone(),
+            path.clone(),
+            opts.max_open_files,
+            block_cache.clone(),
+            opts.prefix_extractor.clone(),
+        ));
+
+        // Replay the WALs that hold writes not yet in tables.
+        let mut logs: Vec<u64> = fs
+            .list_dir(&path)?
+            .iter()
+            .filter_map(|n| match filename::parse_file_name(n) {
+                Some((FileType::Log, num)) if num >= versions.log_number => Some(num),
+                _ => None,
+            })
+            .collect();
+        logs.sort_unstable();
+        let mut max_seq = versions.last_sequence;
+        let mut edit = VersionEdit::default();
+        let mut mem = Arc::new(MemTable::new());
+        for &num in &logs {
+            let lp = filename::log_file_name(&path, num);
+            let mut flush_err = None;
+            let stats = crate::wal::replay_log(
+                fs.as_ref(),
+                &lp,
+                num,
+                opts.wal_recovery_mode,
+                |offset, rec| {
+                    let b = WriteBatch::from_data(rec, &lp, offset)?;
+                    let seq = b.sequence();
+                    if b.count() > 0 {
+                        mem.insert_batch(&b, seq);
+                        max_seq = max_seq.max(seq + b.count() as u64 - 1);
+                    }
+                    if mem.approximate_memory_usage() >= opts.write_buffer_size {
+                        let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
+                        let num = next_file.fetch_add(1, Ordering::SeqCst);
+                        match build_table(&fs, &path, &opts, num, 0, &full) {
+                            Ok(Some(meta)) => edit.add_file(0, meta),
+                            Ok(None) => {}
+                            Err(e) => {
+                                flush_err = Some(e.clone());
+                                return Err(e);
+                            }
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+            if let Some(e) = flush_err {
+                return Err(e);
+            }
+            if stats.stopped_at.is_some() {
+                // Point-in-time recovery: nothing after the damage is applied.
+                break;
+            }
+        }
+        if !mem.is_empty() {
+            let num = next_file.fetch_add(1, Ordering::SeqCst);
+            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem)? {
+                edit.add_file(0, meta);
+            }
+        }
+        // A fresh WAL for new writes; the replayed ones become obsolete.
+        let log_number = versions.new_file_number();
+        let log_path = filename::log_file_name(&path, log_number);
+        let mut writer =
+            LogWriter::new(fs.create(&log_path)?, log_number).with_preallocate(WAL_PREALLOCATE);
+        writer.flush()?;
+        fs.sync_dir(&path)?;
+        edit.log_number = Some(log_number);
+        edit.last_sequence = Some(max_seq);
+        let version = versions.log_and_apply(edit)?;
+
+        let mem = Arc::new(MemTable::new());
+        let sv = Arc::new(SuperVersion {
+            mem: mem.clone(),
+            imms: Vec::new(),
+            version,
+        });
+        let inner = Arc::new(DbInner {
+            path,
+            fs,
+            lock: Mutex::new(Some(lock)),
+            table_cache,
+            block_cache,
+            queue: Mutex::new(VecDeque::new()),
+            log: Mutex::new(LogState {
+                writer: Some(writer),
+                number: log_number,
+                scratch: WriteBatch::new(),
+            }),
+            compaction_lock: Mutex::new(()),
+            versions: Mutex::new(versions),
+            state: Mutex::new(State {
+                mem,
+                mem_log_number: log_number,
+                imms: VecDeque::new(),
+                bg_error: None,
+                shutting_down: false,
+                compaction_wanted: true,
+                unlogged_writes: false,
+            }),
+            state_cv: Condvar::new(),
+            sv: RwLock::new(sv),
+            last_seq: AtomicU64::new(max_seq),
+            next_file,
+            snapshots: Arc::new(SnapshotList::default()),
+            pending_outputs: Mutex::new(HashSet::new()),
+            obsolete_tables: Mutex::new(Vec::new()),
+            gc_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            counters: Counters::default(),
+            opts,
+        });
+        inner.delete_obsolete_files()?;
+        let mut threads = Vec::new();
+        for (name, f) in [
+            ("cairndb-flush", DbInner::flush_loop as fn(&Arc<DbInner>)),
+            ("cairndb-compact", DbInner::compaction_loop),
+        ] {
+            let i = inner.clone();
+            let t = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || f(&i))
+                .map_err(|e| Error::io("spawn thread", &inner.path, e))?;
+            threads.push(t);
+        }
+        if !inner.opts.wal_sync_interval.is_zero() {
+            let i = inner.clone();
+            let t = std::thread::Builder::new()
+                .name("cairndb-walsync".into())
+                .spawn(move || i.wal_sync_loop())
+                .map_err(|e| Error::io("spawn thread", &inner.path, e))?;
+            threads.push(t);
+        }
+        Ok(Db {
+            inner,
+            threads: Mutex::new(threads),
+        })
+    }
+
+    /// The directory of this database.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(opts, b)
+    }
+
+    /// Removes `key`.
+    pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(opts, b)
+    }
+
+    /// Applies `batch` atomically.
+    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.write(opts, batch)
+    }
+
+    /// The value of `key`, as of the snapshot in `opts` or the latest state.
+    pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.check_open()?;
+        self.inner.get(opts, key)
+    }
+
+    /// A snapshot of the current state, for reads and iterators.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner
+            .snapshots
+            .create(self.inner.last_seq.load(Ordering::Acquire))
+    }
+
+    /// An iterator over the database as of `opts.snapshot` (or now).
+    pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
+        self.inner.check_open()?;
+        Ok(self.inner.iter(opts))
+    }
+
+    /// Flushes the memtable to a table file and waits until every memtable
+    /// written before the call is in a table.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.flush()
+    }
+
+    /// Compacts every file overlapping `[begin, end]` (user keys, None =
+    /// unbounded) down through the levels.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.compact_range(begin, end)
+    }
+
+    /// Writes buffered WAL bytes to the OS and fdatasyncs the WAL.
+    pub fn sync_wal(&self) -> Result<()> {
+        self.inner.check_open()?;
+        let mut log = self.inner.log.lock();
+        match log.writer.as_mut() {
+            Some(w) => {
+                w.sync()?;
+                self.inner
+                    .counters
+                    .wal_syncs
+                    .fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Err(Error::Closed),
+        }
+    }
+
+    /// Hands buffered WAL bytes to the OS (survives a process crash).
+    pub fn flush_wal(&self) -> Result<()> {
+        self.inner.check_open()?;
+        let mut log = self.inner.log.lock();
+        match log.writer.as_mut() {
+            Some(w) => w.flush(),
+            None => Err(Error::Closed),
+        }
+    }
+
+    /// Engine statistics.
+    pub fn stats(&self) -> DbStats {
+        self.inner.stats()
+    }
+
+    /// A named property, RocksDB style. Names take the prefix `cairndb.` or
+    /// `rocksdb.`: `num-files-at-level<N>`, `stats`, `levelstats`,
+    /// `sstables`, `estimate-num-keys`, `cur-size-all-mem-tables`,
+    /// `num-immutable-mem-table`, `block-cache-usage`, `num-snapshots`,
+    /// `total-sst-files-size`, `last-sequence`.
+    pub fn property(&self, name: &str) -> Option<String> {
+        self.inner.property(name)
+    }
+
+    /// Waits until no flush or compaction is pending.
+    pub fn wait_for_compactions(&self) -> Result<()> {
+        self.inner.check_open()?;
+        self.inner.wait_idle()
+    }
+
+    /// Stops background work, syncs the WAL and releases the lock. Further
+    /// calls return `Error::Closed`. Returns the first background error, if
+    /// one left the database read-only.
+    pub fn close(&self) -> Result<()> {
+        if self.inner.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let inner = &self.inner;
+        // Writes made with the WAL disabled exist only in memory: flush them.
+        let flush_result = if inner.state.lock().unlogged_writes {
+            inner.flush()
+        } else {
+            Ok(())
+        };
+        {
+            let mut st = inner.state.lock();
+            st.shutting_down = true;
+            inner.state_cv.notify_all();
+        }
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        let sync_result = {
+            let mut log = inner.log.lock();
+            let r = match log.writer.as_mut() {
+                Some(w) => w.sync(),
+                None => Ok(()),
+            };
+            log.writer = None;
+            r
+        };
+        let gc = inner.delete_obsolete_files();
+        inner.lock.lock().take();
+        let bg = inner.state.lock().bg_error.clone();
+        flush_result?;
+        sync_result?;
+        gc?;
+        match bg {
+            Some(e) => Err(Error::ReadOnly { cause: Box::new(e) }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// Writes a memtable to table `number` for `level` and syncs it; `None`
+/// (and no file) when the memtable is empty. The caller syncs the directory.
+fn build_table(
+    fs: &Arc<dyn Fs>,
+    dir: &Path,
+    opts: &Options,
+    number: u64,
+    level: usize,
+    mem: &Arc<MemTable>,
+) -> Result<Option<FileMeta>> {
+    if mem.is_empty() {
+        return Ok(None);
+    }
+    let path = filename::table_file_name(dir, number);
+    let mut b = TableBuilder::new(TableOptions::from_options(opts, level), fs.create(&path)?);
+    let mut it = mem.iter();
+    it.seek_to_first();
+    while it.valid() {
+        b.add(it.key(), it.value())?;
+        it.next();
+    }
+    it.status()?;
+    Ok(Some(file_meta(number, b.finish()?)))
+}
+
+fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMeta {
+    FileMeta {
+        number,
+        size: info.file_size,
+        smallest: info.smallest,
+        largest: info.largest,
+        smallest_seq: info.props.smallest_seq,
+        largest_seq: info.props.largest_seq,
+        being_compacted: AtomicBool::new(false),
+    }
+}
+
+impl DbInner {
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+
+    fn current_sv(&self) -> Arc<SuperVersion> {
+        self.sv.read().clone()
+    }
+
+    /// Installs a new super-version from the memtables in `st` and `version`.
+    /// REQUIRES: `state` held (passed in as `st`).
+    fn install_sv(&self, st: &State, version: Arc<Version>) {
+        let sv = Arc::new(SuperVersion {
+            mem: st.mem.clone(),
+            imms: st.imms.iter().rev().map(|i| i.mem.clone()).collect(),
+            version,
+        });
+        *self.sv.write() = sv;
+    }
+
+    fn set_bg_error(&self, e: Error) {
+        let mut st = self.state.lock();
+        if st.bg_error.is_none() {
+            st.bg_error = Some(e);
+        }
+        self.state_cv.notify_all();
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let w = Arc::new(Writer {
+            batch,
+            opts: *opts,
+            done: AtomicBool::new(false),
+            result: Mutex::new(None),
+            cv: Condvar::new(),
+        });
+        let mut q = self.queue.lock();
+        q.push_back(w.clone());
+        while !w.done.load(Ordering::Acquire) && !Arc::ptr_eq(q.front().expect("queue holds w"), &w)
+        {
+            w.cv.wait(&mut q);
+        }
+        if w.done.load(Ordering::Acquire) {
+            return w.result.lock().take().unwrap_or(Ok(()));
+        }
+        drop(q);
+
+        // This writer leads a group.
+        let mut log = self.log.lock();
+        let result = self.write_group(&mut log, &w);
+        drop(log);
+
+        // Hand results to the group and wake the next leader.
+        let (group_len, result) = result;
+        let mut q = self.queue.lock();
+        for _ in 0..group_len {
+            let m = q.pop_front().expect("group members are at the queue front");
+            if !Arc::ptr_eq(&m, &w) {
+                *m.result.lock() = Some(result.clone());
+                m.done.store(true, Ordering::Release);
+                m.cv.notify_one();
+            }
+        }
+        if let Some(next) = q.front() {
+            next.cv.notify_one();
+        }
+        result
+    }
+
+    /// Commits a group led by `leader`: one WAL record, at most one sync,
+    /// then the memtable inserts. Returns (members, result).
+    fn write_group(&self, log: &mut LogState, leader: &Arc<Writer>) -> (usize, Result<()>) {
+        let mem = match self.make_room_for_write(log, false) {
+            Ok(m) => m,
+            Err(e) => return (1, Err(e)),
+        };
+        // Assemble the group from the queue front.
+        let group: Vec<Arc<Writer>> = {
+            let q = self.queue.lock();
+            let mut size = 0usize;
+            let max = if leader.batch.size_in_bytes() <= 128 << 10 {
+                leader.batch.size_in_bytes() + (128 << 10)
+            } else {
+                MAX_GROUP_BYTES
+            };
+            let mut g = Vec::new();
+            for m in q.iter() {
+                if m.opts.disable_wal != leader.opts.disable_wal {
+                    break;
+                }
+                size += m.batch.size_in_bytes();
+                if !g.is_empty() && size > max {
+                    break;
+                }
+                g.push(m.clone());
+            }
+            g
+        };
+        let n = group.len();
+        let first_seq = self.last_seq.load(Ordering::Acquire) + 1;
+        let mut scratch = std::mem::take(&mut log.scratch);
+        scratch.clear();
+        for m in &group {
+            scratch.append(&m.batch);
+        }
+        scratch.set_sequence(first_seq);
+        let count = scratch.count() as u64;
+        let sync = group.iter().any(|m| m.opts.sync);
+        let user_bytes: usize = group.iter().map(|m| m.batch.size_in_bytes()).sum();
+
+        if count > 0 && !leader.opts.disable_wal {
+            let r = (|| -> Result<()> {
+                let w = log.writer.as_mut().ok_or(Error::Closed)?;
+                w.add_record(scratch.data())?;
+                if sync {
+                    w.sync()?;
+                    self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    w.flush()?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                // The WAL may now end in a torn record: refuse further writes
+                // until reopened, so nothing is acknowledged after it.
+                self.set_bg_error(e.clone());
+                log.scratch = scratch;
+                return (n, Err(e));
+            }
+            self.counters
+                .wal_bytes_written
+                .fetch_add(scratch.size_in_bytes() as u64, Ordering::Relaxed);
+        } else if count > 0 {
+            self.state.lock().unlogged_writes = true;
+        }
+        if count > 0 {
+            mem.insert_batch(&scratch, first_seq);
+            // Publish: readers see the whole group or none of it.
+            self.last_seq
+                .store(first_seq + count - 1, Ordering::Release);
+        }
+        log.scratch = scratch;
+        let c = &self.counters;
+        c.write_groups.fetch_add(1, Ordering::Relaxed);
+        c.writes.fetch_add(n as u64, Ordering::Relaxed);
+        c.user_bytes_written
+            .fetch_add(user_bytes as u64, Ordering::Relaxed);
+        (n, Ok(()))
+    }
+
+    /// Makes sure the mutable memtable has room, switching it (and the WAL)
+    /// when full, delaying or stopping writes while background work is
+    /// behind. With `force`, switches even when not full (unless empty).
+    /// REQUIRES: `log` held. Returns the memtable to insert into.
+    fn make_room_for_write(&self, log: &mut LogState, mut force: bool) -> Result<Arc<MemTable>> {
+        let mut allow_delay = !force;
+        loop {
+            let mut st = self.state.lock();
+            if let Some(e) = &st.bg_error {
+                return Err(Error::ReadOnly {
+                    cause: Box::new(e.clone()),
+                });
+            }
+            if st.shutting_down && !force {
+                return Err(Error::Closed);
+            }
+            let l0 = self.sv.read().version.num_files(0);
+            if allow_delay && l0 >= self.opts.level0_slowdown_writes_trigger {
+                // Level 0 is filling up: delay this write by 1 ms once, so
+                // compaction gets CPU before the hard stop is reached.
+                drop(st);
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+                self.counters.slowdowns.fetch_add(1, Ordering::Relaxed);
+                self.counters
+                    .stall_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                allow_delay = false;
+                continue;
+            }
+            if !force && st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
+                return Ok(st.mem.clone());
+            }
+            if force && st.mem.is_empty() {
+                return Ok(st.mem.clone());
+            }
+            if st.imms.len() + 1 >= self.opts.max_write_buffer_number
+                || l0 >= self.opts.level0_stop_writes_trigger
+            {
+                // Wait for a flush or compaction to make room.
+                let t = Instant::now();
+                self.counters.stalls.fetch_add(1, Ordering::Relaxed);
+                st.compaction_wanted = true;
+                self.state_cv.notify_all();
+                self.state_cv.wait_for(&mut st, Duration::from_millis(100));
+                self.counters
+                    .stall_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                continue;
+            }
+            drop(st);
+            // Switch to a new memtable and WAL. The old WAL is synced so that
+            // only the newest WAL can ever have a torn tail.
+            let number = self.next_file.fetch_add(1, Ordering::SeqCst);
+            let path = filename::log_file_name(&self.path, number);
+            let fresh = (|| -> Result<LogWriter> {
+                let f = self.fs.create(&path)?;
+                self.fs.sync_dir(&self.path)?;
+                if let Some(old) = log.writer.as_mut() {
+                    old.sync()?;
+                }
+                Ok(LogWriter::new(f, number).with_preallocate(WAL_PREALLOCATE))
+            })();
+            let writer = match fresh {
+                Ok(w) => w,
+                Err(e) => {
+                    self.set_bg_error(e.clone());
+                    return Err(e);
+                }
+            };
+            log.writer = Some(writer);
+            log.number = number;
+            let mut st = self.state.lock();
+            let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
+            let old_log = std::mem::replace(&mut st.mem_log_number, number);
+            st.imms.push_back(Imm {
+                mem: old,
+                log_number: old_log,
+            });
+            let version = self.sv.read().version.clone();
+            self.install_sv(&st, version);
+            self.state_cv.notify_all();
+            force = false;
+        }
+    }
+
+    // ----------------------------------------------------------------- reads
+
+    fn read_seq(&self, opts: &ReadOptions) -> SeqNo {
+        match &opts.snapshot {
+            Some(s) => s.sequence(),
+            None => self.last_seq.load(Ordering::Acquire),
+        }
+    }
+
+    fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let seq = self.read_seq(opts);
+        let sv = self.current_sv();
+        for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+            match m.get(key, seq) {
+                Some(MemGet::Value(v)) => return Ok(Some(v.to_vec())),
+                Some(MemGet::Deleted) => return Ok(None),
+                None => {}
+            }
+        }
+        let lk = lookup_key(key, seq);
+        match sv
+            .version
+            .get(&self.table_cache, &lk, !opts.fill_cache_off)?
+        {
+            Some(TableGet::Value(v)) => Ok(Some(v)),
+            Some(TableGet::Deleted) | None => Ok(None),
+        }
+    }
+
+    fn iter(&self, opts: &ReadOptions) -> DbIterator {
+        let seq = self.read_seq(opts);
+        let sv = self.current_sv();
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        children.push(Box::new(sv.mem.iter()));
+        for m in &sv.imms {
+            children.push(Box::new(m.iter()));
+        }
+        children.extend(
+            sv.version
+                .iterators(&self.table_cache, !opts.fill_cache_off),
+        );
+        DbIterator::new(
+            Box::new(MergingIterator::new(children)),
+            seq,
+            self.opts.prefix_extractor.clone(),
+            opts,
+            Box::new(sv),
+        )
+    }
+
+    // ------------------------------------------------------------ background
+
+    fn flush(&self) -> Result<()> {
+        {
+            let mut log = self.log.lock();
+            self.make_room_for_write(&mut log, true)?;
+        }
+        // Wait until every immutable memtable that existed is flushed.
+        let mut st = self.state.lock();
+        loop {
+            if let Some(e) = &st.bg_error {
+                return Err(Error::ReadOnly {
+                    cause: Box::new(e.clone()),
+                });
+            }
+            if st.imms.is_empty() {
+                st.unlogged_writes = false;
+                return Ok(());
+            }
+            self.state_cv.notify_all();
+            self.state_cv.wait_for(&mut st, Duration::from_millis(100));
+        }
+    }
+
+    fn flush_loop(self: &Arc<Self>) {
+        loop {
+            let imm = {
+                let mut st = self.state.lock();
+                loop {
+                    if st.bg_error.is_some() || (st.shutting_down && st.imms.is_empty()) {
+                        return;
+                    }
+                    if let Some(i) = st.imms.front() {
+                        break i.mem.clone();
+                    }
+                    if st.shutting_down {
+                        return;
+                    }
+                    self.state_cv.wait(&mut st);
+                }
+            };
+            if let Err(e) = self.flush_one(&imm) {
+                self.set_bg_error(e);
+                return;
+            }
+        }
+    }
+
+    /// Writes the oldest immutable memtable (`imm`) to level 0 and drops it.
+    fn flush_one(&self, imm: &Arc<MemTable>) -> Result<()> {
+        let meta = {
+            // Reserve the number before the file exists (see delete_obsolete_files).
+            let n = self.next_file.fetch_add(1, Ordering::SeqCst);
+            self.pending_outputs.lock().insert(n);
+            let r = self.build_table(n, 0, imm);
+            if r.is_err() {
+                self.pending_outputs.lock().remove(&n);
+            }
+            r?
+        };
+        let mut versions = self.versions.lock();
+        let mut edit = VersionEdit::default();
+        if let Some(m) = &meta {
+            edit.add_file(0, m.clone());
+        }
+        {
+            let st = self.state.lock();
+            // WALs before the one of the oldest memtable still unflushed are done.
+            let next_log = st
+                .imms
+                .get(1)
+                .map(|i| i.log_number)
+                .unwrap_or(st.mem_log_number);
+            edit.log_number = Some(next_log);
+        }
+        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        let r = versions.log_and_apply(edit);
+        if let Some(m) = &meta {
+            self.pending_outputs.lock().remove(&m.number);
+        }
+        let version = r?;
+        {
+            let mut st = self.state.lock();
+            st.imms.pop_front();
+            self.install_sv(&st, version);
+            st.compaction_wanted = true;
+            self.state_cv.notify_all();
+        }
+        drop(versions);
+        if let Some(m) = &meta {
+            self.counters
+                .flush_bytes_written
+                .fetch_add(m.size, Ordering::Relaxed);
+        }
+        self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.delete_obsolete_files()
+    }
+
+    /// Builds table `number` from a memtable, syncs it and its directory entry.
+    fn build_table(
+        &self,
+        number: u64,
+        level: usize,
+        mem: &Arc<MemTable>,
+    ) -> Result<Option<FileMeta>> {
+        let meta = build_table(&self.fs, &self.path, &self.opts, number, level, mem)?;
+        self.fs.sync_dir(&self.path)?;
+        Ok(meta)
+    }
+
+    fn compaction_loop(self: &Arc<Self>) {
+        loop {
+            {
+                let mut st = self.state.lock();
+                while !st.compaction_wanted && !st.shutting_down && st.bg_error.is_none() {
+                    self.state_cv.wait(&mut st);
+                }
+                if st.shutting_down || st.bg_error.is_some() {
+                    return;
+                }
+                st.compaction_wanted = false;
+            }
+            loop {
+                let _c = self.compaction_lock.lock();
+                let picked = {
+                    let vs = self.versions.lock();
+                    compaction::pick(&vs.current(), &self.opts, &vs.compact_pointers)
+                };
+                let Some(c) = picked else { break };
+                match self.run_compaction(&c) {
+                    Ok(true) => {}
+                    Ok(false) => return, // shutting down
+                    Err(e) => {
+                        self.set_bg_error(e);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.flush()?;
+        for level in 0..NUM_LEVELS - 1 {
+            loop {
+                let _c = self.compaction_lock.lock();
+                if let Some(e) = &self.state.lock().bg_error {
+                    return Err(Error::ReadOnly {
+                        cause: Box::new(e.clone()),
+                    });
+                }
+                let v = self.versions.lock().current();
+                let Some(mut c) = compaction::pick_range(&v, level, begin, end) else {
+                    break;
+                };
+                // Rewrite even a lone file, so tombstones and shadowed versions go.
+                let trivial = c.is_trivial_move();
+                if trivial {
+                    c.score = -1.0;
+                }
+                match self.run_compaction(&c) {
+                    Ok(true) => {}
+                    Ok(false) => return Err(Error::Closed),
+                    Err(e) => {
+                        self.set_bg_error(e.clone());
+                        return Err(e);
+                    }
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one compaction and installs its result. Ok(false) when it was
+    /// abandoned because the database is shutting down.
+    fn run_compaction(&self, c: &Compaction) -> Result<bool> {
+        let out_level = c.output_level();
+        let mut edit = VersionEdit::default();
+        for f in &c.inputs {
+            edit.delete_file(c.level, f.number);
+        }
+        for f in &c.next_inputs {
+            edit.delete_file(out_level, f.number);
+        }
+        if let Some(last) = c
+            .inputs
+            .iter()
+            .map(|f| &f.largest)
+            .max_by(|a, b| crate::key::compare_internal(a, b))
+        {
+            edit.compact_pointers.push((c.level, last.clone()));
+        }
+        let mut outputs: Vec<FileMeta> = Vec::new();
+        // A lone file with nothing under it moves down unchanged, unless a
+        // manual compaction asked for a rewrite (score < 0).
+        if c.is_trivial_move() && c.score >= 0.0 {
+            let f = &c.inputs[0];
+            edit.add_file(out_level, (**f).clone());
+            self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
+        } else {
+            match self.merge_inputs(c, out_level)? {
+                Some(o) => outputs = o,
+                None => return Ok(false),
+            }
+            for o in &outputs {
+                edit.add_file(out_level, o.clone());
+            }
+        }
+        let out_numbers: Vec<u64> = outputs.iter().map(|o| o.number).collect();
+        let r = {
+            let mut versions = self.versions.lock();
+            edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+            let r = versions.log_and_apply(edit);
+            if let Ok(v) = &r {
+                let mut st = self.state.lock();
+                self.install_sv(&st, v.clone());
+                st.compaction_wanted = true;
+                self.state_cv.notify_all();
+            }
+            r
+        };
+        {
+            let mut p = self.pending_outputs.lock();
+            for n in &out_numbers {
+                p.remove(n);
+            }
+        }
+        r?;
+        self.obsolete_tables
+            .lock()
+            .extend(c.inputs.iter().chain(&c.next_inputs).cloned());
+        let cs = &self.counters;
+        cs.compactions.fetch_add(1, Ordering::Relaxed);
+        if !outputs.is_empty() || !c.is_trivial_move() {
+            cs.compaction_bytes_read
+                .fetch_add(c.input_bytes(), Ordering::Relaxed);
+            cs.compaction_bytes_written
+                .fetch_add(outputs.iter().map(|o| o.size).sum(), Ordering::Relaxed);
+        }
+        self.delete_obsolete_files()?;
+        Ok(true)
+    }
+
+    /// Merges a compaction's inputs into new tables at `out_level`.
+    /// None when abandoned for shutdown.
+    fn merge_inputs(&self, c: &Compaction, out_level: usize) -> Result<Option<Vec<FileMeta>>> {
+        let version = self.sv.read().version.clone();
+        let snapshots = self.snapshots.all();
+        let mut filter = DropFilter::new(&snapshots, &version, out_level);
+        let mut it = compaction::input_iterator(c, &self.table_cache)?;
+        it.seek_to_first();
+        let mut outputs: Vec<FileMeta> = Vec::new();
+        let mut builder: Option<(u64, TableBuilder)> = None;
+        let mut last_user_key: Vec<u8> = Vec::new();
+        let mut n = 0u64;
+        let result = (|| -> Result<bool> {
+            while it.valid() {
+                n += 1;
+                if n % 4096 == 0 && self.state.lock().shutting_down {
+                    return Ok(false);
+                }
+                let key = it.key();
+                if !filter.keep(key)? {
+                    it.next();
+                    continue;
+                }
+                let uk = user_key(key);
+                let at_boundary = uk != last_user_key.as_slice();
+                if at_boundary {
+                    if let Some((_, b)) = &builder {
+                        if b.estimated_file_size() >= self.opts.target_file_size_base {
+                            let (num, b) = builder.take().expect("checked");
+                            outputs.push(self.finish_output(num, b)?);
+                        }
+                    }
+                    last_user_key.clear();
+                    last_user_key.extend_from_slice(uk);
+                }
+                if builder.is_none() {
+                    let num = self.next_file.fetch_add(1, Ordering::SeqCst);
+                    self.pending_outputs.lock().insert(num);
+                    let path = filename::table_file_name(&self.path, num);
+                    let b = TableBuilder::new(
+                        TableOptions::from_options(&self.opts, out_level),
+                        self.fs.create(&path)?,
+                    );
+                    builder = Some((num, b));
+                }
+                if let Some((_, b)) = builder.as_mut() {
+                    b.add(key, it.value())?;
+                }
+                it.next();
+            }
+            it.status()?;
+            if let Some((num, b)) = builder.take() {
+                outputs.push(self.finish_output(num, b)?);
+            }
+            self.fs.sync_dir(&self.path)?;
+            Ok(true)
+        })();
+        match result {
+            Ok(true) => Ok(Some(outputs)),
+            other => {
+                // Abandoned or failed: the outputs are garbage.
+                if let Some((num, b)) = builder.take() {
+                    b.abandon();
+                    outputs.push(FileMeta {
+                        number: num,
+                        size: 0,
+                        smallest: Vec::new(),
+                        largest: Vec::new(),
+                        smallest_seq: 0,
+                        largest_seq: 0,
+                        being_compacted: AtomicBool::new(false),
+                    });
+                }
+                let mut p = self.pending_outputs.lock();
+                for o in &outputs {
+                    p.remove(&o.number);
+                }
+                other.map(|_| None)
+            }
+        }
+    }
+
+    fn finish_output(&self, number: u64, b: TableBuilder) -> Result<FileMeta> {
+        Ok(file_meta(number, b.finish()?))
+    }
+
+    fn wal_sync_loop(self: &Arc<Self>) {
+        let interval = self.opts.wal_sync_interval;
+        loop {
+            {
+                let mut st = self.state.lock();
+                if st.shutting_down {
+                    return;
+                }
+                self.state_cv.wait_for(&mut st, interval);
+                if st.shutting_down {
+                    return;
+                }
+            }
+            let mut log = self.log.lock();
+            if let Some(w) = log.writer.as_mut() {
+                if let Err(e) = w.sync() {
+                    drop(log);
+                    self.set_bg_error(e);
+                    return;
+                }
+                self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn wait_idle(&self) -> Result<()> {
+        loop {
+            {
+                let st = self.state.lock();
+                if let Some(e) = &st.bg_error {
+                    return Err(Error::ReadOnly {
+                        cause: Box::new(e.clone()),
+                    });
+                }
+                if st.imms.is_empty() {
+                    let v = self.sv.read().version.clone();
+                    let needs = compaction::level_scores(&v, &self.opts)
+                        .iter()
+                        .any(|&s| s >= 1.0);
+                    if !needs && !self.compaction_lock.is_locked() {
+                        return Ok(());
+                    }
+                }
+            }
+            {
+                let mut st = self.state.lock();
+                st.compaction_wanted = true;
+                self.state_cv.notify_all();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Deletes files no version or writer needs: old WALs and MANIFESTs,
+    /// tables left by compactions or by a crash, temporaries.
+    fn delete_obsolete_files(&self) -> Result<()> {
+        let _g = self.gc_lock.lock();
+        let names = self.fs.list_dir(&self.path)?;
+        // Order matters: pending outputs before the version (see flush_one).
+        let pending = self.pending_outputs.lock().clone();
+        let (live, log_number, manifest_number) = {
+            let vs = self.versions.lock();
+            let live: HashSet<u64> = vs
+                .current()
+                .files
+                .iter()
+                .flatten()
+                .map(|f| f.number)
+                .collect();
+            (live, vs.log_number, vs.manifest_number())
+        };
+        let held: HashSet<u64> = {
+            let mut obs = self.obsolete_tables.lock();
+            // Still referenced by an older version that a reader holds?
+            obs.retain(|f| Arc::strong_count(f) > 1);
+            obs.iter().map(|f| f.number).collect()
+        };
+        for name in names {
+            let Some((t, num)) = filename::parse_file_name(&name) else {
+                continue;
+            };
+            let keep = match t {
+                FileType::Log => num >= log_number,
+                FileType::Table => {
+                    live.contains(&num) || pending.contains(&num) || held.contains(&num)
+                }
+                FileType::Manifest => num >= manifest_number,
+                FileType::Temp => pending.contains(&num),
+                FileType::Current | FileType::Lock => true,
+            };
+            if !keep {
+                if t == FileType::Table {
+                    self.table_cache.evict(num);
+                }
+                let p = self.path.join(&name);
+                if let Err(e) = self.fs.remove_file(&p) {
+                    // A leftover file costs space, not correctness.
+                    if e.io_kind() != Some(std::io::ErrorKind::NotFound) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ properties
+
+    fn stats(&self) -> DbStats {
+        let sv = self.current_sv();
+        let c = &self.counters;
+        let mut s = DbStats::default();
+        for l in 0..NUM_LEVELS {
+            s.files_per_level[l] = sv.version.num_files(l);
+            s.bytes_per_level[l] = sv.version.level_bytes(l);
+        }
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        s.user_bytes_written = ld(&c.user_bytes_written);
+        s.wal_bytes_written = ld(&c.wal_bytes_written);
+        s.wal_syncs = ld(&c.wal_syncs);
+        s.write_groups = ld(&c.write_groups);
+        s.writes = ld(&c.writes);
+        s.flush_bytes_written = ld(&c.flush_bytes_written);
+        s.flushes = ld(&c.flushes);
+        s.compaction_bytes_read = ld(&c.compaction_bytes_read);
+        s.compaction_bytes_written = ld(&c.compaction_bytes_written);
+        s.compactions = ld(&c.compactions);
+        s.trivial_moves = ld(&c.trivial_moves);
+        s.stall_micros = ld(&c.stall_micros);
+        s.stalls = ld(&c.stalls);
+        s.slowdowns = ld(&c.slowdowns);
+        if let Some(bc) = &self.block_cache {
+            s.block_cache_hits = bc.hits();
+            s.block_cache_misses = bc.misses();
+            s.block_cache_usage = bc.usage() as u64;
+        }
+        s.memtable_bytes = std::iter::once(&sv.mem)
+            .chain(sv.imms.iter())
+            .map(|m| m.approximate_memory_usage() as u64)
+            .sum();
+        s.immutable_memtables = sv.imms.len();
+        s.last_sequence = self.last_seq.load(Ordering::Acquire);
+        s.snapshots = self.snapshots.len();
+        s
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        let p = name
+            .strip_prefix("cairndb.")
+            .or_else(|| name.strip_prefix("rocksdb."))?;
+        let sv = self.current_sv();
+        if let Some(l) = p.strip_prefix("num-files-at-level") {
+            let l: usize = l.parse().ok()?;
+            return (l < NUM_LEVELS).then(|| sv.version.num_files(l).to_string());
+        }
+        match p {
+            "stats" => Some(format_stats(&self.stats())),
+            "levelstats" => {
+                let mut out = String::from("Level Files Size(MB)\n--------------------\n");
+                for l in 0..NUM_LEVELS {
+                    out.push_str(&format!(
+                        "{l:>5} {:>5} {:>8.1}\n",
+                        sv.version.num_files(l),
+                        sv.version.level_bytes(l) as f64 / 1048576.0
+                    ));
+                }
+                Some(out)
+            }
+            "sstables" => {
+                let mut out = String::new();
+                for l in 0..NUM_LEVELS {
+                    out.push_str(&format!("--- level {l} ---\n"));
+                    for f in &sv.version.files[l] {
+                        out.push_str(&format!(
+                            " {}:{}[{:?} .. {:?}] seq {}..{}\n",
+                            f.number,
+                            f.size,
+                            String::from_utf8_lossy(f.smallest_user_key()),
+                            String::from_utf8_lossy(f.largest_user_key()),
+                            f.smallest_seq,
+                            f.largest_seq
+                        ));
+                    }
+                }
+                Some(out)
+            }
+            "estimate-num-keys" => {
+                let mut n: u64 = std::iter::once(&sv.mem)
+                    .chain(sv.imms.iter())
+                    .map(|m| m.len() as u64)
+                    .sum();
+                for f in sv.version.files.iter().flatten() {
+                    if let Ok(t) = self.table_cache.get(f.number) {
+                        n += t.properties().num_entries;
+                    }
+                }
+                Some(n.to_string())
+            }
+            "cur-size-all-mem-tables" => Some(self.stats().memtable_bytes.to_string()),
+            "num-immutable-mem-table" => Some(sv.imms.len().to_string()),
+            "block-cache-usage" => Some(
+                self.block_cache
+                    .as_ref()
+                    .map_or(0, |c| c.usage())
+                    .to_string(),
+            ),
+            "num-snapshots" => Some(self.snapshots.len().to_string()),
+            "total-sst-files-size" => Some(
+                (0..NUM_LEVELS)
+                    .map(|l| sv.version.level_bytes(l))
+                    .sum::<u64>()
+                    .to_string(),
+            ),
+            "last-sequence" => Some(self.last_seq.load(Ordering::Acquire).to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// The multi-line text of the `stats` property.
+pub fn format_stats(s: &DbStats) -> String {
+    let mut out = String::new();
+    out.push_str("** Compaction Stats **\nLevel  Files   Size(MB)\n");
+    for l in 0..NUM_LEVELS {
+        out.push_str(&format!(
+            "  L{l}  {:>5} {:>10.2}\n",
+            s.files_per_level[l],
+            s.bytes_per_level[l] as f64 / 1048576.0
+        ));
+    }
+    let mb = |b: u64| b as f64 / 1048576.0;
+    out.push_str(&format!(
+        "User writes: {} in {} groups, {:.2} MB; WAL {:.2} MB, {} syncs\n",
+        s.writes,
+        s.write_groups,
+        mb(s.user_bytes_written),
+        mb(s.wal_bytes_written),
+        s.wal_syncs
+    ));
+    out.push_str(&format!(
+        "Flush: {} flushes, {:.2} MB written\n",
+        s.flushes,
+        mb(s.flush_bytes_written)
+    ));
+    out.push_str(&format!(
+        "Compaction: {} compactions ({} trivial moves), {:.2} MB read, {:.2} MB written\n",
+        s.compactions,
+        s.trivial_moves,
+        mb(s.compaction_bytes_read),
+        mb(s.compaction_bytes_written)
+    ));
+    out.push_str(&format!(
+        "Write amplification: {:.2}\n",
+        s.write_amplification()
+    ));
+    out.push_str(&format!(
+        "Stalls: {} stops, {} slowdowns, {:.3} s stalled\n",
+        s.stalls,
+        s.slowdowns,
+        s.stall_micros as f64 / 1e6
+    ));
+    let lookups = s.block_cache_hits + s.block_cache_misses;
+    out.push_str(&format!(
+        "Block cache: {:.2} MB used, {} hits, {} misses, hit rate {:.1}%\n",
+        mb(s.block_cache_usage),
+        s.block_cache_hits,
+        s.block_cache_misses,
+        if lookups == 0 {
+            0.0
+        } else {
+            100.0 * s.block_cache_hits as f64 / lookups as f64
+        }
+    ));
+    out.push_str(&format!(
+        "Memtables: {:.2} MB, {} immutable; last sequence {}; {} snapshots\n",
+        mb(s.memtable_bytes),
+        s.immutable_memtables,
+        s.last_sequence,
+        s.snapshots
+    ));
+    out
+}

@@ -1,0 +1,368 @@
+//! Versions: the immutable set of live table files per level, and the
+//! MANIFEST that records how it changes.
+//!
+//! A [`Version`] never changes once built; readers hold it by `Arc` and so
+//! keep its files alive while they read. Invariants: level 0 is ordered
+//! newest first (by largest sequence number) and its files may overlap;
+//! levels >= 1 are ordered by key and their files never overlap (no user key
+//! spans two files of one level). `VersionSet` (set.rs) owns the current
+//! version and the MANIFEST writer; see its doc for locking.
+
+pub mod edit;
+pub mod set;
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::cache::table_cache::TableCache;
+use crate::error::Result;
+use crate::iter::InternalIterator;
+use crate::key::{compare_internal, parse_internal_key, user_key, SeqNo, ValueType};
+use crate::options::NUM_LEVELS;
+use crate::sst::TableIter;
+pub use edit::{FileMeta, VersionEdit};
+
+/// What a lookup in the tables found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TableGet {
+    /// The newest visible entry is a value.
+    Value(Vec<u8>),
+    /// The newest visible entry is a tombstone.
+    Deleted,
+}
+
+/// The live files, per level.
+#[derive(Debug, Default, Clone)]
+pub struct Version {
+    /// Files per level (see the module doc for the order of each level).
+    pub files: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+}
+
+impl Version {
+    /// Total bytes in `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.files[level].iter().map(|f| f.size).sum()
+    }
+
+    /// Number of files in `level`.
+    pub fn num_files(&self, level: usize) -> usize {
+        self.files[level].len()
+    }
+
+    /// Sorts level 0 newest first and levels >= 1 by smallest key.
+    pub(crate) fn sort_levels(&mut self) {
+        self.files[0].sort_by(|a, b| {
+            b.largest_seq
+                .cmp(&a.largest_seq)
+                .then(b.number.cmp(&a.number))
+        });
+        for level in 1..NUM_LEVELS {
+            self.files[level].sort_by(|a, b| compare_internal(&a.smallest, &b.smallest));
+        }
+    }
+
+    /// Checks the level invariants; returns a description of the first violation.
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        for level in 1..NUM_LEVELS {
+            for w in self.files[level].windows(2) {
+                if w[0].largest_user_key() >= w[1].smallest_user_key() {
+                    return Err(format!(
+                        "level {level}: files {} and {} overlap",
+                        w[0].number, w[1].number
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Index of the first file in a sorted level whose largest key >= `ikey`.
+    fn find_file(files: &[Arc<FileMeta>], ikey: &[u8]) -> usize {
+        files.partition_point(|f| compare_internal(&f.largest, ikey) == Ordering::Less)
+    }
+
+    /// Point lookup through the tables: the newest entry for `ukey` with
+    /// sequence <= the one in `lookup` (an internal lookup key).
+    pub fn get(
+        &self,
+        tables: &TableCache,
+        lookup: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<TableGet>> {
+        let ukey = user_key(lookup);
+        let probe = |number: u64| -> Result<Option<TableGet>> {
+            let t = tables.get(number)?;
+            let r = t.get(lookup, fill_cache, |k, v| match parse_internal_key(k) {
+                Some(p) if p.user_key == ukey => Some(match p.vtype {
+                    ValueType::Value => TableGet::Value(v.to_vec()),
+                    ValueType::Deletion => TableGet::Deleted,
+                }),
+                _ => None,
+            })?;
+            Ok(r.flatten())
+        };
+        for f in &self.files[0] {
+            if ukey >= f.smallest_user_key() && ukey <= f.largest_user_key() {
+                if let Some(r) = probe(f.number)? {
+                    return Ok(Some(r));
+                }
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            let files = &self.files[level];
+            if files.is_empty() {
+                continue;
+            }
+            let i = Self::find_file(files, lookup);
+            if i < files.len() && ukey >= files[i].smallest_user_key() {
+                if let Some(r) = probe(files[i].number)? {
+                    return Ok(Some(r));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Files of `level` whose user-key range intersects `[begin, end]`
+    /// (None = unbounded). For level 0 the range is widened to the union of
+    /// the overlapping files, as level-0 files overlap each other.
+    pub fn overlapping_inputs(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Vec<Arc<FileMeta>> {
+        let mut lo = begin.map(|b| b.to_vec());
+        let mut hi = end.map(|e| e.to_vec());
+        let mut out: Vec<Arc<FileMeta>> = Vec::new();
+        let mut i = 0;
+        let files = &self.files[level];
+        while i < files.len() {
+            let f = &files[i];
+            i += 1;
+            let before = hi.as_deref().is_some_and(|h| f.smallest_user_key() > h);
+            let after = lo.as_deref().is_some_and(|l| f.largest_user_key() < l);
+            if before || after {
+                continue;
+            }
+            if level == 0 {
+                let mut restart = false;
+                if lo.as_deref().is_some_and(|l| f.smallest_user_key() < l) {
+                    lo = Some(f.smallest_user_key().to_vec());
+                    restart = true;
+                }
+                if hi.as_deref().is_some_and(|h| f.largest_user_key() > h) {
+                    hi = Some(f.largest_user_key().to_vec());
+                    restart = true;
+                }
+                if restart {
+                    out.clear();
+                    i = 0;
+                    continue;
+                }
+            }
+            out.push(f.clone());
+        }
+        out
+    }
+
+    /// True when some file in a level deeper than `level` may hold `ukey`.
+    pub fn key_may_exist_below(&self, level: usize, ukey: &[u8]) -> bool {
+        for l in level + 1..NUM_LEVELS {
+            for f in &self.files[l] {
+                if ukey >= f.smallest_user_key() && ukey <= f.largest_user_key() {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Internal iterators over every file: one per level-0 file, one
+    /// concatenating iterator per non-empty deeper level.
+    pub fn iterators(
+        &self,
+        tables: &Arc<TableCache>,
+        fill_cache: bool,
+    ) -> Vec<Box<dyn InternalIterator>> {
+        let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for f in &self.files[0] {
+            match tables.get(f.number) {
+                Ok(t) => out.push(Box::new(t.iter(fill_cache))),
+                Err(e) => out.push(Box::new(crate::iter::EmptyIterator(Some(e)))),
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            if !self.files[level].is_empty() {
+                out.push(Box::new(LevelIter::new(
+                    self.files[level].clone(),
+                    tables.clone(),
+                    fill_cache,
+                )));
+            }
+        }
+        out
+    }
+
+    /// Largest sequence number in any file.
+    pub fn max_seq(&self) -> SeqNo {
+        self.files
+            .iter()
+            .flatten()
+            .map(|f| f.largest_seq)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Iterates the files of one sorted level as one sequence, opening each
+/// table only when the cursor reaches it.
+pub struct LevelIter {
+    files: Vec<Arc<FileMeta>>,
+    tables: Arc<TableCache>,
+    fill_cache: bool,
+    index: usize,
+    cur: Option<TableIter>,
+    err: Option<crate::Error>,
+}
+
+impl LevelIter {
+    /// An iterator over `files` (sorted, non-overlapping).
+    pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>, fill_cache: bool) -> Self {
+        LevelIter {
+            index: files.len(),
+            files,
+            tables,
+            fill_cache,
+            cur: None,
+            err: None,
+        }
+    }
+
+    fn open(&mut self, index: usize) -> bool {
+        self.index = index;
+        self.cur = None;
+        if index >= self.files.len() {
+            return false;
+        }
+        match self.tables.get(self.files[index].number) {
+            Ok(t) => {
+                self.cur = Some(t.iter(self.fill_cache));
+                true
+            }
+            Err(e) => {
+                if self.err.is_none() {
+                    self.err = Some(e);
+                }
+                false
+            }
+        }
+    }
+
+    fn cur_valid(&self) -> bool {
+        self.cur.as_ref().is_some_and(|c| c.valid())
+    }
+
+    /// After a child ran off its end: note its error, move to the next file.
+    fn skip_forward(&mut self) {
+        while !self.cur_valid() {
+            if let Some(c) = &self.cur {
+                if let Err(e) = c.status() {
+                    self.err.get_or_insert(e);
+                    self.cur = None;
+                    return;
+                }
+            }
+            if self.index + 1 >= self.files.len() || self.err.is_some() {
+                self.cur = None;
+                self.index = self.files.len();
+                return;
+            }
+            if self.open(self.index + 1) {
+                if let Some(c) = self.cur.as_mut() {
+                    c.seek_to_first();
+                }
+            }
+        }
+    }
+
+    fn skip_backward(&mut self) {
+        while !self.cur_valid() {
+            if let Some(c) = &self.cur {
+                if let Err(e) = c.status() {
+                    self.err.get_or_insert(e);
+                    self.cur = None;
+                    return;
+                }
+            }
+            if self.index == 0 || self.index > self.files.len() || self.err.is_some() {
+                self.cur = None;
+                self.index = self.files.len();
+                return;
+            }
+            if self.open(self.index - 1) {
+                if let Some(c) = self.cur.as_mut() {
+                    c.seek_to_last();
+                }
+            }
+        }
+    }
+}
+
+impl InternalIterator for LevelIter {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.cur_valid()
+    }
+    fn seek_to_first(&mut self) {
+        if self.open(0) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_first();
+            }
+        }
+        self.skip_forward();
+    }
+    fn seek_to_last(&mut self) {
+        if !self.files.is_empty() && self.open(self.files.len() - 1) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek_to_last();
+            }
+        }
+        self.skip_backward();
+    }
+    fn seek(&mut self, target: &[u8]) {
+        let i = Version::find_file(&self.files, target);
+        if self.open(i) {
+            if let Some(c) = self.cur.as_mut() {
+                c.seek(target);
+            }
+        }
+        self.skip_forward();
+    }
+    fn next(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.next();
+        }
+        self.skip_forward();
+    }
+    fn prev(&mut self) {
+        if let Some(c) = self.cur.as_mut() {
+            c.prev();
+        }
+        self.skip_backward();
+    }
+    fn key(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |c| c.key())
+    }
+    fn value(&self) -> &[u8] {
+        self.cur.as_ref().map_or(&[], |c| c.value())
+    }
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.clone());
+        }
+        match &self.cur {
+            Some(c) => c.status(),
+            None => Ok(()),
+        }
+    }
+}

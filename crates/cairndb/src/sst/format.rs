@@ -307,8 +307,14 @@ mod tests {
             }
         }
         // Incompressible data stays uncompressed.
-        let noise: Vec<u8> = (0..4096u64)
-            .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
             .collect();
         let mut out = Vec::new();
         assert_eq!(

@@ -520,3 +520,363 @@ impl InternalIterator for TableIter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::mem::MemFs;
+    use crate::env::Fs;
+    use crate::key::{make_internal_key, ValueType};
+    use crate::options::{CompressionType, FixedPrefix};
+    use crate::sst::builder::{TableBuilder, TableOptions};
+    use crate::sst::format::FOOTER_VERSION_OFFSET;
+    use std::path::PathBuf;
+
+    const N: usize = 10_000;
+
+    fn ukey(i: usize) -> Vec<u8> {
+        format!("user{:08}", i * 2).into_bytes()
+    }
+
+    fn entry(i: usize) -> (Vec<u8>, Vec<u8>) {
+        let t = if i % 7 == 0 {
+            ValueType::Deletion
+        } else {
+            ValueType::Value
+        };
+        let v = if t == ValueType::Deletion {
+            Vec::new()
+        } else {
+            format!("value-{i}-").repeat(1 + i % 4).into_bytes()
+        };
+        (make_internal_key(&ukey(i), 1000 + i as u64, t), v)
+    }
+
+    fn opts(c: CompressionType) -> TableOptions {
+        TableOptions {
+            block_size: 512,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: c,
+            prefix_extractor: Some(Arc::new(FixedPrefix::new(8))),
+        }
+    }
+
+    fn build(fs: &MemFs, path: &Path, o: TableOptions, n: usize) -> crate::sst::TableFileInfo {
+        let f = fs.create(path).unwrap();
+        let mut b = TableBuilder::new(o, f);
+        for i in 0..n {
+            let (k, v) = entry(i);
+            b.add(&k, &v).unwrap();
+        }
+        assert_eq!(b.num_entries(), n as u64);
+        b.finish().unwrap()
+    }
+
+    fn open(fs: &MemFs, path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<Table>> {
+        let f = fs.open_random(path)?;
+        let pe: Arc<dyn SliceTransform> = Arc::new(FixedPrefix::new(8));
+        Table::open(f, 7, cache, Some(pe)).map(Arc::new)
+    }
+
+    #[test]
+    fn round_trip_all_compressions() {
+        for c in [
+            CompressionType::None,
+            CompressionType::Lz4,
+            CompressionType::Zstd(3),
+        ] {
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000007.sst");
+            let info = build(&fs, &path, opts(c), N);
+            assert_eq!(info.num_entries, N as u64);
+            assert_eq!(info.smallest, entry(0).0);
+            assert_eq!(info.largest, entry(N - 1).0);
+            assert_eq!(info.file_size, fs.contents(&path).unwrap().len() as u64);
+            let cache = Arc::new(BlockCache::new(1 << 20));
+            let t = open(&fs, &path, Some(cache.clone())).unwrap();
+            let p = t.properties();
+            assert_eq!(p, &info.props);
+            assert_eq!(p.num_entries, N as u64);
+            assert_eq!(p.num_deletions, N.div_ceil(7) as u64);
+            assert!(p.num_data_blocks > 50, "{}", p.num_data_blocks);
+            assert_eq!(p.smallest_seq, 1000);
+            assert_eq!(p.largest_seq, 1000 + N as u64 - 1);
+            if c != CompressionType::None {
+                assert!(
+                    p.data_size < p.raw_key_size + p.raw_value_size,
+                    "{c:?} {p:?}"
+                );
+            }
+            // Point lookups of every key.
+            for i in 0..N {
+                let (k, v) = entry(i);
+                let look = key::lookup_key(&ukey(i), crate::key::MAX_SEQ);
+                let got = t
+                    .get(&look, true, |gk, gv| (gk.to_vec(), gv.to_vec()))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, (k, v), "{c:?} {i}");
+            }
+            // Lookups of keys between stored keys land on the next key or
+            // are excluded by the filter; never a wrong earlier key.
+            for i in 0..N {
+                let absent = format!("user{:08}", i * 2 + 1).into_bytes();
+                let look = key::lookup_key(&absent, crate::key::MAX_SEQ);
+                if let Some(k) = t.get(&look, true, |gk, _| gk.to_vec()).unwrap() {
+                    assert!(key::compare_internal(&k, &look).is_ge());
+                    assert_eq!(key::user_key(&k), &ukey(i + 1)[..]);
+                }
+            }
+            // A lookup at an older sequence than the stored one skips it.
+            let look = key::lookup_key(&ukey(5), 10);
+            let got = t.get(&look, true, |gk, _| gk.to_vec()).unwrap().unwrap();
+            assert_eq!(got, entry(6).0);
+            // Beyond the last key.
+            let look = key::lookup_key(&ukey(N - 1), 0);
+            assert!(t.get(&look, true, |_, _| ()).unwrap().is_none());
+
+            // Forward and backward iteration.
+            let mut it = t.iter(true);
+            it.seek_to_first();
+            for i in 0..N {
+                assert!(it.valid(), "{i}");
+                let (k, v) = entry(i);
+                assert_eq!(it.key(), &k[..]);
+                assert_eq!(it.value(), &v[..]);
+                it.next();
+            }
+            assert!(!it.valid());
+            it.status().unwrap();
+            it.seek_to_last();
+            for i in (0..N).rev() {
+                assert!(it.valid(), "{i}");
+                assert_eq!(it.key(), &entry(i).0[..]);
+                it.prev();
+            }
+            assert!(!it.valid());
+            it.status().unwrap();
+            // Seeks: present, absent between, before first, after last, and
+            // direction changes across block boundaries.
+            for i in (0..N).step_by(37) {
+                it.seek(&entry(i).0);
+                assert_eq!(it.key(), &entry(i).0[..]);
+                let between = key::lookup_key(&format!("user{:08}", i * 2 + 1).into_bytes(), 5);
+                it.seek(&between);
+                if i + 1 < N {
+                    assert_eq!(it.key(), &entry(i + 1).0[..]);
+                    it.prev();
+                    assert_eq!(it.key(), &entry(i).0[..]);
+                    it.next();
+                    assert_eq!(it.key(), &entry(i + 1).0[..]);
+                } else {
+                    assert!(!it.valid());
+                }
+            }
+            it.seek(&key::lookup_key(b"a", 1));
+            assert_eq!(it.key(), &entry(0).0[..]);
+            it.seek(&key::lookup_key(b"z", 1));
+            assert!(!it.valid());
+            it.seek_for_prev(&key::lookup_key(b"z", 1));
+            assert_eq!(it.key(), &entry(N - 1).0[..]);
+            it.status().unwrap();
+
+            assert!(t.may_contain_prefix(b"user0000"));
+            assert_eq!(t.verify_checksums().unwrap(), p.num_data_blocks + 3);
+        }
+    }
+
+    #[test]
+    fn filter_excluded_get_reads_no_block() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000007.sst");
+        build(&fs, &path, opts(CompressionType::None), 2000);
+        let cache = Arc::new(BlockCache::new(1 << 20));
+        let t = open(&fs, &path, Some(cache.clone())).unwrap();
+        let mut excluded = 0;
+        for i in 0..1000 {
+            let k = format!("absent{i}").into_bytes();
+            let before = cache.misses() + cache.hits();
+            let r = t.get(&key::lookup_key(&k, 5), true, |_, _| ()).unwrap();
+            if !t.filter.as_ref().unwrap().may_contain(&k) {
+                excluded += 1;
+                assert!(r.is_none());
+                assert_eq!(cache.misses() + cache.hits(), before);
+            }
+        }
+        assert!(excluded > 950, "{excluded}");
+        // Present keys do go through the cache: a miss, then a hit.
+        let look = key::lookup_key(&ukey(3), crate::key::MAX_SEQ);
+        t.get(&look, true, |_, _| ()).unwrap().unwrap();
+        let m = cache.misses();
+        t.get(&look, true, |_, _| ()).unwrap().unwrap();
+        assert_eq!(cache.misses(), m);
+        assert!(cache.hits() >= 1);
+        // Prefix filter.
+        assert!(t.may_contain_prefix(&ukey(3)[..8]));
+        let absent = (0..100)
+            .filter(|i| !t.may_contain_prefix(format!("zz{i:06}").as_bytes()))
+            .count();
+        assert!(absent > 90, "{absent}");
+    }
+
+    #[test]
+    fn no_filter_and_empty_table() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000008.sst");
+        let mut o = opts(CompressionType::Lz4);
+        o.bloom_bits_per_key = 0;
+        o.prefix_extractor = None;
+        build(&fs, &path, o.clone(), 300);
+        let t = open(&fs, &path, None).unwrap();
+        assert!(t.filter.is_none());
+        assert!(t.may_contain_prefix(b"anything"));
+        let look = key::lookup_key(&ukey(299), crate::key::MAX_SEQ);
+        assert!(t.get(&look, false, |_, _| ()).unwrap().is_some());
+
+        let path = PathBuf::from("/db/000009.sst");
+        let info = build(&fs, &path, o, 0);
+        assert_eq!(info.num_entries, 0);
+        let t = open(&fs, &path, None).unwrap();
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.status().unwrap();
+        assert!(t.get(&look, false, |_, _| ()).unwrap().is_none());
+    }
+
+    fn check_all(fs: &MemFs, path: &Path) -> Result<()> {
+        let t = open(fs, path, None)?;
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        it.seek_to_last();
+        while it.valid() {
+            it.prev();
+        }
+        it.status()?;
+        for i in (0..500).step_by(7) {
+            t.get(
+                &key::lookup_key(&ukey(i), crate::key::MAX_SEQ),
+                false,
+                |_, _| (),
+            )?;
+        }
+        t.verify_checksums()?;
+        if n != 500 {
+            return Err(Error::corruption(path, 0, format!("saw {n} entries")));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn corruption_is_detected_and_named() {
+        for c in [CompressionType::None, CompressionType::Zstd(3)] {
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000011.sst");
+            let info = build(&fs, &path, opts(c), 500);
+            let good = fs.contents(&path).unwrap();
+            check_all(&fs, &path).unwrap();
+            let flen = good.len();
+            let footer_start = flen - FOOTER_LEN;
+            // Data block, index block, filter, properties, footer.
+            let t = open(&fs, &path, None).unwrap();
+            let targets = [
+                0usize,
+                10,
+                t.footer.index.offset as usize + 3,
+                t.footer.filter.offset as usize + 1,
+                t.footer.properties.offset as usize + 2,
+                footer_start + 1,
+                footer_start + 20,
+                flen - 1,
+            ];
+            for &at in &targets {
+                let mut bad = good.clone();
+                bad[at] ^= 0x40;
+                fs.set_contents(&path, bad);
+                let e = check_all(&fs, &path).unwrap_err();
+                assert!(e.is_corruption(), "{at}: {e}");
+                assert!(e.to_string().contains("000011.sst"), "{at}: {e}");
+            }
+            // Every single-byte flip in a stride of the file: error, never panic
+            // or a silently different result.
+            for at in (0..flen).step_by(13) {
+                let mut bad = good.clone();
+                bad[at] ^= 0x01;
+                fs.set_contents(&path, bad);
+                if let Err(e) = check_all(&fs, &path) {
+                    assert!(e.to_string().contains("000011.sst"), "{at}: {e}");
+                }
+            }
+            // Truncation at many lengths.
+            for len in (0..flen)
+                .step_by(97)
+                .chain([0, 10, FOOTER_LEN - 1, flen - 1])
+            {
+                fs.set_contents(&path, good[..len].to_vec());
+                let e = check_all(&fs, &path).unwrap_err();
+                assert!(e.is_corruption(), "{len}: {e}");
+                assert!(e.to_string().contains("000011.sst"), "{len}: {e}");
+                if len < FOOTER_LEN {
+                    assert!(
+                        e.to_string()
+                            .contains(&format!("file too short to be a table ({len} bytes)")),
+                        "{e}"
+                    );
+                }
+            }
+            assert!(info.file_size as usize == flen);
+        }
+    }
+
+    #[test]
+    fn newer_format_version_is_rejected_clearly() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000012.sst");
+        build(&fs, &path, opts(CompressionType::None), 10);
+        let mut b = fs.contents(&path).unwrap();
+        let at = b.len() - FOOTER_LEN + FOOTER_VERSION_OFFSET;
+        b[at..at + 4].copy_from_slice(&7u32.to_le_bytes());
+        fs.set_contents(&path, b);
+        let e = open(&fs, &path, None).unwrap_err().to_string();
+        assert!(
+            e.contains("format version 7 is newer than this build supports (1)"),
+            "{e}"
+        );
+        assert!(e.contains("000012.sst"), "{e}");
+    }
+
+    #[test]
+    fn cache_bound_respected_during_scans() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000013.sst");
+        build(&fs, &path, opts(CompressionType::None), N);
+        let cap = 8 << 10;
+        let cache = Arc::new(BlockCache::new(cap));
+        let t = open(&fs, &path, Some(cache.clone())).unwrap();
+        let mut it = t.iter(true);
+        it.seek_to_first();
+        while it.valid() {
+            assert!(cache.usage() <= cap as u64);
+            it.next();
+        }
+        assert!(cache.usage() <= cap as u64);
+        // fill_cache = false leaves the cache alone.
+        let c2 = Arc::new(BlockCache::new(1 << 20));
+        let t2 = open(&fs, &path, Some(c2.clone())).unwrap();
+        let mut it = t2.iter(false);
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        assert_eq!(c2.len(), 0);
+    }
+}

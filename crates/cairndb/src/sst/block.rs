@@ -450,7 +450,9 @@ pub(crate) mod tests {
         make_internal_key(format!("key{:06}", i * 2).as_bytes(), 7, ValueType::Value)
     }
 
-    fn build(n: usize, interval: usize) -> (Arc<Block>, Vec<(Vec<u8>, Vec<u8>)>) {
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn build(n: usize, interval: usize) -> (Arc<Block>, Entries) {
         let mut b = BlockBuilder::new(interval);
         let mut entries = Vec::new();
         for i in 0..n {

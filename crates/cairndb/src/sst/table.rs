@@ -539,10 +539,9 @@ mod tests {
     }
 
     fn entry(i: usize) -> (Vec<u8>, Vec<u8>) {
-        let t = if i % 7 == 0 {
-            ValueType::Deletion
-        } else {
-            ValueType::Value
+        let t = match i % 7 {
+            0 => ValueType::Deletion,
+            _ => ValueType::Value,
         };
         let v = if t == ValueType::Deletion {
             Vec::new()

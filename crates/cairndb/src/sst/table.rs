@@ -878,4 +878,100 @@ mod tests {
         }
         assert_eq!(c2.len(), 0);
     }
+
+    #[test]
+    fn random_model_with_many_versions() {
+        use crate::iter::VecIterator;
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(42);
+        for interval in [1, 3, 16] {
+            let mut entries = Vec::new();
+            for uk in 0..400u32 {
+                let versions = rng.gen_range(1..6);
+                for s in 0..versions {
+                    let seq = 10 * s as u64 + rng.gen_range(0..10);
+                    let t = if rng.gen_bool(0.2) {
+                        ValueType::Deletion
+                    } else {
+                        ValueType::Value
+                    };
+                    let k = make_internal_key(format!("k{:05}", uk * 3).as_bytes(), seq, t);
+                    entries.push((k, format!("v{uk}.{s}").into_bytes()));
+                }
+            }
+            entries.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+            entries.dedup_by(|a, b| key::compare_internal(&a.0, &b.0).is_eq());
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000020.sst");
+            let mut o = opts(CompressionType::Lz4);
+            o.block_size = 256;
+            o.block_restart_interval = interval;
+            let mut b = TableBuilder::new(o, fs.create(&path).unwrap());
+            for (k, v) in &entries {
+                b.add(k, v).unwrap();
+            }
+            b.finish().unwrap();
+            let t = open(&fs, &path, Some(Arc::new(BlockCache::new(16 << 10)))).unwrap();
+            let mut model = VecIterator::new(entries.clone());
+            let mut it = t.iter(true);
+            let rand_target = |rng: &mut SmallRng| {
+                let uk = rng.gen_range(0..1210u32);
+                key::lookup_key(format!("k{uk:05}").as_bytes(), rng.gen_range(0..60))
+            };
+            for _ in 0..3000 {
+                let target = rand_target(&mut rng);
+                // get() agrees with a model seek whenever the filter lets it through.
+                let got = t
+                    .get(&target, true, |k, v| (k.to_vec(), v.to_vec()))
+                    .unwrap();
+                model.seek(&target);
+                match got {
+                    Some(g) => {
+                        assert!(model.valid());
+                        assert_eq!(g, (model.key().to_vec(), model.value().to_vec()));
+                    }
+                    None => {
+                        let same_user =
+                            model.valid() && key::user_key(model.key()) == key::user_key(&target);
+                        assert!(!same_user, "missed a present key");
+                    }
+                }
+                match rng.gen_range(0..5) {
+                    0 => {
+                        it.seek(&target);
+                        model.seek(&target);
+                    }
+                    1 => {
+                        it.seek_to_first();
+                        model.seek_to_first();
+                    }
+                    2 => {
+                        it.seek_to_last();
+                        model.seek_to_last();
+                    }
+                    _ => {
+                        it.seek_for_prev(&target);
+                        model.seek_for_prev(&target);
+                    }
+                }
+                for _ in 0..rng.gen_range(0..20) {
+                    assert_eq!(it.valid(), model.valid());
+                    if !it.valid() {
+                        break;
+                    }
+                    assert_eq!(it.key(), model.key());
+                    assert_eq!(it.value(), model.value());
+                    if rng.gen_bool(0.5) {
+                        it.next();
+                        model.next();
+                    } else {
+                        it.prev();
+                        model.prev();
+                    }
+                }
+                it.status().unwrap();
+            }
+        }
+    }
 }

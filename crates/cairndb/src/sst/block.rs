@@ -1,0 +1,597 @@
+//! Data and index blocks: [`BlockBuilder`] writes the LevelDB block format
+//! (prefix-compressed entries, restart array), [`Block`] holds one decoded
+//! (uncompressed) block and [`BlockIter`] walks it (`docs/format/sstable.md`,
+//! "Blocks").
+//!
+//! Invariants: a [`Block`] is validated on construction (the restart array
+//! fits and every restart offset lies inside the entry area), so iterators can
+//! trust it; entries themselves are checked as they are decoded and a bad entry
+//! turns the iterator invalid with a `Corruption` status, never a panic. Keys
+//! in blocks are internal keys (at least 8 bytes; shorter ones are reported as
+//! corruption). A `Block` is immutable and shared as `Arc<Block>` between the
+//! block cache and iterators: no locks. A `BlockIter` is single-threaded and
+//! reuses one key buffer (no allocation per step).
+
+use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{compare_internal, TRAILER_LEN};
+use crate::util::coding::{decode_fixed32, get_varint32, put_fixed32, put_varint32};
+
+/// Builds one block in memory.
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    counter: usize,
+    restart_interval: usize,
+    last_key: Vec<u8>,
+    num_entries: usize,
+}
+
+impl BlockBuilder {
+    /// An empty builder; `restart_interval` is clamped to at least 1.
+    pub fn new(restart_interval: usize) -> Self {
+        BlockBuilder {
+            buf: Vec::new(),
+            restarts: vec![0],
+            counter: 0,
+            restart_interval: restart_interval.max(1),
+            last_key: Vec::new(),
+            num_entries: 0,
+        }
+    }
+
+    /// Clears the builder for the next block, keeping its allocations.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.restarts.push(0);
+        self.counter = 0;
+        self.last_key.clear();
+        self.num_entries = 0;
+    }
+
+    /// True when no entry has been added since the last reset.
+    pub fn is_empty(&self) -> bool {
+        self.num_entries == 0
+    }
+
+    /// Entries added since the last reset.
+    pub fn num_entries(&self) -> usize {
+        self.num_entries
+    }
+
+    /// The last key added.
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Size of the block if finished now.
+    pub fn size_estimate(&self) -> usize {
+        self.buf.len() + self.restarts.len() * 4 + 4
+    }
+
+    /// Appends an entry. Requires `key` > every key added since the reset.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        debug_assert!(
+            self.num_entries == 0 || compare_internal(&self.last_key, key).is_lt(),
+            "block keys out of order"
+        );
+        let mut shared = 0;
+        if self.counter < self.restart_interval {
+            let max = self.last_key.len().min(key.len());
+            while shared < max && self.last_key[shared] == key[shared] {
+                shared += 1;
+            }
+        } else {
+            self.restarts.push(self.buf.len() as u32);
+            self.counter = 0;
+        }
+        let unshared = key.len() - shared;
+        put_varint32(&mut self.buf, shared as u32);
+        put_varint32(&mut self.buf, unshared as u32);
+        put_varint32(&mut self.buf, value.len() as u32);
+        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(&key[shared..]);
+        self.counter += 1;
+        self.num_entries += 1;
+    }
+
+    /// Appends the restart array and returns the finished block bytes.
+    /// Call [`BlockBuilder::reset`] before reusing the builder.
+    pub fn finish(&mut self) -> &[u8] {
+        for &r in &self.restarts {
+            put_fixed32(&mut self.buf, r);
+        }
+        put_fixed32(&mut self.buf, self.restarts.len() as u32);
+        &self.buf
+    }
+}
+
+/// Where a block came from, for error messages.
+#[derive(Debug, Clone)]
+pub struct BlockOrigin {
+    /// The table file.
+    pub path: Arc<Path>,
+    /// File offset of the block.
+    pub offset: u64,
+}
+
+/// One decoded block: the uncompressed bytes plus the parsed restart array
+/// bounds.
+pub struct Block {
+    data: Vec<u8>,
+    restarts_offset: usize,
+    num_restarts: usize,
+    origin: BlockOrigin,
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("len", &self.data.len())
+            .field("num_restarts", &self.num_restarts)
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl Block {
+    /// Validates and wraps block bytes read from `origin`.
+    pub fn new(data: Vec<u8>, origin: BlockOrigin) -> Result<Block> {
+        let bad = |what: String| Error::corruption(&*origin.path, origin.offset, what);
+        if data.len() < 4 {
+            return Err(bad(format!("block too short ({} bytes)", data.len())));
+        }
+        let num_restarts = decode_fixed32(&data[data.len() - 4..]) as usize;
+        let max_restarts = (data.len() - 4) / 4;
+        if num_restarts > max_restarts {
+            return Err(bad(format!(
+                "block restart count {num_restarts} does not fit in {} bytes",
+                data.len()
+            )));
+        }
+        let restarts_offset = data.len() - 4 - num_restarts * 4;
+        let mut prev = 0usize;
+        for i in 0..num_restarts {
+            let r = decode_fixed32(&data[restarts_offset + i * 4..]) as usize;
+            let past_end = r >= restarts_offset && !(restarts_offset == 0 && r == 0);
+            if past_end || (i > 0 && r <= prev) || (i == 0 && r != 0) {
+                return Err(bad(format!(
+                    "block restart point {i} has bad offset {r} (entries end at {restarts_offset})"
+                )));
+            }
+            prev = r;
+        }
+        if num_restarts == 0 && restarts_offset != 0 {
+            return Err(bad("block has entries but no restart points".into()));
+        }
+        Ok(Block {
+            data,
+            restarts_offset,
+            num_restarts,
+            origin,
+        })
+    }
+
+    /// Bytes held in memory (used as the cache weight).
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Where this block was read from.
+    pub fn origin(&self) -> &BlockOrigin {
+        &self.origin
+    }
+
+    /// An iterator over the block.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::with_key_buf(self.clone(), Vec::new())
+    }
+
+    fn restart_point(&self, i: usize) -> usize {
+        // In range: validated in `new`.
+        decode_fixed32(&self.data[self.restarts_offset + i * 4..]) as usize
+    }
+
+    /// Decodes the entry header at `off`: (shared, unshared, value_len, header_len).
+    fn decode_entry(&self, off: usize) -> Option<(usize, usize, usize, usize)> {
+        let area = self.data.get(off..self.restarts_offset)?;
+        let (shared, a) = get_varint32(area)?;
+        let (unshared, b) = get_varint32(area.get(a..)?)?;
+        let (vlen, c) = get_varint32(area.get(a + b..)?)?;
+        let hdr = a + b + c;
+        let need = hdr
+            .checked_add(unshared as usize)?
+            .checked_add(vlen as usize)?;
+        if need > area.len() {
+            return None;
+        }
+        Some((shared as usize, unshared as usize, vlen as usize, hdr))
+    }
+}
+
+/// A cursor over one block (see the module doc).
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when invalid.
+    current: usize,
+    /// Restart block holding `current`.
+    restart_index: usize,
+    key: Vec<u8>,
+    value_start: usize,
+    value_end: usize,
+    status: Option<Error>,
+}
+
+impl BlockIter {
+    /// An unpositioned iterator that uses `key_buf` (cleared) as its key buffer.
+    pub fn with_key_buf(block: Arc<Block>, mut key_buf: Vec<u8>) -> BlockIter {
+        key_buf.clear();
+        let end = block.restarts_offset;
+        let n = block.num_restarts;
+        BlockIter {
+            block,
+            current: end,
+            restart_index: n,
+            key: key_buf,
+            value_start: end,
+            value_end: end,
+            status: None,
+        }
+    }
+
+    /// Gives the key buffer back, for reuse by a later iterator.
+    pub fn into_key_buf(self) -> Vec<u8> {
+        self.key
+    }
+
+    /// The block being iterated.
+    pub fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
+    fn next_entry_offset(&self) -> usize {
+        self.value_end
+    }
+
+    fn invalidate(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.restart_index = self.block.num_restarts;
+    }
+
+    fn corrupt(&mut self, at: usize, what: &str) {
+        let o = &self.block.origin;
+        if self.status.is_none() {
+            self.status = Some(Error::corruption(
+                &*o.path,
+                o.offset,
+                format!("{what} (entry at block offset {at})"),
+            ));
+        }
+        self.invalidate();
+        self.key.clear();
+    }
+
+    fn seek_to_restart_point(&mut self, index: usize) {
+        self.key.clear();
+        self.restart_index = index;
+        // `current` is fixed by parse_next_key; it starts at value_end.
+        let off = self.block.restart_point(index);
+        self.value_start = off;
+        self.value_end = off;
+    }
+
+    /// Decodes the entry at `next_entry_offset()`; false at the end or on error.
+    fn parse_next_key(&mut self) -> bool {
+        if self.status.is_some() {
+            self.invalidate();
+            return false;
+        }
+        self.current = self.next_entry_offset();
+        if self.current >= self.block.restarts_offset {
+            self.invalidate();
+            return false;
+        }
+        let off = self.current;
+        let Some((shared, unshared, vlen, hdr)) = self.block.decode_entry(off) else {
+            self.corrupt(off, "bad block entry header or lengths");
+            return false;
+        };
+        if shared > self.key.len() {
+            self.corrupt(
+                off,
+                "block entry shares more bytes than the previous key has",
+            );
+            return false;
+        }
+        let kstart = off + hdr;
+        // In range: decode_entry checked hdr + unshared + vlen fits.
+        self.key.truncate(shared);
+        self.key
+            .extend_from_slice(&self.block.data[kstart..kstart + unshared]);
+        if self.key.len() < TRAILER_LEN {
+            self.corrupt(off, "block key shorter than an internal key trailer");
+            return false;
+        }
+        self.value_start = kstart + unshared;
+        self.value_end = self.value_start + vlen;
+        while self.restart_index + 1 < self.block.num_restarts
+            && self.block.restart_point(self.restart_index + 1) <= self.current
+        {
+            self.restart_index += 1;
+        }
+        true
+    }
+
+    /// The full key stored at restart point `i` (restart entries share nothing).
+    fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
+        let off = self.block.restart_point(i);
+        match self.block.decode_entry(off) {
+            Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => {
+                Ok(&self.block.data[off + hdr..off + hdr + unshared])
+            }
+            _ => Err(off),
+        }
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.current < self.block.restarts_offset
+    }
+
+    fn seek_to_first(&mut self) {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return;
+        }
+        self.seek_to_restart_point(0);
+        self.parse_next_key();
+    }
+
+    fn seek_to_last(&mut self) {
+        if self.block.num_restarts == 0 {
+            self.invalidate();
+            return;
+        }
+        self.seek_to_restart_point(self.block.num_restarts - 1);
+        while self.parse_next_key() && self.next_entry_offset() < self.block.restarts_offset {}
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        if self.block.num_restarts == 0 || self.status.is_some() {
+            self.invalidate();
+            return;
+        }
+        // Last restart point whose key is < target.
+        let mut left = 0usize;
+        let mut right = self.block.num_restarts - 1;
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            match self.restart_key(mid) {
+                Ok(k) => {
+                    if compare_internal(k, target) == Ordering::Less {
+                        left = mid;
+                    } else {
+                        right = mid - 1;
+                    }
+                }
+                Err(off) => {
+                    self.corrupt(off, "bad block entry at restart point");
+                    return;
+                }
+            }
+        }
+        self.seek_to_restart_point(left);
+        while self.parse_next_key() {
+            if compare_internal(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.parse_next_key();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        let original = self.current;
+        while self.block.restart_point(self.restart_index) >= original {
+            if self.restart_index == 0 {
+                self.invalidate();
+                return;
+            }
+            self.restart_index -= 1;
+        }
+        self.seek_to_restart_point(self.restart_index);
+        while self.parse_next_key() && self.next_entry_offset() < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    fn value(&self) -> &[u8] {
+        self.block
+            .data
+            .get(self.value_start..self.value_end)
+            .unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.status {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, ValueType};
+
+    pub(crate) fn origin() -> BlockOrigin {
+        BlockOrigin {
+            path: Arc::from(Path::new("/test/000001.sst")),
+            offset: 0,
+        }
+    }
+
+    fn ik(i: usize) -> Vec<u8> {
+        make_internal_key(format!("key{:06}", i * 2).as_bytes(), 7, ValueType::Value)
+    }
+
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn build(n: usize, interval: usize) -> (Arc<Block>, Entries) {
+        let mut b = BlockBuilder::new(interval);
+        let mut entries = Vec::new();
+        for i in 0..n {
+            let k = ik(i);
+            let v = format!("value{i}").repeat(i % 3).into_bytes();
+            b.add(&k, &v);
+            entries.push((k, v));
+        }
+        let data = b.finish().to_vec();
+        (Arc::new(Block::new(data, origin()).unwrap()), entries)
+    }
+
+    #[test]
+    fn round_trip_all_intervals() {
+        for interval in [1, 2, 16] {
+            for n in [0, 1, 2, 17, 100] {
+                let (block, entries) = build(n, interval);
+                let mut it = block.iter();
+                it.seek_to_first();
+                for (k, v) in &entries {
+                    assert!(it.valid());
+                    assert_eq!(it.key(), &k[..]);
+                    assert_eq!(it.value(), &v[..]);
+                    it.next();
+                }
+                assert!(!it.valid());
+                it.seek_to_last();
+                for (k, v) in entries.iter().rev() {
+                    assert!(it.valid());
+                    assert_eq!(it.key(), &k[..]);
+                    assert_eq!(it.value(), &v[..]);
+                    it.prev();
+                }
+                assert!(!it.valid());
+                it.status().unwrap();
+                // Seek to every key, and between keys.
+                for (i, (k, _)) in entries.iter().enumerate() {
+                    it.seek(k);
+                    assert!(it.valid());
+                    assert_eq!(it.key(), &k[..]);
+                    let between = make_internal_key(
+                        format!("key{:06}", i * 2 + 1).as_bytes(),
+                        7,
+                        ValueType::Value,
+                    );
+                    it.seek(&between);
+                    if i + 1 < n {
+                        assert_eq!(it.key(), &entries[i + 1].0[..]);
+                        it.prev();
+                        assert_eq!(it.key(), &k[..]);
+                        it.next();
+                        assert_eq!(it.key(), &entries[i + 1].0[..]);
+                    } else {
+                        assert!(!it.valid());
+                    }
+                }
+                let before = make_internal_key(b"a", 1, ValueType::Value);
+                it.seek(&before);
+                assert_eq!(it.valid(), n > 0);
+                let after = make_internal_key(b"z", 1, ValueType::Value);
+                it.seek(&after);
+                assert!(!it.valid());
+                // Same user key, older sequence than stored: lands after it.
+                if n > 0 {
+                    let older = make_internal_key(b"key000000", 3, ValueType::Value);
+                    it.seek(&older);
+                    if n > 1 {
+                        assert_eq!(it.key(), &entries[1].0[..]);
+                    } else {
+                        assert!(!it.valid());
+                    }
+                }
+                it.status().unwrap();
+            }
+        }
+    }
+
+    fn exercise(data: Vec<u8>) {
+        if let Ok(b) = Block::new(data, origin()) {
+            let b = Arc::new(b);
+            let mut it = b.iter();
+            it.seek_to_first();
+            let mut n = 0;
+            while it.valid() && n < 1000 {
+                let _ = (it.key(), it.value());
+                it.next();
+                n += 1;
+            }
+            it.seek_to_last();
+            n = 0;
+            while it.valid() && n < 1000 {
+                it.prev();
+                n += 1;
+            }
+            it.seek(&ik(5));
+            if it.valid() {
+                it.prev();
+            }
+            if let Err(e) = it.status() {
+                assert!(e.is_corruption());
+                assert!(e.to_string().contains("000001.sst"));
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_blocks_never_panic() {
+        for interval in [1, 2, 4] {
+            let (block, _) = build(12, interval);
+            let data = block.data.clone();
+            for len in 0..data.len() {
+                exercise(data[..len].to_vec());
+            }
+            for i in 0..data.len() {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut d = data.clone();
+                    d[i] ^= x;
+                    exercise(d);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_restarts_rejected() {
+        assert!(Block::new(vec![1, 2], origin()).is_err());
+        // Restart count larger than the block.
+        let mut d = vec![0u8; 8];
+        d[4..].copy_from_slice(&100u32.to_le_bytes());
+        let e = Block::new(d, origin()).unwrap_err();
+        assert!(e.to_string().contains("000001.sst"), "{e}");
+        // Empty block is fine and iterates nothing.
+        let b = Arc::new(Block::new(BlockBuilder::new(4).finish().to_vec(), origin()).unwrap());
+        let mut it = b.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(&ik(0));
+        assert!(!it.valid());
+    }
+}

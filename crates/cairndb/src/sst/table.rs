@@ -1,0 +1,977 @@
+//! An open SST file: point lookups ([`Table::get`]) and a two-level iterator
+//! ([`TableIter`]) over its entries (`docs/format/sstable.md`).
+//!
+//! `Table::open` reads the footer and keeps the index block, the filter and
+//! the properties in memory (all checksum-verified); data blocks are read on
+//! demand through the shared [`BlockCache`]. Invariants: a `Table` is
+//! immutable after `open`, so it is shared as `Arc<Table>` by any number of
+//! threads without locks (positional reads take `&self`). Every error names the
+//! file and an offset. Nothing in here panics on file contents.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::cache::BlockCache;
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{self, TRAILER_LEN};
+use crate::options::SliceTransform;
+use crate::sst::block::{Block, BlockIter, BlockOrigin};
+use crate::sst::filter::Filter;
+use crate::sst::format::{
+    block_crc, decompress_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, COMPRESSION_NONE,
+    FOOTER_LEN,
+};
+use crate::sst::properties::TableProperties;
+use crate::util::coding::decode_fixed32;
+
+thread_local! {
+    /// Key buffers reused by `Table::get` (index iterator, data iterator), so
+    /// that a lookup hitting the cache allocates nothing once warm.
+    static GET_KEY_BUFS: Cell<(Vec<u8>, Vec<u8>)> = const { Cell::new((Vec::new(), Vec::new())) };
+}
+
+/// A table opened for reading (see the module doc).
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    path: Arc<Path>,
+    file_number: u64,
+    file_size: u64,
+    cache: Option<Arc<BlockCache>>,
+    footer: Footer,
+    index: Arc<Block>,
+    filter: Option<Filter>,
+    props: TableProperties,
+    /// True when the filter also holds prefixes of the extractor we were given.
+    prefix_filter_usable: bool,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("file_number", &self.file_number)
+            .field("file_size", &self.file_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Table {
+    /// Opens a table: reads and checks the footer, index, filter, properties.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        cache: Option<Arc<BlockCache>>,
+        prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    ) -> Result<Table> {
+        let path: Arc<Path> = Arc::from(file.path());
+        let file_size = file.size();
+        if file_size < FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                &*path,
+                0,
+                format!("file too short to be a table ({file_size} bytes)"),
+            ));
+        }
+        let footer_offset = file_size - FOOTER_LEN as u64;
+        let mut fb = [0u8; FOOTER_LEN];
+        file.read_exact_at(footer_offset, &mut fb)?;
+        let footer = Footer::decode(&path, footer_offset, &fb)?;
+        let read = |h: BlockHandle, what: &str| read_contents(&*file, &path, file_size, h, what);
+        let index_data = read(footer.index, "index")?;
+        let index = Arc::new(Block::new(
+            index_data,
+            BlockOrigin {
+                path: path.clone(),
+                offset: footer.index.offset,
+            },
+        )?);
+        let props_data = read(footer.properties, "properties")?;
+        let props = TableProperties::decode(&path, footer.properties.offset, &props_data)?;
+        let filter = if footer.filter.size > 0 {
+            Some(Filter::new(read(footer.filter, "filter")?))
+        } else {
+            None
+        };
+        let mut t = Table {
+            file,
+            path,
+            file_number,
+            file_size,
+            cache,
+            footer,
+            index,
+            filter,
+            props,
+            prefix_filter_usable: false,
+        };
+        t.prefix_filter_usable = match &prefix_extractor {
+            Some(pe) => {
+                !t.props.prefix_extractor_name.is_empty()
+                    && pe.name() == t.props.prefix_extractor_name
+            }
+            None => false,
+        };
+        Ok(t)
+    }
+
+    fn origin(&self, offset: u64) -> BlockOrigin {
+        BlockOrigin {
+            path: self.path.clone(),
+            offset,
+        }
+    }
+
+    fn read_block_contents(&self, h: BlockHandle, what: &str) -> Result<Vec<u8>> {
+        read_contents(&*self.file, &self.path, self.file_size, h, what)
+    }
+
+    /// The data block at `h`, through the block cache.
+    fn read_block(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        if let Some(c) = &self.cache {
+            if let Some(b) = c.get(self.file_number, h.offset) {
+                return Ok(b);
+            }
+        }
+        let data = self.read_block_contents(h, "data")?;
+        let block = Arc::new(Block::new(data, self.origin(h.offset))?);
+        if fill_cache {
+            if let Some(c) = &self.cache {
+                c.insert(self.file_number, h.offset, block.clone());
+            }
+        }
+        Ok(block)
+    }
+
+    fn decode_handle(&self, v: &[u8], index_key: &[u8]) -> Result<BlockHandle> {
+        BlockHandle::decode_varint(v).ok_or_else(|| {
+            Error::corruption(
+                &*self.path,
+                self.footer.index.offset,
+                format!(
+                    "bad block handle in index entry ({} key bytes)",
+                    index_key.len()
+                ),
+            )
+        })
+    }
+
+    /// Finds the first entry `>= lookup_ikey` and calls `f(key, value)` on it.
+    /// `Ok(None)` when there is none, or when the filter rules out the user
+    /// key (then no data block is read). The caller checks the user key.
+    pub fn get<R>(
+        &self,
+        lookup_ikey: &[u8],
+        fill_cache: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        if lookup_ikey.len() < TRAILER_LEN {
+            return Err(Error::invalid(format!(
+                "lookup key of {} bytes is not an internal key",
+                lookup_ikey.len()
+            )));
+        }
+        if let Some(filter) = &self.filter {
+            if !filter.may_contain(key::user_key(lookup_ikey)) {
+                return Ok(None);
+            }
+        }
+        let (ibuf, mut dbuf) = GET_KEY_BUFS.with(|c| c.take());
+        let mut index_it = BlockIter::with_key_buf(self.index.clone(), ibuf);
+        index_it.seek(lookup_ikey);
+        let mut f = Some(f);
+        let mut result = Ok(None);
+        while index_it.valid() {
+            let block = match self
+                .decode_handle(index_it.value(), index_it.key())
+                .and_then(|h| self.read_block(h, fill_cache))
+            {
+                Ok(b) => b,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let mut it = BlockIter::with_key_buf(block, dbuf);
+            it.seek(lookup_ikey);
+            if it.valid() {
+                if let Some(f) = f.take() {
+                    result = Ok(Some(f(it.key(), it.value())));
+                }
+            } else if let Err(e) = it.status() {
+                result = Err(e);
+            }
+            dbuf = it.into_key_buf();
+            if !matches!(result, Ok(None)) {
+                break;
+            }
+            // Ran off the end of this block (or it was empty): the answer, if
+            // any, is the first entry of the next block.
+            index_it.next();
+        }
+        if matches!(result, Ok(None)) {
+            index_it.status()?;
+        }
+        let ibuf = index_it.into_key_buf();
+        GET_KEY_BUFS.with(|c| c.set((ibuf, dbuf)));
+        result
+    }
+
+    /// A two-level iterator over the whole table.
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIter {
+        TableIter {
+            table: self.clone(),
+            index: self.index.iter(),
+            data: None,
+            data_offset: None,
+            fill_cache,
+            status: None,
+        }
+    }
+
+    /// False only when no key in the table has `prefix` as its prefix under
+    /// the prefix extractor (requires the same extractor the table was
+    /// written with; otherwise always true).
+    pub fn may_contain_prefix(&self, prefix: &[u8]) -> bool {
+        match &self.filter {
+            Some(f) if self.prefix_filter_usable => f.may_contain(prefix),
+            _ => true,
+        }
+    }
+
+    /// The table's properties.
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// The table's file number.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// The table's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes in the file.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// Reads every block (bypassing the cache), verifies its checksum and
+    /// decodes its entries. Returns the number of blocks checked.
+    pub fn verify_checksums(&self) -> Result<u64> {
+        let mut n = 0u64;
+        let index_data = self.read_block_contents(self.footer.index, "index")?;
+        let index = Arc::new(Block::new(
+            index_data,
+            self.origin(self.footer.index.offset),
+        )?);
+        n += 1;
+        self.read_block_contents(self.footer.properties, "properties")?;
+        n += 1;
+        if self.footer.filter.size > 0 {
+            self.read_block_contents(self.footer.filter, "filter")?;
+            n += 1;
+        }
+        let mut it = index.iter();
+        it.seek_to_first();
+        while it.valid() {
+            let h = self.decode_handle(it.value(), it.key())?;
+            let data = self.read_block_contents(h, "data")?;
+            let block = Arc::new(Block::new(data, self.origin(h.offset))?);
+            let mut bi = block.iter();
+            bi.seek_to_first();
+            while bi.valid() {
+                bi.next();
+            }
+            bi.status()?;
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        Ok(n)
+    }
+}
+
+/// Reads, checks and decompresses the block at `h`.
+/// Reads, checks and decompresses the block at `h` of `file`.
+fn read_contents(
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    file_size: u64,
+    h: BlockHandle,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let limit = file_size - FOOTER_LEN as u64;
+    let end = h
+        .offset
+        .checked_add(h.size)
+        .and_then(|e| e.checked_add(BLOCK_TRAILER_LEN as u64));
+    let size = match (end, usize::try_from(h.size)) {
+        (Some(e), Ok(s)) if e <= limit => s,
+        _ => {
+            return Err(Error::corruption(
+                path,
+                h.offset,
+                format!(
+                    "{what} block handle (offset {}, size {}) runs past the end of the block area ({limit})",
+                    h.offset, h.size
+                ),
+            ))
+        }
+    };
+    let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
+    file.read_exact_at(h.offset, &mut buf)?;
+    let (body, trailer) = buf.split_at(size);
+    let t = trailer[0];
+    let stored = decode_fixed32(&trailer[1..]);
+    if stored != block_crc(body, t) {
+        return Err(Error::corruption(
+            path,
+            h.offset,
+            format!("{what} block checksum mismatch"),
+        ));
+    }
+    if t == COMPRESSION_NONE {
+        buf.truncate(size);
+        Ok(buf)
+    } else {
+        decompress_block(path, h.offset, t, body)
+    }
+}
+
+/// Iterator over a table: index block → data blocks.
+pub struct TableIter {
+    table: Arc<Table>,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    /// File offset of the block `data` iterates.
+    data_offset: Option<u64>,
+    fill_cache: bool,
+    status: Option<Error>,
+}
+
+impl TableIter {
+    /// Points `data` at the block the index iterator is on. False when the
+    /// index is exhausted or on error (then `status` is set).
+    fn load_data_block(&mut self) -> bool {
+        if !self.index.valid() || self.status.is_some() {
+            self.data = None;
+            self.data_offset = None;
+            return false;
+        }
+        let h = match self
+            .table
+            .decode_handle(self.index.value(), self.index.key())
+        {
+            Ok(h) => h,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        };
+        if self.data.is_some() && self.data_offset == Some(h.offset) {
+            return true;
+        }
+        match self.table.read_block(h, self.fill_cache) {
+            Ok(b) => {
+                let buf = self
+                    .data
+                    .take()
+                    .map(BlockIter::into_key_buf)
+                    .unwrap_or_default();
+                self.data = Some(BlockIter::with_key_buf(b, buf));
+                self.data_offset = Some(h.offset);
+                true
+            }
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.status.is_none() {
+            self.status = Some(e);
+        }
+        self.data = None;
+        self.data_offset = None;
+    }
+
+    /// True when the data iterator is positioned; records its error otherwise.
+    fn data_ready(&mut self) -> bool {
+        match &self.data {
+            Some(d) if d.valid() => true,
+            Some(d) => {
+                if let Err(e) = d.status() {
+                    self.fail(e);
+                }
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn skip_empty_forward(&mut self) {
+        while !self.data_ready() {
+            if self.status.is_some() || !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.next();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_empty_backward(&mut self) {
+        while !self.data_ready() {
+            if self.status.is_some() || !self.index.valid() {
+                self.data = None;
+                return;
+            }
+            self.index.prev();
+            if !self.load_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.status.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
+    }
+
+    fn seek_to_first(&mut self) {
+        self.index.seek_to_first();
+        if self.load_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.index.seek_to_last();
+        if self.load_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+        self.skip_empty_backward();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.index.seek(target);
+        if self.load_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek(target);
+            }
+        }
+        self.skip_empty_forward();
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        if let Some(e) = &self.status {
+            return Err(e.clone());
+        }
+        self.index.status()?;
+        match &self.data {
+            Some(d) => d.status(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::mem::MemFs;
+    use crate::env::Fs;
+    use crate::key::{make_internal_key, ValueType};
+    use crate::options::{CompressionType, FixedPrefix};
+    use crate::sst::builder::{TableBuilder, TableOptions};
+    use crate::sst::format::FOOTER_VERSION_OFFSET;
+    use std::path::PathBuf;
+
+    const N: usize = 10_000;
+
+    fn ukey(i: usize) -> Vec<u8> {
+        format!("user{:08}", i * 2).into_bytes()
+    }
+
+    fn entry(i: usize) -> (Vec<u8>, Vec<u8>) {
+        let t = match i % 7 {
+            0 => ValueType::Deletion,
+            _ => ValueType::Value,
+        };
+        let v = if t == ValueType::Deletion {
+            Vec::new()
+        } else {
+            format!("value-{i}-").repeat(1 + i % 4).into_bytes()
+        };
+        (make_internal_key(&ukey(i), 1000 + i as u64, t), v)
+    }
+
+    fn opts(c: CompressionType) -> TableOptions {
+        TableOptions {
+            block_size: 512,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: c,
+            prefix_extractor: Some(Arc::new(FixedPrefix::new(8))),
+        }
+    }
+
+    fn build(fs: &MemFs, path: &Path, o: TableOptions, n: usize) -> crate::sst::TableFileInfo {
+        let f = fs.create(path).unwrap();
+        let mut b = TableBuilder::new(o, f);
+        for i in 0..n {
+            let (k, v) = entry(i);
+            b.add(&k, &v).unwrap();
+        }
+        assert_eq!(b.num_entries(), n as u64);
+        b.finish().unwrap()
+    }
+
+    fn open(fs: &MemFs, path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<Table>> {
+        let f = fs.open_random(path)?;
+        let pe: Arc<dyn SliceTransform> = Arc::new(FixedPrefix::new(8));
+        Table::open(f, 7, cache, Some(pe)).map(Arc::new)
+    }
+
+    #[test]
+    fn round_trip_all_compressions() {
+        for c in [
+            CompressionType::None,
+            CompressionType::Lz4,
+            CompressionType::Zstd(3),
+        ] {
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000007.sst");
+            let info = build(&fs, &path, opts(c), N);
+            assert_eq!(info.num_entries, N as u64);
+            assert_eq!(info.smallest, entry(0).0);
+            assert_eq!(info.largest, entry(N - 1).0);
+            assert_eq!(info.file_size, fs.contents(&path).unwrap().len() as u64);
+            let cache = Arc::new(BlockCache::new(1 << 20));
+            let t = open(&fs, &path, Some(cache.clone())).unwrap();
+            let p = t.properties();
+            assert_eq!(p, &info.props);
+            assert_eq!(p.num_entries, N as u64);
+            assert_eq!(p.num_deletions, N.div_ceil(7) as u64);
+            assert!(p.num_data_blocks > 50, "{}", p.num_data_blocks);
+            assert_eq!(p.smallest_seq, 1000);
+            assert_eq!(p.largest_seq, 1000 + N as u64 - 1);
+            if c != CompressionType::None {
+                assert!(
+                    p.data_size < p.raw_key_size + p.raw_value_size,
+                    "{c:?} {p:?}"
+                );
+            }
+            // Point lookups of every key.
+            for i in 0..N {
+                let (k, v) = entry(i);
+                let look = key::lookup_key(&ukey(i), crate::key::MAX_SEQ);
+                let got = t
+                    .get(&look, true, |gk, gv| (gk.to_vec(), gv.to_vec()))
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(got, (k, v), "{c:?} {i}");
+            }
+            // Lookups of keys between stored keys land on the next key or
+            // are excluded by the filter; never a wrong earlier key.
+            for i in 0..N {
+                let absent = format!("user{:08}", i * 2 + 1).into_bytes();
+                let look = key::lookup_key(&absent, crate::key::MAX_SEQ);
+                if let Some(k) = t.get(&look, true, |gk, _| gk.to_vec()).unwrap() {
+                    assert!(key::compare_internal(&k, &look).is_ge());
+                    assert_eq!(key::user_key(&k), &ukey(i + 1)[..]);
+                }
+            }
+            // A lookup at an older sequence than the stored one skips it.
+            let look = key::lookup_key(&ukey(5), 10);
+            let got = t.get(&look, true, |gk, _| gk.to_vec()).unwrap().unwrap();
+            assert_eq!(got, entry(6).0);
+            // Beyond the last key.
+            let look = key::lookup_key(&ukey(N - 1), 0);
+            assert!(t.get(&look, true, |_, _| ()).unwrap().is_none());
+
+            // Forward and backward iteration.
+            let mut it = t.iter(true);
+            it.seek_to_first();
+            for i in 0..N {
+                assert!(it.valid(), "{i}");
+                let (k, v) = entry(i);
+                assert_eq!(it.key(), &k[..]);
+                assert_eq!(it.value(), &v[..]);
+                it.next();
+            }
+            assert!(!it.valid());
+            it.status().unwrap();
+            it.seek_to_last();
+            for i in (0..N).rev() {
+                assert!(it.valid(), "{i}");
+                assert_eq!(it.key(), &entry(i).0[..]);
+                it.prev();
+            }
+            assert!(!it.valid());
+            it.status().unwrap();
+            // Seeks: present, absent between, before first, after last, and
+            // direction changes across block boundaries.
+            for i in (0..N).step_by(37) {
+                it.seek(&entry(i).0);
+                assert_eq!(it.key(), &entry(i).0[..]);
+                let between = key::lookup_key(&format!("user{:08}", i * 2 + 1).into_bytes(), 5);
+                it.seek(&between);
+                if i + 1 < N {
+                    assert_eq!(it.key(), &entry(i + 1).0[..]);
+                    it.prev();
+                    assert_eq!(it.key(), &entry(i).0[..]);
+                    it.next();
+                    assert_eq!(it.key(), &entry(i + 1).0[..]);
+                } else {
+                    assert!(!it.valid());
+                }
+            }
+            it.seek(&key::lookup_key(b"a", 1));
+            assert_eq!(it.key(), &entry(0).0[..]);
+            it.seek(&key::lookup_key(b"z", 1));
+            assert!(!it.valid());
+            it.seek_for_prev(&key::lookup_key(b"z", 1));
+            assert_eq!(it.key(), &entry(N - 1).0[..]);
+            it.status().unwrap();
+
+            assert!(t.may_contain_prefix(b"user0000"));
+            assert_eq!(t.verify_checksums().unwrap(), p.num_data_blocks + 3);
+        }
+    }
+
+    #[test]
+    fn filter_excluded_get_reads_no_block() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000007.sst");
+        build(&fs, &path, opts(CompressionType::None), 2000);
+        let cache = Arc::new(BlockCache::new(1 << 20));
+        let t = open(&fs, &path, Some(cache.clone())).unwrap();
+        let mut excluded = 0;
+        for i in 0..1000 {
+            let k = format!("absent{i}").into_bytes();
+            let before = cache.misses() + cache.hits();
+            let r = t.get(&key::lookup_key(&k, 5), true, |_, _| ()).unwrap();
+            if !t.filter.as_ref().unwrap().may_contain(&k) {
+                excluded += 1;
+                assert!(r.is_none());
+                assert_eq!(cache.misses() + cache.hits(), before);
+            }
+        }
+        assert!(excluded > 950, "{excluded}");
+        // Present keys do go through the cache: a miss, then a hit.
+        let look = key::lookup_key(&ukey(3), crate::key::MAX_SEQ);
+        t.get(&look, true, |_, _| ()).unwrap().unwrap();
+        let m = cache.misses();
+        t.get(&look, true, |_, _| ()).unwrap().unwrap();
+        assert_eq!(cache.misses(), m);
+        assert!(cache.hits() >= 1);
+        // Prefix filter.
+        assert!(t.may_contain_prefix(&ukey(3)[..8]));
+        let absent = (0..100)
+            .filter(|i| !t.may_contain_prefix(format!("zz{i:06}").as_bytes()))
+            .count();
+        assert!(absent > 90, "{absent}");
+    }
+
+    #[test]
+    fn no_filter_and_empty_table() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000008.sst");
+        let mut o = opts(CompressionType::Lz4);
+        o.bloom_bits_per_key = 0;
+        o.prefix_extractor = None;
+        build(&fs, &path, o.clone(), 300);
+        let t = open(&fs, &path, None).unwrap();
+        assert!(t.filter.is_none());
+        assert!(t.may_contain_prefix(b"anything"));
+        let look = key::lookup_key(&ukey(299), crate::key::MAX_SEQ);
+        assert!(t.get(&look, false, |_, _| ()).unwrap().is_some());
+
+        let path = PathBuf::from("/db/000009.sst");
+        let info = build(&fs, &path, o, 0);
+        assert_eq!(info.num_entries, 0);
+        let t = open(&fs, &path, None).unwrap();
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.status().unwrap();
+        assert!(t.get(&look, false, |_, _| ()).unwrap().is_none());
+    }
+
+    fn check_all(fs: &MemFs, path: &Path) -> Result<()> {
+        let t = open(fs, path, None)?;
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        it.status()?;
+        it.seek_to_last();
+        while it.valid() {
+            it.prev();
+        }
+        it.status()?;
+        for i in (0..500).step_by(7) {
+            t.get(
+                &key::lookup_key(&ukey(i), crate::key::MAX_SEQ),
+                false,
+                |_, _| (),
+            )?;
+        }
+        t.verify_checksums()?;
+        if n != 500 {
+            return Err(Error::corruption(path, 0, format!("saw {n} entries")));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn corruption_is_detected_and_named() {
+        for c in [CompressionType::None, CompressionType::Zstd(3)] {
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000011.sst");
+            let info = build(&fs, &path, opts(c), 500);
+            let good = fs.contents(&path).unwrap();
+            check_all(&fs, &path).unwrap();
+            let flen = good.len();
+            let footer_start = flen - FOOTER_LEN;
+            // Data block, index block, filter, properties, footer.
+            let t = open(&fs, &path, None).unwrap();
+            let targets = [
+                0usize,
+                10,
+                t.footer.index.offset as usize + 3,
+                t.footer.filter.offset as usize + 1,
+                t.footer.properties.offset as usize + 2,
+                footer_start + 1,
+                footer_start + 20,
+                flen - 1,
+            ];
+            for &at in &targets {
+                let mut bad = good.clone();
+                bad[at] ^= 0x40;
+                fs.set_contents(&path, bad);
+                let e = check_all(&fs, &path).unwrap_err();
+                assert!(e.is_corruption(), "{at}: {e}");
+                assert!(e.to_string().contains("000011.sst"), "{at}: {e}");
+            }
+            // Every single-byte flip in a stride of the file: error, never panic
+            // or a silently different result.
+            for at in (0..flen).step_by(13) {
+                let mut bad = good.clone();
+                bad[at] ^= 0x01;
+                fs.set_contents(&path, bad);
+                if let Err(e) = check_all(&fs, &path) {
+                    assert!(e.to_string().contains("000011.sst"), "{at}: {e}");
+                }
+            }
+            // Truncation at many lengths.
+            for len in (0..flen)
+                .step_by(97)
+                .chain([0, 10, FOOTER_LEN - 1, flen - 1])
+            {
+                fs.set_contents(&path, good[..len].to_vec());
+                let e = check_all(&fs, &path).unwrap_err();
+                assert!(e.is_corruption(), "{len}: {e}");
+                assert!(e.to_string().contains("000011.sst"), "{len}: {e}");
+                if len < FOOTER_LEN {
+                    assert!(
+                        e.to_string()
+                            .contains(&format!("file too short to be a table ({len} bytes)")),
+                        "{e}"
+                    );
+                }
+            }
+            assert!(info.file_size as usize == flen);
+        }
+    }
+
+    #[test]
+    fn newer_format_version_is_rejected_clearly() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000012.sst");
+        build(&fs, &path, opts(CompressionType::None), 10);
+        let mut b = fs.contents(&path).unwrap();
+        let at = b.len() - FOOTER_LEN + FOOTER_VERSION_OFFSET;
+        b[at..at + 4].copy_from_slice(&7u32.to_le_bytes());
+        fs.set_contents(&path, b);
+        let e = open(&fs, &path, None).unwrap_err().to_string();
+        assert!(
+            e.contains("format version 7 is newer than this build supports (1)"),
+            "{e}"
+        );
+        assert!(e.contains("000012.sst"), "{e}");
+    }
+
+    #[test]
+    fn cache_bound_respected_during_scans() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000013.sst");
+        build(&fs, &path, opts(CompressionType::None), N);
+        let cap = 8 << 10;
+        let cache = Arc::new(BlockCache::new(cap));
+        let t = open(&fs, &path, Some(cache.clone())).unwrap();
+        let mut it = t.iter(true);
+        it.seek_to_first();
+        while it.valid() {
+            assert!(cache.usage() <= cap as u64);
+            it.next();
+        }
+        assert!(cache.usage() <= cap as u64);
+        // fill_cache = false leaves the cache alone.
+        let c2 = Arc::new(BlockCache::new(1 << 20));
+        let t2 = open(&fs, &path, Some(c2.clone())).unwrap();
+        let mut it = t2.iter(false);
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        assert_eq!(c2.len(), 0);
+    }
+
+    #[test]
+    fn random_model_with_many_versions() {
+        use crate::iter::VecIterator;
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(42);
+        for interval in [1, 3, 16] {
+            let mut entries = Vec::new();
+            for uk in 0..400u32 {
+                let versions = rng.gen_range(1..6);
+                for s in 0..versions {
+                    let seq = 10 * s as u64 + rng.gen_range(0..10);
+                    let t = if rng.gen_bool(0.2) {
+                        ValueType::Deletion
+                    } else {
+                        ValueType::Value
+                    };
+                    let k = make_internal_key(format!("k{:05}", uk * 3).as_bytes(), seq, t);
+                    entries.push((k, format!("v{uk}.{s}").into_bytes()));
+                }
+            }
+            entries.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+            entries.dedup_by(|a, b| key::compare_internal(&a.0, &b.0).is_eq());
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000020.sst");
+            let mut o = opts(CompressionType::Lz4);
+            o.block_size = 256;
+            o.block_restart_interval = interval;
+            let mut b = TableBuilder::new(o, fs.create(&path).unwrap());
+            for (k, v) in &entries {
+                b.add(k, v).unwrap();
+            }
+            b.finish().unwrap();
+            let t = open(&fs, &path, Some(Arc::new(BlockCache::new(16 << 10)))).unwrap();
+            let mut model = VecIterator::new(entries.clone());
+            let mut it = t.iter(true);
+            let rand_target = |rng: &mut SmallRng| {
+                let uk = rng.gen_range(0..1210u32);
+                key::lookup_key(format!("k{uk:05}").as_bytes(), rng.gen_range(0..60))
+            };
+            for _ in 0..3000 {
+                let target = rand_target(&mut rng);
+                // get() agrees with a model seek whenever the filter lets it through.
+                let got = t
+                    .get(&target, true, |k, v| (k.to_vec(), v.to_vec()))
+                    .unwrap();
+                model.seek(&target);
+                match got {
+                    Some(g) => {
+                        assert!(model.valid());
+                        assert_eq!(g, (model.key().to_vec(), model.value().to_vec()));
+                    }
+                    None => {
+                        let same_user =
+                            model.valid() && key::user_key(model.key()) == key::user_key(&target);
+                        assert!(!same_user, "missed a present key");
+                    }
+                }
+                match rng.gen_range(0..5) {
+                    0 => {
+                        it.seek(&target);
+                        model.seek(&target);
+                    }
+                    1 => {
+                        it.seek_to_first();
+                        model.seek_to_first();
+                    }
+                    2 => {
+                        it.seek_to_last();
+                        model.seek_to_last();
+                    }
+                    _ => {
+                        it.seek_for_prev(&target);
+                        model.seek_for_prev(&target);
+                    }
+                }
+                for _ in 0..rng.gen_range(0..20) {
+                    assert_eq!(it.valid(), model.valid());
+                    if !it.valid() {
+                        break;
+                    }
+                    assert_eq!(it.key(), model.key());
+                    assert_eq!(it.value(), model.value());
+                    if rng.gen_bool(0.5) {
+                        it.next();
+                        model.next();
+                    } else {
+                        it.prev();
+                        model.prev();
+                    }
+                }
+                it.status().unwrap();
+            }
+        }
+    }
+}

@@ -33,9 +33,10 @@ impl CompressionType {
     pub fn parse(s: &str) -> Result<CompressionType> {
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
-            "none" | "no" | "kNoCompression" => Ok(CompressionType::None),
-            "lz4" | "lz4hc" | "snappy" => Ok(CompressionType::Lz4),
-            "zstd" => Ok(CompressionType::Zstd(3)),
+            "none" | "no" | "knocompression" => Ok(CompressionType::None),
+            "lz4" | "lz4hc" | "snappy" | "klz4compression" | "klz4hccompression"
+            | "ksnappycompression" => Ok(CompressionType::Lz4),
+            "zstd" | "kzstd" | "kzstdcompression" => Ok(CompressionType::Zstd(3)),
             _ => {
                 if let Some(level) = lower.strip_prefix("zstd:") {
                     let l: i32 = level.parse().map_err(|_| {
@@ -266,7 +267,8 @@ impl Options {
         if self.max_bytes_for_level_base < 1 << 16 {
             return bad("max_bytes_for_level_base", "must be at least 64 KiB");
         }
-        if !(self.max_bytes_for_level_multiplier >= 2.0) {
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier < 2.0
+        {
             return bad("max_bytes_for_level_multiplier", "must be at least 2");
         }
         if self.target_file_size_base < 1 << 12 {
@@ -366,6 +368,10 @@ mod tests {
             CompressionType::None
         );
         assert_eq!(CompressionType::parse("LZ4").unwrap(), CompressionType::Lz4);
+        assert_eq!(
+            CompressionType::parse("kNoCompression").unwrap(),
+            CompressionType::None
+        );
         assert_eq!(
             CompressionType::parse("zstd").unwrap(),
             CompressionType::Zstd(3)

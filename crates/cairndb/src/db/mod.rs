@@ -568,6 +568,29 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Stops the database the way an abrupt process exit would: background
+    /// threads stop at their next check, nothing is flushed or synced, and
+    /// the lock is released. Bytes already handed to the OS stay; with
+    /// `MemFs::power_loss` a test can then drop the unsynced ones too.
+    #[doc(hidden)]
+    pub fn simulate_crash(self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        {
+            let mut st = self.inner.state.lock();
+            st.shutting_down = true;
+            // Stop the flush thread from draining the immutables first.
+            st.bg_error.get_or_insert(Error::Closed);
+            self.inner.state_cv.notify_all();
+        }
+        for t in self.threads.lock().drain(..) {
+            let _ = t.join();
+        }
+        self.inner.log.lock().writer = None;
+        self.inner.lock.lock().take();
+    }
+}
+
 impl Drop for Db {
     fn drop(&mut self) {
         let _ = self.close();

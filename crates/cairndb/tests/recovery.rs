@@ -1,0 +1,248 @@
+//! Recovery: reopen after an abrupt stop, after a power loss, and with the
+//! WAL cut at every byte offset of its last record.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use cairndb::env::mem::MemFs;
+use cairndb::env::Fs;
+use cairndb::{Db, ReadOptions, WalRecoveryMode, WriteBatch, WriteOptions};
+
+fn k(i: usize) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+fn v(i: usize, len: usize) -> Vec<u8> {
+    (0..len).map(|j| (i + j) as u8).collect()
+}
+
+#[test]
+fn drop_without_close_then_reopen_keeps_every_write() {
+    let (fs, o) = common::mem_options();
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    for i in 0..3000 {
+        let wo = WriteOptions {
+            sync: i % 10 == 0,
+            ..Default::default()
+        };
+        db.put(&wo, &k(i), &v(i, 100)).unwrap();
+        if i % 7 == 0 {
+            db.delete(&WriteOptions::default(), &k(i / 2)).unwrap();
+        }
+    }
+    let mut expect = std::collections::BTreeMap::new();
+    for i in 0..3000 {
+        expect.insert(k(i), v(i, 100));
+        if i % 7 == 0 {
+            expect.remove(&k(i / 2));
+        }
+    }
+    db.simulate_crash();
+    fs.process_crash();
+    let db = Db::open(dir, o).unwrap();
+    for i in 0..3000 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            expect.get(&k(i)).cloned(),
+            "key {i}"
+        );
+    }
+}
+
+#[test]
+fn power_loss_keeps_every_synced_write() {
+    for round in 0..3 {
+        let (fs, o) = common::mem_options();
+        let dir = Path::new("/db");
+        let db = Db::open(dir, o.clone()).unwrap();
+        let mut synced_upto = 0;
+        let n = 2500 + round * 700;
+        for i in 0..n {
+            let sync = i % 50 == 49;
+            let wo = WriteOptions {
+                sync,
+                ..Default::default()
+            };
+            db.put(&wo, &k(i), &v(i, 150)).unwrap();
+            if sync {
+                synced_upto = i + 1;
+            }
+            if i == 1000 {
+                db.flush().unwrap();
+            }
+        }
+        db.simulate_crash();
+        fs.power_loss();
+        let db = Db::open(dir, o).unwrap();
+        for i in 0..synced_upto {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(v(i, 150)),
+                "round {round} key {i}"
+            );
+        }
+        // What survived beyond the last sync is a prefix (no holes).
+        let mut seen_missing = false;
+        for i in synced_upto..n {
+            let got = db.get(&ReadOptions::default(), &k(i)).unwrap();
+            if got.is_none() {
+                seen_missing = true;
+            } else {
+                assert!(
+                    !seen_missing,
+                    "round {round}: key {i} survived after a lost key"
+                );
+                assert_eq!(got, Some(v(i, 150)));
+            }
+        }
+    }
+}
+
+fn newest_log(fs: &MemFs, dir: &Path) -> std::path::PathBuf {
+    let mut logs: Vec<String> = fs
+        .list_dir(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    logs.sort();
+    dir.join(logs.last().expect("a WAL exists"))
+}
+
+#[test]
+fn wal_cut_at_every_offset_of_last_record() {
+    let (fs, mut o) = common::mem_options();
+    o.write_buffer_size = 4 << 20; // keep everything in the WAL
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    for i in 0..40 {
+        db.put(&WriteOptions::default(), &k(i), &v(i, 300)).unwrap();
+    }
+    let log = newest_log(&fs, dir);
+    let before = fs.contents(&log).unwrap().len();
+    // The last record is a batch spanning two WAL blocks.
+    let mut b = WriteBatch::new();
+    b.put(k(1000), v(1000, 40000));
+    b.put(k(1001), v(1001, 10));
+    db.write(&WriteOptions::default(), b).unwrap();
+    db.simulate_crash();
+    let full = fs.contents(&log).unwrap();
+    assert!(full.len() > before + 40000);
+    for mode in [
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        WalRecoveryMode::PointInTimeRecovery,
+    ] {
+        // Every offset near the edges of the record, then a stride through it.
+        let mut cuts: Vec<usize> = (before..before + 64)
+            .chain(full.len() - 64..=full.len())
+            .collect();
+        cuts.extend((before..full.len()).step_by(997));
+        for &cut in &cuts {
+            let f2 = common::clone_fs(&fs, dir);
+            f2.set_contents(&log, full[..cut].to_vec());
+            let mut o2 = o.clone();
+            o2.fs = Arc::new(f2);
+            o2.wal_recovery_mode = mode;
+            let db = Db::open(dir, o2).unwrap_or_else(|e| panic!("{mode:?} cut {cut}: {e}"));
+            for i in 0..40 {
+                assert_eq!(
+                    db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                    Some(v(i, 300)),
+                    "cut {cut}"
+                );
+            }
+            let last = db.get(&ReadOptions::default(), &k(1000)).unwrap();
+            let other = db.get(&ReadOptions::default(), &k(1001)).unwrap();
+            if cut == full.len() {
+                assert_eq!(last, Some(v(1000, 40000)));
+                assert_eq!(other, Some(v(1001, 10)));
+            } else {
+                assert_eq!(last, None, "cut {cut}: a torn batch must not apply");
+                assert_eq!(other, None, "cut {cut}: a torn batch must not apply");
+            }
+        }
+    }
+}
+
+#[test]
+fn absolute_consistency_rejects_a_torn_tail_and_names_the_wal() {
+    let (fs, o) = common::mem_options();
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    for i in 0..10 {
+        db.put(&WriteOptions::default(), &k(i), &v(i, 50)).unwrap();
+    }
+    db.simulate_crash();
+    let log = newest_log(&fs, dir);
+    let full = fs.contents(&log).unwrap();
+    fs.set_contents(&log, full[..full.len() - 3].to_vec());
+    let mut o2 = o.clone();
+    o2.wal_recovery_mode = WalRecoveryMode::AbsoluteConsistency;
+    let e = Db::open(dir, o2).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+    assert!(e.to_string().contains(".log"), "{e}");
+    // The default mode opens and keeps the complete records.
+    let db = Db::open(dir, o).unwrap();
+    for i in 0..9 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(v(i, 50))
+        );
+    }
+}
+
+#[test]
+fn reopen_many_times_with_flushes_between() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = common::small_options(cairndb::env::posix::PosixFs::shared());
+    let mut n = 0;
+    for round in 0..6 {
+        let db = Db::open(dir.path(), o.clone()).unwrap();
+        for i in 0..n {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(v(i, 64)),
+                "round {round} key {i}"
+            );
+        }
+        for _ in 0..1500 {
+            db.put(&WriteOptions::default(), &k(n), &v(n, 64)).unwrap();
+            n += 1;
+        }
+        if round % 2 == 0 {
+            db.close().unwrap();
+        } else {
+            db.simulate_crash();
+        }
+    }
+}
+
+#[test]
+fn second_opener_gets_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = common::small_options(cairndb::env::posix::PosixFs::shared());
+    let db = Db::open(dir.path(), o.clone()).unwrap();
+    match Db::open(dir.path(), o.clone()) {
+        Err(cairndb::Error::Busy { path }) => assert!(path.ends_with("LOCK")),
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    db.close().unwrap();
+    Db::open(dir.path(), o).unwrap();
+}
+
+#[test]
+fn missing_database_and_bad_options_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = common::small_options(cairndb::env::posix::PosixFs::shared());
+    o.create_if_missing = false;
+    let e = Db::open(dir.path().join("nope"), o.clone()).unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
+    let e = Db::open(dir.path(), o.clone()).unwrap_err();
+    assert!(e.to_string().contains("not a database"), "{e}");
+    o.create_if_missing = true;
+    o.write_buffer_size = 10;
+    let e = Db::open(dir.path(), o).unwrap_err();
+    assert!(e.to_string().contains("write_buffer_size"), "{e}");
+}

@@ -378,8 +378,8 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(seed);
         let m = Arc::new(MemTable::new());
         // key: (user_key, Reverse(seq)) so that iteration matches internal order.
-        let mut model: BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>> =
-            BTreeMap::new();
+        type Model = BTreeMap<(Vec<u8>, std::cmp::Reverse<u64>), Option<Vec<u8>>>;
+        let mut model = Model::new();
         let mut seq = 0u64;
         for _ in 0..5000 {
             seq += 1;

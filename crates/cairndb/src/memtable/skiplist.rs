@@ -277,6 +277,7 @@ impl SkipList {
     }
 
     /// Inserts `key` -> `value`; see [`SkipList::insert_parts`].
+    #[cfg(test)]
     pub fn insert(&self, key: &[u8], value: &[u8]) {
         self.insert_parts(key, &[], value)
     }
@@ -366,6 +367,7 @@ impl SkipList {
     }
 
     /// True when `key` is present (exact match).
+    #[cfg(test)]
     pub fn contains(&self, key: &[u8]) -> bool {
         matches!(self.seek_entry(key), Some((k, _)) if k == key)
     }

@@ -56,12 +56,9 @@ fn read_events(fs: &dyn Fs, p: &Path, log_number: u64) -> Vec<(ReadEvent, Vec<u8
     }
 }
 
-fn replay(
-    fs: &dyn Fs,
-    p: &Path,
-    log_number: u64,
-    mode: WalRecoveryMode,
-) -> Result<(ReplayStats, Vec<(u64, Vec<u8>)>)> {
+type Replayed = (ReplayStats, Vec<(u64, Vec<u8>)>);
+
+fn replay(fs: &dyn Fs, p: &Path, log_number: u64, mode: WalRecoveryMode) -> Result<Replayed> {
     let mut got = Vec::new();
     let st = replay_log(fs, p, log_number, mode, |off, rec| {
         got.push((off, rec.to_vec()));

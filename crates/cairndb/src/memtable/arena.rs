@@ -6,7 +6,7 @@
 //! life: readers on other threads may hold it while the writer keeps
 //! allocating.
 //!
-//! Chunk sizes start small (4 KiB) and double up to [`MAX_CHUNK`] (1 MiB), so
+//! Chunk sizes start small (4 KiB) and double up to [`MAX_CHUNK`] (4 MiB; chunks of 2 MiB or more are 2 MiB-aligned and advised for huge pages), so
 //! that a tiny memtable does not report megabytes of usage while a large one
 //! allocates rarely. A request larger than a quarter of the next chunk size
 //! gets a dedicated chunk of exactly its size, and the current chunk keeps its
@@ -25,7 +25,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Size of the first chunk.
 pub const MIN_CHUNK: usize = 4 << 10;
 /// Largest regular chunk; later chunks all have this size.
-pub const MAX_CHUNK: usize = 1 << 20;
+pub const MAX_CHUNK: usize = 4 << 20;
+/// Chunks at least this large are aligned to it and, on Linux, marked for
+/// transparent huge pages: skiplist searches are chains of dependent random
+/// loads, and 2 MiB pages remove most of their TLB misses.
+const HUGE_PAGE: usize = 2 << 20;
 /// Alignment of every chunk, and the largest alignment `allocate` supports.
 pub const MAX_ALIGN: usize = 16;
 
@@ -133,10 +137,26 @@ impl Arena {
     }
 
     fn new_chunk(&self, st: &mut State, bytes: usize) -> *mut u8 {
-        let layout = Layout::from_size_align(bytes, MAX_ALIGN).expect("arena request too large");
+        let align = if bytes >= HUGE_PAGE {
+            HUGE_PAGE
+        } else {
+            MAX_ALIGN
+        };
+        let layout = Layout::from_size_align(bytes, align).expect("arena request too large");
         // SAFETY: `layout` has a non-zero size (callers never ask for 0 bytes).
         let p = unsafe { alloc(layout) };
         let p = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE {
+            let len = bytes / HUGE_PAGE * HUGE_PAGE;
+            // SAFETY: `[p, p + len)` lies inside the allocation just made and
+            // is page-aligned (2 MiB); MADV_HUGEPAGE only changes how the
+            // kernel backs the range, never its contents or validity. The
+            // result is ignored: it is a hint.
+            unsafe {
+                libc::madvise(p.as_ptr() as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
         st.chunks.push((p, layout));
         self.usage.fetch_add(bytes, Ordering::Relaxed);
         p.as_ptr()

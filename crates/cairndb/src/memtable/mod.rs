@@ -349,7 +349,7 @@ mod tests {
         }
         assert!(last >= data, "{last} < {data}");
         // Per-entry overhead: header + ~1.33 links of 8 bytes + alignment,
-        // plus at most one partly used 1 MiB chunk.
+        // plus at most one partly used chunk.
         let overhead = 50_000 * 40 + arena::MAX_CHUNK;
         assert!(last <= data + overhead, "usage {last} for {data} bytes");
     }

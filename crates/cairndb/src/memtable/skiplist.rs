@@ -299,6 +299,10 @@ impl SkipList {
             // so its height is > level; published links point to fully
             // initialised nodes (Acquire pairs with the writer's Release).
             let next = unsafe { Node::link(x, level).load(Ordering::Acquire) };
+            if !next.is_null() {
+                // SAFETY: `next` is a published node of height > level.
+                prefetch(unsafe { Node::link(next, level).load(Ordering::Relaxed) });
+            }
             // SAFETY: `next` is non-null and published, so initialised.
             if !next.is_null()
                 && next != known_ge
@@ -371,6 +375,21 @@ impl SkipList {
     pub fn contains(&self, key: &[u8]) -> bool {
         matches!(self.seek_entry(key), Some((k, _)) if k == key)
     }
+}
+
+/// Hints the CPU to fetch the node at `p` (its header and key start). Pure
+/// hint: never faults, whatever `p` is (null included).
+#[inline(always)]
+fn prefetch(p: *const Node) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetch` never dereferences in the Rust sense and cannot
+    // fault, and SSE is part of the x86_64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Random tower height: 1 + number of leading "1 in 4" successes.

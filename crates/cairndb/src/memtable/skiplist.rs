@@ -1,0 +1,708 @@
+//! A concurrent skiplist over internal keys whose nodes live in an [`Arena`]
+//! (LevelDB's `db/skiplist.h`, with RocksDB `InlineSkipList`'s inline layout).
+//!
+//! # Layout
+//!
+//! Each entry is one arena allocation, 8-byte aligned:
+//!
+//! ```text
+//! [next[h-1]] ... [next[1]] [next[0]] | key_len u32 | value_len u32 | key bytes | value bytes
+//!                                     ^ node pointer
+//! ```
+//!
+//! The `h` forward links (`AtomicPtr<Node>`) sit *before* the node address so
+//! that the key is at a fixed offset (8 bytes) from it and can be read without
+//! knowing the height. Keys are internal keys (`user_key ++ trailer`) ordered
+//! by [`crate::key::compare_internal`]; the head node has height
+//! [`MAX_HEIGHT`] and an empty key that is never compared.
+//!
+//! # Concurrency
+//!
+//! One writer at a time: [`SkipList::insert`] takes `&self` but holds an
+//! internal mutex for its whole duration (uncontended in the engine, where the
+//! write path is already serialised). The mutex also guards the random-height
+//! state and is what makes the arena's `allocate` calls exclusive.
+//!
+//! Readers take no lock and run concurrently with the writer. The argument is
+//! LevelDB's:
+//!
+//! * Nodes are never removed or modified after they are linked in, except for
+//!   their `next` links, which only the writer changes, and only to splice in
+//!   a new node. Node memory is freed only when the list (arena) is dropped,
+//!   which cannot happen while a reader borrows the list or an iterator holds
+//!   an owner of it.
+//! * The writer fills a new node completely (header, key, value, and its own
+//!   `next` links, which point at nodes already published) before making it
+//!   reachable, and makes it reachable with a `Release` store into the
+//!   predecessor's link, bottom level first. Readers load links with
+//!   `Acquire`. A reader that observes the pointer therefore synchronises-with
+//!   that store and sees every byte written before it: the node is fully
+//!   initialised whenever it is reachable.
+//! * A reader may see the new node at some levels and not at others; every
+//!   level is a sorted sublist of the level below at every instant, so a
+//!   search is always correct (it may just not see the newest entry yet).
+//! * `max_height` is read and written `Relaxed`: a reader that sees the new,
+//!   larger height may find null links in the head at the new levels (they
+//!   are initialised to null before the list is shared) and simply drops a
+//!   level; one that sees the old height starts lower. Both are correct.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::mem::{align_of, size_of};
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::arena::Arena;
+use crate::key::TRAILER_LEN;
+
+/// Tallest tower a node can have. With branching 4 this comfortably indexes
+/// 4^12 = 16M entries.
+pub const MAX_HEIGHT: usize = 12;
+
+/// Node header, at the node address. Links precede it, key and value follow.
+#[repr(C)]
+struct Node {
+    key_len: u32,
+    value_len: u32,
+}
+
+const LINK: usize = size_of::<AtomicPtr<Node>>();
+const HEADER: usize = size_of::<Node>();
+
+impl Node {
+    /// The `i`-th forward link.
+    ///
+    /// # Safety
+    /// `node` must point to a live, initialised node of height `> i`.
+    #[inline(always)]
+    unsafe fn link<'a>(node: *const Node, i: usize) -> &'a AtomicPtr<Node> {
+        // SAFETY: per the contract, the `h > i` links live just below `node`,
+        // 8-byte aligned (the allocation is 8-aligned and the header offset is
+        // a multiple of 8) and initialised.
+        unsafe { &*(node as *const AtomicPtr<Node>).sub(i + 1) }
+    }
+
+    /// # Safety
+    /// `node` must point to a live, initialised node; the slice must not
+    /// outlive the arena holding it.
+    #[inline(always)]
+    unsafe fn key<'a>(node: *const Node) -> &'a [u8] {
+        // SAFETY: an initialised node has `key_len` initialised bytes right
+        // after its header; they are never written again.
+        unsafe {
+            let len = (*node).key_len as usize;
+            std::slice::from_raw_parts((node as *const u8).add(HEADER), len)
+        }
+    }
+
+    /// # Safety
+    /// As for [`Node::key`].
+    #[inline(always)]
+    unsafe fn value<'a>(node: *const Node) -> &'a [u8] {
+        // SAFETY: the value's `value_len` initialised bytes follow the key.
+        unsafe {
+            let klen = (*node).key_len as usize;
+            let vlen = (*node).value_len as usize;
+            std::slice::from_raw_parts((node as *const u8).add(HEADER + klen), vlen)
+        }
+    }
+}
+
+/// Internal-key order; falls back to bytewise order when a key is shorter
+/// than a trailer (only possible for a malformed seek target), so that no
+/// input can make a comparison panic.
+#[inline(always)]
+fn cmp(a: &[u8], b: &[u8]) -> CmpOrdering {
+    if a.len() >= TRAILER_LEN && b.len() >= TRAILER_LEN {
+        crate::key::compare_internal(a, b)
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// The skiplist. `Send + Sync`; see the module documentation.
+pub struct SkipList {
+    arena: Arena,
+    head: NonNull<Node>,
+    max_height: AtomicUsize,
+    len: AtomicUsize,
+    /// Held by the one writer; guards the xorshift state and arena allocation.
+    writer: Mutex<u64>,
+}
+
+// SAFETY: all nodes live in `arena`, which the list owns; `head` points into
+// it. Moving the list moves the arena struct, not its chunks.
+unsafe impl Send for SkipList {}
+// SAFETY: shared access is either lock-free reads of immutable node bytes and
+// atomic links (see the module doc for the ordering argument), or writes
+// serialised by the `writer` mutex.
+unsafe impl Sync for SkipList {}
+
+impl Default for SkipList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SkipList {
+    /// An empty list.
+    pub fn new() -> Self {
+        let arena = Arena::new();
+        let size = MAX_HEIGHT * LINK + HEADER;
+        // SAFETY: the arena was just created and is not shared yet, so this
+        // call cannot race another `allocate`.
+        let base = unsafe { arena.allocate(size, align_of::<AtomicPtr<Node>>()) };
+        // SAFETY: `base` points to `size` fresh bytes, 8-aligned; we write the
+        // MAX_HEIGHT null links and an empty header, fully initialising the
+        // head node before anyone can see it.
+        let head = unsafe {
+            let node = base.add(MAX_HEIGHT * LINK) as *mut Node;
+            ptr::write(
+                node,
+                Node {
+                    key_len: 0,
+                    value_len: 0,
+                },
+            );
+            for i in 0..MAX_HEIGHT {
+                ptr::write(
+                    (node as *mut AtomicPtr<Node>).sub(i + 1),
+                    AtomicPtr::new(ptr::null_mut()),
+                );
+            }
+            NonNull::new_unchecked(node)
+        };
+        SkipList {
+            arena,
+            head,
+            max_height: AtomicUsize::new(1),
+            len: AtomicUsize::new(0),
+            writer: Mutex::new(0x9E37_79B9_7F4A_7C15),
+        }
+    }
+
+    /// Number of entries. Acquire pairs with the writer's Release increment,
+    /// which follows the node's publication: a reader that sees `len() == n`
+    /// then finds at least `n` entries.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    /// True when there is no entry.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Exact bytes reserved by the arena.
+    #[inline]
+    pub fn memory_usage(&self) -> usize {
+        self.arena.memory_usage()
+    }
+
+    /// Inserts the entry whose key is `key_head ++ key_tail` (two parts so
+    /// that a user key and its trailer are copied straight into the arena).
+    ///
+    /// The key must be at least 8 bytes (an internal key) and both key and
+    /// value shorter than 4 GiB; this panics otherwise (a caller bug, not
+    /// input data). An entry equal to an existing one is inserted before it;
+    /// the memtable never does that (sequence numbers are unique).
+    pub fn insert_parts(&self, key_head: &[u8], key_tail: &[u8], value: &[u8]) {
+        let key_len = key_head.len() + key_tail.len();
+        assert!(
+            key_len >= TRAILER_LEN,
+            "skiplist key shorter than a trailer"
+        );
+        let key_len32 = u32::try_from(key_len).expect("key of 4 GiB or more");
+        let value_len32 = u32::try_from(value.len()).expect("value of 4 GiB or more");
+
+        let mut rng = self.writer.lock();
+        let height = random_height(&mut rng);
+        let size = height * LINK + HEADER + key_len + value.len();
+        // SAFETY: we hold the writer lock, and every `allocate` on this arena
+        // after construction happens under it, so calls never overlap.
+        let base = unsafe { self.arena.allocate(size, align_of::<AtomicPtr<Node>>()) };
+        // SAFETY: `base` is `size` fresh, 8-aligned bytes that no reader can
+        // reach yet. We initialise every part of the node: header, key, value
+        // and `height` links (null for now).
+        let node = unsafe {
+            let node = base.add(height * LINK) as *mut Node;
+            ptr::write(
+                node,
+                Node {
+                    key_len: key_len32,
+                    value_len: value_len32,
+                },
+            );
+            let kp = (node as *mut u8).add(HEADER);
+            ptr::copy_nonoverlapping(key_head.as_ptr(), kp, key_head.len());
+            ptr::copy_nonoverlapping(key_tail.as_ptr(), kp.add(key_head.len()), key_tail.len());
+            ptr::copy_nonoverlapping(value.as_ptr(), kp.add(key_len), value.len());
+            for i in 0..height {
+                ptr::write(
+                    (node as *mut AtomicPtr<Node>).sub(i + 1),
+                    AtomicPtr::new(ptr::null_mut()),
+                );
+            }
+            node
+        };
+        // SAFETY: the node was fully initialised above and lives in our arena.
+        let key = unsafe { Node::key(node) };
+        let mut prev = [self.head.as_ptr(); MAX_HEIGHT];
+        self.find_greater_or_equal(key, Some(&mut prev));
+
+        let max = self.max_height.load(Ordering::Relaxed);
+        if height > max {
+            // `prev[max..height]` already hold the head.
+            self.max_height.store(height, Ordering::Relaxed);
+        }
+        for (i, &p) in prev.iter().enumerate().take(height) {
+            // SAFETY: `p` is the head (height MAX_HEIGHT) or a node found at
+            // level `i`, hence of height > i; `node` has height `height > i`.
+            // Only the writer (us, under the lock) stores links, so the
+            // relaxed load of `p`'s link reads the latest value. The node's own
+            // link is set before the release store that publishes the node, so
+            // readers that acquire the node see it (module doc).
+            unsafe {
+                let next = Node::link(p, i).load(Ordering::Relaxed);
+                Node::link(node, i).store(next, Ordering::Relaxed);
+                Node::link(p, i).store(node, Ordering::Release);
+            }
+        }
+        self.len.fetch_add(1, Ordering::Release);
+        drop(rng);
+    }
+
+    /// Inserts `key` -> `value`; see [`SkipList::insert_parts`].
+    #[cfg(test)]
+    pub fn insert(&self, key: &[u8], value: &[u8]) {
+        self.insert_parts(key, &[], value)
+    }
+
+    /// First node with key >= `key`, or null. Fills `prev[i]` with the last
+    /// node at level `i` whose key is < `key` (the head if none).
+    fn find_greater_or_equal(
+        &self,
+        key: &[u8],
+        mut prev: Option<&mut [*mut Node; MAX_HEIGHT]>,
+    ) -> *mut Node {
+        let mut x = self.head.as_ptr();
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        // The node already known to be >= key at the level above: skip
+        // comparing it again (RocksDB's trick).
+        let mut known_ge: *mut Node = ptr::null_mut();
+        loop {
+            // SAFETY: `x` is the head or a node reached at `level` or above,
+            // so its height is > level; published links point to fully
+            // initialised nodes (Acquire pairs with the writer's Release).
+            let next = unsafe { Node::link(x, level).load(Ordering::Acquire) };
+            if !next.is_null() {
+                // SAFETY: `next` is a published node of height > level.
+                prefetch(unsafe { Node::link(next, level).load(Ordering::Relaxed) });
+            }
+            // SAFETY: `next` is non-null and published, so initialised.
+            if !next.is_null()
+                && next != known_ge
+                && cmp(unsafe { Node::key(next) }, key) == CmpOrdering::Less
+            {
+                x = next;
+            } else {
+                if let Some(p) = prev.as_deref_mut() {
+                    p[level] = x;
+                }
+                if level == 0 {
+                    return next;
+                }
+                known_ge = next;
+                level -= 1;
+            }
+        }
+    }
+
+    /// Last node with key < `key`, or the head.
+    fn find_less_than(&self, key: &[u8]) -> *mut Node {
+        let mut x = self.head.as_ptr();
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        loop {
+            // SAFETY: as in `find_greater_or_equal`.
+            let next = unsafe { Node::link(x, level).load(Ordering::Acquire) };
+            // SAFETY: `next` is non-null and published.
+            if !next.is_null() && cmp(unsafe { Node::key(next) }, key) == CmpOrdering::Less {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+
+    /// The last node, or the head when empty.
+    fn find_last(&self) -> *mut Node {
+        let mut x = self.head.as_ptr();
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        loop {
+            // SAFETY: as in `find_greater_or_equal`.
+            let next = unsafe { Node::link(x, level).load(Ordering::Acquire) };
+            if !next.is_null() {
+                x = next;
+            } else if level == 0 {
+                return x;
+            } else {
+                level -= 1;
+            }
+        }
+    }
+
+    /// The first entry with key >= `key`: `(key, value)`.
+    #[inline]
+    pub fn seek_entry(&self, key: &[u8]) -> Option<(&[u8], &[u8])> {
+        let n = self.find_greater_or_equal(key, None);
+        if n.is_null() {
+            None
+        } else {
+            // SAFETY: `n` is a published node of this list; the slices borrow
+            // `self`, which keeps the arena alive.
+            Some(unsafe { (Node::key(n), Node::value(n)) })
+        }
+    }
+
+    /// True when `key` is present (exact match).
+    #[cfg(test)]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        matches!(self.seek_entry(key), Some((k, _)) if k == key)
+    }
+}
+
+/// Hints the CPU to fetch the node at `p` (its header and key start). Pure
+/// hint: never faults, whatever `p` is (null included).
+#[inline(always)]
+fn prefetch(p: *const Node) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetch` never dereferences in the Rust sense and cannot
+    // fault, and SSE is part of the x86_64 baseline.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Random tower height: 1 + number of leading "1 in 4" successes.
+#[inline]
+fn random_height(state: &mut u64) -> usize {
+    // xorshift64*
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    let mut bits = x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32;
+    let mut h = 1;
+    while h < MAX_HEIGHT && bits & 3 == 0 {
+        h += 1;
+        bits >>= 2;
+    }
+    h
+}
+
+/// Something that owns (or borrows) a [`SkipList`] and keeps it alive.
+///
+/// # Safety
+///
+/// `list()` must return the same list on every call for the lifetime of the
+/// value, and that list must not be dropped while the value exists: an
+/// iterator stores raw node pointers obtained from one call and dereferences
+/// them after later calls.
+pub unsafe trait ListOwner {
+    /// The list.
+    fn list(&self) -> &SkipList;
+}
+
+// SAFETY: a shared reference always designates the same list and keeps it
+// borrowed (alive) for `'a`.
+unsafe impl ListOwner for &SkipList {
+    fn list(&self) -> &SkipList {
+        self
+    }
+}
+
+// SAFETY: an `Arc` always derefs to the same allocation and keeps it alive.
+unsafe impl ListOwner for Arc<SkipList> {
+    fn list(&self) -> &SkipList {
+        self
+    }
+}
+
+/// A cursor over the list (LevelDB's `SkipList::Iterator`). It may observe
+/// entries inserted after it was created.
+pub struct Iter<O: ListOwner> {
+    owner: O,
+    /// Current node; null when not valid. Never the head.
+    node: *const Node,
+}
+
+// SAFETY: `node` points into the arena of the list that `owner` keeps alive;
+// the list is `Sync`, so reading its nodes from whichever thread holds the
+// iterator is sound as long as the owner itself may move there.
+unsafe impl<O: ListOwner + Send> Send for Iter<O> {}
+
+impl<O: ListOwner> Iter<O> {
+    /// An iterator, not yet positioned (not valid).
+    pub fn new(owner: O) -> Self {
+        Iter {
+            owner,
+            node: ptr::null(),
+        }
+    }
+
+    /// The owner.
+    pub fn owner(&self) -> &O {
+        &self.owner
+    }
+
+    #[inline]
+    fn set(&mut self, n: *const Node) {
+        let head = self.owner.list().head.as_ptr() as *const Node;
+        self.node = if n == head { ptr::null() } else { n };
+    }
+
+    /// True when positioned on an entry.
+    #[inline]
+    pub fn valid(&self) -> bool {
+        !self.node.is_null()
+    }
+
+    /// The current key. Panics when not valid.
+    #[inline]
+    pub fn key(&self) -> &[u8] {
+        assert!(self.valid(), "skiplist iterator not valid");
+        // SAFETY: a non-null `node` is a published node of the owner's list,
+        // which outlives `&self` (ListOwner contract).
+        unsafe { Node::key(self.node) }
+    }
+
+    /// The current value. Panics when not valid.
+    #[inline]
+    pub fn value(&self) -> &[u8] {
+        assert!(self.valid(), "skiplist iterator not valid");
+        // SAFETY: as in `key`.
+        unsafe { Node::value(self.node) }
+    }
+
+    /// Moves to the next entry. Requires `valid()` (no-op otherwise).
+    #[inline]
+    pub fn next(&mut self) {
+        if self.valid() {
+            // SAFETY: a published node has height >= 1; link 0 is readable.
+            self.node = unsafe { Node::link(self.node, 0).load(Ordering::Acquire) };
+        }
+    }
+
+    /// Moves to the previous entry (a search, as in LevelDB). Requires
+    /// `valid()` (no-op otherwise).
+    pub fn prev(&mut self) {
+        if self.valid() {
+            // SAFETY: as in `key`; the key slice is not used after the search.
+            let key = unsafe { Node::key(self.node) };
+            let n = self.owner.list().find_less_than(key);
+            self.set(n);
+        }
+    }
+
+    /// Positions on the first entry with key >= `target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        let n = self.owner.list().find_greater_or_equal(target, None);
+        self.node = n;
+    }
+
+    /// Positions on the first entry.
+    pub fn seek_to_first(&mut self) {
+        let head = self.owner.list().head.as_ptr();
+        // SAFETY: the head has MAX_HEIGHT initialised links.
+        self.node = unsafe { Node::link(head, 0).load(Ordering::Acquire) };
+    }
+
+    /// Positions on the last entry.
+    pub fn seek_to_last(&mut self) {
+        let n = self.owner.list().find_last();
+        self.set(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, parse_internal_key, ValueType};
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeSet;
+    use std::sync::atomic::AtomicBool;
+
+    fn ik(n: u64) -> Vec<u8> {
+        make_internal_key(format!("key{n:08}").as_bytes(), 1, ValueType::Value)
+    }
+
+    #[test]
+    fn empty_list() {
+        let l = SkipList::new();
+        assert!(l.is_empty());
+        let mut it = Iter::new(&l);
+        assert!(!it.valid());
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(&ik(5));
+        assert!(!it.valid());
+        assert!(!l.contains(&ik(5)));
+    }
+
+    #[test]
+    fn insert_and_iterate_both_ways() {
+        let seed: u64 = rand::random();
+        println!("seed {seed}");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let l = SkipList::new();
+        let mut model = BTreeSet::new();
+        for _ in 0..3000 {
+            let n = rng.gen_range(0..5000u64);
+            if model.insert(n) {
+                l.insert(&ik(n), format!("v{n}").as_bytes());
+            }
+        }
+        assert_eq!(l.len(), model.len());
+        for n in 0..5000 {
+            assert_eq!(l.contains(&ik(n)), model.contains(&n));
+        }
+        let mut it = Iter::new(&l);
+        it.seek_to_first();
+        for &n in &model {
+            assert!(it.valid());
+            assert_eq!(it.key(), &ik(n)[..]);
+            assert_eq!(it.value(), format!("v{n}").as_bytes());
+            it.next();
+        }
+        assert!(!it.valid());
+        it.seek_to_last();
+        for &n in model.iter().rev() {
+            assert!(it.valid());
+            assert_eq!(it.key(), &ik(n)[..]);
+            it.prev();
+        }
+        assert!(!it.valid());
+        // Seeks to every possible target.
+        for n in 0..5001 {
+            it.seek(&ik(n));
+            match model.range(n..).next() {
+                Some(&m) => assert_eq!(it.key(), &ik(m)[..]),
+                None => assert!(!it.valid()),
+            }
+        }
+        // Malformed (short) seek targets must not panic.
+        it.seek(b"");
+        it.seek(b"k");
+    }
+
+    #[test]
+    fn arc_owner_and_send() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<SkipList>();
+        let l = Arc::new(SkipList::new());
+        l.insert(&ik(1), b"one");
+        let mut it = Iter::new(l.clone());
+        drop(l);
+        let h = std::thread::spawn(move || {
+            it.seek_to_first();
+            it.value().to_vec()
+        });
+        assert_eq!(h.join().unwrap(), b"one");
+    }
+
+    #[test]
+    fn height_distribution() {
+        let mut s = 1u64;
+        let mut counts = [0usize; MAX_HEIGHT + 1];
+        for _ in 0..100_000 {
+            counts[random_height(&mut s)] += 1;
+        }
+        // About 3/4 of the towers have height 1, 3/16 height 2.
+        assert!(counts[1] > 70_000 && counts[1] < 80_000, "{counts:?}");
+        assert!(counts[2] > 16_000 && counts[2] < 21_000, "{counts:?}");
+    }
+
+    /// One writer inserts while readers scan and seek; every scan must be
+    /// strictly increasing and see only complete entries, and each reader
+    /// must eventually see everything inserted before it started.
+    #[test]
+    fn concurrent_writer_and_readers() {
+        const N: u64 = if cfg!(miri) { 200 } else { 20_000 };
+        let l = Arc::new(SkipList::new());
+        let done = Arc::new(AtomicBool::new(false));
+        let mut readers = Vec::new();
+        for r in 0..3u64 {
+            let l = l.clone();
+            let done = done.clone();
+            readers.push(std::thread::spawn(move || {
+                let mut rounds = 0u64;
+                loop {
+                    let finished = done.load(Ordering::Acquire);
+                    let len_before = l.len();
+                    let mut it = Iter::new(&*l);
+                    it.seek_to_first();
+                    let mut count = 0usize;
+                    let mut last: Option<Vec<u8>> = None;
+                    while it.valid() {
+                        let k = it.key();
+                        let p = parse_internal_key(k).expect("complete key");
+                        let n: u64 = std::str::from_utf8(&p.user_key[3..])
+                            .unwrap()
+                            .parse()
+                            .unwrap();
+                        assert_eq!(it.value(), format!("value-{n}").as_bytes());
+                        if let Some(prev) = &last {
+                            assert_eq!(cmp(prev, k), CmpOrdering::Less, "out of order");
+                        }
+                        last = Some(k.to_vec());
+                        count += 1;
+                        it.next();
+                    }
+                    assert!(count >= len_before, "missed published entries");
+                    // Random seeks land on a key >= the target.
+                    let t = ik((rounds * 7919 + r) % N);
+                    it.seek(&t);
+                    if it.valid() {
+                        assert_ne!(cmp(it.key(), &t), CmpOrdering::Less);
+                        // prev lands before the current key (not necessarily
+                        // before `t`: a key between them may just have been
+                        // inserted).
+                        let at = it.key().to_vec();
+                        it.prev();
+                        if it.valid() {
+                            assert_eq!(cmp(it.key(), &at), CmpOrdering::Less);
+                        }
+                    }
+                    rounds += 1;
+                    if finished {
+                        assert_eq!(count as u64, N);
+                        return rounds;
+                    }
+                }
+            }));
+        }
+        // Insert in a scrambled order.
+        for i in 0..N {
+            let n = (i * 7_777_777) % N;
+            l.insert(&ik(n), format!("value-{n}").as_bytes());
+        }
+        done.store(true, Ordering::Release);
+        for r in readers {
+            assert!(r.join().unwrap() >= 1);
+        }
+        assert_eq!(l.len() as u64, N);
+    }
+}

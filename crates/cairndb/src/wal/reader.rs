@@ -1,0 +1,317 @@
+//! Reads records back from a log file (`docs/format/wal.md`).
+//!
+//! The reader never panics on any bytes: damage is reported as
+//! [`ReadEvent::Corruption`] with the file offset where it starts, after
+//! which the reader resynchronises at the next block (fragments of the
+//! damaged record found there are skipped silently).
+
+use super::{BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE, MIDDLE_TYPE};
+use crate::env::SequentialFile;
+use crate::error::Result;
+use crate::util::coding::decode_fixed32;
+use crate::util::crc;
+
+/// What [`LogReader::read_record`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadEvent {
+    /// A complete record is in `out`; `offset` is where its first fragment's
+    /// header starts in the file.
+    Record {
+        /// File offset of the record's first header.
+        offset: u64,
+    },
+    /// The end of the log: end of file, an all-zero header (preallocated or
+    /// zero-filled space), or a record of another log number (an older log
+    /// in a recycled file). Every later call returns `Eof` again.
+    Eof,
+    /// Damaged bytes starting at `offset` were dropped.
+    Corruption {
+        /// File offset of the damaged record (its first fragment when known).
+        offset: u64,
+        /// What was wrong.
+        what: String,
+    },
+}
+
+/// Result of reading one physical record.
+enum Physical {
+    Record {
+        t: u8,
+        /// Range of the payload in `buf`.
+        start: usize,
+        end: usize,
+        /// File offset of the header.
+        offset: u64,
+        /// Position of the header in `buf` (to push the record back).
+        pos: usize,
+    },
+    Eof,
+    Bad {
+        offset: u64,
+        what: String,
+    },
+}
+
+/// Reads a log file front to back.
+pub struct LogReader {
+    file: Box<dyn SequentialFile>,
+    log_number: u32,
+    /// The current block (up to BLOCK_SIZE bytes).
+    buf: Vec<u8>,
+    /// Read position in `buf`.
+    pos: usize,
+    /// File offset of `buf[0]`.
+    buf_offset: u64,
+    /// The file returned fewer than BLOCK_SIZE bytes: no more blocks.
+    file_eof: bool,
+    /// The log has ended (sticky).
+    ended: bool,
+    /// After damage: skip MIDDLE/LAST fragments until a FULL or FIRST.
+    resyncing: bool,
+    dropped_bytes: u64,
+}
+
+impl LogReader {
+    /// A reader of the log `log_number` (its low 32 bits are compared with
+    /// each header's) stored in `file`, from its start.
+    pub fn new(file: Box<dyn SequentialFile>, log_number: u64) -> LogReader {
+        LogReader {
+            file,
+            log_number: log_number as u32,
+            buf: Vec::with_capacity(BLOCK_SIZE),
+            pos: 0,
+            buf_offset: 0,
+            file_eof: false,
+            ended: false,
+            resyncing: false,
+            dropped_bytes: 0,
+        }
+    }
+
+    /// Total bytes dropped because of damage so far (damaged fragments, the
+    /// rest of their blocks, and fragments of incomplete records).
+    pub fn dropped_bytes(&self) -> u64 {
+        self.dropped_bytes
+    }
+
+    /// The path of the file being read.
+    pub fn path(&self) -> &std::path::Path {
+        self.file.path()
+    }
+
+    /// Reads the next record into `out` (replacing its contents). I/O errors
+    /// are returned as `Err`; damage as `Ok(ReadEvent::Corruption)`.
+    pub fn read_record(&mut self, out: &mut Vec<u8>) -> Result<ReadEvent> {
+        out.clear();
+        let mut in_fragment = false;
+        let mut record_offset = 0u64;
+        loop {
+            match self.read_physical()? {
+                Physical::Record {
+                    t,
+                    start,
+                    end,
+                    offset,
+                    pos,
+                } => {
+                    let data = &self.buf[start..end];
+                    match t {
+                        FULL_TYPE | FIRST_TYPE => {
+                            self.resyncing = false;
+                            if in_fragment {
+                                // Push this record back and report the
+                                // unfinished one.
+                                self.pos = pos;
+                                self.dropped_bytes += out.len() as u64;
+                                out.clear();
+                                return Ok(ReadEvent::Corruption {
+                                    offset: record_offset,
+                                    what: "fragmented record has no LAST fragment".into(),
+                                });
+                            }
+                            out.extend_from_slice(data);
+                            if t == FULL_TYPE {
+                                return Ok(ReadEvent::Record { offset });
+                            }
+                            in_fragment = true;
+                            record_offset = offset;
+                        }
+                        MIDDLE_TYPE | LAST_TYPE => {
+                            if !in_fragment {
+                                self.dropped_bytes += (HEADER_SIZE + data.len()) as u64;
+                                if self.resyncing {
+                                    continue;
+                                }
+                                let name = if t == MIDDLE_TYPE { "MIDDLE" } else { "LAST" };
+                                return Ok(ReadEvent::Corruption {
+                                    offset,
+                                    what: format!("{name} fragment without a FIRST fragment"),
+                                });
+                            }
+                            out.extend_from_slice(data);
+                            if t == LAST_TYPE {
+                                return Ok(ReadEvent::Record {
+                                    offset: record_offset,
+                                });
+                            }
+                        }
+                        _ => unreachable!("read_physical returns known types only"),
+                    }
+                }
+                Physical::Eof => {
+                    if in_fragment {
+                        self.dropped_bytes += out.len() as u64;
+                        out.clear();
+                        return Ok(ReadEvent::Corruption {
+                            offset: record_offset,
+                            what: "log ends inside a fragmented record".into(),
+                        });
+                    }
+                    return Ok(ReadEvent::Eof);
+                }
+                Physical::Bad { offset, what } => {
+                    self.resyncing = true;
+                    if in_fragment {
+                        self.dropped_bytes += out.len() as u64;
+                        out.clear();
+                        return Ok(ReadEvent::Corruption {
+                            offset: record_offset,
+                            what: format!("fragment at offset {offset} is damaged: {what}"),
+                        });
+                    }
+                    return Ok(ReadEvent::Corruption { offset, what });
+                }
+            }
+        }
+    }
+
+    /// Reads the next block into `buf`. Sets `file_eof` on a short block.
+    fn read_block(&mut self) -> Result<()> {
+        self.buf_offset += self.buf.len() as u64;
+        self.buf.clear();
+        self.buf.resize(BLOCK_SIZE, 0);
+        self.pos = 0;
+        let mut n = 0;
+        while n < BLOCK_SIZE {
+            match self.file.read(&mut self.buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k.min(BLOCK_SIZE - n),
+                Err(e) => {
+                    self.buf.truncate(n);
+                    return Err(e);
+                }
+            }
+        }
+        self.buf.truncate(n);
+        if n < BLOCK_SIZE {
+            self.file_eof = true;
+        }
+        Ok(())
+    }
+
+    /// Drops the rest of the current block after damage at `pos`.
+    fn drop_block(&mut self, pos: usize) {
+        self.dropped_bytes += (self.buf.len() - pos) as u64;
+        self.pos = self.buf.len();
+    }
+
+    fn read_physical(&mut self) -> Result<Physical> {
+        loop {
+            if self.ended {
+                return Ok(Physical::Eof);
+            }
+            let remaining = self.buf.len() - self.pos;
+            if remaining < HEADER_SIZE {
+                if !self.file_eof {
+                    // The rest of a full block is padding; move on.
+                    self.read_block()?;
+                    continue;
+                }
+                self.ended = true;
+                let tail = &self.buf[self.pos..];
+                if tail.iter().all(|&b| b == 0) {
+                    return Ok(Physical::Eof);
+                }
+                let offset = self.buf_offset + self.pos as u64;
+                self.dropped_bytes += tail.len() as u64;
+                self.pos = self.buf.len();
+                return Ok(Physical::Bad {
+                    offset,
+                    what: format!(
+                        "log ends inside a record header ({} of {HEADER_SIZE} bytes)",
+                        tail.len()
+                    ),
+                });
+            }
+            let pos = self.pos;
+            let offset = self.buf_offset + pos as u64;
+            let h = &self.buf[pos..pos + HEADER_SIZE];
+            if h.iter().all(|&b| b == 0) {
+                // Preallocated or zero-filled space: the end of the log.
+                self.ended = true;
+                return Ok(Physical::Eof);
+            }
+            let stored_crc = decode_fixed32(&h[0..4]);
+            let len = u16::from_le_bytes([h[4], h[5]]) as usize;
+            let t = h[6];
+            let log_number = decode_fixed32(&h[7..11]);
+            let start = pos + HEADER_SIZE;
+            let end = start + len;
+            if end > self.buf.len() {
+                if self.file_eof {
+                    // The last block is short: the writer stopped mid-record.
+                    self.ended = true;
+                    self.dropped_bytes += (self.buf.len() - pos) as u64;
+                    self.pos = self.buf.len();
+                    return Ok(Physical::Bad {
+                        offset,
+                        what: format!(
+                            "log ends inside a record: header says {len} bytes, {} present",
+                            self.buf.len() - start
+                        ),
+                    });
+                }
+                self.drop_block(pos);
+                return Ok(Physical::Bad {
+                    offset,
+                    what: format!("record length {len} runs past the end of its block"),
+                });
+            }
+            let actual = crc::crc32c(&self.buf[pos + 6..end]);
+            // The crc covers type (byte 6), log number (7..11) and payload,
+            // which are contiguous from byte 6 of the header.
+            if crc::unmask(stored_crc) != actual {
+                self.drop_block(pos);
+                return Ok(Physical::Bad {
+                    offset,
+                    what: "record checksum mismatch".into(),
+                });
+            }
+            if log_number != self.log_number {
+                // A valid record of another log: this file was recycled and
+                // what follows is the previous log's data.
+                self.ended = true;
+                return Ok(Physical::Eof);
+            }
+            match t {
+                FULL_TYPE | FIRST_TYPE | MIDDLE_TYPE | LAST_TYPE => {
+                    self.pos = end;
+                    return Ok(Physical::Record {
+                        t,
+                        start,
+                        end,
+                        offset,
+                        pos,
+                    });
+                }
+                _ => {
+                    self.drop_block(pos);
+                    return Ok(Physical::Bad {
+                        offset,
+                        what: format!("unknown record type {t}"),
+                    });
+                }
+            }
+        }
+    }
+}

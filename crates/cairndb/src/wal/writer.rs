@@ -1,0 +1,136 @@
+//! Appends records to a log file (`docs/format/wal.md`).
+
+use super::{BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE, MAX_TYPE, MIDDLE_TYPE};
+use crate::env::WritableFile;
+use crate::error::Result;
+use crate::util::crc;
+
+/// Writes framed records to a log file.
+///
+/// Each [`LogWriter::add_record`] frames the whole payload into a reusable
+/// buffer and hands it to the file with a single `append`. After any error
+/// the log's tail is unknown: the writer must be abandoned (the engine stops
+/// writing to it and switches to a new log or to read-only mode).
+pub struct LogWriter {
+    file: Box<dyn WritableFile>,
+    log_number: u32,
+    /// Offset inside the current block where the next header goes.
+    block_offset: usize,
+    /// Logical file size (bytes appended).
+    size: u64,
+    /// crc32c of `[type, log_number LE]` for each type, extended by payloads.
+    type_crc: [u32; MAX_TYPE as usize + 1],
+    buf: Vec<u8>,
+    /// Preallocation chunk size, if enabled.
+    prealloc_chunk: u64,
+    /// File size up to which space has been reserved.
+    preallocated: u64,
+}
+
+impl LogWriter {
+    /// A writer appending to `file` (which may already hold records of this
+    /// log: writing continues at its current end). Only the low 32 bits of
+    /// `log_number` are recorded.
+    pub fn new(file: Box<dyn WritableFile>, log_number: u64) -> LogWriter {
+        let size = file.len();
+        let log_number = log_number as u32;
+        let mut type_crc = [0u32; MAX_TYPE as usize + 1];
+        for (t, c) in type_crc.iter_mut().enumerate() {
+            let mut h = [0u8; 5];
+            h[0] = t as u8;
+            h[1..].copy_from_slice(&log_number.to_le_bytes());
+            *c = crc::crc32c(&h);
+        }
+        LogWriter {
+            file,
+            log_number,
+            block_offset: (size % BLOCK_SIZE as u64) as usize,
+            size,
+            type_crc,
+            buf: Vec::new(),
+            prealloc_chunk: 0,
+            preallocated: size,
+        }
+    }
+
+    /// Enables preallocation: whenever a write crosses into a new chunk of
+    /// `bytes_per_chunk` bytes, space up to the end of that chunk is reserved
+    /// with `WritableFile::allocate`. 0 disables it.
+    pub fn with_preallocate(mut self, bytes_per_chunk: u64) -> LogWriter {
+        self.prealloc_chunk = bytes_per_chunk;
+        self
+    }
+
+    /// Appends one record (any length, including 0).
+    pub fn add_record(&mut self, payload: &[u8]) -> Result<()> {
+        self.buf.clear();
+        let mut block_offset = self.block_offset;
+        let mut left = payload;
+        let mut begin = true;
+        loop {
+            let leftover = BLOCK_SIZE - block_offset;
+            if leftover < HEADER_SIZE {
+                // Too small for a header: zero-pad to the end of the block.
+                self.buf.extend_from_slice(&[0u8; HEADER_SIZE][..leftover]);
+                block_offset = 0;
+            }
+            let avail = BLOCK_SIZE - block_offset - HEADER_SIZE;
+            let n = left.len().min(avail);
+            let end = n == left.len();
+            let t = match (begin, end) {
+                (true, true) => FULL_TYPE,
+                (true, false) => FIRST_TYPE,
+                (false, false) => MIDDLE_TYPE,
+                (false, true) => LAST_TYPE,
+            };
+            self.emit(t, &left[..n]);
+            block_offset += HEADER_SIZE + n;
+            left = &left[n..];
+            begin = false;
+            if end {
+                break;
+            }
+        }
+        let new_size = self.size + self.buf.len() as u64;
+        if self.prealloc_chunk > 0 && new_size > self.preallocated {
+            let chunk = self.prealloc_chunk;
+            let target = new_size.div_ceil(chunk) * chunk;
+            self.file.allocate(target - self.size)?;
+            self.preallocated = target;
+        }
+        self.file.append(&self.buf)?;
+        self.size = new_size;
+        self.block_offset = block_offset;
+        Ok(())
+    }
+
+    fn emit(&mut self, t: u8, data: &[u8]) {
+        let c = crc::mask(crc::extend(self.type_crc[t as usize], data));
+        self.buf.extend_from_slice(&c.to_le_bytes());
+        self.buf
+            .extend_from_slice(&(data.len() as u16).to_le_bytes());
+        self.buf.push(t);
+        self.buf.extend_from_slice(&self.log_number.to_le_bytes());
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Hands written bytes to the operating system.
+    pub fn flush(&mut self) -> Result<()> {
+        self.file.flush()
+    }
+
+    /// Makes every written byte durable.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    /// Bytes written so far (including any the file held when opened).
+    pub fn file_size(&self) -> u64 {
+        self.size
+    }
+
+    /// The low 32 bits of the log number recorded in every header.
+    pub fn log_number(&self) -> u32 {
+        self.log_number
+    }
+}

@@ -12,7 +12,11 @@ use clap::{Parser, Subcommand};
 use rand::{Rng, SeedableRng};
 
 #[derive(Parser)]
-#[command(name = "cairndb", version, about = "CairnDB: an embedded LSM-tree key-value store")]
+#[command(
+    name = "cairndb",
+    version,
+    about = "CairnDB: an embedded LSM-tree key-value store"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -110,7 +114,9 @@ fn bench(a: BenchArgs) -> cairndb::Result<()> {
     println!("------------------------------------------------");
 
     let mut rng = rand::rngs::SmallRng::seed_from_u64(a.seed);
-    let value: Vec<u8> = (0..a.value_size).map(|_| rng.gen_range(b'a'..=b'z')).collect();
+    let value: Vec<u8> = (0..a.value_size)
+        .map(|_| rng.gen_range(b'a'..=b'z'))
+        .collect();
     let mut key = Vec::with_capacity(a.key_size);
     // Distinct keys in random order so the read-back can expect all of them.
     let mut order: Vec<u64> = (0..a.num).collect();

@@ -30,7 +30,10 @@ fn writers_readers_and_snapshots_at_once() {
                     b.put(format!("w{t}-{s}"), &val);
                 }
                 b.put(format!("u{t}-{i:06}"), &val);
-                let wo = WriteOptions { sync: i % 100 == 0, ..Default::default() };
+                let wo = WriteOptions {
+                    sync: i % 100 == 0,
+                    ..Default::default()
+                };
                 db.write(&wo, b).unwrap();
             }
         }));
@@ -43,16 +46,26 @@ fn writers_readers_and_snapshots_at_once() {
             let mut checks = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let snap = db.snapshot();
-                let ro = ReadOptions { snapshot: Some(snap.clone()), ..Default::default() };
+                let ro = ReadOptions {
+                    snapshot: Some(snap.clone()),
+                    ..Default::default()
+                };
                 for t in 0..WRITERS {
                     let vals: Vec<_> = ["a", "b", "c"]
                         .iter()
                         .map(|s| db.get(&ro, format!("w{t}-{s}").as_bytes()).unwrap())
                         .collect();
-                    assert!(vals[0] == vals[1] && vals[1] == vals[2], "reader {r}: torn batch {vals:?}");
+                    assert!(
+                        vals[0] == vals[1] && vals[1] == vals[2],
+                        "reader {r}: torn batch {vals:?}"
+                    );
                     // The unique key of that batch is visible in the same snapshot.
                     if let Some(v) = &vals[0] {
-                        let i = String::from_utf8_lossy(v).split(':').nth(1).unwrap().to_string();
+                        let i = String::from_utf8_lossy(v)
+                            .split(':')
+                            .nth(1)
+                            .unwrap()
+                            .to_string();
                         let u = db.get(&ro, format!("u{t}-{i}").as_bytes()).unwrap();
                         assert_eq!(u.as_ref(), Some(v));
                     }
@@ -82,7 +95,9 @@ fn writers_readers_and_snapshots_at_once() {
     }
     for t in 0..WRITERS {
         for i in 0..ROUNDS {
-            let got = db.get(&ReadOptions::default(), format!("u{t}-{i:06}").as_bytes()).unwrap();
+            let got = db
+                .get(&ReadOptions::default(), format!("u{t}-{i:06}").as_bytes())
+                .unwrap();
             assert_eq!(got, Some(format!("{t}:{i:06}").into_bytes()));
         }
     }

@@ -69,7 +69,11 @@ fn open_and_read(fs: MemFs, o: &Options, m: &BTreeMap<Vec<u8>, Vec<u8>>) -> Resu
     it.seek_to_first();
     let mut n = 0;
     while it.valid() {
-        assert_eq!(m.get(it.key()), Some(&it.value().to_vec()), "iterator produced a wrong entry");
+        assert_eq!(
+            m.get(it.key()),
+            Some(&it.value().to_vec()),
+            "iterator produced a wrong entry"
+        );
         n += 1;
         it.next();
     }
@@ -126,7 +130,10 @@ fn wal_byte_flips_lose_at_most_the_tail_and_never_corrupt_values() {
         let mut strict = o.clone();
         strict.wal_recovery_mode = cairndb::WalRecoveryMode::AbsoluteConsistency;
         let e = open_and_read(c, &strict, &m).unwrap_err();
-        assert!(e.is_corruption() && e.to_string().contains(".log"), "byte {pos}: {e}");
+        assert!(
+            e.is_corruption() && e.to_string().contains(".log"),
+            "byte {pos}: {e}"
+        );
     }
 }
 
@@ -168,11 +175,23 @@ fn current_damage_is_a_clear_error() {
         let c = mutate(&fs, cur, |b| b[pos] ^= 0x04);
         let e = open_and_read(c, &o, &m).unwrap_err();
         let s = e.to_string();
-        assert!(s.contains("CURRENT") || s.contains("MANIFEST"), "byte {pos}: {s}");
+        assert!(
+            s.contains("CURRENT") || s.contains("MANIFEST"),
+            "byte {pos}: {s}"
+        );
     }
-    for bytes in [&b""[..], b"\n", b"MANIFEST-000001", b"../etc/passwd\n", b"000004.log\n"] {
+    for bytes in [
+        &b""[..],
+        b"\n",
+        b"MANIFEST-000001",
+        b"../etc/passwd\n",
+        b"000004.log\n",
+    ] {
         let c = mutate(&fs, cur, |b| *b = bytes.to_vec());
         let e = open_and_read(c, &o, &m).unwrap_err();
-        assert!(e.to_string().contains("CURRENT") || e.to_string().contains("MANIFEST"), "{e}");
+        assert!(
+            e.to_string().contains("CURRENT") || e.to_string().contains("MANIFEST"),
+            "{e}"
+        );
     }
 }

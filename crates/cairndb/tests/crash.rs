@@ -28,7 +28,10 @@ fn crash_child_writer() {
     let Ok(dir) = std::env::var("CAIRNDB_CRASH_CHILD") else {
         return; // not running as a child
     };
-    let cycle: usize = std::env::var("CAIRNDB_CRASH_CYCLE").unwrap().parse().unwrap();
+    let cycle: usize = std::env::var("CAIRNDB_CRASH_CYCLE")
+        .unwrap()
+        .parse()
+        .unwrap();
     let db = std::sync::Arc::new(Db::open(&dir, child_options()).unwrap());
     let out = std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout()));
     let mut hs = Vec::new();
@@ -42,7 +45,14 @@ fn crash_child_writer() {
                 for part in 0..3 {
                     b.put(format!("c{cycle:03}-t{t}-{i:08}-{part}"), &val);
                 }
-                db.write(&WriteOptions { sync: true, ..Default::default() }, b).unwrap();
+                db.write(
+                    &WriteOptions {
+                        sync: true,
+                        ..Default::default()
+                    },
+                    b,
+                )
+                .unwrap();
                 let mut o = out.lock().unwrap();
                 writeln!(o, "ack {t} {i}").unwrap();
                 o.flush().unwrap();
@@ -64,7 +74,12 @@ fn sigkill_never_loses_a_synced_write() {
     let cycles = 6;
     for cycle in 0..cycles {
         let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_child_writer",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("CAIRNDB_CRASH_CHILD", dir.path())
             .env("CAIRNDB_CRASH_CYCLE", cycle.to_string())
             .stdout(Stdio::piped())
@@ -122,6 +137,9 @@ fn sigkill_never_loses_a_synced_write() {
         eprintln!("cycle {cycle}: {count} keys, recovery {recovery:?}");
         db.close().unwrap();
     }
-    assert!(acked.iter().any(|a| a.iter().any(|x| x.is_some())), "the child never wrote");
+    assert!(
+        acked.iter().any(|a| a.iter().any(|x| x.is_some())),
+        "the child never wrote"
+    );
     let _ = Path::new("");
 }

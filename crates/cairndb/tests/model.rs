@@ -164,6 +164,14 @@ fn check_all(db: &Db, model: &Model) {
     assert!(!it.valid());
 }
 
+fn deepest_level(db: &Db) -> usize {
+    let s = db.stats();
+    (0..7)
+        .rev()
+        .find(|&l| s.files_per_level[l] > 0)
+        .unwrap_or(0)
+}
+
 fn run_model(name: &str, fs: Arc<dyn Fs>, dir: &Path, ops: usize, mut opts: Options) {
     let seed = common::seed(name);
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -177,6 +185,8 @@ fn run_model(name: &str, fs: Arc<dyn Fs>, dir: &Path, ops: usize, mut opts: Opti
     let mut db = Db::open(dir, opts.clone()).unwrap();
     let mut model = Model::new();
     let mut snaps: Vec<(Snapshot, Model)> = Vec::new();
+    let mut compactions = 0;
+    let mut deepest = 0;
     let wo = WriteOptions::default();
     for step in 0..ops {
         let r = rng.gen_range(0..1000);
@@ -259,19 +269,30 @@ fn run_model(name: &str, fs: Arc<dyn Fs>, dir: &Path, ops: usize, mut opts: Opti
                     snaps.swap_remove(i);
                 }
             }
-            970..=984 => db.flush().unwrap(),
-            985..=992 => {
+            970..=989 => db.flush().unwrap(),
+            990..=995 => {
                 let a = key(&mut rng, space);
                 let b = key(&mut rng, space);
                 let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-                if rng.gen_bool(0.3) {
+                if rng.gen_bool(0.2) {
                     db.compact_range(None, None).unwrap();
                 } else {
                     db.compact_range(Some(&lo), Some(&hi)).unwrap();
                 }
             }
+            996..=997 => {
+                // A burst of fresh keys, so levels fill by size, not by hand.
+                for _ in 0..200 {
+                    let k = key(&mut rng, space * 4);
+                    let v = value(&mut rng);
+                    db.put(&wo, &k, &v).unwrap();
+                    model.insert(k, v);
+                }
+            }
             _ => {
                 snaps.clear();
+                deepest = deepest.max(deepest_level(&db));
+                compactions += db.stats().compactions;
                 db.close().unwrap();
                 drop(db);
                 db = Db::open(dir, opts.clone()).unwrap();
@@ -280,6 +301,15 @@ fn run_model(name: &str, fs: Arc<dyn Fs>, dir: &Path, ops: usize, mut opts: Opti
         }
     }
     check_all(&db, &model);
+    let s = db.stats();
+    eprintln!("{name}: {}", cairndb::format_stats(&s));
+    compactions += s.compactions;
+    deepest = deepest.max(deepest_level(&db));
+    eprintln!("{name}: {compactions} compactions in all, deepest level {deepest}");
+    assert!(
+        compactions > 0,
+        "the run never compacted: the test exercised too little"
+    );
     db.close().unwrap();
     drop(db);
     let db = Db::open(dir, opts).unwrap();
@@ -296,7 +326,7 @@ fn model_in_memory_fs() {
             &format!("model_in_memory_fs[{i}]"),
             Arc::new(fs),
             Path::new("/db"),
-            6000,
+            12000,
             o,
         );
     }

@@ -36,6 +36,9 @@ pub struct Compaction {
     pub next_inputs: Vec<Arc<FileMeta>>,
     /// The score that triggered it (0 for manual compactions).
     pub score: f64,
+    /// Rewrite inputs even when a trivial move would do (manual compactions,
+    /// so that tombstones and shadowed versions are dropped).
+    pub force_rewrite: bool,
 }
 
 impl Compaction {
@@ -129,6 +132,7 @@ fn with_next_inputs(
         inputs,
         next_inputs,
         score,
+        force_rewrite: false,
     }
 }
 

@@ -1068,32 +1068,27 @@ impl DbInner {
 
     fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
+        // One pass per level, top down, as LevelDB's CompactRange does.
         for level in 0..NUM_LEVELS - 1 {
-            loop {
-                let _c = self.compaction_lock.lock();
-                if let Some(e) = &self.state.lock().bg_error {
-                    return Err(Error::ReadOnly {
-                        cause: Box::new(e.clone()),
-                    });
+            let _c = self.compaction_lock.lock();
+            if let Some(e) = &self.state.lock().bg_error {
+                return Err(Error::ReadOnly {
+                    cause: Box::new(e.clone()),
+                });
+            }
+            let v = self.versions.lock().current();
+            let Some(mut c) = compaction::pick_range(&v, level, begin, end) else {
+                continue;
+            };
+            // Rewrite even a lone file, so its tombstones and shadowed versions go.
+            c.force_rewrite = true;
+            match self.run_compaction(&c) {
+                Ok(true) => {}
+                Ok(false) => return Err(Error::Closed),
+                Err(e) => {
+                    self.set_bg_error(e.clone());
+                    return Err(e);
                 }
-                let v = self.versions.lock().current();
-                let Some(mut c) = compaction::pick_range(&v, level, begin, end) else {
-                    break;
-                };
-                // Rewrite even a lone file, so tombstones and shadowed versions go.
-                let trivial = c.is_trivial_move();
-                if trivial {
-                    c.score = -1.0;
-                }
-                match self.run_compaction(&c) {
-                    Ok(true) => {}
-                    Ok(false) => return Err(Error::Closed),
-                    Err(e) => {
-                        self.set_bg_error(e.clone());
-                        return Err(e);
-                    }
-                }
-                break;
             }
         }
         Ok(())
@@ -1120,8 +1115,8 @@ impl DbInner {
         }
         let mut outputs: Vec<FileMeta> = Vec::new();
         // A lone file with nothing under it moves down unchanged, unless a
-        // manual compaction asked for a rewrite (score < 0).
-        if c.is_trivial_move() && c.score >= 0.0 {
+        // manual compaction asked for a rewrite.
+        if c.is_trivial_move() && !c.force_rewrite {
             let f = &c.inputs[0];
             edit.add_file(out_level, (**f).clone());
             self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
@@ -1184,7 +1179,7 @@ impl DbInner {
         let result = (|| -> Result<bool> {
             while it.valid() {
                 n += 1;
-                if n % 4096 == 0 && self.state.lock().shutting_down {
+                if n.is_multiple_of(4096) && self.state.lock().shutting_down {
                     return Ok(false);
                 }
                 let key = it.key();
@@ -1389,7 +1384,7 @@ impl DbInner {
         if let Some(bc) = &self.block_cache {
             s.block_cache_hits = bc.hits();
             s.block_cache_misses = bc.misses();
-            s.block_cache_usage = bc.usage() as u64;
+            s.block_cache_usage = bc.usage();
         }
         s.memtable_bytes = std::iter::once(&sv.mem)
             .chain(sv.imms.iter())

@@ -160,7 +160,7 @@ impl VersionSet {
             manifest: None,
             manifest_number,
             log_number,
-            last_sequence: last_seq.max(0),
+            last_sequence: last_seq,
             next_file_number,
             compact_pointers,
         };

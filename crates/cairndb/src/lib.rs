@@ -1,7 +1,37 @@
 //! CairnDB: an embedded, persistent, ordered key-value store built as a
 //! log-structured merge tree.
 //!
-//! This file is the one public surface of the crate.
+//! This file is the one public surface of the crate. `docs/design.md` in the
+//! repository explains the components, threads, locks and invariants.
+//!
+//! ```
+//! use cairndb::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Db::open(dir.path(), Options::default())?;
+//! db.put(&WriteOptions::default(), b"apple", b"red")?;
+//!
+//! let mut batch = WriteBatch::new(); // applied atomically
+//! batch.put(b"banana", b"yellow");
+//! batch.delete(b"apple");
+//! db.write(&WriteOptions { sync: true, ..Default::default() }, batch)?;
+//!
+//! let snap = db.snapshot(); // a consistent view
+//! db.put(&WriteOptions::default(), b"cherry", b"dark red")?;
+//! assert_eq!(db.get(&ReadOptions::default(), b"banana")?, Some(b"yellow".to_vec()));
+//!
+//! let mut it = db.iter(&ReadOptions { snapshot: Some(snap), ..Default::default() })?;
+//! it.seek_to_first();
+//! let mut keys = Vec::new();
+//! while it.valid() {
+//!     keys.push(it.key().to_vec());
+//!     it.next();
+//! }
+//! it.status()?;
+//! assert_eq!(keys, vec![b"banana".to_vec()]); // cherry came after the snapshot
+//! db.close()?;
+//! # Ok::<(), cairndb::Error>(())
+//! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The project's test command: formatting, lints, then every test.
+# README.md names this script; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace

@@ -91,7 +91,8 @@ impl WriteBatch {
         self.rep[8..12].copy_from_slice(&n.to_le_bytes());
     }
 
-    pub(crate) fn sequence(&self) -> SeqNo {
+    /// The sequence number of the first record (set when the batch is written).
+    pub fn sequence(&self) -> SeqNo {
         decode_fixed64(&self.rep[..8])
     }
 
@@ -110,13 +111,10 @@ impl WriteBatch {
         self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
     }
 
-    /// Rebuilds a batch from its encoded form, checking every record.
-    /// `file`/`offset` name where the bytes came from for error messages.
-    pub(crate) fn from_data(
-        data: &[u8],
-        file: &std::path::Path,
-        offset: u64,
-    ) -> Result<WriteBatch> {
+    /// Rebuilds a batch from its encoded form (a WAL record's payload),
+    /// checking every record. `file`/`offset` name where the bytes came from
+    /// for error messages.
+    pub fn from_data(data: &[u8], file: &std::path::Path, offset: u64) -> Result<WriteBatch> {
         if data.len() < HEADER_LEN {
             return Err(Error::corruption(
                 file,

@@ -73,96 +73,27 @@ impl VersionSet {
         dir: &Path,
         next_file_number: Arc<AtomicU64>,
     ) -> Result<VersionSet> {
-        let cur_path = current_file_name(dir);
-        let cur = fs.read_all(&cur_path)?;
-        let name = std::str::from_utf8(&cur)
-            .ok()
-            .and_then(|s| s.strip_suffix('\n'))
-            .filter(|s| !s.is_empty() && !s.contains('/') && !s.contains('\n'))
-            .ok_or_else(|| {
-                Error::corruption(
-                    &cur_path,
-                    0,
-                    "CURRENT does not hold a MANIFEST name and a newline",
-                )
-            })?;
-        let manifest_number = match crate::filename::parse_file_name(name) {
-            Some((crate::filename::FileType::Manifest, n)) => n,
-            _ => {
-                return Err(Error::corruption(
-                    &cur_path,
-                    0,
-                    format!("CURRENT names `{name}`, which is not a MANIFEST"),
-                ))
-            }
-        };
-        let path = dir.join(name);
-        let mut version = Version::default();
-        let mut log_number = None;
-        let mut next_file = None;
-        let mut last_seq = None;
-        let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
-        let mut saw_version = false;
-        // A torn final record is an edit whose sync never completed: it was
-        // never in effect, so dropping it is correct. Damage anywhere else is
-        // an error.
-        crate::wal::replay_log(
-            fs.as_ref(),
-            &path,
-            manifest_number,
-            WalRecoveryMode::TolerateCorruptedTailRecords,
-            |offset, rec| {
-                let edit = VersionEdit::decode(rec, &path, offset)?;
-                if edit.format_version.is_some() {
-                    saw_version = true;
-                }
-                apply(&mut version, &edit)
-                    .map_err(|what| Error::corruption(&path, offset, what))?;
-                if let Some(v) = edit.log_number {
-                    log_number = Some(v);
-                }
-                if let Some(v) = edit.next_file_number {
-                    next_file = Some(v);
-                }
-                if let Some(v) = edit.last_sequence {
-                    last_seq = Some(v);
-                }
-                for (l, k) in &edit.compact_pointers {
-                    compact_pointers[*l] = k.clone();
-                }
-                Ok(())
-            },
-        )?;
-        let missing = |what: &str| Error::corruption(&path, 0, format!("MANIFEST has no {what}"));
-        if !saw_version {
-            return Err(missing("format version record"));
-        }
-        let log_number = log_number.ok_or_else(|| missing("log number"))?;
-        let next_file = next_file.ok_or_else(|| missing("next file number"))?;
-        let last_seq = last_seq.ok_or_else(|| missing("last sequence"))?;
-        version.sort_levels();
-        version
-            .check_invariants()
-            .map_err(|what| Error::corruption(&path, 0, what))?;
-        let max_number = version
+        let m = read_manifest(fs.as_ref(), dir)?;
+        let max_number = m
+            .version
             .files
             .iter()
             .flatten()
             .map(|f| f.number)
-            .chain([manifest_number, log_number])
+            .chain([m.manifest_number, m.log_number])
             .max()
             .unwrap_or(0);
-        next_file_number.store(next_file.max(max_number + 1), Ordering::SeqCst);
+        next_file_number.store(m.next_file_number.max(max_number + 1), Ordering::SeqCst);
         let mut vs = VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(version),
+            current: Arc::new(m.version),
             manifest: None,
-            manifest_number,
-            log_number,
-            last_sequence: last_seq,
+            manifest_number: m.manifest_number,
+            log_number: m.log_number,
+            last_sequence: m.last_sequence,
             next_file_number,
-            compact_pointers,
+            compact_pointers: m.compact_pointers,
         };
         vs.write_new_manifest()?;
         Ok(vs)
@@ -268,6 +199,109 @@ impl VersionSet {
         }
         Ok(self.current.clone())
     }
+}
+
+/// What a MANIFEST says, read without changing anything on disk.
+#[derive(Debug)]
+pub struct ManifestState {
+    /// The live files.
+    pub version: Version,
+    /// Number of the MANIFEST read.
+    pub manifest_number: u64,
+    /// Its path.
+    pub manifest_path: PathBuf,
+    /// WALs numbered below this are flushed.
+    pub log_number: u64,
+    /// The next unused file number.
+    pub next_file_number: u64,
+    /// The last sequence number recorded.
+    pub last_sequence: SeqNo,
+    /// Per level: where the next size compaction starts.
+    pub compact_pointers: [Vec<u8>; NUM_LEVELS],
+}
+
+/// Reads CURRENT and replays the MANIFEST it names into a version, checking
+/// every record; writes nothing (for `Db::open`, and for `cairndb verify`).
+pub fn read_manifest(fs: &dyn Fs, dir: &Path) -> Result<ManifestState> {
+    let cur_path = current_file_name(dir);
+    let cur = fs.read_all(&cur_path)?;
+    let name = std::str::from_utf8(&cur)
+        .ok()
+        .and_then(|s| s.strip_suffix('\n'))
+        .filter(|s| !s.is_empty() && !s.contains('/') && !s.contains('\n'))
+        .ok_or_else(|| {
+            Error::corruption(
+                &cur_path,
+                0,
+                "CURRENT does not hold a MANIFEST name and a newline",
+            )
+        })?;
+    let manifest_number = match crate::filename::parse_file_name(name) {
+        Some((crate::filename::FileType::Manifest, n)) => n,
+        _ => {
+            return Err(Error::corruption(
+                &cur_path,
+                0,
+                format!("CURRENT names `{name}`, which is not a MANIFEST"),
+            ))
+        }
+    };
+    let path = dir.join(name);
+    let mut version = Version::default();
+    let mut log_number = None;
+    let mut next_file = None;
+    let mut last_seq = None;
+    let mut compact_pointers: [Vec<u8>; NUM_LEVELS] = Default::default();
+    let mut saw_version = false;
+    // A torn final record is an edit whose sync never completed: it was
+    // never in effect, so dropping it is correct. Damage anywhere else is
+    // an error.
+    crate::wal::replay_log(
+        fs,
+        &path,
+        manifest_number,
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        |offset, rec| {
+            let edit = VersionEdit::decode(rec, &path, offset)?;
+            if edit.format_version.is_some() {
+                saw_version = true;
+            }
+            apply(&mut version, &edit).map_err(|what| Error::corruption(&path, offset, what))?;
+            if let Some(v) = edit.log_number {
+                log_number = Some(v);
+            }
+            if let Some(v) = edit.next_file_number {
+                next_file = Some(v);
+            }
+            if let Some(v) = edit.last_sequence {
+                last_seq = Some(v);
+            }
+            for (l, k) in &edit.compact_pointers {
+                compact_pointers[*l] = k.clone();
+            }
+            Ok(())
+        },
+    )?;
+    let missing = |what: &str| Error::corruption(&path, 0, format!("MANIFEST has no {what}"));
+    if !saw_version {
+        return Err(missing("format version record"));
+    }
+    let log_number = log_number.ok_or_else(|| missing("log number"))?;
+    let next_file = next_file.ok_or_else(|| missing("next file number"))?;
+    let last_seq = last_seq.ok_or_else(|| missing("last sequence"))?;
+    version.sort_levels();
+    version
+        .check_invariants()
+        .map_err(|what| Error::corruption(&path, 0, what))?;
+    Ok(ManifestState {
+        version,
+        manifest_number,
+        manifest_path: path,
+        log_number,
+        next_file_number: next_file,
+        last_sequence: last_seq,
+        compact_pointers,
+    })
 }
 
 /// Applies an edit's file changes to a version (levels are re-sorted by the caller).

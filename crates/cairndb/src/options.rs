@@ -162,6 +162,16 @@ pub struct Options {
     pub paranoid_checks: bool,
     /// Sync the WAL in the background this often (0 = never; see docs/design.md). Default 0.
     pub wal_sync_interval: Duration,
+    /// Obsolete WAL files kept for reuse (RocksDB's `recycle_log_file_num`).
+    /// A reused file is overwritten in place, so `fdatasync` need not update
+    /// file metadata. Only in effect with `PointInTimeRecovery` and
+    /// `SkipAnyCorruptedRecords`: the other modes must treat the stale bytes
+    /// after a reused log's end as damage. Default 2.
+    pub recycle_log_file_num: usize,
+    /// While level 0 is at or above `level0_slowdown_writes_trigger`, writes
+    /// are paced to this many bytes per second (RocksDB's
+    /// `delayed_write_rate`). Default 16 MiB/s.
+    pub delayed_write_rate: u64,
 }
 
 impl Default for Options {
@@ -190,6 +200,8 @@ impl Default for Options {
             prefix_extractor: None,
             paranoid_checks: true,
             wal_sync_interval: Duration::ZERO,
+            recycle_log_file_num: 2,
+            delayed_write_rate: 16 << 20,
         }
     }
 }
@@ -224,6 +236,16 @@ impl Options {
             .get(level)
             .copied()
             .unwrap_or(self.compression)
+    }
+
+    /// WAL files actually kept for reuse under the recovery mode in force.
+    pub fn effective_recycle_log_file_num(&self) -> usize {
+        match self.wal_recovery_mode {
+            WalRecoveryMode::PointInTimeRecovery | WalRecoveryMode::SkipAnyCorruptedRecords => {
+                self.recycle_log_file_num
+            }
+            _ => 0,
+        }
     }
 
     /// Size limit of `level` (level >= 1).
@@ -288,6 +310,15 @@ impl Options {
                 "max_background_jobs",
                 "must be at least 2 (one flush and one compaction thread)",
             );
+        }
+        if self.delayed_write_rate < 1024 {
+            return bad(
+                "delayed_write_rate",
+                "must be at least 1024 bytes per second",
+            );
+        }
+        if self.recycle_log_file_num > 64 {
+            return bad("recycle_log_file_num", "must be at most 64");
         }
         if self.max_open_files < 16 {
             return bad("max_open_files", "must be at least 16");

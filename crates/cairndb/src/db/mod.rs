@@ -52,7 +52,7 @@ use crate::iter::merge::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::key::{lookup_key, user_key, SeqNo};
 use crate::memtable::{MemGet, MemTable};
-use crate::options::{Options, ReadOptions, WriteOptions, NUM_LEVELS};
+use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
 use crate::sst::{TableBuilder, TableOptions};
 use crate::version::set::VersionSet;
 use crate::version::{FileMeta, TableGet, Version, VersionEdit};
@@ -93,6 +93,9 @@ struct LogState {
     writer: Option<LogWriter>,
     number: u64,
     scratch: WriteBatch,
+    /// Sequence number of the last record written to any WAL (writes with
+    /// the WAL disabled are not counted): the next WAL's start marker.
+    last_logged_seq: SeqNo,
 }
 
 struct Writer {
@@ -202,6 +205,10 @@ pub(crate) struct DbInner {
     next_file: Arc<AtomicU64>,
     snapshots: Arc<SnapshotList>,
     pending_outputs: Mutex<HashSet<u64>>,
+    /// Obsolete WAL numbers whose files are kept for reuse. Held across the
+    /// rename that reuses one, and by the collector while it decides about
+    /// WAL files, so a file is never both reused and deleted.
+    recycle_pool: Mutex<Vec<u64>>,
     obsolete_tables: Mutex<Vec<Arc<FileMeta>>>,
     gc_lock: Mutex<()>,
     closed: AtomicBool,
@@ -296,10 +303,16 @@ impl Db {
         let mut max_seq = versions.last_sequence;
         let mut edit = VersionEdit::default();
         let mut mem = Arc::new(MemTable::new());
+        // Set when the previous log ended in damage: (log number, offset).
+        let mut prev_damaged: Option<(u64, u64)> = None;
         for &num in &logs {
             let lp = filename::log_file_name(&path, num);
             let mut flush_err = None;
-            let stats = crate::wal::replay_log(
+            let mut first = true;
+            // A gap between the sequence that ends one log and the start
+            // marker of the next: records of the earlier log were lost.
+            let mut gap: Option<String> = None;
+            let replayed = crate::wal::replay_log(
                 fs.as_ref(),
                 &lp,
                 num,
@@ -307,6 +320,25 @@ impl Db {
                 |offset, rec| {
                     let b = WriteBatch::from_data(rec, &lp, offset)?;
                     let seq = b.sequence();
+                    if std::mem::take(&mut first) {
+                        let marker = (b.count() == 0).then_some(seq);
+                        let lost = match (marker, prev_damaged) {
+                            (Some(m), _) if m > max_seq => Some(format!(
+                                "records up to sequence {m} are missing: the logs before this one end at sequence {max_seq}"
+                            )),
+                            (None, Some((n, at))) => Some(format!(
+                                "log {n:06} is damaged at offset {at} and this log has no start marker to prove nothing was lost"
+                            )),
+                            _ => None,
+                        };
+                        let skip =
+                            opts.wal_recovery_mode == WalRecoveryMode::SkipAnyCorruptedRecords;
+                        if let Some(what) = lost.filter(|_| !skip) {
+                            gap = Some(what);
+                            // Stops this replay; handled below.
+                            return Err(Error::Closed);
+                        }
+                    }
                     if b.count() > 0 {
                         mem.insert_batch(&b, seq);
                         max_seq = max_seq.max(seq + b.count() as u64 - 1);
@@ -325,14 +357,26 @@ impl Db {
                     }
                     Ok(())
                 },
-            )?;
+            );
             if let Some(e) = flush_err {
                 return Err(e);
             }
-            if stats.stopped_at.is_some() {
-                // Point-in-time recovery: nothing after the damage is applied.
-                break;
+            if let Some(what) = gap {
+                match opts.wal_recovery_mode {
+                    // Nothing after the loss may be applied.
+                    WalRecoveryMode::PointInTimeRecovery => break,
+                    _ => return Err(Error::corruption(&lp, 0, what)),
+                }
             }
+            let stats = match replayed {
+                Ok(s) => s,
+                Err(Error::Closed) => continue, // the gap, handled above
+                Err(e) => return Err(e),
+            };
+            // Damage at the end of a log is its end (with recycling, stale
+            // bytes of the file's previous use follow the last record); the
+            // next log's start marker tells whether anything was lost.
+            prev_damaged = stats.stopped_at.map(|at| (num, at));
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
@@ -342,11 +386,7 @@ impl Db {
         }
         // A fresh WAL for new writes; the replayed ones become obsolete.
         let log_number = versions.new_file_number();
-        let log_path = filename::log_file_name(&path, log_number);
-        let mut writer =
-            LogWriter::new(fs.create(&log_path)?, log_number).with_preallocate(WAL_PREALLOCATE);
-        writer.flush()?;
-        fs.sync_dir(&path)?;
+        let writer = new_log(&fs, &path, log_number, None, max_seq)?;
         edit.log_number = Some(log_number);
         edit.last_sequence = Some(max_seq);
         let version = versions.log_and_apply(edit)?;
@@ -368,6 +408,7 @@ impl Db {
                 writer: Some(writer),
                 number: log_number,
                 scratch: WriteBatch::new(),
+                last_logged_seq: max_seq,
             }),
             compaction_lock: Mutex::new(()),
             versions: Mutex::new(versions),
@@ -386,6 +427,7 @@ impl Db {
             next_file,
             snapshots: Arc::new(SnapshotList::default()),
             pending_outputs: Mutex::new(HashSet::new()),
+            recycle_pool: Mutex::new(Vec::new()),
             obsolete_tables: Mutex::new(Vec::new()),
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
@@ -597,6 +639,33 @@ impl Drop for Db {
     }
 }
 
+/// Starts WAL `number`: reuses the obsolete WAL `reuse` if given (renamed,
+/// overwritten in place) or creates a file, makes the name durable, and
+/// writes the start marker: an empty batch whose sequence is the last one
+/// logged before this WAL (docs/format/wal.md, "Start marker").
+fn new_log(
+    fs: &Arc<dyn Fs>,
+    dir: &Path,
+    number: u64,
+    reuse: Option<u64>,
+    last_logged_seq: SeqNo,
+) -> Result<LogWriter> {
+    let path = filename::log_file_name(dir, number);
+    let mut w = match reuse {
+        Some(old) => LogWriter::new(
+            fs.reuse_writable(&filename::log_file_name(dir, old), &path)?,
+            number,
+        ),
+        None => LogWriter::new(fs.create(&path)?, number).with_preallocate(WAL_PREALLOCATE),
+    };
+    fs.sync_dir(dir)?;
+    let mut marker = WriteBatch::new();
+    marker.set_sequence(last_logged_seq);
+    w.add_record(marker.data())?;
+    w.flush()?;
+    Ok(w)
+}
+
 /// Writes a memtable to table `number` for `level` and syncs it; `None`
 /// (and no file) when the memtable is empty. The caller syncs the directory.
 fn build_table(
@@ -771,6 +840,7 @@ impl DbInner {
             self.counters
                 .wal_bytes_written
                 .fetch_add(scratch.size_in_bytes() as u64, Ordering::Relaxed);
+            log.last_logged_seq = first_seq + count - 1;
         } else if count > 0 {
             self.state.lock().unlogged_writes = true;
         }
@@ -843,14 +913,13 @@ impl DbInner {
             // Switch to a new memtable and WAL. The old WAL is synced so that
             // only the newest WAL can ever have a torn tail.
             let number = self.next_file.fetch_add(1, Ordering::SeqCst);
-            let path = filename::log_file_name(&self.path, number);
             let fresh = (|| -> Result<LogWriter> {
-                let f = self.fs.create(&path)?;
-                self.fs.sync_dir(&self.path)?;
                 if let Some(old) = log.writer.as_mut() {
                     old.sync()?;
                 }
-                Ok(LogWriter::new(f, number).with_preallocate(WAL_PREALLOCATE))
+                let mut pool = self.recycle_pool.lock();
+                let reuse = pool.pop();
+                new_log(&self.fs, &self.path, number, reuse, log.last_logged_seq)
             })();
             let writer = match fresh {
                 Ok(w) => w,
@@ -1307,6 +1376,9 @@ impl DbInner {
     /// tables left by compactions or by a crash, temporaries.
     fn delete_obsolete_files(&self) -> Result<()> {
         let _g = self.gc_lock.lock();
+        // The pool lock is taken before listing, so a WAL reused (renamed)
+        // by a writer is either still listed and in the pool, or gone.
+        let mut pool = self.recycle_pool.lock();
         let names = self.fs.list_dir(&self.path)?;
         // Order matters: pending outputs before the version (see flush_one).
         let pending = self.pending_outputs.lock().clone();
@@ -1327,12 +1399,18 @@ impl DbInner {
             obs.retain(|f| Arc::strong_count(f) > 1);
             obs.iter().map(|f| f.number).collect()
         };
+        let recycle = self.opts.effective_recycle_log_file_num();
         for name in names {
             let Some((t, num)) = filename::parse_file_name(&name) else {
                 continue;
             };
             let keep = match t {
-                FileType::Log => num >= log_number,
+                FileType::Log if num >= log_number || pool.contains(&num) => true,
+                FileType::Log if pool.len() < recycle => {
+                    pool.push(num);
+                    true
+                }
+                FileType::Log => false,
                 FileType::Table => {
                     live.contains(&num) || pending.contains(&num) || held.contains(&num)
                 }

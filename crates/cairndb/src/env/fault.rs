@@ -262,6 +262,15 @@ impl Fs for FaultFs {
             path: path.to_path_buf(),
         }))
     }
+    fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
+        self.fail(FaultOp::Rename, "rename", old)?;
+        self.fail(FaultOp::Create, "open for reuse", new)?;
+        Ok(Box::new(FaultWritable {
+            inner: self.inner.reuse_writable(old, new)?,
+            shared: self.shared.clone(),
+            path: new.to_path_buf(),
+        }))
+    }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.fail(FaultOp::Read, "open", path)?;
         Ok(Box::new(FaultSequential {

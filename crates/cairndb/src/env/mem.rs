@@ -1,9 +1,10 @@
 //! An in-memory file system that also models a power loss.
 //!
-//! Each file keeps its bytes and the length that was last synced; each
+//! Each file keeps its bytes and the image that was last synced; each
 //! directory keeps the set of names that was last made durable by
 //! `sync_dir`. [`MemFs::power_loss`] throws away everything not synced:
-//! file tails past their synced length, and names created, renamed or removed
+//! every byte written (appended or overwritten) since the file's last sync,
+//! and names created, renamed or removed
 //! since their directory was last synced. [`MemFs::process_crash`] keeps
 //! everything the OS was handed (nothing is lost but unflushed user buffers,
 //! which this file system does not have).
@@ -23,7 +24,28 @@ use crate::error::{Error, Result};
 #[derive(Default)]
 struct FileData {
     bytes: Vec<u8>,
-    synced_len: usize,
+    /// The bytes as of the last sync. Invariant: equal to `bytes` below
+    /// `dirty_from`.
+    durable: Vec<u8>,
+    dirty_from: usize,
+}
+
+impl FileData {
+    fn write_at(&mut self, pos: usize, data: &[u8]) {
+        let end = pos + data.len();
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        self.bytes[pos..end].copy_from_slice(data);
+        self.dirty_from = self.dirty_from.min(pos);
+    }
+
+    fn sync(&mut self) {
+        let from = self.dirty_from.min(self.durable.len());
+        self.durable.truncate(from);
+        self.durable.extend_from_slice(&self.bytes[from..]);
+        self.dirty_from = self.bytes.len();
+    }
 }
 
 type FileRef = Arc<Mutex<FileData>>;
@@ -58,8 +80,8 @@ impl MemFs {
         ns.live = ns.durable.clone();
         for f in ns.live.values() {
             let mut d = f.lock();
-            let keep = d.synced_len;
-            d.bytes.truncate(keep);
+            d.bytes = d.durable.clone();
+            d.dirty_from = d.bytes.len();
         }
         ns.locks.clear();
     }
@@ -84,7 +106,8 @@ impl MemFs {
         let mut ns = self.ns.lock();
         let f = ns.live.entry(path.to_path_buf()).or_default().clone();
         let mut d = f.lock();
-        d.synced_len = bytes.len();
+        d.dirty_from = bytes.len();
+        d.durable = bytes.clone();
         d.bytes = bytes;
     }
 
@@ -102,23 +125,25 @@ impl MemFs {
 struct MemWritable {
     file: FileRef,
     path: PathBuf,
+    /// Where the next append lands (0 for a reused file).
+    pos: usize,
 }
 
 impl WritableFile for MemWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.file.lock().bytes.extend_from_slice(data);
+        self.file.lock().write_at(self.pos, data);
+        self.pos += data.len();
         Ok(())
     }
     fn flush(&mut self) -> Result<()> {
         Ok(())
     }
     fn sync(&mut self) -> Result<()> {
-        let mut d = self.file.lock();
-        d.synced_len = d.bytes.len();
+        self.file.lock().sync();
         Ok(())
     }
     fn len(&self) -> u64 {
-        self.file.lock().bytes.len() as u64
+        self.pos as u64
     }
     fn path(&self) -> &Path {
         &self.path
@@ -199,6 +224,16 @@ impl Fs for MemFs {
         Ok(Box::new(MemWritable {
             file,
             path: path.to_path_buf(),
+            pos: 0,
+        }))
+    }
+
+    fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
+        self.rename(old, new)?;
+        Ok(Box::new(MemWritable {
+            file: self.get(new, "open for reuse")?,
+            path: new.to_path_buf(),
+            pos: 0,
         }))
     }
 
@@ -331,6 +366,28 @@ mod tests {
         fs.power_loss();
         assert_eq!(fs.contents(&a).unwrap(), b"synced");
         assert!(!fs.exists(&d.join("b")));
+    }
+
+    #[test]
+    fn power_loss_restores_overwritten_bytes_of_a_reused_file() {
+        let fs = MemFs::new();
+        let d = Path::new("/db");
+        fs.create_dir_all(d).unwrap();
+        let mut f = fs.create(&d.join("1.log")).unwrap();
+        f.append(b"old-old-old").unwrap();
+        f.sync().unwrap();
+        drop(f);
+        let mut g = fs
+            .reuse_writable(&d.join("1.log"), &d.join("2.log"))
+            .unwrap();
+        fs.sync_dir(d).unwrap();
+        g.append(b"NEW").unwrap();
+        g.sync().unwrap();
+        assert_eq!(g.len(), 3);
+        g.append(b"XX").unwrap(); // never synced
+        assert_eq!(fs.contents(&d.join("2.log")).unwrap(), b"NEWXXld-old");
+        fs.power_loss();
+        assert_eq!(fs.contents(&d.join("2.log")).unwrap(), b"NEW-old-old");
     }
 
     #[test]

@@ -67,6 +67,12 @@ pub trait FileLock: Send + Sync {}
 pub trait Fs: Send + Sync {
     /// Creates (or truncates) a file for appending.
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Renames `old` to `new` and opens it for writing from offset 0 without
+    /// truncating: appends overwrite the old bytes, which stay in place past
+    /// the written end. Overwriting blocks that are already allocated and
+    /// written lets `fdatasync` skip the metadata update an append needs
+    /// (this is how WAL files are recycled; see docs/format/wal.md).
+    fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens an existing file for sequential reading.
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Opens an existing file for positional reads.

@@ -217,6 +217,28 @@ impl Fs for PosixFs {
         }))
     }
 
+    fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
+        std::fs::rename(old, new).map_err(|e| Error::io("rename", old, e))?;
+        let file = OpenOptions::new()
+            .write(true)
+            .truncate(false)
+            .open(new)
+            .map_err(|e| Error::io("open for reuse", new, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("stat", new, e))?
+            .len();
+        Ok(Box::new(PosixWritable {
+            file,
+            path: new.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+            written: 0,
+            // Already written blocks need no reservation.
+            allocated: size,
+        }))
+    }
+
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         let file = File::open(path).map_err(|e| Error::io("open", path, e))?;
         Ok(Box::new(PosixSequential {

@@ -15,8 +15,14 @@ fn main() {
     let num: usize = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
     let sync = a.get(3).map(|s| s == "1").unwrap_or(true);
     let tmp = tempfile::tempdir_in(a.get(4).map(String::as_str).unwrap_or("/tmp")).unwrap();
-    let recycle: usize = std::env::var("RECYCLE").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
-    let wbs: usize = std::env::var("WBS").ok().and_then(|s| s.parse().ok()).unwrap_or(64 << 20);
+    let recycle: usize = std::env::var("RECYCLE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let wbs: usize = std::env::var("WBS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64 << 20);
     let opts = Options {
         recycle_log_file_num: recycle,
         write_buffer_size: wbs,

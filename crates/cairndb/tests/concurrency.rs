@@ -106,3 +106,47 @@ fn writers_readers_and_snapshots_at_once() {
     assert!(s.write_groups <= s.writes);
     db.close().unwrap();
 }
+
+#[test]
+fn stalled_and_slowed_writers_resume_and_lose_nothing() {
+    let (_fs, mut o) = common::mem_options();
+    o.max_write_buffer_number = 2;
+    o.level0_file_num_compaction_trigger = 2;
+    o.level0_slowdown_writes_trigger = 2;
+    o.level0_stop_writes_trigger = 3;
+    o.delayed_write_rate = 4 << 20;
+    let db = Arc::new(Db::open("/db", o).unwrap());
+    let hs: Vec<_> = (0..4)
+        .map(|t| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..4000 {
+                    db.put(
+                        &WriteOptions::default(),
+                        format!("t{t}-{i:06}").as_bytes(),
+                        &[b'z'; 120],
+                    )
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let s = db.stats();
+    assert!(
+        s.slowdowns + s.stalls > 0,
+        "no write was ever slowed or stopped: {s:?}"
+    );
+    assert!(s.stall_micros > 0);
+    for t in 0..4 {
+        for i in 0..4000 {
+            assert!(db
+                .get(&ReadOptions::default(), format!("t{t}-{i:06}").as_bytes())
+                .unwrap()
+                .is_some());
+        }
+    }
+    db.close().unwrap();
+}

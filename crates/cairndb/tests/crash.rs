@@ -21,7 +21,10 @@ fn child_options() -> cairndb::Options {
     o
 }
 
-/// The child's work: two threads write synced batches forever and print
+/// Writer threads in the child, each writing synced batches.
+const WRITERS: usize = 8;
+
+/// The child's work: WRITERS threads write synced batches forever and print
 /// each acknowledgement.
 #[test]
 fn crash_child_writer() {
@@ -35,7 +38,7 @@ fn crash_child_writer() {
     let db = std::sync::Arc::new(Db::open(&dir, child_options()).unwrap());
     let out = std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout()));
     let mut hs = Vec::new();
-    for t in 0..2 {
+    for t in 0..WRITERS {
         let db = db.clone();
         let out = out.clone();
         hs.push(std::thread::spawn(move || {
@@ -70,7 +73,7 @@ fn sigkill_never_loses_a_synced_write() {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
-    let mut acked: Vec<[Option<u64>; 2]> = Vec::new();
+    let mut acked: Vec<[Option<u64>; WRITERS]> = Vec::new();
     let cycles = 6;
     for cycle in 0..cycles {
         let mut child = Command::new(&exe)
@@ -88,7 +91,7 @@ fn sigkill_never_loses_a_synced_write() {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let reader = std::thread::spawn(move || {
-            let mut last = [None, None];
+            let mut last = [None; WRITERS];
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let mut p = line.split_whitespace();

@@ -61,6 +61,8 @@ use snapshot::{Snapshot, SnapshotList};
 
 /// Largest group a write leader assembles, in bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
+/// How long a queued writer spins before it sleeps until its group is done.
+const WRITER_SPIN: Duration = Duration::from_micros(20);
 /// WAL files are preallocated in chunks of this size.
 const WAL_PREALLOCATE: u64 = 4 << 20;
 
@@ -96,12 +98,16 @@ struct LogState {
     /// Sequence number of the last record written to any WAL (writes with
     /// the WAL disabled are not counted): the next WAL's start marker.
     last_logged_seq: SeqNo,
+    /// While writes are slowed: when the next group may be written.
+    next_write_at: Option<Instant>,
 }
 
 struct Writer {
     batch: WriteBatch,
     opts: WriteOptions,
     done: AtomicBool,
+    /// Set (under `queue`) when this writer reaches the queue front.
+    leader: AtomicBool,
     result: Mutex<Option<Result<()>>>,
     cv: Condvar,
 }
@@ -195,6 +201,9 @@ pub(crate) struct DbInner {
     table_cache: Arc<TableCache>,
     block_cache: Option<Arc<BlockCache>>,
     queue: Mutex<VecDeque<Arc<Writer>>>,
+    /// True while a write leader waits for fdatasync (queued writers sleep
+    /// instead of spinning).
+    leader_syncing: AtomicBool,
     log: Mutex<LogState>,
     compaction_lock: Mutex<()>,
     versions: Mutex<VersionSet>,
@@ -404,11 +413,13 @@ impl Db {
             table_cache,
             block_cache,
             queue: Mutex::new(VecDeque::new()),
+            leader_syncing: AtomicBool::new(false),
             log: Mutex::new(LogState {
                 writer: Some(writer),
                 number: log_number,
                 scratch: WriteBatch::new(),
                 last_logged_seq: max_seq,
+                next_write_at: None,
             }),
             compaction_lock: Mutex::new(()),
             versions: Mutex::new(versions),
@@ -741,19 +752,40 @@ impl DbInner {
             batch,
             opts: *opts,
             done: AtomicBool::new(false),
+            leader: AtomicBool::new(false),
             result: Mutex::new(None),
             cv: Condvar::new(),
         });
-        let mut q = self.queue.lock();
-        q.push_back(w.clone());
-        while !w.done.load(Ordering::Acquire) && !Arc::ptr_eq(q.front().expect("queue holds w"), &w)
-        {
-            w.cv.wait(&mut q);
+        let ahead = {
+            let mut q = self.queue.lock();
+            q.push_back(w.clone());
+            if q.len() == 1 {
+                w.leader.store(true, Ordering::Release);
+            }
+            q.len() - 1
+        };
+        let ready = || w.done.load(Ordering::Acquire) || w.leader.load(Ordering::Acquire);
+        if !ready() {
+            // Next in line behind a leader that does not sync: it finishes
+            // within microseconds, so spin briefly before paying for a sleep
+            // and a wake-up. Deeper in the queue, or behind a sync, sleep at
+            // once: spinning would only take CPU from the leader.
+            if ahead == 1 && !self.leader_syncing.load(Ordering::Acquire) {
+                let t = Instant::now();
+                while !ready() && t.elapsed() < WRITER_SPIN {
+                    std::hint::spin_loop();
+                }
+            }
+            if !ready() {
+                let mut q = self.queue.lock();
+                while !ready() {
+                    w.cv.wait(&mut q);
+                }
+            }
         }
         if w.done.load(Ordering::Acquire) {
             return w.result.lock().take().unwrap_or(Ok(()));
         }
-        drop(q);
 
         // This writer leads a group.
         let mut log = self.log.lock();
@@ -772,6 +804,7 @@ impl DbInner {
             }
         }
         if let Some(next) = q.front() {
+            next.leader.store(true, Ordering::Release);
             next.cv.notify_one();
         }
         result
@@ -817,13 +850,17 @@ impl DbInner {
         let count = scratch.count() as u64;
         let sync = group.iter().any(|m| m.opts.sync);
         let user_bytes: usize = group.iter().map(|m| m.batch.size_in_bytes()).sum();
+        self.pace_if_slowed(log, user_bytes);
 
         if count > 0 && !leader.opts.disable_wal {
             let r = (|| -> Result<()> {
                 let w = log.writer.as_mut().ok_or(Error::Closed)?;
                 w.add_record(scratch.data())?;
                 if sync {
-                    w.sync()?;
+                    self.leader_syncing.store(true, Ordering::Release);
+                    let r = w.sync();
+                    self.leader_syncing.store(false, Ordering::Release);
+                    r?;
                     self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
                 } else {
                     w.flush()?;
@@ -859,12 +896,35 @@ impl DbInner {
         (n, Ok(()))
     }
 
+    /// While level 0 is at or above `level0_slowdown_writes_trigger`, paces
+    /// write groups to `delayed_write_rate` bytes per second (a token bucket
+    /// kept by the leader), so writers slow down smoothly and compaction
+    /// catches up before the hard stop. REQUIRES: `log` held.
+    fn pace_if_slowed(&self, log: &mut LogState, bytes: usize) {
+        let l0 = self.sv.read().version.num_files(0);
+        if l0 < self.opts.level0_slowdown_writes_trigger {
+            log.next_write_at = None;
+            return;
+        }
+        let now = Instant::now();
+        let cost = Duration::from_secs_f64(bytes as f64 / self.opts.delayed_write_rate as f64);
+        let start = log.next_write_at.map_or(now, |t| t.max(now));
+        let until = start + cost;
+        log.next_write_at = Some(until);
+        if until > now {
+            std::thread::sleep(until - now);
+            self.counters.slowdowns.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .stall_micros
+                .fetch_add(now.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+    }
+
     /// Makes sure the mutable memtable has room, switching it (and the WAL)
     /// when full, delaying or stopping writes while background work is
     /// behind. With `force`, switches even when not full (unless empty).
     /// REQUIRES: `log` held. Returns the memtable to insert into.
     fn make_room_for_write(&self, log: &mut LogState, mut force: bool) -> Result<Arc<MemTable>> {
-        let mut allow_delay = !force;
         loop {
             let mut st = self.state.lock();
             if let Some(e) = &st.bg_error {
@@ -876,19 +936,6 @@ impl DbInner {
                 return Err(Error::Closed);
             }
             let l0 = self.sv.read().version.num_files(0);
-            if allow_delay && l0 >= self.opts.level0_slowdown_writes_trigger {
-                // Level 0 is filling up: delay this write by 1 ms once, so
-                // compaction gets CPU before the hard stop is reached.
-                drop(st);
-                let t = Instant::now();
-                std::thread::sleep(Duration::from_millis(1));
-                self.counters.slowdowns.fetch_add(1, Ordering::Relaxed);
-                self.counters
-                    .stall_micros
-                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
-                allow_delay = false;
-                continue;
-            }
             if !force && st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
                 return Ok(st.mem.clone());
             }

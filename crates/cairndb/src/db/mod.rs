@@ -1023,21 +1023,33 @@ impl DbInner {
     fn iter(&self, opts: &ReadOptions) -> DbIterator {
         let seq = self.read_seq(opts);
         let sv = self.current_sv();
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
-        children.push(Box::new(sv.mem.iter()));
-        for m in &sv.imms {
-            children.push(Box::new(m.iter()));
-        }
-        children.extend(
-            sv.version
-                .iterators(&self.table_cache, !opts.fill_cache_off),
-        );
+        let fill = !opts.fill_cache_off;
+        let build = {
+            let sv = sv.clone();
+            let tables = self.table_cache.clone();
+            move |prefix: Option<&[u8]>| -> Box<dyn InternalIterator> {
+                let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+                children.push(Box::new(sv.mem.iter()));
+                for m in &sv.imms {
+                    children.push(Box::new(m.iter()));
+                }
+                match prefix {
+                    Some(p) => children.extend(sv.version.prefix_iterators(&tables, fill, p)),
+                    None => children.extend(sv.version.iterators(&tables, fill)),
+                }
+                Box::new(MergingIterator::new(children))
+            }
+        };
+        let inner = build(None);
+        let rebuild = (opts.prefix_same_as_start && self.opts.prefix_extractor.is_some())
+            .then(|| Box::new(build) as crate::iter::db_iter::Rebuild);
         DbIterator::new(
-            Box::new(MergingIterator::new(children)),
+            inner,
             seq,
             self.opts.prefix_extractor.clone(),
             opts,
             Box::new(sv),
+            rebuild,
         )
     }
 

@@ -42,7 +42,16 @@ pub struct DbIterator {
     lower: Option<Vec<u8>>,
     /// Keeps the memtables and version under `iter` alive.
     _pin: Box<dyn std::any::Any + Send>,
+    /// In prefix mode: builds the inner iterator over only the sources that
+    /// may hold a prefix (None: all sources), so that a prefix seek skips
+    /// tables whose prefix filter rules the prefix out.
+    rebuild: Option<Rebuild>,
+    /// Whether `iter` is currently restricted to a prefix.
+    restricted: bool,
 }
+
+/// Builds an inner iterator restricted to a prefix (or over everything).
+pub(crate) type Rebuild = Box<dyn Fn(Option<&[u8]>) -> Box<dyn InternalIterator> + Send>;
 
 impl DbIterator {
     pub(crate) fn new(
@@ -51,6 +60,7 @@ impl DbIterator {
         extractor: Option<Arc<dyn SliceTransform>>,
         opts: &crate::options::ReadOptions,
         pin: Box<dyn std::any::Any + Send>,
+        rebuild: Option<Rebuild>,
     ) -> DbIterator {
         DbIterator {
             iter,
@@ -66,7 +76,23 @@ impl DbIterator {
             upper: opts.iterate_upper_bound.clone(),
             lower: opts.iterate_lower_bound.clone(),
             _pin: pin,
+            rebuild,
+            restricted: false,
         }
+    }
+
+    /// In prefix mode, points the inner iterator at the sources that may
+    /// hold the current prefix (or at all of them when there is none).
+    fn restrict_to_prefix(&mut self) {
+        if !self.prefix_same_as_start {
+            return;
+        }
+        let Some(rebuild) = &self.rebuild else { return };
+        if self.prefix.is_none() && !self.restricted {
+            return;
+        }
+        self.iter = rebuild(self.prefix.as_deref());
+        self.restricted = self.prefix.is_some();
     }
 
     /// True when positioned on an entry.
@@ -129,6 +155,7 @@ impl DbIterator {
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.prefix = None;
+        self.restrict_to_prefix();
         match self.lower.clone() {
             Some(l) => self
                 .iter
@@ -148,6 +175,7 @@ impl DbIterator {
         self.direction = Direction::Reverse;
         self.saved_value.clear();
         self.prefix = None;
+        self.restrict_to_prefix();
         match self.upper.clone() {
             // The last entry strictly below the upper bound.
             Some(u) => {
@@ -173,6 +201,7 @@ impl DbIterator {
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.set_prefix_from(target);
+        self.restrict_to_prefix();
         let t = match &self.lower {
             Some(l) if target < l.as_slice() => l.clone(),
             _ => target.to_vec(),
@@ -192,6 +221,7 @@ impl DbIterator {
         self.direction = Direction::Reverse;
         self.saved_value.clear();
         self.set_prefix_from(target);
+        self.restrict_to_prefix();
         match &self.upper {
             Some(u) if target >= u.as_slice() => {
                 let u = u.clone();
@@ -399,6 +429,7 @@ mod tests {
             Some(Arc::new(FixedPrefix::new(2))),
             opts,
             Box::new(()),
+            None,
         )
     }
 

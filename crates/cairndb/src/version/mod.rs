@@ -204,6 +204,49 @@ impl Version {
         out
     }
 
+    /// Like [`Version::iterators`], but only over files that may hold a key
+    /// starting with `prefix`: their key range must reach the prefix and
+    /// their prefix filter must not exclude it. Levels keep one
+    /// concatenating iterator over their remaining files.
+    pub fn prefix_iterators(
+        &self,
+        tables: &Arc<TableCache>,
+        fill_cache: bool,
+        prefix: &[u8],
+    ) -> Vec<Box<dyn InternalIterator>> {
+        let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let in_range = |f: &FileMeta| {
+            f.largest_user_key() >= prefix
+                && (f.smallest_user_key() <= prefix || f.smallest_user_key().starts_with(prefix))
+        };
+        // Opens a candidate; Ok(None) when its filter rules the prefix out.
+        let open = |f: &FileMeta| -> Result<Option<Arc<crate::sst::Table>>> {
+            let t = tables.get(f.number)?;
+            Ok(t.may_contain_prefix(prefix).then_some(t))
+        };
+        for f in self.files[0].iter().filter(|f| in_range(f)) {
+            match open(f) {
+                Ok(Some(t)) => out.push(Box::new(t.iter(fill_cache))),
+                Ok(None) => {}
+                Err(e) => out.push(Box::new(crate::iter::EmptyIterator(Some(e)))),
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            let mut keep = Vec::new();
+            for f in self.files[level].iter().filter(|f| in_range(f)) {
+                match open(f) {
+                    Ok(Some(_)) => keep.push(f.clone()),
+                    Ok(None) => {}
+                    Err(e) => out.push(Box::new(crate::iter::EmptyIterator(Some(e)))),
+                }
+            }
+            if !keep.is_empty() {
+                out.push(Box::new(LevelIter::new(keep, tables.clone(), fill_cache)));
+            }
+        }
+        out
+    }
+
     /// Largest sequence number in any file.
     pub fn max_seq(&self) -> SeqNo {
         self.files

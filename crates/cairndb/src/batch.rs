@@ -17,7 +17,13 @@ pub const HEADER_LEN: usize = 12;
 #[derive(Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
+    /// The longest key or value added that does not fit a varint32 length;
+    /// `Db::write` refuses such a batch (its bytes would be wrong).
+    oversized: Option<usize>,
 }
+
+/// Largest key or value a batch can hold (lengths are varint32 on disk).
+pub const MAX_ENTRY_LEN: usize = u32::MAX as usize;
 
 impl Default for WriteBatch {
     fn default() -> Self {
@@ -48,11 +54,14 @@ impl WriteBatch {
     pub fn new() -> Self {
         WriteBatch {
             rep: vec![0u8; HEADER_LEN],
+            oversized: None,
         }
     }
 
     /// Adds a put.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.note_len(key.as_ref().len());
+        self.note_len(value.as_ref().len());
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Value as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -61,13 +70,31 @@ impl WriteBatch {
 
     /// Adds a delete.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
+        self.note_len(key.as_ref().len());
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Deletion as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
     }
 
+    fn note_len(&mut self, len: usize) {
+        if len > MAX_ENTRY_LEN {
+            self.oversized = Some(self.oversized.map_or(len, |m| m.max(len)));
+        }
+    }
+
+    /// An error if a key or value is too long to be stored.
+    pub(crate) fn check_sizes(&self) -> Result<()> {
+        match self.oversized {
+            Some(len) => Err(Error::invalid(format!(
+                "write batch holds a key or value of {len} bytes; the limit is {MAX_ENTRY_LEN}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Removes every record.
     pub fn clear(&mut self) {
+        self.oversized = None;
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
     }
@@ -107,6 +134,9 @@ impl WriteBatch {
 
     /// Appends every record of `other` to this batch.
     pub(crate) fn append(&mut self, other: &WriteBatch) {
+        if let Some(l) = other.oversized {
+            self.note_len(l);
+        }
         self.set_count(self.count() + other.count());
         self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
     }
@@ -125,7 +155,10 @@ impl WriteBatch {
                 ),
             ));
         }
-        let b = WriteBatch { rep: data.to_vec() };
+        let b = WriteBatch {
+            rep: data.to_vec(),
+            oversized: None,
+        };
         let mut n = 0u32;
         for op in b.iter() {
             op.map_err(|what| Error::corruption(file, offset, what))?;

@@ -15,7 +15,8 @@ fn prefix_seek_for_an_absent_prefix_reads_no_data_block() {
     let db = Db::open("/db", o.clone()).unwrap();
     for p in (0..60).filter(|p| p % 10 != 5) {
         for i in 0..100 {
-            db.put(&WriteOptions::default(), &key(p, i), &[b'v'; 30]).unwrap();
+            db.put(&WriteOptions::default(), &key(p, i), &[b'v'; 30])
+                .unwrap();
         }
         if p % 20 == 0 {
             db.flush().unwrap();
@@ -23,7 +24,8 @@ fn prefix_seek_for_an_absent_prefix_reads_no_data_block() {
     }
     db.compact_range(None, None).unwrap();
     for p in 0..10 {
-        db.put(&WriteOptions::default(), &key(p * 6 + 1, 999), b"fresh").unwrap();
+        db.put(&WriteOptions::default(), &key(p * 6 + 1, 999), b"fresh")
+            .unwrap();
     }
     db.flush().unwrap();
     db.close().unwrap();
@@ -75,5 +77,9 @@ fn prefix_seek_for_an_absent_prefix_reads_no_data_block() {
         assert!(it.valid());
     }
     let a2 = db.stats();
-    assert!((a2.block_cache_hits + a2.block_cache_misses) - (b2.block_cache_hits + b2.block_cache_misses) > 3);
+    assert!(
+        (a2.block_cache_hits + a2.block_cache_misses)
+            - (b2.block_cache_hits + b2.block_cache_misses)
+            > 3
+    );
 }

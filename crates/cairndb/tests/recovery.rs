@@ -378,3 +378,25 @@ fn lost_records_at_the_end_of_an_earlier_wal_stop_point_in_time_replay() {
     }
     panic!("never crashed with two live WALs: the test exercised nothing");
 }
+
+/// Regression: a value larger than the reader's 64 MiB decompression limit
+/// was compressed into one block that could then never be read back.
+#[test]
+fn value_larger_than_the_decompression_limit_reads_back_after_flush() {
+    let (_fs, mut o) = common::mem_options();
+    o.compression = cairndb::CompressionType::Lz4;
+    o.write_buffer_size = 1 << 20;
+    let db = Db::open("/db", o.clone()).unwrap();
+    let big: Vec<u8> = (0..(70usize << 20)).map(|i| (i % 251) as u8).collect();
+    db.put(&WriteOptions::default(), b"big", &big).unwrap();
+    db.put(&WriteOptions::default(), b"small", b"x").unwrap();
+    db.flush().unwrap();
+    db.close().unwrap();
+    drop(db);
+    let db = Db::open("/db", o).unwrap();
+    assert!(db.get(&ReadOptions::default(), b"big").unwrap() == Some(big));
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"small").unwrap(),
+        Some(b"x".to_vec())
+    );
+}

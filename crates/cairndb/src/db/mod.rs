@@ -494,6 +494,7 @@ impl Db {
     /// Applies `batch` atomically.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         self.inner.check_open()?;
+        batch.check_sizes()?;
         self.inner.write(opts, batch)
     }
 

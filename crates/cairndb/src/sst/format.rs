@@ -180,6 +180,11 @@ pub fn compression_byte(c: CompressionType) -> u8 {
 /// codec fails or saves less than 12.5%.
 pub fn compress_block(c: CompressionType, raw: &[u8], out: &mut Vec<u8>) -> u8 {
     out.clear();
+    // A block too large for the reader's decompression limit (a huge value)
+    // is stored as it is: uncompressed blocks have no such limit.
+    if raw.len() > MAX_UNCOMPRESSED_BLOCK {
+        return COMPRESSION_NONE;
+    }
     let t = match c {
         CompressionType::None => return COMPRESSION_NONE,
         CompressionType::Lz4 => {

@@ -47,9 +47,22 @@ impl Compaction {
         (self.level + 1).min(NUM_LEVELS - 1)
     }
 
-    /// True when a single file can move down without being rewritten.
+    /// True when the inputs can move down without being rewritten: nothing
+    /// in the next level overlaps them, and (for level 0, whose files may
+    /// overlap) no two of them overlap each other, as after sequential
+    /// inserts.
     pub fn is_trivial_move(&self) -> bool {
-        self.level >= 1 && self.inputs.len() == 1 && self.next_inputs.is_empty()
+        if !self.next_inputs.is_empty() || self.inputs.is_empty() {
+            return false;
+        }
+        if self.level >= 1 {
+            return self.inputs.len() == 1;
+        }
+        let mut by_key: Vec<&Arc<FileMeta>> = self.inputs.iter().collect();
+        by_key.sort_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+        by_key
+            .windows(2)
+            .all(|w| w[0].largest_user_key() < w[1].smallest_user_key())
     }
 
     /// Bytes of all inputs.
@@ -298,5 +311,29 @@ mod tests {
         assert_eq!(c.level, 0);
         assert_eq!(c.inputs.len(), 2);
         assert_eq!(c.output_level(), 1);
+        // Both files span a..z: they overlap, so they must be merged.
+        assert!(!c.is_trivial_move());
+    }
+
+    #[test]
+    fn disjoint_level0_files_move_down_without_a_rewrite() {
+        let file = |n: u64, lo: &[u8], hi: &[u8]| {
+            Arc::new(FileMeta {
+                number: n,
+                size: 100,
+                smallest: make_internal_key(lo, n, ValueType::Value),
+                largest: make_internal_key(hi, n, ValueType::Value),
+                smallest_seq: n,
+                largest_seq: n,
+                being_compacted: Default::default(),
+            })
+        };
+        let mut v = Version::default();
+        v.files[0] = vec![file(2, b"m", b"p"), file(1, b"a", b"c")];
+        let c = pick_range(&v, 0, None, None).unwrap();
+        assert!(c.is_trivial_move());
+        v.files[1] = vec![file(3, b"b", b"b")];
+        let c = pick_range(&v, 0, None, None).unwrap();
+        assert!(!c.is_trivial_move(), "level 1 overlaps");
     }
 }

@@ -1246,8 +1246,9 @@ impl DbInner {
         // A lone file with nothing under it moves down unchanged, unless a
         // manual compaction asked for a rewrite.
         if c.is_trivial_move() && !c.force_rewrite {
-            let f = &c.inputs[0];
-            edit.add_file(out_level, (**f).clone());
+            for f in &c.inputs {
+                edit.add_file(out_level, (**f).clone());
+            }
             self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
         } else {
             match self.merge_inputs(c, out_level)? {

@@ -1129,7 +1129,11 @@ impl DbInner {
                 .unwrap_or(st.mem_log_number);
             edit.log_number = Some(next_log);
         }
-        edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
+        // What the tables now hold: the flushed memtable's newest sequence.
+        // Not the global last sequence, which can cover writes still in the
+        // next WAL; recovery compares WAL start markers against this value
+        // to detect records lost at the end of a WAL.
+        edit.last_sequence = meta.as_ref().map(|m| m.largest_seq);
         let r = versions.log_and_apply(edit);
         if let Some(m) = &meta {
             self.pending_outputs.lock().remove(&m.number);
@@ -1262,7 +1266,6 @@ impl DbInner {
         let out_numbers: Vec<u64> = outputs.iter().map(|o| o.number).collect();
         let r = {
             let mut versions = self.versions.lock();
-            edit.last_sequence = Some(self.last_seq.load(Ordering::Acquire));
             let r = versions.log_and_apply(edit);
             if let Ok(v) = &r {
                 let mut st = self.state.lock();

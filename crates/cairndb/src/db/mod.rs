@@ -129,6 +129,7 @@ struct Counters {
     stall_micros: AtomicU64,
     stalls: AtomicU64,
     slowdowns: AtomicU64,
+    obsolete_delete_failures: AtomicU64,
 }
 
 /// A snapshot of the engine's statistics.
@@ -166,6 +167,8 @@ pub struct DbStats {
     pub stalls: u64,
     /// Writes delayed by the level-0 slowdown.
     pub slowdowns: u64,
+    /// Obsolete files that could not be deleted (space, not data, is lost).
+    pub obsolete_delete_failures: u64,
     /// Block cache hits and misses.
     pub block_cache_hits: u64,
     /// Block cache misses.
@@ -309,7 +312,10 @@ impl Db {
             })
             .collect();
         logs.sort_unstable();
-        let mut max_seq = versions.last_sequence;
+        // What the tables hold; replay raises it. (Tables never hold more
+        // than the MANIFEST's last sequence; the max is a guard against ever
+        // reusing a sequence number.)
+        let mut max_seq = versions.last_sequence.max(versions.current().max_seq());
         let mut edit = VersionEdit::default();
         let mut mem = Arc::new(MemTable::new());
         // Set when the previous log ended in damage: (log number, offset).
@@ -445,7 +451,7 @@ impl Db {
             counters: Counters::default(),
             opts,
         });
-        inner.delete_obsolete_files()?;
+        inner.delete_obsolete_files();
         let mut threads = Vec::new();
         for (name, f) in [
             ("cairndb-flush", DbInner::flush_loop as fn(&Arc<DbInner>)),
@@ -609,12 +615,12 @@ impl Db {
             log.writer = None;
             r
         };
-        let gc = inner.delete_obsolete_files();
+        inner.delete_obsolete_files();
         inner.lock.lock().take();
         let bg = inner.state.lock().bg_error.clone();
         flush_result?;
         sync_result?;
-        gc?;
+
         match bg {
             Some(e) => Err(Error::ReadOnly { cause: Box::new(e) }),
             None => Ok(()),
@@ -1135,6 +1141,11 @@ impl DbInner {
         // to detect records lost at the end of a WAL.
         edit.last_sequence = meta.as_ref().map(|m| m.largest_seq);
         let r = versions.log_and_apply(edit);
+        if let Err(e) = &r {
+            // Before the outputs leave the pending set: with the error
+            // recorded, the collector deletes nothing (the edit may be on disk).
+            self.set_bg_error(e.clone());
+        }
         if let Some(m) = &meta {
             self.pending_outputs.lock().remove(&m.number);
         }
@@ -1153,7 +1164,8 @@ impl DbInner {
                 .fetch_add(m.size, Ordering::Relaxed);
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        self.delete_obsolete_files()
+        self.delete_obsolete_files();
+        Ok(())
     }
 
     /// Builds table `number` from a memtable, syncs it and its directory entry.
@@ -1267,6 +1279,10 @@ impl DbInner {
         let r = {
             let mut versions = self.versions.lock();
             let r = versions.log_and_apply(edit);
+            if let Err(e) = &r {
+                // Before the outputs leave the pending set (see flush_one).
+                self.set_bg_error(e.clone());
+            }
             if let Ok(v) = &r {
                 let mut st = self.state.lock();
                 self.install_sv(&st, v.clone());
@@ -1293,7 +1309,7 @@ impl DbInner {
             cs.compaction_bytes_written
                 .fetch_add(outputs.iter().map(|o| o.size).sum(), Ordering::Relaxed);
         }
-        self.delete_obsolete_files()?;
+        self.delete_obsolete_files();
         Ok(true)
     }
 
@@ -1438,12 +1454,29 @@ impl DbInner {
 
     /// Deletes files no version or writer needs: old WALs and MANIFESTs,
     /// tables left by compactions or by a crash, temporaries.
-    fn delete_obsolete_files(&self) -> Result<()> {
+    ///
+    /// Clean-up only: a failure costs disk space, never correctness, so it
+    /// is counted (`DbStats::obsolete_delete_failures`) and not returned.
+    /// After a background error nothing is deleted until the database is
+    /// reopened: a failed MANIFEST append or sync leaves it unknown whether
+    /// the edit is on disk, so files it added or removed must all stay.
+    fn delete_obsolete_files(&self) {
         let _g = self.gc_lock.lock();
+        if self.state.lock().bg_error.is_some() {
+            return;
+        }
         // The pool lock is taken before listing, so a WAL reused (renamed)
         // by a writer is either still listed and in the pool, or gone.
         let mut pool = self.recycle_pool.lock();
-        let names = self.fs.list_dir(&self.path)?;
+        let names = match self.fs.list_dir(&self.path) {
+            Ok(n) => n,
+            Err(_) => {
+                self.counters
+                    .obsolete_delete_failures
+                    .fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        };
         // Order matters: pending outputs before the version (see flush_one).
         let pending = self.pending_outputs.lock().clone();
         let (live, log_number, manifest_number) = {
@@ -1488,14 +1521,14 @@ impl DbInner {
                 }
                 let p = self.path.join(&name);
                 if let Err(e) = self.fs.remove_file(&p) {
-                    // A leftover file costs space, not correctness.
                     if e.io_kind() != Some(std::io::ErrorKind::NotFound) {
-                        return Err(e);
+                        self.counters
+                            .obsolete_delete_failures
+                            .fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
         }
-        Ok(())
     }
 
     // ------------------------------------------------------------ properties
@@ -1523,6 +1556,7 @@ impl DbInner {
         s.stall_micros = ld(&c.stall_micros);
         s.stalls = ld(&c.stalls);
         s.slowdowns = ld(&c.slowdowns);
+        s.obsolete_delete_failures = ld(&c.obsolete_delete_failures);
         if let Some(bc) = &self.block_cache {
             s.block_cache_hits = bc.hits();
             s.block_cache_misses = bc.misses();

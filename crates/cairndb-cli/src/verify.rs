@@ -20,9 +20,13 @@ use cairndb::filename::{self, FileType};
 use cairndb::iter::InternalIterator;
 use cairndb::key::{compare_internal, parse_internal_key, user_key};
 use cairndb::sst::Table;
+use cairndb::util::crc;
 use cairndb::version::set::read_manifest;
 use cairndb::wal::{LogReader, ReadEvent};
 use cairndb::{Error, WriteBatch};
+
+/// A log record header's size (`docs/format/wal.md`).
+const HEADER: usize = 11;
 
 /// Everything verify found.
 #[derive(Default)]
@@ -75,7 +79,18 @@ fn check_log(
             Ok(ReadEvent::Record { offset }) => each(rep, offset, &rec),
             Ok(ReadEvent::Eof) => break,
             Ok(ReadEvent::Corruption { offset, what }) => {
-                if what.starts_with("log ends inside") {
+                let later = if what.starts_with("log ends inside") {
+                    valid_record_after(fs, path, offset, number)
+                } else {
+                    None
+                };
+                if let Some(at) = later {
+                    rep.problem(
+                        path,
+                        Some(offset),
+                        format!("{what}, but a valid record follows at offset {at}: damage, not a torn tail"),
+                    );
+                } else if what.starts_with("log ends inside") {
                     rep.notes.push(format!(
                         "{} offset {offset}: torn tail ({what}); recovery drops it",
                         path.display()
@@ -90,6 +105,30 @@ fn check_log(
             }
         }
     }
+}
+
+/// The offset of the first intact physical record of log `number` that
+/// starts after `from`, searching every byte position (a damaged length field
+/// can hide the records after it, which then look like a torn tail).
+fn valid_record_after(fs: &dyn Fs, path: &Path, from: u64, number: u64) -> Option<u64> {
+    let bytes = fs.read_all(path).ok()?;
+    let start = usize::try_from(from).ok()?.checked_add(1)?;
+    for pos in start..bytes.len().saturating_sub(HEADER) {
+        let h = &bytes[pos..pos + HEADER];
+        let len = u16::from_le_bytes([h[4], h[5]]) as usize;
+        let end = pos + HEADER + len;
+        if end > bytes.len()
+            || !(5..=8).contains(&h[6])
+            || u32::from_le_bytes([h[7], h[8], h[9], h[10]]) != number as u32
+        {
+            continue;
+        }
+        let stored = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+        if crc::unmask(stored) == crc::crc32c(&bytes[pos + 6..end]) {
+            return Some(pos as u64);
+        }
+    }
+    None
 }
 
 fn verify_db(dir: &Path) -> Report {

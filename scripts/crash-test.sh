@@ -78,7 +78,8 @@ while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
         violations=$((violations + 1))
         break
     fi
-    n=$(grep '^ops ' "$log" | tail -1 | awk '{print $2}')
+    # (No progress line yet is fine: the kill came while it was starting.)
+    n=$( (grep '^ops ' "$log" || true) | tail -1 | awk '{print $2}')
     n=${n:-0}
     ops=$((ops + n))
     cycles=$((cycles + 1))
@@ -91,7 +92,7 @@ while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
     rec=$(echo "$out" | sed -n 's/.*recovery_ms \([0-9.]*\).*/\1/p')
     rec_ms=${rec%.*}
     rec_sum=$((rec_sum + rec_ms))
-    [ "$rec_ms" -gt "$rec_max" ] && rec_max=$rec_ms
+    if [ "$rec_ms" -gt "$rec_max" ]; then rec_max=$rec_ms; fi
     check=""
     if [ $((cycles % 5)) -eq 0 ]; then
         if ! vout=$("$bin" verify "$db" 2>&1); then

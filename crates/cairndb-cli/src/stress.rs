@@ -707,7 +707,7 @@ fn verify(a: &StressArgs, oracle: &Oracle) -> Result<VerifyReport, String> {
     let mut last: Option<u64> = None;
     while it.valid() {
         match parse_key(it.key()) {
-            Some(k) if k < a.max_key && last.map_or(true, |l| l < k) => {
+            Some(k) if k < a.max_key && !matches!(last, Some(l) if l >= k) => {
                 for m in next_expected..k {
                     if expected_value(m, found_state[m as usize], a.value_size).is_some() {
                         vio(&mut rep, format!("scan skipped key {m}, which get found"));

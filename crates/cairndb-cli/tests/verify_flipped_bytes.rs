@@ -72,6 +72,9 @@ fn find(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
         .unwrap_or_else(|| panic!("no such file in {}", dir.display()))
 }
 
+/// Picks a file of one kind by its name.
+type NamePred = fn(&str) -> bool;
+
 #[test]
 fn verify_finds_a_flipped_byte_in_each_kind_of_file() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -82,7 +85,7 @@ fn verify_finds_a_flipped_byte_in_each_kind_of_file() {
     assert!(ok, "clean database fails verify:\n{text}");
     assert!(text.contains("0 problems"), "{text}");
 
-    let kinds: [(&str, fn(&str) -> bool); 4] = [
+    let kinds: [(&str, NamePred); 4] = [
         ("sst", |n| n.ends_with(".sst")),
         ("log", |n| n.ends_with(".log")),
         ("MANIFEST", |n| n.starts_with("MANIFEST-")),

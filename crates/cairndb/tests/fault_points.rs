@@ -149,6 +149,7 @@ fn wal_fallocate_enospc_fails_the_write_not_the_data() {
             "{e}"
         );
     }
+    assert!(fault.injected() > 0, "fallocate of the WAL was never attempted");
     fault.clear();
     check_all(&db, acked, "fallocate ENOSPC");
     drop(db);

@@ -149,7 +149,10 @@ fn wal_fallocate_enospc_fails_the_write_not_the_data() {
             "{e}"
         );
     }
-    assert!(fault.injected() > 0, "fallocate of the WAL was never attempted");
+    assert!(
+        fault.injected() > 0,
+        "fallocate of the WAL was never attempted"
+    );
     fault.clear();
     check_all(&db, acked, "fallocate ENOSPC");
     drop(db);

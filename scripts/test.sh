@@ -6,3 +6,5 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
+# Kill-and-verify crash loop for a bounded time (docs/reliability.md).
+scripts/crash-test.sh --duration 60

@@ -2,11 +2,17 @@
 //! and takes the arguments after its name.
 
 mod bench;
+mod dump;
+mod stress;
+mod verify;
 
 const USAGE: &str = "usage: cairndb <command> [flags]
 
 commands:
   bench     run benchmarks (db_bench-style flags; `cairndb bench --help`)
+  stress    random concurrent load checked against a crash-proof oracle
+  verify    check every checksum, the MANIFEST and key order of a database
+  dump      print an sst, wal or manifest file (`cairndb dump sst|wal|manifest FILE`)
 ";
 
 fn main() {
@@ -15,6 +21,9 @@ fn main() {
     let rest: Vec<String> = args.collect();
     let result = match cmd.as_deref() {
         Some("bench") => bench::main(rest),
+        Some("stress") => stress::main(rest),
+        Some("verify") => verify::main(rest),
+        Some("dump") => dump::main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             Ok(())

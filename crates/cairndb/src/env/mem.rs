@@ -86,6 +86,38 @@ impl MemFs {
         ns.locks.clear();
     }
 
+    /// What a power loss at this instant would leave, as a separate file
+    /// system, while this one keeps running: the durable names, each file cut
+    /// to its synced length. Taken atomically (every file is locked while
+    /// the image is copied), so a test can "pull the plug" in the middle of
+    /// a background flush or compaction without stopping it.
+    pub fn power_loss_image(&self) -> MemFs {
+        let ns = self.ns.lock();
+        let mut files: Vec<&FileRef> = ns.durable.values().collect();
+        files.sort_by_key(|f| Arc::as_ptr(f) as usize);
+        files.dedup_by_key(|f| Arc::as_ptr(f) as usize);
+        let guards: Vec<_> = files.iter().map(|f| (Arc::as_ptr(f), f.lock())).collect();
+        let mut out = Namespace::default();
+        for (path, f) in &ns.durable {
+            let d = guards
+                .iter()
+                .find(|(p, _)| *p == Arc::as_ptr(f))
+                .map(|(_, g)| g)
+                .expect("every durable file is locked");
+            let copy: FileRef = Arc::new(Mutex::new(FileData {
+                bytes: d.bytes[..d.synced_len].to_vec(),
+                synced_len: d.synced_len,
+            }));
+            out.live.insert(path.clone(), copy.clone());
+            out.durable.insert(path.clone(), copy);
+        }
+        out.dirs = ns.dirs.clone();
+        drop(guards);
+        MemFs {
+            ns: Arc::new(Mutex::new(out)),
+        }
+    }
+
     /// Simulates a process crash: all data handed to the OS survives; locks
     /// are released.
     pub fn process_crash(&self) {

@@ -356,6 +356,12 @@ pub struct TableIter {
 }
 
 impl TableIter {
+    /// File offset of the data block the iterator is positioned in (for
+    /// tools that report where an entry lives, like `cairndb verify`).
+    pub fn data_block_offset(&self) -> Option<u64> {
+        self.data_offset
+    }
+
     /// Points `data` at the block the index iterator is on. False when the
     /// index is exhausted or on error (then `status` is set).
     fn load_data_block(&mut self) -> bool {

@@ -87,8 +87,8 @@ impl MemFs {
     }
 
     /// What a power loss at this instant would leave, as a separate file
-    /// system, while this one keeps running: the durable names, each file cut
-    /// to its synced length. Taken atomically (every file is locked while
+    /// system, while this one keeps running: the durable names, each file as
+    /// of its last sync. Taken atomically (every file is locked while
     /// the image is copied), so a test can "pull the plug" in the middle of
     /// a background flush or compaction without stopping it.
     pub fn power_loss_image(&self) -> MemFs {
@@ -105,8 +105,9 @@ impl MemFs {
                 .map(|(_, g)| g)
                 .expect("every durable file is locked");
             let copy: FileRef = Arc::new(Mutex::new(FileData {
-                bytes: d.bytes[..d.synced_len].to_vec(),
-                synced_len: d.synced_len,
+                bytes: d.durable.clone(),
+                durable: d.durable.clone(),
+                dirty_from: d.durable.len(),
             }));
             out.live.insert(path.clone(), copy.clone());
             out.durable.insert(path.clone(), copy);

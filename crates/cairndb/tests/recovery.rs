@@ -444,3 +444,62 @@ fn flush_records_the_flushed_sequence_not_writes_in_the_next_wal() {
         "no write ever raced a flush: the test exercised nothing"
     );
 }
+
+#[test]
+fn disable_wal_writes_survive_close_but_not_a_crash() {
+    let (fs, mut o) = common::mem_options();
+    o.write_buffer_size = 4 << 20;
+    let no_wal = WriteOptions {
+        disable_wal: true,
+        ..Default::default()
+    };
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..200 {
+        db.put(&no_wal, &k(i), b"unlogged").unwrap();
+    }
+    db.close().unwrap(); // flushes what only the memtable held
+    drop(db);
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..200 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(b"unlogged".to_vec())
+        );
+    }
+    for i in 200..400 {
+        db.put(&no_wal, &k(i), b"lost").unwrap();
+    }
+    db.put(&WriteOptions::default(), b"logged", b"yes").unwrap();
+    db.simulate_crash();
+    fs.process_crash();
+    let db = Db::open("/db", o).unwrap();
+    // Never written to the WAL: gone after a crash, as documented.
+    for i in 200..400 {
+        assert_eq!(db.get(&ReadOptions::default(), &k(i)).unwrap(), None);
+    }
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"logged").unwrap(),
+        Some(b"yes".to_vec())
+    );
+}
+
+#[test]
+fn sync_wal_makes_earlier_unsynced_writes_survive_power_loss() {
+    let (fs, mut o) = common::mem_options();
+    o.write_buffer_size = 4 << 20;
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..300 {
+        db.put(&WriteOptions::default(), &k(i), b"before").unwrap();
+    }
+    db.sync_wal().unwrap();
+    db.simulate_crash();
+    fs.power_loss();
+    let db = Db::open("/db", o).unwrap();
+    for i in 0..300 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(b"before".to_vec()),
+            "key {i}"
+        );
+    }
+}

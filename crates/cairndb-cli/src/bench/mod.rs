@@ -85,7 +85,6 @@ impl Ctx {
             }
             self.notes_printed = true;
         }
-        println!("DB path: [{}]", self.dir.display());
         self.engine = Some(e);
         Ok(())
     }
@@ -307,6 +306,9 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         }
         ctx.destroy_and_open()?;
     }
+    if !matches!(name, "stats" | "waitforcompaction") {
+        println!("DB path: [{}]", ctx.dir.display());
+    }
     let kind = match name {
         "fillseq" => Kind::Write(Order::Sequential, false),
         "fillrandom" | "overwrite" => Kind::Write(Order::Random, false),
@@ -347,9 +349,10 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     let n_threads = readers + usize::from(with_writer);
     let seeds: Vec<u64> = (0..n_threads)
         .map(|_| {
-            let s = ctx.seed.wrapping_add(ctx.thread_count);
+            // db_bench: `total_thread_count_++; ThreadState(i, total_thread_count_)`
+            // seeds each thread's Random64 with seed + 1, + 2, ... across benchmarks.
             ctx.thread_count += 1;
-            s
+            ctx.seed.wrapping_add(ctx.thread_count)
         })
         .collect();
     let per_thread = match kind {
@@ -412,7 +415,11 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     let show_found = matches!(kind, Kind::ReadRandom | Kind::SeekRandom | Kind::ReadWhileWriting);
     let mut r = report::merge(name, &ctx.flags.engine, &all, show_found);
     if let Some(w) = writer_stats {
-        r.line.push_str(&format!(" (writer: {} puts)", w.done));
+        eprintln!(
+            "{name}: the writer thread did {} puts ({:.0}/s)",
+            w.done,
+            w.done as f64 / w.seconds().max(1e-9)
+        );
     }
     Ok(Some(r))
 }
@@ -536,6 +543,8 @@ fn thread_body(
             let mut keys: Vec<Vec<u8>> = vec![Vec::new(); f.entries_per_batch];
             while !budget.done(epb) {
                 for k in keys.iter_mut() {
+                    // db_bench draws a DB index (`rand.Next() % num_dbs`) before each key.
+                    rand.next_u64();
                     let v = gen.next(&mut rand);
                     sh.layout.make_key(v, num, k);
                 }
@@ -560,6 +569,7 @@ fn thread_body(
         Kind::ReadRandom | Kind::ReadWhileWriting => {
             let mut budget = Budget::new(f, per_thread);
             while !budget.done(1) {
+                rand.next_u64(); // db_bench's SelectDBWithCfh(thread)
                 let v = rand.next_u64() % num.max(1);
                 sh.layout.make_key(v, num, &mut key);
                 st.reads += 1;
@@ -619,6 +629,7 @@ fn thread_body(
             let (mut gw, mut pw) = (0u64, 0u64);
             let (mut reads, mut writes) = (0u64, 0u64);
             while !budget.done(1) {
+                rand.next_u64(); // db_bench's SelectDB(thread)
                 let v = rand.next_u64() % num.max(1);
                 sh.layout.make_key(v, num, &mut key);
                 if gw == 0 && pw == 0 {
@@ -648,6 +659,7 @@ fn thread_body(
         Kind::UpdateRandom => {
             let mut budget = Budget::new(f, per_thread);
             while !budget.done(1) {
+                rand.next_u64(); // db_bench's SelectDB(thread)
                 let v = rand.next_u64() % num.max(1);
                 sh.layout.make_key(v, num, &mut key);
                 if let Some(old) = sh.db.get(&key)? {
@@ -663,6 +675,7 @@ fn thread_body(
         }
         Kind::DeleteRandom => {
             let mut gen = KeyGen::new(Order::Random, num, seed);
+            rand.next_u64(); // db_bench's SelectDB(thread), once
             let mut budget = Budget::new(f, per_thread);
             let epb = f.entries_per_batch as u64;
             let mut keys: Vec<Vec<u8>> = vec![Vec::new(); f.entries_per_batch];
@@ -671,8 +684,12 @@ fn thread_body(
                     let v = gen.next(&mut rand);
                     sh.layout.make_key(v, num, k);
                 }
-                let ops: Vec<Op<'_>> = keys.iter().map(|k| Op::Delete(k)).collect();
-                sh.db.write(&ops)?;
+                if epb == 1 {
+                    sh.db.delete(&keys[0])?;
+                } else {
+                    let ops: Vec<Op<'_>> = keys.iter().map(|k| Op::Delete(k)).collect();
+                    sh.db.write(&ops)?;
+                }
                 st.finished_ops(epb);
                 sh.tick(tid, &st, epb);
             }
@@ -693,6 +710,7 @@ fn bg_writer(sh: &Shared<'_>, seed: u64) -> Result<Stats, String> {
     let mut values = ValueGen::new(f.compression_ratio, f.value_size);
     let kv = (f.key_size + f.value_size) as u64;
     let readers = f.threads as u64;
+    rand.next_u64(); // db_bench's SelectDB(thread), once
     sh.barrier.wait();
     st.start();
     while sh.readers_done.load(Ordering::SeqCst) < readers && !sh.stop_writer.load(Ordering::Relaxed) {

@@ -2,6 +2,7 @@
 //! and takes the arguments after its name.
 
 mod bench;
+mod compare;
 
 const USAGE: &str = "usage: cairndb <command> [flags]
 
@@ -15,6 +16,7 @@ fn main() {
     let rest: Vec<String> = args.collect();
     let result = match cmd.as_deref() {
         Some("bench") => bench::main(rest),
+        Some("compare") => compare::main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             Ok(())

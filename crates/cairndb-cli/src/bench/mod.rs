@@ -413,7 +413,7 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         return Err(format!("{name}: {e}"));
     }
     let show_found = matches!(kind, Kind::ReadRandom | Kind::SeekRandom | Kind::ReadWhileWriting);
-    let mut r = report::merge(name, &ctx.flags.engine, &all, show_found);
+    let r = report::merge(name, &ctx.flags.engine, &all, show_found);
     if let Some(w) = writer_stats {
         eprintln!(
             "{name}: the writer thread did {} puts ({:.0}/s)",

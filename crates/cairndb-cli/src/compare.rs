@@ -16,10 +16,11 @@ use crate::bench::flags;
 use crate::bench::report::{parse_output, Parsed};
 
 const USAGE: &str = "usage: cairndb compare [--repeat=N] [--out=DIR] [--db_dir=DIR] \
-[--db_bench=PATH] [--engines=cairndb,rocksdb,leveldb] [--skip_device] [db_bench flags...]
+[--db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] [--skip_device] [db_bench flags...]
 
 Runs the same db_bench command line through RocksDB's db_bench, LevelDB and
-CairnDB, --repeat times each (taking turns, fresh directory each run), and
+CairnDB (and, listed in --engines, rocksdb-inproc: RocksDB through the rocksdb
+crate inside cairndb bench), --repeat times each (taking turns, fresh directory each run), and
 prints medians. --histogram=1 is added so P99 latencies can be compared.
 Writes compare.md, compare.json, compare.svg and compare.png into --out
 (default: the current directory).
@@ -75,7 +76,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
                 let v = value("engines")?;
                 o.engines = v.split(',').map(|s| s.trim().to_string()).collect();
                 for e in &o.engines {
-                    if !["cairndb", "rocksdb", "leveldb"].contains(&e.as_str()) {
+                    if !["cairndb", "rocksdb", "rocksdb-inproc", "leveldb"].contains(&e.as_str()) {
                         return Err(format!("flag --engines: unknown engine `{e}`"));
                     }
                 }
@@ -127,6 +128,16 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
                      --db_bench=PATH); RocksDB is left out"
                 ),
             },
+            "rocksdb-inproc" => {
+                if cfg!(feature = "rocksdb") {
+                    runners.push(("rocksdb-inproc".into(), Runner::Ours(exe.clone(), "rocksdb")));
+                } else {
+                    eprintln!(
+                        "compare: this cairndb was built without the `rocksdb` feature; \
+                         rocksdb-inproc is left out"
+                    );
+                }
+            }
             "leveldb" => {
                 if cfg!(feature = "leveldb") {
                     runners.push(("leveldb".into(), Runner::Ours(exe.clone(), "leveldb")));
@@ -147,6 +158,14 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     let mut args = o.bench_args.clone();
     if !args.iter().any(|a| a.trim_start_matches('-').starts_with("histogram")) {
         args.push("--histogram=1".into());
+    }
+    // One seed for every engine and round, so they all draw the same keys.
+    if !args.iter().any(|a| a.trim_start_matches('-').starts_with("seed")) {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1);
+        args.push(format!("--seed={seed}"));
     }
     println!("== flags: {} ==", args.join(" "));
     // results[engine][benchmark] = runs

@@ -56,7 +56,9 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         let mut value = |name: &str| -> Result<String, String> {
             match &inline {
                 Some(v) => Ok(v.clone()),
-                None => it.next().ok_or_else(|| format!("flag --{name} needs a value")),
+                None => it
+                    .next()
+                    .ok_or_else(|| format!("flag --{name} needs a value")),
             }
         };
         match name.as_str() {
@@ -130,7 +132,10 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
             },
             "rocksdb-inproc" => {
                 if cfg!(feature = "rocksdb") {
-                    runners.push(("rocksdb-inproc".into(), Runner::Ours(exe.clone(), "rocksdb")));
+                    runners.push((
+                        "rocksdb-inproc".into(),
+                        Runner::Ours(exe.clone(), "rocksdb"),
+                    ));
                 } else {
                     eprintln!(
                         "compare: this cairndb was built without the `rocksdb` feature; \
@@ -156,11 +161,17 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     }
 
     let mut args = o.bench_args.clone();
-    if !args.iter().any(|a| a.trim_start_matches('-').starts_with("histogram")) {
+    if !args
+        .iter()
+        .any(|a| a.trim_start_matches('-').starts_with("histogram"))
+    {
         args.push("--histogram=1".into());
     }
     // One seed for every engine and round, so they all draw the same keys.
-    if !args.iter().any(|a| a.trim_start_matches('-').starts_with("seed")) {
+    if !args
+        .iter()
+        .any(|a| a.trim_start_matches('-').starts_with("seed"))
+    {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -206,7 +217,11 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         }
     }
 
-    let table = Table::build(&order, &runners.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), &results);
+    let table = Table::build(
+        &order,
+        &runners.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+        &results,
+    );
     let md = table.markdown(o.repeat);
     println!("\n{md}");
     std::fs::write(o.out.join("compare.md"), &md).map_err(|e| e.to_string())?;
@@ -492,7 +507,10 @@ fn lat_of(mut v: Vec<f64>) -> Lat {
     let n = v.len();
     Lat {
         avg_us: v.iter().sum::<f64>() / n.max(1) as f64,
-        p99_us: v.get((n * 99 / 100).min(n.saturating_sub(1))).copied().unwrap_or(0.0),
+        p99_us: v
+            .get((n * 99 / 100).min(n.saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0),
         n,
     }
 }
@@ -564,10 +582,7 @@ fn rand_read(p: &Path, blocks: u64) -> Result<(f64, bool), String> {
     const O_DIRECT: i32 = 0o40000; // x86_64 Linux
     let (f, direct) = match OpenOptions::new().read(true).custom_flags(O_DIRECT).open(p) {
         Ok(f) => (f, true),
-        Err(_) => (
-            File::open(p).map_err(|e| io(e, "open"))?,
-            false,
-        ),
+        Err(_) => (File::open(p).map_err(|e| io(e, "open"))?, false),
     };
     // An aligned buffer for O_DIRECT.
     let layout = std::alloc::Layout::from_size_align(4096, 4096).map_err(|e| e.to_string())?;
@@ -656,7 +671,10 @@ mod chart {
         Ok(())
     }
 
-    fn plot<DB: DrawingBackend>(t: &Table, root: DrawingArea<DB, plotters::coord::Shift>) -> Result<(), String>
+    fn plot<DB: DrawingBackend>(
+        t: &Table,
+        root: DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String>
     where
         DB::ErrorType: 'static,
     {
@@ -665,7 +683,10 @@ mod chart {
         let n = t.rows.len().max(1);
         let k = t.engines.len().max(1);
         let mut chart = ChartBuilder::on(&root)
-            .caption("ops/sec relative to the fastest engine (1.0 = fastest)", ("sans-serif", 20))
+            .caption(
+                "ops/sec relative to the fastest engine (1.0 = fastest)",
+                ("sans-serif", 20),
+            )
             .margin(12)
             .x_label_area_size(60)
             .y_label_area_size(50)
@@ -688,7 +709,11 @@ mod chart {
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(e)?;
-        let colors = [RGBColor(214, 39, 40), RGBColor(31, 119, 180), RGBColor(44, 160, 44)];
+        let colors = [
+            RGBColor(214, 39, 40),
+            RGBColor(31, 119, 180),
+            RGBColor(44, 160, 44),
+        ];
         for (ei, eng) in t.engines.iter().enumerate() {
             let color = colors[ei % colors.len()];
             let bars: Vec<Rectangle<(f64, f64)>> = t
@@ -703,14 +728,19 @@ mod chart {
                     }
                     let w = 0.8 / k as f64;
                     let x0 = i as f64 + 0.1 + w * ei as f64;
-                    Some(Rectangle::new([(x0, 0.0), (x0 + w * 0.9, v / best)], color.filled()))
+                    Some(Rectangle::new(
+                        [(x0, 0.0), (x0 + w * 0.9, v / best)],
+                        color.filled(),
+                    ))
                 })
                 .collect();
             chart
                 .draw_series(bars)
                 .map_err(e)?
                 .label(eng.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
         }
         chart
             .configure_series_labels()
@@ -748,15 +778,23 @@ mod tests {
         let engines: Vec<String> = ["rocksdb", "leveldb", "cairndb"].map(String::from).to_vec();
         let t = Table::build(&["fillrandom".into()], &engines, &results);
         let md = t.markdown(1);
-        assert!(md.contains("| fillrandom | 100 | 400 | 200 | 2.00x | 0.50x | 0.50x |"), "{md}");
+        assert!(
+            md.contains("| fillrandom | 100 | 400 | 200 | 2.00x | 0.50x | 0.50x |"),
+            "{md}"
+        );
     }
 
     #[test]
     fn compare_flags() {
         let o = parse_opts(
-            ["--repeat=2", "--num=10", "--skip_device", "--engines=cairndb"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "--repeat=2",
+                "--num=10",
+                "--skip_device",
+                "--engines=cairndb",
+            ]
+            .map(String::from)
+            .to_vec(),
         )
         .unwrap();
         assert_eq!(o.repeat, 2);

@@ -77,7 +77,11 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         }
         other => CompressionType::parse(other).map_err(|e| format!("--compression_type: {e}"))?,
     };
-    let bloom = if f.bloom_bits < 0 { 0 } else { f.bloom_bits as u32 };
+    let bloom = if f.bloom_bits < 0 {
+        0
+    } else {
+        f.bloom_bits as u32
+    };
     let jobs = if f.max_background_compactions > 0 {
         (f.max_background_compactions as usize + 1).max(f.max_background_jobs.max(2) as usize)
     } else {

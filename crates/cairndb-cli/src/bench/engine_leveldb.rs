@@ -89,8 +89,7 @@ mod ffi {
         pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
         pub fn leveldb_iter_prev(it: *mut leveldb_iterator_t);
         pub fn leveldb_iter_key(it: *const leveldb_iterator_t, len: *mut usize) -> *const c_char;
-        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, len: *mut usize)
-            -> *const c_char;
+        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, len: *mut usize) -> *const c_char;
         pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, err: *mut *mut c_char);
         pub fn leveldb_property_value(db: *mut leveldb_t, name: *const c_char) -> *mut c_char;
         pub fn leveldb_compact_range(
@@ -109,7 +108,11 @@ mod ffi {
             v: *const c_char,
             vlen: usize,
         );
-        pub fn leveldb_writebatch_delete(b: *mut leveldb_writebatch_t, k: *const c_char, klen: usize);
+        pub fn leveldb_writebatch_delete(
+            b: *mut leveldb_writebatch_t,
+            k: *const c_char,
+            klen: usize,
+        );
         pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
         pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
         pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: c_uchar);
@@ -127,7 +130,9 @@ fn take_err(err: *mut c_char) -> EResult<()> {
         return Ok(());
     }
     // SAFETY: LevelDB hands back a NUL-terminated malloc'd string we now own.
-    let msg = unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned();
+    let msg = unsafe { CStr::from_ptr(err) }
+        .to_string_lossy()
+        .into_owned();
     // SAFETY: allocated by LevelDB, freed once.
     unsafe { leveldb_free(err.cast()) };
     Err(msg)
@@ -159,7 +164,11 @@ impl LevelEngine {
             let opts = leveldb_options_create();
             leveldb_options_set_create_if_missing(opts, 1);
             leveldb_options_set_write_buffer_size(opts, f.write_buffer_size as usize);
-            let files = if f.open_files < 0 { 1_000_000 } else { f.open_files as c_int };
+            let files = if f.open_files < 0 {
+                1_000_000
+            } else {
+                f.open_files as c_int
+            };
             leveldb_options_set_max_open_files(opts, files);
             leveldb_options_set_block_size(opts, f.block_size);
             leveldb_options_set_block_restart_interval(opts, f.block_restart_interval as c_int);
@@ -321,7 +330,14 @@ impl Engine for LevelEngine {
         let mut len = 0;
         // SAFETY: open db; the returned buffer is malloc'd and freed below.
         unsafe {
-            let p = leveldb_get(self.db, self.ro, key.as_ptr().cast(), key.len(), &mut len, &mut err);
+            let p = leveldb_get(
+                self.db,
+                self.ro,
+                key.as_ptr().cast(),
+                key.len(),
+                &mut len,
+                &mut err,
+            );
             take_err(err)?;
             if p.is_null() {
                 return Ok(None);

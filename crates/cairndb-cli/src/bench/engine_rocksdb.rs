@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, Options, WriteBatch,
-    WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, Options, WriteBatch, WriteOptions,
+    DB,
 };
 
 use super::engine::{EResult, Engine, EngineIter, Op};
@@ -50,7 +50,9 @@ impl RocksEngine {
             "lz4hc" => DBCompressionType::Lz4hc,
             s if s.starts_with("zstd") => DBCompressionType::Zstd,
             other => {
-                notes.push(format!("--compression_type={other}: unknown to RocksDB, using none"));
+                notes.push(format!(
+                    "--compression_type={other}: unknown to RocksDB, using none"
+                ));
                 DBCompressionType::None
             }
         };

@@ -13,11 +13,7 @@ use std::path::PathBuf;
 const DBBENCH_FLAGS: &str = include_str!("dbbench_7_8_flags.txt");
 
 /// Flags some seed command lines use that older db_bench versions had.
-const LEGACY_FLAGS: &[&str] = &[
-    "writes_per_second",
-    "hard_rate_limit",
-    "disable_data_sync",
-];
+const LEGACY_FLAGS: &[&str] = &["writes_per_second", "hard_rate_limit", "disable_data_sync"];
 
 /// Boolean flags of db_bench that we accept as `--flag` / `--noflag`
 /// even though they are ignored (so `--mmap_read` alone parses).
@@ -64,10 +60,7 @@ const MAPPED: &[(&str, &str)] = &[
         "wal_dir",
         "ignored: the WAL lives in the database directory",
     ),
-    (
-        "num_levels",
-        "ignored: CairnDB has a fixed 7 levels",
-    ),
+    ("num_levels", "ignored: CairnDB has a fixed 7 levels"),
     (
         "memtablerep",
         "ignored: CairnDB has one (skiplist) memtable",
@@ -80,10 +73,7 @@ const MAPPED: &[(&str, &str)] = &[
         "min_level_to_compress",
         "ignored: --compression_type applies to every level",
     ),
-    (
-        "mmap_read",
-        "ignored: CairnDB reads with pread",
-    ),
+    ("mmap_read", "ignored: CairnDB reads with pread"),
     (
         "max_bytes_for_level_multiplier",
         "mapped to Options::max_bytes_for_level_multiplier",
@@ -452,9 +442,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "key_size" => {
                 f.key_size = parse_nonneg(n, v)? as usize;
                 if f.key_size == 0 || f.key_size > 1 << 20 {
-                    return Err(format!(
-                        "flag --key_size: must be in 1..=1048576 (got {v})"
-                    ));
+                    return Err(format!("flag --key_size: must be in 1..=1048576 (got {v})"));
                 }
             }
             "value_size" => {
@@ -474,7 +462,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "compression_ratio" => {
                 let r: f64 = parse_num(n, v)?;
                 if !(r > 0.0 && r <= 1.0) {
-                    return Err(format!("flag --compression_ratio: must be in (0, 1] (got {v})"));
+                    return Err(format!(
+                        "flag --compression_ratio: must be in (0, 1] (got {v})"
+                    ));
                 }
                 f.compression_ratio = r;
             }
@@ -486,9 +476,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "statistics" => f.statistics = parse_bool(n, v)?,
             "progress" => f.progress = Some(parse_bool(n, v)?),
             "write_buffer_size" => f.write_buffer_size = parse_nonneg(n, v)?,
-            "max_write_buffer_number" => {
-                f.max_write_buffer_number = parse_nonneg(n, v)? as usize
-            }
+            "max_write_buffer_number" => f.max_write_buffer_number = parse_nonneg(n, v)? as usize,
             "cache_size" => f.cache_size = parse_num(n, v)?,
             "bloom_bits" => {
                 // db_bench 7.8 declares it int32; older lines pass doubles.
@@ -581,8 +569,19 @@ mod tests {
 
     #[test]
     fn syntaxes() {
-        let f = p(&["--num=5", "-reads=7", "--threads", "3", "--sync", "--nohistogram"]).unwrap();
-        assert_eq!((f.num, f.reads(), f.threads, f.sync, f.histogram), (5, 7, 3, true, false));
+        let f = p(&[
+            "--num=5",
+            "-reads=7",
+            "--threads",
+            "3",
+            "--sync",
+            "--nohistogram",
+        ])
+        .unwrap();
+        assert_eq!(
+            (f.num, f.reads(), f.threads, f.sync, f.histogram),
+            (5, 7, 3, true, false)
+        );
         let f = p(&["--sync=false", "--histogram=1", "--disable_wal=0"]).unwrap();
         assert!(!f.sync && f.histogram && !f.disable_wal);
     }
@@ -627,7 +626,13 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(f.notes.len(), 18, "{:?}", f.notes);
-        assert_eq!(f.notes.iter().filter(|n| n.starts_with("--mmap_read:")).count(), 1);
+        assert_eq!(
+            f.notes
+                .iter()
+                .filter(|n| n.starts_with("--mmap_read:"))
+                .count(),
+            1
+        );
         assert_eq!(f.open_files, -1);
     }
 }

@@ -93,9 +93,7 @@ impl ValueGen {
         let mut data = Vec::with_capacity(target + 100);
         while data.len() < target {
             let raw_len = ((100.0 * compression_ratio) as usize).max(1);
-            let raw: Vec<u8> = (0..raw_len)
-                .map(|_| b' ' + rnd.uniform(95) as u8)
-                .collect();
+            let raw: Vec<u8> = (0..raw_len).map(|_| b' ' + rnd.uniform(95) as u8).collect();
             let mut piece = Vec::with_capacity(100 + raw_len);
             while piece.len() < 100 {
                 piece.extend_from_slice(&raw);

@@ -27,7 +27,10 @@ use report::{BenchResult, Stats};
 
 /// Runs `cairndb bench ARGS`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
-    if args.iter().any(|a| a == "--help" || a == "-h" || a == "-help") {
+    if args
+        .iter()
+        .any(|a| a == "--help" || a == "-h" || a == "-help")
+    {
         print!("{}", help());
         return Ok(());
     }
@@ -141,7 +144,10 @@ fn print_header(f: &Flags) {
         }
     }
     let comp_value = (f.value_size as f64 * f.compression_ratio + 0.5) as usize;
-    println!("Keys:       {} bytes each (+ 0 bytes user-defined timestamp)", f.key_size);
+    println!(
+        "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)",
+        f.key_size
+    );
     println!(
         "Values:     {} bytes each ({} bytes after compression)",
         f.value_size, comp_value
@@ -150,14 +156,11 @@ fn print_header(f: &Flags) {
     println!("Prefix:    {} bytes", f.prefix_size);
     println!("Keys per prefix:    {}", f.keys_per_prefix);
     let raw = (f.key_size + f.value_size) as f64 * f.num as f64 / 1048576.0;
-    let file = (f.key_size as f64 + f.value_size as f64 * f.compression_ratio) * f.num as f64
-        / 1048576.0;
+    let file =
+        (f.key_size as f64 + f.value_size as f64 * f.compression_ratio) * f.num as f64 / 1048576.0;
     println!("RawSize:    {raw:.1} MB (estimated)");
     println!("FileSize:   {file:.1} MB (estimated)");
-    println!(
-        "Write rate: {} bytes/second",
-        f.benchmark_write_rate_limit
-    );
+    println!("Write rate: {} bytes/second", f.benchmark_write_rate_limit);
     println!("Read rate: 0 ops/second");
     println!("Compression: {}", compression_name(&f.compression_type));
     println!("Compression sampling rate: 0");
@@ -190,7 +193,9 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
         }
     };
     print_header(&f);
-    let progress = f.progress.unwrap_or_else(|| std::io::stderr().is_terminal());
+    let progress = f
+        .progress
+        .unwrap_or_else(|| std::io::stderr().is_terminal());
     let layout = KeyLayout {
         key_size: f.key_size,
         prefix_size: f.prefix_size,
@@ -259,7 +264,9 @@ fn verify_default_run(f: &Flags, results: &[BenchResult]) -> Result<(), String> 
             "readrandom" => {
                 if let Some((found, of)) = r.found {
                     if found != of {
-                        return Err(format!("readrandom found {found} of {of} keys, expected all"));
+                        return Err(format!(
+                            "readrandom found {found} of {of} keys, expected all"
+                        ));
                     }
                 }
             }
@@ -339,7 +346,11 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
             return Ok(None);
         }
         "stats" => {
-            println!("\n** {} stats **\n{}", ctx.flags.engine, ctx.engine().stats());
+            println!(
+                "\n** {} stats **\n{}",
+                ctx.flags.engine,
+                ctx.engine().stats()
+            );
             return Ok(None);
         }
         other => return Err(format!("unknown benchmark `{other}`")),
@@ -412,7 +423,10 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     if let Some(e) = first_err {
         return Err(format!("{name}: {e}"));
     }
-    let show_found = matches!(kind, Kind::ReadRandom | Kind::SeekRandom | Kind::ReadWhileWriting);
+    let show_found = matches!(
+        kind,
+        Kind::ReadRandom | Kind::SeekRandom | Kind::ReadWhileWriting
+    );
     let r = report::merge(name, &ctx.flags.engine, &all, show_found);
     if let Some(w) = writer_stats {
         eprintln!(
@@ -549,16 +563,14 @@ fn thread_body(
                     sh.layout.make_key(v, num, k);
                 }
                 if epb == 1 {
-                    sh.db.write(&[Op::Put(&keys[0], values.generate(f.value_size))])?;
+                    sh.db
+                        .write(&[Op::Put(&keys[0], values.generate(f.value_size))])?;
                 } else {
                     let vals: Vec<Vec<u8>> = (0..keys.len())
                         .map(|_| values.generate(f.value_size).to_vec())
                         .collect();
-                    let ops: Vec<Op<'_>> = keys
-                        .iter()
-                        .zip(&vals)
-                        .map(|(k, v)| Op::Put(k, v))
-                        .collect();
+                    let ops: Vec<Op<'_>> =
+                        keys.iter().zip(&vals).map(|(k, v)| Op::Put(k, v)).collect();
                     sh.db.write(&ops)?;
                 }
                 st.bytes += kv * epb;
@@ -713,7 +725,9 @@ fn bg_writer(sh: &Shared<'_>, seed: u64) -> Result<Stats, String> {
     rand.next_u64(); // db_bench's SelectDB(thread), once
     sh.barrier.wait();
     st.start();
-    while sh.readers_done.load(Ordering::SeqCst) < readers && !sh.stop_writer.load(Ordering::Relaxed) {
+    while sh.readers_done.load(Ordering::SeqCst) < readers
+        && !sh.stop_writer.load(Ordering::Relaxed)
+    {
         let v = rand.next_u64() % f.num.max(1);
         sh.layout.make_key(v, f.num, &mut key);
         sh.db.put(&key, values.generate(f.value_size))?;

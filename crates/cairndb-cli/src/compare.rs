@@ -661,14 +661,24 @@ mod chart {
         let svg = out.join("compare.svg");
         let png = out.join("compare.png");
         {
-            let root = SVGBackend::new(&svg, (1000, 520)).into_drawing_area();
+            let root = SVGBackend::new(&svg, (1100, 560)).into_drawing_area();
             plot(t, root)?;
         }
         {
-            let root = BitMapBackend::new(&png, (1000, 520)).into_drawing_area();
+            let root = BitMapBackend::new(&png, (1100, 560)).into_drawing_area();
             plot(t, root)?;
         }
         Ok(())
+    }
+
+    fn color_of(engine: &str) -> RGBColor {
+        match engine {
+            "cairndb" => RGBColor(214, 39, 40),
+            "rocksdb" => RGBColor(31, 119, 180),
+            "rocksdb-inproc" => RGBColor(158, 202, 225),
+            "leveldb" => RGBColor(44, 160, 44),
+            _ => RGBColor(127, 127, 127),
+        }
     }
 
     fn plot<DB: DrawingBackend>(
@@ -684,38 +694,24 @@ mod chart {
         let k = t.engines.len().max(1);
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                "ops/sec relative to the fastest engine (1.0 = fastest)",
+                "ops/sec relative to the fastest engine per benchmark (1.0 = fastest)",
                 ("sans-serif", 20),
             )
             .margin(12)
-            .x_label_area_size(60)
+            .x_label_area_size(40)
             .y_label_area_size(50)
-            .build_cartesian_2d(0f64..n as f64, 0f64..1.15f64)
+            .build_cartesian_2d(0f64..n as f64, 0f64..1.3f64)
             .map_err(e)?;
-        let names: Vec<String> = t.rows.iter().map(|r| r.bench.clone()).collect();
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&|x| {
-                let i = (*x - 0.5).round();
-                if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_labels(0)
             .y_desc("relative ops/sec")
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(e)?;
-        let colors = [
-            RGBColor(214, 39, 40),
-            RGBColor(31, 119, 180),
-            RGBColor(44, 160, 44),
-        ];
         for (ei, eng) in t.engines.iter().enumerate() {
-            let color = colors[ei % colors.len()];
+            let color = color_of(eng);
             let bars: Vec<Rectangle<(f64, f64)>> = t
                 .rows
                 .iter()
@@ -744,11 +740,23 @@ mod chart {
         }
         chart
             .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))
             .draw()
             .map_err(e)?;
+        for (i, r) in t.rows.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            let style = TextStyle::from(("sans-serif", 14).into_font()).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            );
+            root.draw(&Text::new(r.bench.clone(), (px, py + 8), style))
+                .map_err(e)?;
+        }
         root.present().map_err(e)?;
         Ok(())
     }

@@ -132,7 +132,6 @@ impl CairnEngine {
             wo: WriteOptions {
                 sync: f.sync,
                 disable_wal: f.disable_wal,
-                ..Default::default()
             },
         })
     }

@@ -132,8 +132,8 @@ impl KeyLayout {
     pub fn make_key(&self, v: u64, num_keys: u64, out: &mut Vec<u8>) {
         out.clear();
         let ks = self.key_size;
-        if self.keys_per_prefix > 0 {
-            let num_prefix = (num_keys / self.keys_per_prefix).max(1);
+        if let Some(num_prefix) = num_keys.checked_div(self.keys_per_prefix) {
+            let num_prefix = num_prefix.max(1);
             let prefix = v % num_prefix;
             let fill = self.prefix_size.min(8);
             for i in 0..fill {

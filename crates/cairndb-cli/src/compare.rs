@@ -17,6 +17,7 @@ use crate::bench::report::{parse_output, Parsed};
 
 const USAGE: &str = "usage: cairndb compare [--repeat=N] [--out=DIR] [--db_dir=DIR] \
 [--db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] [--skip_device] [db_bench flags...]
+       cairndb compare --replot=DIR   (redraw DIR/compare.svg and .png from DIR/compare.json)
 
 Runs the same db_bench command line through RocksDB's db_bench, LevelDB and
 CairnDB (and, listed in --engines, rocksdb-inproc: RocksDB through the rocksdb
@@ -33,6 +34,7 @@ struct Opts {
     db_bench: Option<PathBuf>,
     engines: Vec<String>,
     skip_device: bool,
+    replot: Option<PathBuf>,
     bench_args: Vec<String>,
 }
 
@@ -44,6 +46,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         db_bench: None,
         engines: vec!["rocksdb".into(), "leveldb".into(), "cairndb".into()],
         skip_device: false,
+        replot: None,
         bench_args: Vec::new(),
     };
     let mut it = args.into_iter().peekable();
@@ -84,6 +87,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
                 }
             }
             "skip_device" => o.skip_device = true,
+            "replot" => o.replot = Some(PathBuf::from(value("replot")?)),
             "db" | "json" | "engine" => {
                 return Err(format!(
                     "flag --{name}: compare chooses it for each run; leave it out"
@@ -100,6 +104,10 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
 /// Runs `cairndb compare ARGS`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
     let o = parse_opts(args)?;
+    if let Some(dir) = &o.replot {
+        let t = Table::from_json(&dir.join("compare.json"))?;
+        return chart::draw(&t, dir);
+    }
     let base = match &o.db_dir {
         Some(d) => d.clone(),
         None => std::env::temp_dir(),
@@ -391,6 +399,46 @@ impl Table {
             engines: engines.to_vec(),
             rows,
         }
+    }
+
+    /// Rebuilds the medians from a `compare.json` written earlier.
+    fn from_json(path: &Path) -> Result<Table, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut rows = Vec::new();
+        let mut engines: Vec<String> = Vec::new();
+        for m in v["medians"].as_array().into_iter().flatten() {
+            let map = |key: &str| -> BTreeMap<String, f64> {
+                m[key]
+                    .as_object()
+                    .map(|o| {
+                        o.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let ops = map("ops_per_sec");
+            for e in ops.keys() {
+                if !engines.contains(e) {
+                    engines.push(e.clone());
+                }
+            }
+            rows.push(Row {
+                bench: m["benchmark"].as_str().unwrap_or("?").to_string(),
+                ops,
+                p99: map("p99_micros"),
+            });
+        }
+        let rank = |e: &str| {
+            ["rocksdb", "rocksdb-inproc", "leveldb", "cairndb"]
+                .iter()
+                .position(|x| *x == e)
+                .unwrap_or(9)
+        };
+        engines.sort_by_key(|e| rank(e));
+        Ok(Table { engines, rows })
     }
 
     fn markdown(&self, repeat: usize) -> String {

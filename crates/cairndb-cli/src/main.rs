@@ -2,6 +2,7 @@
 //! and takes the arguments after its name.
 
 mod bench;
+mod compare;
 mod dump;
 mod stress;
 mod verify;
@@ -10,6 +11,7 @@ const USAGE: &str = "usage: cairndb <command> [flags]
 
 commands:
   bench     run benchmarks (db_bench-style flags; `cairndb bench --help`)
+  compare   run RocksDB's db_bench, LevelDB and CairnDB side by side
   stress    random concurrent load checked against a crash-proof oracle
   verify    check every checksum, the MANIFEST and key order of a database
   dump      print an sst, wal or manifest file (`cairndb dump sst|wal|manifest FILE`)
@@ -24,6 +26,7 @@ fn main() {
         Some("stress") => stress::main(rest),
         Some("verify") => verify::main(rest),
         Some("dump") => dump::main(rest),
+        Some("compare") => compare::main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             Ok(())

@@ -1,0 +1,174 @@
+//! RocksDB behind the benchmark [`Engine`] trait (feature `rocksdb`): the
+//! `rocksdb` crate 0.20.1 linked against the system librocksdb 7.8.3, with
+//! db_bench flags mapped to the RocksDB options of the same names.
+
+use std::path::Path;
+
+use rocksdb::{
+    BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, Options, WriteBatch, WriteOptions,
+    DB,
+};
+
+use super::engine::{EResult, Engine, EngineIter, Op};
+use super::flags::Flags;
+
+/// An open RocksDB database.
+pub struct RocksEngine {
+    db: DB,
+    wo: WriteOptions,
+}
+
+fn es(e: rocksdb::Error) -> String {
+    e.to_string()
+}
+
+impl RocksEngine {
+    /// Opens (creating) the database at `path` with db_bench's option mapping.
+    pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<RocksEngine> {
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        o.set_write_buffer_size(f.write_buffer_size as usize);
+        o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
+        o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
+        o.set_level_zero_slowdown_writes_trigger(f.level0_slowdown_writes_trigger as i32);
+        o.set_level_zero_stop_writes_trigger(f.level0_stop_writes_trigger as i32);
+        o.set_max_bytes_for_level_base(f.max_bytes_for_level_base);
+        o.set_max_bytes_for_level_multiplier(f.max_bytes_for_level_multiplier);
+        o.set_target_file_size_base(f.target_file_size_base);
+        o.set_max_background_jobs(f.max_background_jobs as i32);
+        if f.max_background_compactions > 0 {
+            #[allow(deprecated)]
+            o.set_max_background_compactions(f.max_background_compactions as i32);
+        }
+        o.set_max_open_files(f.open_files as i32);
+        let comp = match f.compression_type.as_str() {
+            "none" => DBCompressionType::None,
+            "snappy" => DBCompressionType::Snappy,
+            "zlib" => DBCompressionType::Zlib,
+            "bzip2" => DBCompressionType::Bz2,
+            "lz4" => DBCompressionType::Lz4,
+            "lz4hc" => DBCompressionType::Lz4hc,
+            s if s.starts_with("zstd") => DBCompressionType::Zstd,
+            other => {
+                notes.push(format!(
+                    "--compression_type={other}: unknown to RocksDB, using none"
+                ));
+                DBCompressionType::None
+            }
+        };
+        o.set_compression_type(comp);
+        if f.statistics {
+            o.enable_statistics();
+        }
+        let mut bbo = BlockBasedOptions::default();
+        bbo.set_block_size(f.block_size);
+        bbo.set_block_restart_interval(f.block_restart_interval as i32);
+        if f.cache_size > 0 {
+            let cache = Cache::new_lru_cache(f.cache_size as usize).map_err(es)?;
+            bbo.set_block_cache(&cache);
+        } else {
+            bbo.disable_cache();
+        }
+        if f.bloom_bits > 0 {
+            bbo.set_bloom_filter(f.bloom_bits as f64, false);
+        }
+        o.set_block_based_table_factory(&bbo);
+        let db = DB::open(&o, path).map_err(es)?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(f.sync);
+        wo.disable_wal(f.disable_wal);
+        Ok(RocksEngine { db, wo })
+    }
+}
+
+struct RocksIter<'a>(DBRawIterator<'a>);
+
+impl EngineIter for RocksIter<'_> {
+    fn seek_to_first(&mut self) {
+        self.0.seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        self.0.seek_to_last()
+    }
+    fn seek(&mut self, key: &[u8]) {
+        self.0.seek(key)
+    }
+    fn valid(&self) -> bool {
+        self.0.valid()
+    }
+    fn key(&self) -> &[u8] {
+        self.0.key().unwrap_or(&[])
+    }
+    fn value(&self) -> &[u8] {
+        self.0.value().unwrap_or(&[])
+    }
+    fn next(&mut self) {
+        self.0.next()
+    }
+    fn prev(&mut self) {
+        self.0.prev()
+    }
+    fn status(&self) -> EResult<()> {
+        self.0.status().map_err(es)
+    }
+}
+
+impl Engine for RocksEngine {
+    fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
+        self.db.put_opt(key, value, &self.wo).map_err(es)
+    }
+    fn get(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
+        Ok(self.db.get_pinned(key).map_err(es)?.map(|v| v.to_vec()))
+    }
+    fn delete(&self, key: &[u8]) -> EResult<()> {
+        self.db.delete_opt(key, &self.wo).map_err(es)
+    }
+    fn write(&self, ops: &[Op<'_>]) -> EResult<()> {
+        let mut b = WriteBatch::default();
+        for op in ops {
+            match op {
+                Op::Put(k, v) => b.put(k, v),
+                Op::Delete(k) => b.delete(k),
+            }
+        }
+        self.db.write_opt(b, &self.wo).map_err(es)
+    }
+    fn iter(&self) -> EResult<Box<dyn EngineIter + '_>> {
+        Ok(Box::new(RocksIter(self.db.raw_iterator())))
+    }
+    fn flush(&self) -> EResult<()> {
+        self.db.flush().map_err(es)
+    }
+    fn compact(&self) -> EResult<()> {
+        self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        Ok(())
+    }
+    fn wait_for_compactions(&self) -> EResult<()> {
+        loop {
+            let pending = self
+                .db
+                .property_int_value("rocksdb.compaction-pending")
+                .map_err(es)?
+                .unwrap_or(0);
+            let running = self
+                .db
+                .property_int_value("rocksdb.num-running-compactions")
+                .map_err(es)?
+                .unwrap_or(0);
+            if pending == 0 && running == 0 {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    fn stats(&self) -> String {
+        self.db
+            .property_value("rocksdb.stats")
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+    fn close(&self) -> EResult<()> {
+        self.db.flush_wal(true).map_err(es)
+    }
+}

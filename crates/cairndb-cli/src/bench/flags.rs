@@ -1,0 +1,638 @@
+//! The gflags-style command line of `cairndb bench`: RocksDB db_bench 7.8's
+//! flag names, meanings and defaults, plus the db_bench flags that have no
+//! meaning here (accepted, and named once on stderr as ignored or mapped).
+//!
+//! Syntax as gflags accepts it: `--flag=value`, `-flag=value`, `--flag value`
+//! (non-boolean flags), and for booleans `--flag`, `--flag=true|false|1|0`,
+//! `--noflag`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Every flag name RocksDB db_bench 7.8.3 defines (from `db_bench --help`).
+const DBBENCH_FLAGS: &str = include_str!("dbbench_7_8_flags.txt");
+
+/// Flags some seed command lines use that older db_bench versions had.
+const LEGACY_FLAGS: &[&str] = &["writes_per_second", "hard_rate_limit", "disable_data_sync"];
+
+/// Boolean flags of db_bench that we accept as `--flag` / `--noflag`
+/// even though they are ignored (so `--mmap_read` alone parses).
+const IGNORED_BOOLS: &[&str] = &[
+    "mmap_read",
+    "mmap_write",
+    "use_plain_table",
+    "disable_seek_compaction",
+    "disable_data_sync",
+    "verify_checksum",
+    "stats_per_interval",
+    "use_fsync",
+    "cache_index_and_filter_blocks",
+    "disable_auto_compactions",
+    "level_compaction_dynamic_level_bytes",
+    "use_direct_reads",
+    "use_direct_io_for_flush_and_compaction",
+    "optimize_filters_for_hits",
+    "pin_l0_filter_and_index_blocks_in_cache",
+    "reverse_iterator",
+    "use_tailing_iterator",
+    "finish_after_writes",
+];
+
+/// Ignored db_bench flags with a known nearest CairnDB counterpart.
+const MAPPED: &[(&str, &str)] = &[
+    (
+        "open_files",
+        "mapped to Options::max_open_files (-1 = 1000000)",
+    ),
+    (
+        "max_background_flushes",
+        "folded into max_background_jobs (one pool)",
+    ),
+    (
+        "cache_numshardbits",
+        "ignored: the block cache shards itself",
+    ),
+    (
+        "verify_checksum",
+        "ignored: CairnDB always verifies block checksums",
+    ),
+    (
+        "wal_dir",
+        "ignored: the WAL lives in the database directory",
+    ),
+    ("num_levels", "ignored: CairnDB has a fixed 7 levels"),
+    (
+        "memtablerep",
+        "ignored: CairnDB has one (skiplist) memtable",
+    ),
+    (
+        "use_plain_table",
+        "ignored: CairnDB has one block-based table format",
+    ),
+    (
+        "min_level_to_compress",
+        "ignored: --compression_type applies to every level",
+    ),
+    ("mmap_read", "ignored: CairnDB reads with pread"),
+    (
+        "max_bytes_for_level_multiplier",
+        "mapped to Options::max_bytes_for_level_multiplier",
+    ),
+    (
+        "block_restart_interval",
+        "mapped to Options::block_restart_interval",
+    ),
+];
+
+/// What one value of `--benchmarks` names.
+pub const BENCHMARKS: &[&str] = &[
+    "fillseq",
+    "fillrandom",
+    "filluniquerandom",
+    "fillsync",
+    "overwrite",
+    "readrandom",
+    "readseq",
+    "readreverse",
+    "seekrandom",
+    "readwhilewriting",
+    "readrandomwriterandom",
+    "updaterandom",
+    "deleterandom",
+    "flush",
+    "compact",
+    "waitforcompaction",
+    "stats",
+];
+
+/// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
+/// fill every key once, in random order, then read keys back at random and
+/// scan all of them, checking that every read finds its key.
+pub const DEFAULT_BENCHMARKS: &str = "filluniquerandom,readrandom,readseq";
+
+/// The parsed flags. Field names and defaults are db_bench 7.8's.
+#[derive(Debug, Clone)]
+pub struct Flags {
+    /// `--benchmarks`.
+    pub benchmarks: Vec<String>,
+    /// True when `--benchmarks` was not given (the default run verifies reads).
+    pub default_benchmarks: bool,
+    /// `--num`.
+    pub num: u64,
+    /// `--reads` (negative: `num`).
+    pub reads: i64,
+    /// `--threads`.
+    pub threads: usize,
+    /// `--duration` in seconds (0: `num`/`reads` decide).
+    pub duration: u64,
+    /// `--key_size`.
+    pub key_size: usize,
+    /// `--value_size`.
+    pub value_size: usize,
+    /// `--compression_type`.
+    pub compression_type: String,
+    /// `--compression_ratio`.
+    pub compression_ratio: f64,
+    /// `--db` (None: a temporary directory removed afterwards).
+    pub db: Option<PathBuf>,
+    /// `--use_existing_db`.
+    pub use_existing_db: bool,
+    /// `--sync`.
+    pub sync: bool,
+    /// `--disable_wal`.
+    pub disable_wal: bool,
+    /// `--write_buffer_size`.
+    pub write_buffer_size: u64,
+    /// `--max_write_buffer_number`.
+    pub max_write_buffer_number: usize,
+    /// `--cache_size` (negative: no cache).
+    pub cache_size: i64,
+    /// `--bloom_bits` (negative: the engine default, which for RocksDB and
+    /// db_bench is no filter; 0 disables).
+    pub bloom_bits: i32,
+    /// `--block_size`.
+    pub block_size: usize,
+    /// `--histogram`.
+    pub histogram: bool,
+    /// `--writes_per_second` (older db_bench): writer pace in ops/sec.
+    pub writes_per_second: u64,
+    /// `--benchmark_write_rate_limit`: writer pace in bytes/sec.
+    pub benchmark_write_rate_limit: u64,
+    /// `--seed` (0: derived from the clock).
+    pub seed: u64,
+    /// `--prefix_size`.
+    pub prefix_size: usize,
+    /// `--keys_per_prefix`.
+    pub keys_per_prefix: u64,
+    /// `--batch_size` / `--entries_per_batch`.
+    pub entries_per_batch: usize,
+    /// `--level0_file_num_compaction_trigger`.
+    pub level0_file_num_compaction_trigger: i64,
+    /// `--level0_slowdown_writes_trigger`.
+    pub level0_slowdown_writes_trigger: i64,
+    /// `--level0_stop_writes_trigger`.
+    pub level0_stop_writes_trigger: i64,
+    /// `--max_bytes_for_level_base`.
+    pub max_bytes_for_level_base: u64,
+    /// `--max_bytes_for_level_multiplier`.
+    pub max_bytes_for_level_multiplier: f64,
+    /// `--target_file_size_base`.
+    pub target_file_size_base: u64,
+    /// `--max_background_compactions` (-1: unset).
+    pub max_background_compactions: i64,
+    /// `--max_background_jobs`.
+    pub max_background_jobs: i64,
+    /// `--open_files` (-1: unlimited).
+    pub open_files: i64,
+    /// `--block_restart_interval`.
+    pub block_restart_interval: usize,
+    /// `--statistics`.
+    pub statistics: bool,
+    /// `--stats_interval_seconds`.
+    pub stats_interval_seconds: u64,
+    /// `--seek_nexts`.
+    pub seek_nexts: u64,
+    /// `--readwritepercent` for readrandomwriterandom.
+    pub readwritepercent: u64,
+    /// `--json=FILE` (CairnDB addition).
+    pub json: Option<PathBuf>,
+    /// `--engine=cairndb|rocksdb|leveldb` (CairnDB addition).
+    pub engine: String,
+    /// `--progress` (CairnDB addition; default: when stderr is a terminal).
+    pub progress: Option<bool>,
+    /// Notes on ignored or mapped flags, one per flag, in command-line order.
+    pub notes: Vec<String>,
+}
+
+impl Default for Flags {
+    fn default() -> Self {
+        Flags {
+            benchmarks: DEFAULT_BENCHMARKS.split(',').map(String::from).collect(),
+            default_benchmarks: true,
+            num: 1_000_000,
+            reads: -1,
+            threads: 1,
+            duration: 0,
+            key_size: 16,
+            value_size: 100,
+            compression_type: "snappy".into(),
+            compression_ratio: 0.5,
+            db: None,
+            use_existing_db: false,
+            sync: false,
+            disable_wal: false,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 2,
+            cache_size: 8 << 20,
+            bloom_bits: -1,
+            block_size: 4096,
+            histogram: false,
+            writes_per_second: 0,
+            benchmark_write_rate_limit: 0,
+            seed: 0,
+            prefix_size: 0,
+            keys_per_prefix: 0,
+            entries_per_batch: 1,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            max_bytes_for_level_base: 256 << 20,
+            max_bytes_for_level_multiplier: 10.0,
+            target_file_size_base: 64 << 20,
+            max_background_compactions: -1,
+            max_background_jobs: 2,
+            open_files: -1,
+            block_restart_interval: 16,
+            statistics: false,
+            stats_interval_seconds: 0,
+            seek_nexts: 0,
+            readwritepercent: 90,
+            json: None,
+            engine: "cairndb".into(),
+            progress: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+impl Flags {
+    /// Number of read operations (`--reads`, or `--num` when negative).
+    pub fn reads(&self) -> u64 {
+        if self.reads < 0 {
+            self.num
+        } else {
+            self.reads as u64
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Bool,
+    Value,
+}
+
+/// Our own flags and whether each is boolean.
+fn known_kind(name: &str) -> Option<Kind> {
+    Some(match name {
+        "use_existing_db" | "sync" | "disable_wal" | "histogram" | "statistics" | "progress" => {
+            Kind::Bool
+        }
+        "benchmarks"
+        | "num"
+        | "reads"
+        | "threads"
+        | "duration"
+        | "key_size"
+        | "value_size"
+        | "compression_type"
+        | "compression_ratio"
+        | "db"
+        | "write_buffer_size"
+        | "max_write_buffer_number"
+        | "cache_size"
+        | "bloom_bits"
+        | "block_size"
+        | "writes_per_second"
+        | "benchmark_write_rate_limit"
+        | "seed"
+        | "prefix_size"
+        | "keys_per_prefix"
+        | "batch_size"
+        | "entries_per_batch"
+        | "level0_file_num_compaction_trigger"
+        | "level0_slowdown_writes_trigger"
+        | "level0_stop_writes_trigger"
+        | "max_bytes_for_level_base"
+        | "max_bytes_for_level_multiplier"
+        | "target_file_size_base"
+        | "max_background_compactions"
+        | "max_background_jobs"
+        | "open_files"
+        | "block_restart_interval"
+        | "stats_interval_seconds"
+        | "seek_nexts"
+        | "readwritepercent"
+        | "json"
+        | "engine" => Kind::Value,
+        _ => return None,
+    })
+}
+
+/// True when `name` is a db_bench flag (7.8, or older ones in the seeds).
+pub fn is_dbbench_flag(name: &str) -> bool {
+    LEGACY_FLAGS.contains(&name) || DBBENCH_FLAGS.lines().any(|l| l.trim() == name)
+}
+
+/// True when `name` is a flag db_bench 7.8.3 itself accepts.
+pub fn is_dbbench_7_8_flag(name: &str) -> bool {
+    DBBENCH_FLAGS.lines().any(|l| l.trim() == name)
+}
+
+fn kind_of(name: &str) -> Option<Kind> {
+    if let Some(k) = known_kind(name) {
+        return Some(k);
+    }
+    if is_dbbench_flag(name) {
+        if IGNORED_BOOLS.contains(&name) {
+            return Some(Kind::Bool);
+        }
+        return Some(Kind::Value);
+    }
+    None
+}
+
+/// One `name=value` pair out of the command line, booleans resolved.
+fn split_args(args: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let body = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-'))
+            .ok_or_else(|| format!("unexpected argument `{arg}` (flags look like --name=value)"))?;
+        if body.is_empty() {
+            return Err(format!("unexpected argument `{arg}`"));
+        }
+        if let Some((name, value)) = body.split_once('=') {
+            if kind_of(name).is_none() {
+                return Err(format!("unknown flag --{name}"));
+            }
+            out.push((name.to_string(), value.to_string()));
+            continue;
+        }
+        match kind_of(body) {
+            Some(Kind::Bool) => out.push((body.to_string(), "true".into())),
+            Some(Kind::Value) => {
+                let value = args
+                    .get(i)
+                    .ok_or_else(|| format!("flag --{body} needs a value"))?;
+                i += 1;
+                out.push((body.to_string(), value.clone()));
+            }
+            None => match body.strip_prefix("no") {
+                Some(name) if kind_of(name) == Some(Kind::Bool) => {
+                    out.push((name.to_string(), "false".into()))
+                }
+                _ => return Err(format!("unknown flag --{body}")),
+            },
+        }
+    }
+    Ok(out)
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "t" | "yes" | "y" => Ok(true),
+        "0" | "false" | "f" | "no" | "n" => Ok(false),
+        _ => Err(format!("flag --{name}: `{v}` is not a boolean")),
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| format!("flag --{name}: bad value `{v}`"))
+}
+
+fn parse_nonneg(name: &str, v: &str) -> Result<u64, String> {
+    let n: i64 = parse_num(name, v)?;
+    if n < 0 {
+        return Err(format!("flag --{name}: must not be negative (got {n})"));
+    }
+    Ok(n as u64)
+}
+
+/// Parses a db_bench command line (without the program name).
+pub fn parse(args: &[String]) -> Result<Flags, String> {
+    let mut f = Flags::default();
+    let mut noted = BTreeMap::new();
+    for (name, v) in split_args(args)? {
+        let v = v.as_str();
+        let n = name.as_str();
+        match n {
+            "benchmarks" => {
+                let list: Vec<String> = v
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                for b in &list {
+                    if !BENCHMARKS.contains(&b.as_str()) {
+                        return Err(format!(
+                            "flag --benchmarks: unknown benchmark `{b}` (known: {})",
+                            BENCHMARKS.join(",")
+                        ));
+                    }
+                }
+                f.benchmarks = list;
+                f.default_benchmarks = false;
+            }
+            "num" => f.num = parse_nonneg(n, v)?,
+            "reads" => f.reads = parse_num(n, v)?,
+            "threads" => {
+                f.threads = parse_nonneg(n, v)? as usize;
+                if f.threads == 0 {
+                    return Err("flag --threads: must be at least 1".into());
+                }
+            }
+            "duration" => f.duration = parse_nonneg(n, v)?,
+            "key_size" => {
+                f.key_size = parse_nonneg(n, v)? as usize;
+                if f.key_size == 0 || f.key_size > 1 << 20 {
+                    return Err(format!("flag --key_size: must be in 1..=1048576 (got {v})"));
+                }
+            }
+            "value_size" => {
+                f.value_size = parse_nonneg(n, v)? as usize;
+                if f.value_size > 64 << 20 {
+                    return Err(format!("flag --value_size: too large (got {v})"));
+                }
+            }
+            "compression_type" => {
+                let lower = v.to_ascii_lowercase();
+                if lower != "snappy" && lower != "zlib" && lower != "bzip2" && lower != "xpress" {
+                    cairndb::CompressionType::parse(v)
+                        .map_err(|e| format!("flag --compression_type: {e}"))?;
+                }
+                f.compression_type = lower;
+            }
+            "compression_ratio" => {
+                let r: f64 = parse_num(n, v)?;
+                if !(r > 0.0 && r <= 1.0) {
+                    return Err(format!(
+                        "flag --compression_ratio: must be in (0, 1] (got {v})"
+                    ));
+                }
+                f.compression_ratio = r;
+            }
+            "db" => f.db = Some(PathBuf::from(v)),
+            "use_existing_db" => f.use_existing_db = parse_bool(n, v)?,
+            "sync" => f.sync = parse_bool(n, v)?,
+            "disable_wal" => f.disable_wal = parse_bool(n, v)?,
+            "histogram" => f.histogram = parse_bool(n, v)?,
+            "statistics" => f.statistics = parse_bool(n, v)?,
+            "progress" => f.progress = Some(parse_bool(n, v)?),
+            "write_buffer_size" => f.write_buffer_size = parse_nonneg(n, v)?,
+            "max_write_buffer_number" => f.max_write_buffer_number = parse_nonneg(n, v)? as usize,
+            "cache_size" => f.cache_size = parse_num(n, v)?,
+            "bloom_bits" => {
+                // db_bench 7.8 declares it int32; older lines pass doubles.
+                let b: f64 = parse_num(n, v)?;
+                f.bloom_bits = b.round() as i32;
+            }
+            "block_size" => {
+                f.block_size = parse_nonneg(n, v)? as usize;
+                if f.block_size == 0 {
+                    return Err("flag --block_size: must be positive".into());
+                }
+            }
+            "writes_per_second" => f.writes_per_second = parse_nonneg(n, v)?,
+            "benchmark_write_rate_limit" => f.benchmark_write_rate_limit = parse_nonneg(n, v)?,
+            "seed" => f.seed = parse_nonneg(n, v)?,
+            "prefix_size" => f.prefix_size = parse_nonneg(n, v)? as usize,
+            "keys_per_prefix" => f.keys_per_prefix = parse_nonneg(n, v)?,
+            "batch_size" | "entries_per_batch" => {
+                f.entries_per_batch = parse_nonneg(n, v)?.max(1) as usize
+            }
+            "level0_file_num_compaction_trigger" => {
+                f.level0_file_num_compaction_trigger = parse_num(n, v)?
+            }
+            "level0_slowdown_writes_trigger" => f.level0_slowdown_writes_trigger = parse_num(n, v)?,
+            "level0_stop_writes_trigger" => f.level0_stop_writes_trigger = parse_num(n, v)?,
+            "max_bytes_for_level_base" => f.max_bytes_for_level_base = parse_nonneg(n, v)?,
+            "max_bytes_for_level_multiplier" => {
+                f.max_bytes_for_level_multiplier = parse_num(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "target_file_size_base" => f.target_file_size_base = parse_nonneg(n, v)?,
+            "max_background_compactions" => f.max_background_compactions = parse_num(n, v)?,
+            "max_background_jobs" => f.max_background_jobs = parse_num(n, v)?,
+            "open_files" => {
+                f.open_files = parse_num(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "block_restart_interval" => {
+                f.block_restart_interval = parse_nonneg(n, v)?.max(1) as usize;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "stats_interval_seconds" => f.stats_interval_seconds = parse_nonneg(n, v)?,
+            "seek_nexts" => f.seek_nexts = parse_nonneg(n, v)?,
+            "readwritepercent" => {
+                f.readwritepercent = parse_nonneg(n, v)?;
+                if f.readwritepercent > 100 {
+                    return Err("flag --readwritepercent: must be in 0..=100".into());
+                }
+            }
+            "json" => f.json = Some(PathBuf::from(v)),
+            "engine" => {
+                let e = v.to_ascii_lowercase();
+                if !["cairndb", "rocksdb", "leveldb"].contains(&e.as_str()) {
+                    return Err(format!(
+                        "flag --engine: unknown engine `{v}` (cairndb, rocksdb or leveldb)"
+                    ));
+                }
+                f.engine = e;
+            }
+            _ => {
+                if IGNORED_BOOLS.contains(&n) {
+                    parse_bool(n, v)?;
+                }
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+        }
+    }
+    f.notes = noted
+        .into_iter()
+        .map(|(name, note)| format!("--{name}: {note}"))
+        .collect();
+    Ok(f)
+}
+
+fn mapped_note(name: &str) -> String {
+    MAPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, note)| note.to_string())
+        .unwrap_or_else(|| "ignored (a RocksDB tuning flag with no CairnDB meaning)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Flags, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn syntaxes() {
+        let f = p(&[
+            "--num=5",
+            "-reads=7",
+            "--threads",
+            "3",
+            "--sync",
+            "--nohistogram",
+        ])
+        .unwrap();
+        assert_eq!(
+            (f.num, f.reads(), f.threads, f.sync, f.histogram),
+            (5, 7, 3, true, false)
+        );
+        let f = p(&["--sync=false", "--histogram=1", "--disable_wal=0"]).unwrap();
+        assert!(!f.sync && f.histogram && !f.disable_wal);
+    }
+
+    #[test]
+    fn unknown_and_bad_values_name_the_flag() {
+        let e = p(&["--frobnicate=1"]).unwrap_err();
+        assert!(e.contains("--frobnicate"), "{e}");
+        let e = p(&["--num=abc"]).unwrap_err();
+        assert!(e.contains("--num"), "{e}");
+        let e = p(&["--sync=maybe"]).unwrap_err();
+        assert!(e.contains("--sync"), "{e}");
+        let e = p(&["--benchmarks=fillseq,bogus"]).unwrap_err();
+        assert!(e.contains("bogus"), "{e}");
+        let e = p(&["--num"]).unwrap_err();
+        assert!(e.contains("--num"), "{e}");
+        assert!(p(&["positional"]).is_err());
+    }
+
+    #[test]
+    fn ignored_flags_are_noted_once() {
+        let f = p(&[
+            "--mmap_read=1",
+            "--mmap_read=0",
+            "--use_plain_table",
+            "--memtablerep=prefix_hash",
+            "--hard_rate_limit=2",
+            "--disable_seek_compaction=1",
+            "--cache_numshardbits=6",
+            "--bloom_locality=1",
+            "--min_level_to_compress=-1",
+            "--open_files=-1",
+            "--delete_obsolete_files_period_micros=314572800",
+            "--disable_data_sync=1",
+            "--verify_checksum=1",
+            "--num_levels=6",
+            "--wal_dir=/tmp/x",
+            "--stats_per_interval=0",
+            "--stats_interval=1048576",
+            "--max_background_flushes=0",
+            "--mmap_write=0",
+        ])
+        .unwrap();
+        assert_eq!(f.notes.len(), 18, "{:?}", f.notes);
+        assert_eq!(
+            f.notes
+                .iter()
+                .filter(|n| n.starts_with("--mmap_read:"))
+                .count(),
+            1
+        );
+        assert_eq!(f.open_files, -1);
+    }
+}

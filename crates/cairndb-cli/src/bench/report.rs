@@ -1,0 +1,361 @@
+//! Measurement and output in db_bench 7.8's shape: per-thread stats merged
+//! the way db_bench merges them, the one-line report
+//! (`%-12s : %11.3f micros/op %ld ops/sec %.3f seconds %ld operations;%s%s`),
+//! the `--histogram` block, the machine-readable result, and a parser of
+//! report lines (used by `cairndb compare` and the tests).
+
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// One thread's measurements of one benchmark.
+pub struct Stats {
+    /// When the thread started measuring.
+    pub start: Instant,
+    /// When it stopped.
+    pub finish: Instant,
+    /// Operations done.
+    pub done: u64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Keys found (reads).
+    pub found: u64,
+    /// Reads attempted (for the "found" message).
+    pub reads: u64,
+    /// Latency per operation in nanoseconds (only with `--histogram`).
+    pub hist: Option<Histogram<u64>>,
+    /// Extra message appended to the line.
+    pub message: String,
+    last: Instant,
+}
+
+impl Stats {
+    /// Fresh stats; `histogram` turns per-operation timing on.
+    pub fn new(histogram: bool) -> Stats {
+        let now = Instant::now();
+        Stats {
+            start: now,
+            finish: now,
+            done: 0,
+            bytes: 0,
+            found: 0,
+            reads: 0,
+            hist: if histogram {
+                Histogram::new_with_bounds(1, 3_600_000_000_000, 3).ok()
+            } else {
+                None
+            },
+            message: String::new(),
+            last: now,
+        }
+    }
+
+    /// Restarts the clock (after thread start-up).
+    pub fn start(&mut self) {
+        self.start = Instant::now();
+        self.last = self.start;
+    }
+
+    /// Records `n` finished operations (timing the last one when histograms are on).
+    #[inline]
+    pub fn finished_ops(&mut self, n: u64) {
+        self.done += n;
+        if let Some(h) = self.hist.as_mut() {
+            let now = Instant::now();
+            let ns = now.duration_since(self.last).as_nanos() as u64;
+            let _ = h.record(ns.max(1));
+            self.last = now;
+        }
+    }
+
+    /// Stops the clock.
+    pub fn stop(&mut self) {
+        self.finish = Instant::now();
+    }
+
+    /// Seconds this thread ran.
+    pub fn seconds(&self) -> f64 {
+        self.finish.duration_since(self.start).as_secs_f64()
+    }
+}
+
+/// One benchmark's merged result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchResult {
+    /// Benchmark name.
+    pub name: String,
+    /// Engine that ran it.
+    pub engine: String,
+    /// Sum over threads of each thread's seconds, times 1e6, over ops.
+    pub micros_per_op: f64,
+    /// Operations per second of wall time.
+    pub ops_per_sec: f64,
+    /// Wall seconds from the first thread's start to the last one's finish.
+    pub seconds: f64,
+    /// Operations.
+    pub ops: u64,
+    /// MB/s (MiB) of keys and values moved, when any.
+    pub mb_per_sec: Option<f64>,
+    /// Keys found / reads, for read benchmarks.
+    pub found: Option<(u64, u64)>,
+    /// Latency percentiles in microseconds, with `--histogram`.
+    pub latency: Option<Latency>,
+    /// The db_bench line.
+    pub line: String,
+}
+
+/// Latency summary in microseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Latency {
+    /// Operations counted.
+    pub count: u64,
+    /// Mean.
+    pub average: f64,
+    /// Standard deviation.
+    pub stddev: f64,
+    /// Minimum.
+    pub min: f64,
+    /// Maximum.
+    pub max: f64,
+    /// 50th percentile.
+    pub p50: f64,
+    /// 75th percentile.
+    pub p75: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// 99.99th percentile.
+    pub p9999: f64,
+}
+
+/// Merges thread stats as db_bench does and formats the line.
+/// `show_found` adds `(F of T found)`.
+pub fn merge(name: &str, engine: &str, threads: &[Stats], show_found: bool) -> BenchResult {
+    let start = threads.iter().map(|s| s.start).min();
+    let finish = threads.iter().map(|s| s.finish).max();
+    let elapsed = match (start, finish) {
+        (Some(s), Some(f)) => f.duration_since(s).as_secs_f64(),
+        _ => 0.0,
+    };
+    let done: u64 = threads.iter().map(|s| s.done).sum();
+    let bytes: u64 = threads.iter().map(|s| s.bytes).sum();
+    let found: u64 = threads.iter().map(|s| s.found).sum();
+    let reads: u64 = threads.iter().map(|s| s.reads).sum();
+    let seconds_sum: f64 = threads.iter().map(|s| s.seconds()).sum();
+    let done_for_div = done.max(1);
+    let micros_per_op = seconds_sum * 1e6 / done_for_div as f64;
+    let ops_per_sec = if elapsed > 0.0 {
+        done as f64 / elapsed
+    } else {
+        0.0
+    };
+    let mut extra = String::new();
+    let mut mb = None;
+    if bytes > 0 && elapsed > 0.0 {
+        let rate = bytes as f64 / 1048576.0 / elapsed;
+        mb = Some(rate);
+        extra = format!("{rate:6.1} MB/s");
+    }
+    let mut message = String::new();
+    if show_found {
+        message = format!("({found} of {reads} found)");
+    }
+    for s in threads {
+        if !s.message.is_empty() {
+            message = if message.is_empty() {
+                s.message.clone()
+            } else {
+                format!("{message} {}", s.message)
+            };
+            break;
+        }
+    }
+    if !message.is_empty() {
+        if !extra.is_empty() {
+            extra.push(' ');
+        }
+        extra.push_str(&message);
+    }
+    let line = format!(
+        "{name:<12} : {micros_per_op:>11.3} micros/op {} ops/sec {elapsed:.3} seconds {done} operations;{}{extra}",
+        ops_per_sec as i64,
+        if extra.is_empty() { "" } else { " " },
+    );
+    let latency = merged_hist(threads).map(|h| latency_of(&h));
+    BenchResult {
+        name: name.to_string(),
+        engine: engine.to_string(),
+        micros_per_op,
+        ops_per_sec,
+        seconds: elapsed,
+        ops: done,
+        mb_per_sec: mb,
+        found: show_found.then_some((found, reads)),
+        latency,
+        line,
+    }
+}
+
+fn merged_hist(threads: &[Stats]) -> Option<Histogram<u64>> {
+    let mut out: Option<Histogram<u64>> = None;
+    for h in threads.iter().filter_map(|s| s.hist.as_ref()) {
+        match out.as_mut() {
+            None => out = Some(h.clone()),
+            Some(o) => {
+                let _ = o.add(h);
+            }
+        }
+    }
+    out
+}
+
+fn latency_of(h: &Histogram<u64>) -> Latency {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    Latency {
+        count: h.len(),
+        average: h.mean() / 1000.0,
+        stddev: h.stdev() / 1000.0,
+        min: us(h.min()),
+        max: us(h.max()),
+        p50: us(h.value_at_quantile(0.50)),
+        p75: us(h.value_at_quantile(0.75)),
+        p99: us(h.value_at_quantile(0.99)),
+        p999: us(h.value_at_quantile(0.999)),
+        p9999: us(h.value_at_quantile(0.9999)),
+    }
+}
+
+/// The `--histogram` block db_bench prints after a benchmark's line.
+pub fn histogram_text(op: &str, l: &Latency) -> String {
+    format!(
+        "Microseconds per {op}:\nCount: {} Average: {:.4}  StdDev: {:.2}\nMin: {:.0}  Median: {:.4}  Max: {:.0}\nPercentiles: P50: {:.2} P75: {:.2} P99: {:.2} P99.9: {:.2} P99.99: {:.2}\n------------------------------------------------------\n",
+        l.count, l.average, l.stddev, l.min, l.p50, l.max, l.p50, l.p75, l.p99, l.p999, l.p9999
+    )
+}
+
+/// A result read back from db_bench-shaped output.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Parsed {
+    /// Benchmark name.
+    pub name: String,
+    /// micros/op.
+    pub micros_per_op: f64,
+    /// ops/sec.
+    pub ops_per_sec: f64,
+    /// seconds.
+    pub seconds: f64,
+    /// operations.
+    pub ops: u64,
+    /// MB/s.
+    pub mb_per_sec: Option<f64>,
+    /// (found, of).
+    pub found: Option<(u64, u64)>,
+    /// P99 from the following histogram block, in microseconds.
+    pub p99: Option<f64>,
+}
+
+/// Parses every benchmark line (and the P99 of the `Percentiles:` line that
+/// follows it) out of db_bench-shaped output, ours or RocksDB's or LevelDB's.
+pub fn parse_output(text: &str) -> Vec<Parsed> {
+    let mut out: Vec<Parsed> = Vec::new();
+    for line in text.lines() {
+        if let Some(p) = parse_line(line) {
+            out.push(p);
+        } else if let Some(rest) = line.trim_start().strip_prefix("Percentiles:") {
+            if let Some(last) = out.last_mut() {
+                let toks: Vec<&str> = rest.split_whitespace().collect();
+                for w in toks.windows(2) {
+                    if w[0] == "P99:" {
+                        last.p99 = w[1].parse().ok();
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Parses one `name : X micros/op Y ops/sec Z seconds N operations; ...` line.
+pub fn parse_line(line: &str) -> Option<Parsed> {
+    let (name, rest) = line.split_once(" : ")?;
+    let name = name.trim();
+    if name.is_empty() || name.contains(' ') {
+        return None;
+    }
+    let toks: Vec<&str> = rest.split_whitespace().collect();
+    if toks.get(1) != Some(&"micros/op") {
+        return None;
+    }
+    let mut p = Parsed {
+        name: name.to_string(),
+        micros_per_op: toks.first()?.parse().ok()?,
+        ..Default::default()
+    };
+    for (i, t) in toks.iter().enumerate() {
+        let prev = if i > 0 { toks[i - 1] } else { "" };
+        match *t {
+            "ops/sec" => p.ops_per_sec = prev.parse().ok()?,
+            "seconds" => p.seconds = prev.parse().ok()?,
+            "operations;" | "operations" => p.ops = prev.parse().ok()?,
+            "MB/s" => p.mb_per_sec = prev.parse().ok(),
+            "of" => {
+                let f = prev.trim_start_matches('(').parse().ok();
+                let t = toks.get(i + 1).and_then(|s| s.parse().ok());
+                if let (Some(f), Some(t)) = (f, t) {
+                    p.found = Some((f, t));
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_round_trip() {
+        let mut s = Stats::new(true);
+        s.start();
+        for _ in 0..1000 {
+            s.finished_ops(1);
+        }
+        s.bytes = 116_000;
+        s.found = 990;
+        s.reads = 1000;
+        s.stop();
+        let r = merge("readrandom", "cairndb", &[s], true);
+        assert!(r.line.starts_with("readrandom   : "), "{}", r.line);
+        assert!(r.line.ends_with("(990 of 1000 found)"), "{}", r.line);
+        let text = format!(
+            "{}\n{}",
+            r.line,
+            histogram_text("read", r.latency.as_ref().unwrap())
+        );
+        let p = parse_output(&text);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].name, "readrandom");
+        assert_eq!(p[0].ops, 1000);
+        assert_eq!(p[0].found, Some((990, 1000)));
+        assert!(p[0].p99.is_some());
+        assert_eq!(p[0].ops_per_sec, r.ops_per_sec.trunc());
+    }
+
+    #[test]
+    fn parses_rocksdb_lines() {
+        let text = "fillseq      :       2.345 micros/op 426439 ops/sec 2.345 seconds 1000000 operations;   47.2 MB/s\n\
+readrandom   :       5.123 micros/op 195198 ops/sec 5.123 seconds 1000000 operations;   13.3 MB/s (632000 of 1000000 found)\n\
+\n\
+Microseconds per read:\nCount: 1000000 Average: 5.1230  StdDev: 3.21\nPercentiles: P50: 4.50 P75: 5.60 P99: 12.30 P99.9: 30.00 P99.99: 80.00\n";
+        let p = parse_output(text);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].ops_per_sec, 426439.0);
+        assert_eq!(p[0].mb_per_sec, Some(47.2));
+        assert_eq!(p[1].found, Some((632000, 1000000)));
+        assert_eq!(p[1].p99, Some(12.3));
+    }
+}

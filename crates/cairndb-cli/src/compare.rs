@@ -1,0 +1,862 @@
+//! `cairndb compare`: measures the device the databases live on, then runs
+//! RocksDB's own `db_bench`, LevelDB (through `cairndb bench
+//! --engine=leveldb` when built with that feature) and `cairndb bench` with
+//! the same db_bench flags, taking turns for `--repeat` runs each in fresh
+//! directories, and prints a table of medians with CairnDB's ratios to each
+//! peer and to the best peer; writes the table, an SVG and a PNG bar chart.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::bench::flags;
+use crate::bench::report::{parse_output, Parsed};
+
+const USAGE: &str = "usage: cairndb compare [--repeat=N] [--out=DIR] [--db_dir=DIR] \
+[--db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] [--skip_device] [db_bench flags...]
+       cairndb compare --replot=DIR   (redraw DIR/compare.svg and .png from DIR/compare.json)
+
+Runs the same db_bench command line through RocksDB's db_bench, LevelDB and
+CairnDB (and, listed in --engines, rocksdb-inproc: RocksDB through the rocksdb
+crate inside cairndb bench), --repeat times each (taking turns, fresh directory each run), and
+prints medians. --histogram=1 is added so P99 latencies can be compared.
+Writes compare.md, compare.json, compare.svg and compare.png into --out
+(default: the current directory).
+";
+
+struct Opts {
+    repeat: usize,
+    out: PathBuf,
+    db_dir: Option<PathBuf>,
+    db_bench: Option<PathBuf>,
+    engines: Vec<String>,
+    skip_device: bool,
+    replot: Option<PathBuf>,
+    bench_args: Vec<String>,
+}
+
+fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
+    let mut o = Opts {
+        repeat: 3,
+        out: PathBuf::from("."),
+        db_dir: None,
+        db_bench: None,
+        engines: vec!["rocksdb".into(), "leveldb".into(), "cairndb".into()],
+        skip_device: false,
+        replot: None,
+        bench_args: Vec::new(),
+    };
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        let body = a.trim_start_matches('-');
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n.to_string(), Some(v.to_string())),
+            None => (body.to_string(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it
+                    .next()
+                    .ok_or_else(|| format!("flag --{name} needs a value")),
+            }
+        };
+        match name.as_str() {
+            "help" | "h" => return Err(USAGE.to_string()),
+            "repeat" => {
+                let v = value("repeat")?;
+                o.repeat = v
+                    .parse()
+                    .ok()
+                    .filter(|n: &usize| *n >= 1)
+                    .ok_or_else(|| format!("flag --repeat: bad value `{v}`"))?;
+            }
+            "out" => o.out = PathBuf::from(value("out")?),
+            "db_dir" => o.db_dir = Some(PathBuf::from(value("db_dir")?)),
+            "db_bench" => o.db_bench = Some(PathBuf::from(value("db_bench")?)),
+            "engines" => {
+                let v = value("engines")?;
+                o.engines = v.split(',').map(|s| s.trim().to_string()).collect();
+                for e in &o.engines {
+                    if !["cairndb", "rocksdb", "rocksdb-inproc", "leveldb"].contains(&e.as_str()) {
+                        return Err(format!("flag --engines: unknown engine `{e}`"));
+                    }
+                }
+            }
+            "skip_device" => o.skip_device = true,
+            "replot" => o.replot = Some(PathBuf::from(value("replot")?)),
+            "db" | "json" | "engine" => {
+                return Err(format!(
+                    "flag --{name}: compare chooses it for each run; leave it out"
+                ))
+            }
+            _ => o.bench_args.push(a),
+        }
+    }
+    // Validate the pass-through flags once, with the bench parser.
+    flags::parse(&o.bench_args)?;
+    Ok(o)
+}
+
+/// Runs `cairndb compare ARGS`.
+pub fn main(args: Vec<String>) -> Result<(), String> {
+    let o = parse_opts(args)?;
+    if let Some(dir) = &o.replot {
+        let t = Table::from_json(&dir.join("compare.json"))?;
+        return chart::draw(&t, dir);
+    }
+    let base = match &o.db_dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir(),
+    };
+    std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix("cairndb-compare-")
+        .tempdir_in(&base)
+        .map_err(|e| format!("creating a directory under {}: {e}", base.display()))?;
+    std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
+
+    if !o.skip_device {
+        println!("== device under {} ==", work.path().display());
+        let d = measure_device(work.path())?;
+        print!("{}", d.text());
+        println!();
+    }
+
+    let exe = std::env::current_exe().map_err(|e| format!("finding our own binary: {e}"))?;
+    let mut runners: Vec<(String, Runner)> = Vec::new();
+    for e in &o.engines {
+        match e.as_str() {
+            "rocksdb" => match find_db_bench(o.db_bench.as_deref()) {
+                Some(p) => runners.push(("rocksdb".into(), Runner::DbBench(p))),
+                None => eprintln!(
+                    "compare: RocksDB's db_bench not found (looked for db_bench and \
+                     rocksdb_db_bench on PATH; apt-get install -y rocksdb-tools, or pass \
+                     --db_bench=PATH); RocksDB is left out"
+                ),
+            },
+            "rocksdb-inproc" => {
+                if cfg!(feature = "rocksdb") {
+                    runners.push((
+                        "rocksdb-inproc".into(),
+                        Runner::Ours(exe.clone(), "rocksdb"),
+                    ));
+                } else {
+                    eprintln!(
+                        "compare: this cairndb was built without the `rocksdb` feature; \
+                         rocksdb-inproc is left out"
+                    );
+                }
+            }
+            "leveldb" => {
+                if cfg!(feature = "leveldb") {
+                    runners.push(("leveldb".into(), Runner::Ours(exe.clone(), "leveldb")));
+                } else {
+                    eprintln!(
+                        "compare: this cairndb was built without the `leveldb` feature; \
+                         LevelDB is left out (cargo build --release -p cairndb-cli --features leveldb)"
+                    );
+                }
+            }
+            _ => runners.push(("cairndb".into(), Runner::Ours(exe.clone(), "cairndb"))),
+        }
+    }
+    if runners.is_empty() {
+        return Err("no engine to run".into());
+    }
+
+    let mut args = o.bench_args.clone();
+    if !args
+        .iter()
+        .any(|a| a.trim_start_matches('-').starts_with("histogram"))
+    {
+        args.push("--histogram=1".into());
+    }
+    // One seed for every engine and round, so they all draw the same keys.
+    if !args
+        .iter()
+        .any(|a| a.trim_start_matches('-').starts_with("seed"))
+    {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1);
+        args.push(format!("--seed={seed}"));
+    }
+    println!("== flags: {} ==", args.join(" "));
+    // results[engine][benchmark] = runs
+    let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for round in 0..o.repeat {
+        for (name, runner) in &runners {
+            let dir = work.path().join(format!("{name}-{round}"));
+            let t = Instant::now();
+            let out = runner.run(&args, &dir)?;
+            let _ = std::fs::remove_dir_all(&dir);
+            let parsed = parse_output(&out);
+            if parsed.is_empty() {
+                return Err(format!(
+                    "{name} printed no benchmark line; its output was:\n{out}"
+                ));
+            }
+            let log = o.out.join(format!("compare-{name}-{round}.log"));
+            let _ = std::fs::write(&log, &out);
+            eprintln!(
+                "compare: round {}/{} {name}: {:.1}s",
+                round + 1,
+                o.repeat,
+                t.elapsed().as_secs_f64()
+            );
+            for p in parsed {
+                if !order.contains(&p.name) {
+                    order.push(p.name.clone());
+                }
+                println!("  {name:8} {}", summary(&p));
+                results
+                    .entry(name.clone())
+                    .or_default()
+                    .entry(p.name.clone())
+                    .or_default()
+                    .push(p);
+            }
+        }
+    }
+
+    let table = Table::build(
+        &order,
+        &runners.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+        &results,
+    );
+    let md = table.markdown(o.repeat);
+    println!("\n{md}");
+    std::fs::write(o.out.join("compare.md"), &md).map_err(|e| e.to_string())?;
+    let json = serde_json::json!({
+        "flags": args,
+        "repeat": o.repeat,
+        "medians": table.rows.iter().map(|r| serde_json::json!({
+            "benchmark": r.bench,
+            "ops_per_sec": r.ops,
+            "p99_micros": r.p99,
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        o.out.join("compare.json"),
+        serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    match chart::draw(&table, &o.out) {
+        Ok(()) => println!(
+            "chart: {} and {}",
+            o.out.join("compare.svg").display(),
+            o.out.join("compare.png").display()
+        ),
+        Err(e) => eprintln!("compare: no chart: {e}"),
+    }
+    Ok(())
+}
+
+fn summary(p: &Parsed) -> String {
+    let mut s = format!("{:<18} {:>12.0} ops/sec", p.name, p.ops_per_sec);
+    if let Some(p99) = p.p99 {
+        s.push_str(&format!("  P99 {p99:.2} us"));
+    }
+    if let Some((f, t)) = p.found {
+        s.push_str(&format!("  ({f} of {t} found)"));
+    }
+    s
+}
+
+enum Runner {
+    DbBench(PathBuf),
+    Ours(PathBuf, &'static str),
+}
+
+impl Runner {
+    fn run(&self, args: &[String], dir: &Path) -> Result<String, String> {
+        let mut cmd;
+        match self {
+            Runner::DbBench(p) => {
+                cmd = Command::new(p);
+                let mut dropped = Vec::new();
+                for a in args {
+                    let name = a
+                        .trim_start_matches('-')
+                        .split('=')
+                        .next()
+                        .unwrap_or("")
+                        .to_string();
+                    let base = name.strip_prefix("no").unwrap_or(&name);
+                    if flags::is_dbbench_7_8_flag(&name) || flags::is_dbbench_7_8_flag(base) {
+                        cmd.arg(a);
+                    } else {
+                        dropped.push(a.clone());
+                    }
+                }
+                if !dropped.is_empty() {
+                    eprintln!(
+                        "compare: not passed to db_bench 7.8 (it does not know them): {}",
+                        dropped.join(" ")
+                    );
+                }
+                cmd.arg(format!("--db={}", dir.display()));
+            }
+            Runner::Ours(exe, engine) => {
+                cmd = Command::new(exe);
+                cmd.arg("bench")
+                    .args(args)
+                    .arg(format!("--db={}", dir.display()))
+                    .arg(format!("--engine={engine}"))
+                    .arg("--progress=0");
+            }
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() {
+            return Err(format!(
+                "{:?} failed ({}):\n{}\n{}",
+                cmd.get_program(),
+                out.status,
+                text,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(text)
+    }
+}
+
+fn find_db_bench(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return p.exists().then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["db_bench", "rocksdb_db_bench"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// Medians per benchmark and engine.
+pub struct Table {
+    engines: Vec<String>,
+    rows: Vec<Row>,
+}
+
+struct Row {
+    bench: String,
+    ops: BTreeMap<String, f64>,
+    p99: BTreeMap<String, f64>,
+}
+
+impl Table {
+    fn build(
+        order: &[String],
+        engines: &[String],
+        results: &BTreeMap<String, BTreeMap<String, Vec<Parsed>>>,
+    ) -> Table {
+        let mut rows = Vec::new();
+        for b in order {
+            let mut row = Row {
+                bench: b.clone(),
+                ops: BTreeMap::new(),
+                p99: BTreeMap::new(),
+            };
+            for e in engines {
+                if let Some(runs) = results.get(e).and_then(|m| m.get(b)) {
+                    if let Some(m) = median(runs.iter().map(|p| p.ops_per_sec).collect()) {
+                        row.ops.insert(e.clone(), m);
+                    }
+                    if let Some(m) = median(runs.iter().filter_map(|p| p.p99).collect()) {
+                        row.p99.insert(e.clone(), m);
+                    }
+                }
+            }
+            rows.push(row);
+        }
+        Table {
+            engines: engines.to_vec(),
+            rows,
+        }
+    }
+
+    /// Rebuilds the medians from a `compare.json` written earlier.
+    fn from_json(path: &Path) -> Result<Table, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut rows = Vec::new();
+        let mut engines: Vec<String> = Vec::new();
+        for m in v["medians"].as_array().into_iter().flatten() {
+            let map = |key: &str| -> BTreeMap<String, f64> {
+                m[key]
+                    .as_object()
+                    .map(|o| {
+                        o.iter()
+                            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let ops = map("ops_per_sec");
+            for e in ops.keys() {
+                if !engines.contains(e) {
+                    engines.push(e.clone());
+                }
+            }
+            rows.push(Row {
+                bench: m["benchmark"].as_str().unwrap_or("?").to_string(),
+                ops,
+                p99: map("p99_micros"),
+            });
+        }
+        let rank = |e: &str| {
+            ["rocksdb", "rocksdb-inproc", "leveldb", "cairndb"]
+                .iter()
+                .position(|x| *x == e)
+                .unwrap_or(9)
+        };
+        engines.sort_by_key(|e| rank(e));
+        Ok(Table { engines, rows })
+    }
+
+    fn markdown(&self, repeat: usize) -> String {
+        let peers: Vec<&String> = self.engines.iter().filter(|e| *e != "cairndb").collect();
+        let mut s = format!(
+            "Medians of {repeat} run(s) each. ops/sec (higher is better); P99 in microseconds (lower is better).\n\n"
+        );
+        s.push_str("| benchmark |");
+        for e in &self.engines {
+            s.push_str(&format!(" {e} ops/s |"));
+        }
+        for p in &peers {
+            s.push_str(&format!(" cairndb/{p} |"));
+        }
+        if !peers.is_empty() {
+            s.push_str(" cairndb/best peer |");
+        }
+        for e in &self.engines {
+            s.push_str(&format!(" {e} P99 |"));
+        }
+        s.push('\n');
+        let cols = self.engines.len() * 2 + peers.len() + usize::from(!peers.is_empty());
+        s.push_str("|---|");
+        for _ in 0..cols {
+            s.push_str("---:|");
+        }
+        s.push('\n');
+        for r in &self.rows {
+            s.push_str(&format!("| {} |", r.bench));
+            for e in &self.engines {
+                match r.ops.get(e) {
+                    Some(v) => s.push_str(&format!(" {v:.0} |")),
+                    None => s.push_str(" - |"),
+                }
+            }
+            let ours = r.ops.get("cairndb").copied();
+            let mut best: Option<f64> = None;
+            for p in &peers {
+                let v = r.ops.get(*p).copied();
+                if let Some(v) = v {
+                    best = Some(best.map_or(v, |b: f64| b.max(v)));
+                }
+                s.push_str(&ratio(ours, v));
+            }
+            if !peers.is_empty() {
+                s.push_str(&ratio(ours, best));
+            }
+            for e in &self.engines {
+                match r.p99.get(e) {
+                    Some(v) => s.push_str(&format!(" {v:.2} |")),
+                    None => s.push_str(" - |"),
+                }
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+fn ratio(ours: Option<f64>, peer: Option<f64>) -> String {
+    match (ours, peer) {
+        (Some(a), Some(b)) if b > 0.0 => format!(" {:.2}x |", a / b),
+        _ => " - |".to_string(),
+    }
+}
+
+/// Device measurements (the model is the fio runs in the project's notes).
+pub struct Device {
+    seq_write_mb_s: f64,
+    prealloc: Lat,
+    append: Lat,
+    rand_read_iops: f64,
+    rand_read_direct: bool,
+}
+
+struct Lat {
+    avg_us: f64,
+    p99_us: f64,
+    n: usize,
+}
+
+impl Device {
+    fn text(&self) -> String {
+        format!(
+            "sequential write (1 MiB writes, 256 MiB, fdatasync at end): {:.1} MB/s\n\
+             4 KiB write + fdatasync, preallocated file: avg {:.1} us, p99 {:.1} us ({} ops, {:.0} IOPS)\n\
+             4 KiB write + fdatasync, appending:         avg {:.1} us, p99 {:.1} us ({} ops, {:.0} IOPS)\n\
+             4 KiB random read ({}): {:.0} IOPS\n",
+            self.seq_write_mb_s,
+            self.prealloc.avg_us,
+            self.prealloc.p99_us,
+            self.prealloc.n,
+            1e6 / self.prealloc.avg_us.max(1e-9),
+            self.append.avg_us,
+            self.append.p99_us,
+            self.append.n,
+            1e6 / self.append.avg_us.max(1e-9),
+            if self.rand_read_direct {
+                "O_DIRECT, 1 thread"
+            } else {
+                "buffered: O_DIRECT refused here, page cache dropped by fadvise"
+            },
+            self.rand_read_iops
+        )
+    }
+}
+
+fn io(e: std::io::Error, what: &str) -> String {
+    format!("device check: {what}: {e}")
+}
+
+fn lat_of(mut v: Vec<f64>) -> Lat {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Lat {
+        avg_us: v.iter().sum::<f64>() / n.max(1) as f64,
+        p99_us: v
+            .get((n * 99 / 100).min(n.saturating_sub(1)))
+            .copied()
+            .unwrap_or(0.0),
+        n,
+    }
+}
+
+/// Measures the device under `dir` with plain file I/O.
+pub fn measure_device(dir: &Path) -> Result<Device, String> {
+    use std::os::unix::fs::FileExt;
+    let chunk = vec![0x5au8; 1 << 20];
+    // Sequential write.
+    let p = dir.join("device-seq");
+    let mut f = File::create(&p).map_err(|e| io(e, "create"))?;
+    let t = Instant::now();
+    for _ in 0..256 {
+        f.write_all(&chunk).map_err(|e| io(e, "write"))?;
+    }
+    f.sync_data().map_err(|e| io(e, "fdatasync"))?;
+    let seq = 256.0 * 1048576.0 / 1e6 / t.elapsed().as_secs_f64();
+    drop(f);
+
+    // 4 KiB write + fdatasync on a preallocated (written, synced) file.
+    let block = vec![0xa5u8; 4096];
+    let f = OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .map_err(|e| io(e, "open"))?;
+    let mut lat = Vec::new();
+    let mut rng = crate::bench::keygen::Mt64::new(7);
+    let blocks = 256 * 256; // 4 KiB blocks in 256 MiB
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    while lat.len() < 2000 && Instant::now() < deadline {
+        let off = (rng.next_u64() % blocks) * 4096;
+        let t = Instant::now();
+        f.write_all_at(&block, off).map_err(|e| io(e, "pwrite"))?;
+        f.sync_data().map_err(|e| io(e, "fdatasync"))?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let prealloc = lat_of(lat);
+    drop(f);
+
+    // Appending 4 KiB + fdatasync.
+    let pa = dir.join("device-append");
+    let mut f = File::create(&pa).map_err(|e| io(e, "create"))?;
+    let mut lat = Vec::new();
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    while lat.len() < 2000 && Instant::now() < deadline {
+        let t = Instant::now();
+        f.write_all(&block).map_err(|e| io(e, "write"))?;
+        f.sync_data().map_err(|e| io(e, "fdatasync"))?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let append = lat_of(lat);
+    drop(f);
+    let _ = std::fs::remove_file(&pa);
+
+    // 4 KiB random reads, O_DIRECT when the file system allows it.
+    let (iops, direct) = rand_read(&p, blocks)?;
+    let _ = std::fs::remove_file(&p);
+    Ok(Device {
+        seq_write_mb_s: seq,
+        prealloc,
+        append,
+        rand_read_iops: iops,
+        rand_read_direct: direct,
+    })
+}
+
+fn rand_read(p: &Path, blocks: u64) -> Result<(f64, bool), String> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    const O_DIRECT: i32 = 0o40000; // x86_64 Linux
+    let (f, direct) = match OpenOptions::new().read(true).custom_flags(O_DIRECT).open(p) {
+        Ok(f) => (f, true),
+        Err(_) => (File::open(p).map_err(|e| io(e, "open"))?, false),
+    };
+    // An aligned buffer for O_DIRECT.
+    let layout = std::alloc::Layout::from_size_align(4096, 4096).map_err(|e| e.to_string())?;
+    struct Buf(*mut u8, std::alloc::Layout);
+    impl Drop for Buf {
+        fn drop(&mut self) {
+            // SAFETY: allocated below with this layout.
+            unsafe { std::alloc::dealloc(self.0, self.1) }
+        }
+    }
+    // SAFETY: non-zero size layout.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err("device check: out of memory".into());
+    }
+    let buf = Buf(ptr, layout);
+    // SAFETY: 4096 bytes we own, exclusively borrowed here.
+    let slice = unsafe { std::slice::from_raw_parts_mut(buf.0, 4096) };
+    let mut rng = crate::bench::keygen::Mt64::new(11);
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed().as_secs_f64() < 3.0 {
+        let off = (rng.next_u64() % blocks) * 4096;
+        match f.read_at(slice, off) {
+            Ok(_) => n += 1,
+            Err(e) if direct && n == 0 => {
+                drop(buf);
+                let _ = e;
+                return rand_read_buffered(p, blocks);
+            }
+            Err(e) => return Err(io(e, "pread")),
+        }
+    }
+    Ok((n as f64 / t.elapsed().as_secs_f64(), direct))
+}
+
+fn rand_read_buffered(p: &Path, blocks: u64) -> Result<(f64, bool), String> {
+    use std::os::unix::fs::FileExt;
+    let f = File::open(p).map_err(|e| io(e, "open"))?;
+    let mut b = vec![0u8; 4096];
+    let mut rng = crate::bench::keygen::Mt64::new(11);
+    let t = Instant::now();
+    let mut n = 0u64;
+    while t.elapsed().as_secs_f64() < 3.0 {
+        let off = (rng.next_u64() % blocks) * 4096;
+        f.read_at(&mut b, off).map_err(|e| io(e, "pread"))?;
+        n += 1;
+    }
+    Ok((n as f64 / t.elapsed().as_secs_f64(), false))
+}
+
+mod chart {
+    //! The bar chart: ops/sec of each engine relative to the fastest engine
+    //! on each benchmark, drawn with plotters to SVG and PNG. Text uses
+    //! DejaVu Sans from Debian's fonts-dejavu-core, loaded at run time.
+
+    use std::path::Path;
+
+    use plotters::prelude::*;
+
+    use super::Table;
+
+    const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+    fn load_font() -> Result<(), String> {
+        let bytes = std::fs::read(FONT).map_err(|e| {
+            format!("{FONT}: {e} (apt-get install -y fonts-dejavu-core for chart text)")
+        })?;
+        let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        plotters::style::register_font("sans-serif", FontStyle::Normal, leaked)
+            .map_err(|_| format!("{FONT}: not a usable font"))
+    }
+
+    pub fn draw(t: &Table, out: &Path) -> Result<(), String> {
+        load_font()?;
+        let svg = out.join("compare.svg");
+        let png = out.join("compare.png");
+        {
+            let root = SVGBackend::new(&svg, (1100, 560)).into_drawing_area();
+            plot(t, root)?;
+        }
+        {
+            let root = BitMapBackend::new(&png, (1100, 560)).into_drawing_area();
+            plot(t, root)?;
+        }
+        Ok(())
+    }
+
+    fn color_of(engine: &str) -> RGBColor {
+        match engine {
+            "cairndb" => RGBColor(214, 39, 40),
+            "rocksdb" => RGBColor(31, 119, 180),
+            "rocksdb-inproc" => RGBColor(158, 202, 225),
+            "leveldb" => RGBColor(44, 160, 44),
+            _ => RGBColor(127, 127, 127),
+        }
+    }
+
+    fn plot<DB: DrawingBackend>(
+        t: &Table,
+        root: DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+        root.fill(&WHITE).map_err(e)?;
+        let n = t.rows.len().max(1);
+        let k = t.engines.len().max(1);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "ops/sec relative to the fastest engine per benchmark (1.0 = fastest)",
+                ("sans-serif", 20),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0f64..n as f64, 0f64..1.3f64)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc("relative ops/sec")
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(e)?;
+        for (ei, eng) in t.engines.iter().enumerate() {
+            let color = color_of(eng);
+            let bars: Vec<Rectangle<(f64, f64)>> = t
+                .rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| {
+                    let best = r.ops.values().cloned().fold(0.0, f64::max);
+                    let v = r.ops.get(eng)?;
+                    if best <= 0.0 {
+                        return None;
+                    }
+                    let w = 0.8 / k as f64;
+                    let x0 = i as f64 + 0.1 + w * ei as f64;
+                    Some(Rectangle::new(
+                        [(x0, 0.0), (x0 + w * 0.9, v / best)],
+                        color.filled(),
+                    ))
+                })
+                .collect();
+            chart
+                .draw_series(bars)
+                .map_err(e)?
+                .label(eng.clone())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(e)?;
+        for (i, r) in t.rows.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            let style = TextStyle::from(("sans-serif", 14).into_font()).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            );
+            root.draw(&Text::new(r.bench.clone(), (px, py + 8), style))
+                .map_err(e)?;
+        }
+        root.present().map_err(e)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_ratios() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+        let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
+        for (e, v) in [("cairndb", 200.0), ("rocksdb", 100.0), ("leveldb", 400.0)] {
+            results.entry(e.into()).or_default().insert(
+                "fillrandom".into(),
+                vec![Parsed {
+                    name: "fillrandom".into(),
+                    ops_per_sec: v,
+                    p99: Some(5.0),
+                    ..Default::default()
+                }],
+            );
+        }
+        let engines: Vec<String> = ["rocksdb", "leveldb", "cairndb"].map(String::from).to_vec();
+        let t = Table::build(&["fillrandom".into()], &engines, &results);
+        let md = t.markdown(1);
+        assert!(
+            md.contains("| fillrandom | 100 | 400 | 200 | 2.00x | 0.50x | 0.50x |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn compare_flags() {
+        let o = parse_opts(
+            [
+                "--repeat=2",
+                "--num=10",
+                "--skip_device",
+                "--engines=cairndb",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .unwrap();
+        assert_eq!(o.repeat, 2);
+        assert_eq!(o.bench_args, vec!["--num=10".to_string()]);
+        assert!(parse_opts(vec!["--repeat=0".into()]).is_err());
+        assert!(parse_opts(vec!["--db=/x".into()]).is_err());
+        assert!(parse_opts(vec!["--bogus=1".into()]).is_err());
+    }
+}

@@ -24,8 +24,11 @@ fn setup() -> (MemFs, FaultFs, Options) {
     (mem, fault, o)
 }
 
+/// Keys in a scattered order (a permutation of the index: 7919 is invertible
+/// modulo the prime 1,000,003), so that flushed tables overlap and
+/// compactions must read and merge them rather than move files down.
 fn k(i: usize) -> Vec<u8> {
-    format!("key{i:06}").into_bytes()
+    format!("key{:07}", (i * 7919) % 1_000_003).into_bytes()
 }
 
 fn v(i: usize) -> Vec<u8> {

@@ -79,24 +79,32 @@ fn check_log(
             Ok(ReadEvent::Record { offset }) => each(rep, offset, &rec),
             Ok(ReadEvent::Eof) => break,
             Ok(ReadEvent::Corruption { offset, what }) => {
-                let later = if what.starts_with("log ends inside") {
-                    valid_record_after(fs, path, offset, number)
-                } else {
-                    None
-                };
-                if let Some(at) = later {
-                    rep.problem(
+                // Damage with no intact record of this log after it is the
+                // log's end: a torn last write, or the stale bytes of a
+                // recycled WAL's previous use (docs/format/wal.md,
+                // "Recycling"), which recovery also reads as the end.
+                // Damage followed by an intact record is real damage.
+                // A damaged record whose header still carries this log's
+                // number and a valid type is this log's own last record,
+                // damaged (or torn by a power loss); stale bytes of a recycled
+                // file do not line up with this log's record boundaries.
+                let ours = !what.starts_with("log ends inside")
+                    && header_is_ours(fs, path, offset, number);
+                match valid_record_after(fs, path, offset, number) {
+                    Some(at) => rep.problem(
                         path,
                         Some(offset),
                         format!("{what}, but a valid record follows at offset {at}: damage, not a torn tail"),
-                    );
-                } else if what.starts_with("log ends inside") {
-                    rep.notes.push(format!(
-                        "{} offset {offset}: torn tail ({what}); recovery drops it",
+                    ),
+                    None if ours => rep.problem(
+                        path,
+                        Some(offset),
+                        format!("{what} in this log's last record (damage, or a write torn by a power loss)"),
+                    ),
+                    None => rep.notes.push(format!(
+                        "{} offset {offset}: end of the log ({what}): a torn last write or a recycled WAL's stale tail; recovery stops here",
                         path.display()
-                    ));
-                } else {
-                    rep.problem(path, Some(offset), what);
+                    )),
                 }
             }
             Err(e) => {
@@ -104,6 +112,24 @@ fn check_log(
                 break;
             }
         }
+    }
+}
+
+/// True when the physical record header at `offset` names log `number`
+/// with a known record type.
+fn header_is_ours(fs: &dyn Fs, path: &Path, offset: u64, number: u64) -> bool {
+    let Ok(bytes) = fs.read_all(path) else {
+        return false;
+    };
+    let Ok(pos) = usize::try_from(offset) else {
+        return false;
+    };
+    match bytes.get(pos..pos.saturating_add(HEADER)) {
+        Some(h) if h.len() == HEADER => {
+            (5..=8).contains(&h[6])
+                && u32::from_le_bytes([h[7], h[8], h[9], h[10]]) == number as u32
+        }
+        _ => false,
     }
 }
 

@@ -306,15 +306,22 @@ impl LevelIter {
         self.cur.as_ref().is_some_and(|c| c.valid())
     }
 
+    /// True (and the iterator stopped) when the current table iterator
+    /// ended because of an error, which is kept for `status`.
+    fn take_child_error(&mut self) -> bool {
+        if let Some(Err(e)) = self.cur.as_ref().map(|c| c.status()) {
+            self.err.get_or_insert(e);
+            self.cur = None;
+            return true;
+        }
+        false
+    }
+
     /// After a child ran off its end: note its error, move to the next file.
     fn skip_forward(&mut self) {
         while !self.cur_valid() {
-            if let Some(c) = &self.cur {
-                if let Err(e) = c.status() {
-                    self.err.get_or_insert(e);
-                    self.cur = None;
-                    return;
-                }
+            if self.take_child_error() {
+                return;
             }
             if self.index + 1 >= self.files.len() || self.err.is_some() {
                 self.cur = None;
@@ -331,12 +338,8 @@ impl LevelIter {
 
     fn skip_backward(&mut self) {
         while !self.cur_valid() {
-            if let Some(c) = &self.cur {
-                if let Err(e) = c.status() {
-                    self.err.get_or_insert(e);
-                    self.cur = None;
-                    return;
-                }
+            if self.take_child_error() {
+                return;
             }
             if self.index == 0 || self.index > self.files.len() || self.err.is_some() {
                 self.cur = None;

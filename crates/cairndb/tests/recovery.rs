@@ -503,3 +503,33 @@ fn sync_wal_makes_earlier_unsynced_writes_survive_power_loss() {
         );
     }
 }
+
+/// Point reads build their lookup key on the stack up to 248-byte keys and
+/// on the heap beyond: both sides of the boundary, from the memtable and
+/// from tables.
+#[test]
+fn keys_at_the_lookup_buffer_boundary_read_back() {
+    let (_fs, o) = common::mem_options();
+    let db = Db::open("/db", o).unwrap();
+    let lens = [0usize, 1, 247, 248, 249, 300, 5000];
+    let key = |n: usize| -> Vec<u8> { (0..n).map(|i| b'a' + (i % 26) as u8).collect() };
+    for &n in &lens {
+        db.put(
+            &WriteOptions::default(),
+            &key(n),
+            format!("len{n}").as_bytes(),
+        )
+        .unwrap();
+    }
+    for round in 0..2 {
+        for &n in &lens {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &key(n)).unwrap(),
+                Some(format!("len{n}").into_bytes()),
+                "round {round}, key of {n} bytes"
+            );
+        }
+        assert_eq!(db.get(&ReadOptions::default(), &key(250)).unwrap(), None);
+        db.flush().unwrap();
+    }
+}

@@ -50,7 +50,7 @@ use crate::filename::{self, FileType};
 use crate::iter::db_iter::DbIterator;
 use crate::iter::merge::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::key::{lookup_key, user_key, SeqNo};
+use crate::key::{lookup_key, pack_trailer, user_key, SeqNo, TRAILER_LEN, TYPE_FOR_SEEK};
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
 use crate::sst::{TableBuilder, TableOptions};
@@ -1053,10 +1053,22 @@ impl DbInner {
                 None => {}
             }
         }
-        let lk = lookup_key(key, seq);
+        // The lookup key is built on the stack unless the key is long.
+        let mut stack = [0u8; 256];
+        let heap;
+        let lk: &[u8] = if key.len() + TRAILER_LEN <= stack.len() {
+            let n = key.len();
+            stack[..n].copy_from_slice(key);
+            stack[n..n + TRAILER_LEN]
+                .copy_from_slice(&pack_trailer(seq, TYPE_FOR_SEEK).to_le_bytes());
+            &stack[..n + TRAILER_LEN]
+        } else {
+            heap = lookup_key(key, seq);
+            &heap
+        };
         match sv
             .version
-            .get(&self.table_cache, &lk, !opts.fill_cache_off)?
+            .get(&self.table_cache, lk, !opts.fill_cache_off)?
         {
             Some(TableGet::Value(v)) => Ok(Some(v)),
             Some(TableGet::Deleted) | None => Ok(None),

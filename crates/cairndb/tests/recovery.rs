@@ -111,6 +111,21 @@ fn newest_log(fs: &MemFs, dir: &Path) -> std::path::PathBuf {
     dir.join(logs.last().expect("a WAL exists"))
 }
 
+/// Numbers of the WALs recovery of `/db` would replay (at or above the
+/// MANIFEST's log number), ascending.
+fn live_wals(fs: &MemFs) -> Vec<u64> {
+    let m = cairndb::version::set::read_manifest(fs, Path::new("/db")).unwrap();
+    let mut live: Vec<u64> = fs
+        .list_dir(Path::new("/db"))
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.strip_suffix(".log")?.parse::<u64>().ok())
+        .filter(|&num| num >= m.log_number)
+        .collect();
+    live.sort();
+    live
+}
+
 #[test]
 fn wal_cut_at_every_offset_of_last_record() {
     let (fs, mut o) = common::mem_options();
@@ -292,15 +307,7 @@ fn stale_tail_of_a_recycled_wal_does_not_stop_replay_of_later_wals() {
         }
         db.simulate_crash();
         fs.process_crash();
-        let m = cairndb::version::set::read_manifest(&fs, Path::new("/db")).unwrap();
-        let live = fs
-            .list_dir(Path::new("/db"))
-            .unwrap()
-            .iter()
-            .filter_map(|n| n.strip_suffix(".log")?.parse::<u64>().ok())
-            .filter(|&num| num >= m.log_number)
-            .count();
-        if live >= 2 {
+        if live_wals(&fs).len() >= 2 {
             two_logs_seen += 1;
         }
         let db = Db::open("/db", o).unwrap();
@@ -341,15 +348,7 @@ fn lost_records_at_the_end_of_an_earlier_wal_stop_point_in_time_replay() {
             n += 1;
         }
         db.simulate_crash();
-        let m = cairndb::version::set::read_manifest(&fs, Path::new("/db")).unwrap();
-        let mut live: Vec<u64> = fs
-            .list_dir(Path::new("/db"))
-            .unwrap()
-            .iter()
-            .filter_map(|n| n.strip_suffix(".log")?.parse::<u64>().ok())
-            .filter(|&num| num >= m.log_number)
-            .collect();
-        live.sort();
+        let live = live_wals(&fs);
         if live.len() < 2 {
             continue; // the flush won the race; try again
         }

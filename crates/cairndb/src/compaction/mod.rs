@@ -304,7 +304,6 @@ mod tests {
                 largest: make_internal_key(b"z", n, ValueType::Value),
                 smallest_seq: n,
                 largest_seq: n,
-                being_compacted: Default::default(),
             }));
         }
         let c = pick(&v, &opts, &vec![Vec::new(); NUM_LEVELS]).unwrap();
@@ -325,7 +324,6 @@ mod tests {
                 largest: make_internal_key(hi, n, ValueType::Value),
                 smallest_seq: n,
                 largest_seq: n,
-                being_compacted: Default::default(),
             })
         };
         let mut v = Version::default();

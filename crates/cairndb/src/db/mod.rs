@@ -96,7 +96,6 @@ struct State {
 
 struct LogState {
     writer: Option<LogWriter>,
-    number: u64,
     scratch: WriteBatch,
     /// Sequence number of the last record written to any WAL (writes with
     /// the WAL disabled are not counted): the next WAL's start marker.
@@ -432,7 +431,6 @@ impl Db {
             last_sync_micros: AtomicU64::new(0),
             log: Mutex::new(LogState {
                 writer: Some(writer),
-                number: log_number,
                 scratch: WriteBatch::new(),
                 last_logged_seq: max_seq,
                 next_write_at: None,
@@ -727,7 +725,6 @@ fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMeta {
         largest: info.largest,
         smallest_seq: info.props.smallest_seq,
         largest_seq: info.props.largest_seq,
-        being_compacted: AtomicBool::new(false),
     }
 }
 
@@ -838,8 +835,8 @@ impl DbInner {
     /// Commits a group led by `leader`: one WAL record, at most one sync,
     /// then the memtable inserts. Returns (members, result).
     fn write_group(&self, log: &mut LogState, leader: &Arc<Writer>) -> (usize, Result<()>) {
-        let mem = match self.make_room_for_write(log, false) {
-            Ok(m) => m,
+        let (mem, l0_files) = match self.make_room_for_write(log, false) {
+            Ok(r) => r,
             Err(e) => return (1, Err(e)),
         };
         // A synced group costs one fdatasync whatever its size. Writers of
@@ -890,7 +887,7 @@ impl DbInner {
         let count = scratch.count() as u64;
         let sync = group.iter().any(|m| m.opts.sync);
         let user_bytes: usize = group.iter().map(|m| m.batch.size_in_bytes()).sum();
-        self.pace_if_slowed(log, user_bytes);
+        self.pace_if_slowed(log, l0_files, user_bytes);
 
         if count > 0 && !leader.opts.disable_wal {
             let r = (|| -> Result<()> {
@@ -942,10 +939,10 @@ impl DbInner {
     /// While level 0 is at or above `level0_slowdown_writes_trigger`, paces
     /// write groups to `delayed_write_rate` bytes per second (a token bucket
     /// kept by the leader), so writers slow down smoothly and compaction
-    /// catches up before the hard stop. REQUIRES: `log` held.
-    fn pace_if_slowed(&self, log: &mut LogState, bytes: usize) {
-        let l0 = self.sv.read().version.num_files(0);
-        if l0 < self.opts.level0_slowdown_writes_trigger {
+    /// catches up before the hard stop. `l0_files` is the level-0 file
+    /// count `make_room_for_write` saw. REQUIRES: `log` held.
+    fn pace_if_slowed(&self, log: &mut LogState, l0_files: usize, bytes: usize) {
+        if l0_files < self.opts.level0_slowdown_writes_trigger {
             log.next_write_at = None;
             return;
         }
@@ -966,8 +963,13 @@ impl DbInner {
     /// Makes sure the mutable memtable has room, switching it (and the WAL)
     /// when full, delaying or stopping writes while background work is
     /// behind. With `force`, switches even when not full (unless empty).
-    /// REQUIRES: `log` held. Returns the memtable to insert into.
-    fn make_room_for_write(&self, log: &mut LogState, mut force: bool) -> Result<Arc<MemTable>> {
+    /// REQUIRES: `log` held. Returns the memtable to insert into and the
+    /// level-0 file count it saw (for the slowdown).
+    fn make_room_for_write(
+        &self,
+        log: &mut LogState,
+        mut force: bool,
+    ) -> Result<(Arc<MemTable>, usize)> {
         loop {
             let mut st = self.state.lock();
             if let Some(e) = &st.bg_error {
@@ -980,10 +982,10 @@ impl DbInner {
             }
             let l0 = self.sv.read().version.num_files(0);
             if !force && st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
-                return Ok(st.mem.clone());
+                return Ok((st.mem.clone(), l0));
             }
             if force && st.mem.is_empty() {
-                return Ok(st.mem.clone());
+                return Ok((st.mem.clone(), l0));
             }
             if st.imms.len() + 1 >= self.opts.max_write_buffer_number
                 || l0 >= self.opts.level0_stop_writes_trigger
@@ -1019,7 +1021,6 @@ impl DbInner {
                 }
             };
             log.writer = Some(writer);
-            log.number = number;
             let mut st = self.state.lock();
             let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
             let old_log = std::mem::replace(&mut st.mem_log_number, number);
@@ -1431,7 +1432,6 @@ impl DbInner {
                         largest: Vec::new(),
                         smallest_seq: 0,
                         largest_seq: 0,
-                        being_compacted: AtomicBool::new(false),
                     });
                 }
                 let mut p = self.pending_outputs.lock();

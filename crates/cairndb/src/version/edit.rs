@@ -7,7 +7,6 @@
 //! understood.
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -29,7 +28,7 @@ const TAG_NEW_FILE: u32 = 7;
 pub const MANIFEST_FORMAT_VERSION: u64 = 1;
 
 /// A table file in some level.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FileMeta {
     /// File number (`NNNNNN.sst`).
     pub number: u64,
@@ -43,8 +42,6 @@ pub struct FileMeta {
     pub smallest_seq: SeqNo,
     /// Largest sequence number in the file.
     pub largest_seq: SeqNo,
-    /// Set while a compaction has the file as input (runtime only).
-    pub being_compacted: AtomicBool,
 }
 
 impl FileMeta {
@@ -55,31 +52,6 @@ impl FileMeta {
     /// Largest user key.
     pub fn largest_user_key(&self) -> &[u8] {
         crate::key::user_key(&self.largest)
-    }
-}
-
-impl Clone for FileMeta {
-    fn clone(&self) -> Self {
-        FileMeta {
-            number: self.number,
-            size: self.size,
-            smallest: self.smallest.clone(),
-            largest: self.largest.clone(),
-            smallest_seq: self.smallest_seq,
-            largest_seq: self.largest_seq,
-            being_compacted: AtomicBool::new(false),
-        }
-    }
-}
-
-impl PartialEq for FileMeta {
-    fn eq(&self, o: &Self) -> bool {
-        self.number == o.number
-            && self.size == o.size
-            && self.smallest == o.smallest
-            && self.largest == o.largest
-            && self.smallest_seq == o.smallest_seq
-            && self.largest_seq == o.largest_seq
     }
 }
 
@@ -251,7 +223,6 @@ impl VersionEdit {
                             largest,
                             smallest_seq,
                             largest_seq,
-                            being_compacted: AtomicBool::new(false),
                         }),
                     ));
                 }
@@ -287,7 +258,6 @@ mod tests {
                 largest: make_internal_key(b"z", 3, ValueType::Deletion),
                 smallest_seq: 3,
                 largest_seq: 10,
-                being_compacted: AtomicBool::new(false),
             },
         );
         e

@@ -59,6 +59,6 @@ pub use db::{format_stats, Db, DbStats};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIterator;
 pub use options::{
-    CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, WalRecoveryMode,
-    WriteOptions,
+    CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, TableFormat,
+    WalRecoveryMode, WriteOptions, ZipTableOptions,
 };

@@ -57,6 +57,71 @@ impl CompressionType {
     }
 }
 
+/// Table file format written to a level (`docs/format/sstable.md`,
+/// `docs/format/ziptable.md`). Readers open either format at any level: the
+/// format is recorded in each file's footer magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TableFormat {
+    /// Data blocks with restart points, read through the block cache.
+    #[default]
+    BlockBased,
+    /// Searchable compression: a succinct key index and values compressed
+    /// in small groups against a dictionary shared by the file, read through
+    /// mmap, one group per point read.
+    Zip,
+}
+
+impl TableFormat {
+    /// Parses `block` (or `block_based`) and `zip`.
+    pub fn parse(s: &str) -> Result<TableFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "block" | "block_based" | "blockbased" => Ok(TableFormat::BlockBased),
+            "zip" => Ok(TableFormat::Zip),
+            _ => Err(Error::invalid(format!(
+                "unknown table format `{s}` (expected block or zip)"
+            ))),
+        }
+    }
+}
+
+/// Tuning of the searchable-compression table format ([`TableFormat::Zip`]),
+/// after TerarkDB's `TerarkZipTable_*` options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZipTableOptions {
+    /// Largest dictionary trained from a table's values, bytes. 0 = no
+    /// dictionary. Default 64 KiB.
+    pub dict_size: usize,
+    /// Fraction of the value bytes sampled to train the dictionary
+    /// (TerarkZipTable_sampleRatio). Default 0.03.
+    pub sample_ratio: f64,
+    /// Records compressed together; a point read decompresses one group.
+    /// Default 4.
+    pub group_size: usize,
+    /// zstd level of the groups. Default 6.
+    pub compression_level: i32,
+    /// Value bytes a table build keeps in memory before it spills them to a
+    /// temporary file in the database directory
+    /// (TerarkZipTable_softZipWorkingMemLimit). Default 64 MiB.
+    pub soft_working_mem_limit: usize,
+    /// Bytes of table builds in memory across all background jobs; a build
+    /// that would pass it waits for another to finish
+    /// (TerarkZipTable_hardZipWorkingMemLimit). Default 256 MiB.
+    pub hard_working_mem_limit: usize,
+}
+
+impl Default for ZipTableOptions {
+    fn default() -> Self {
+        ZipTableOptions {
+            dict_size: 64 << 10,
+            sample_ratio: 0.03,
+            group_size: 4,
+            compression_level: 6,
+            soft_working_mem_limit: 64 << 20,
+            hard_working_mem_limit: 256 << 20,
+        }
+    }
+}
+
 /// How recovery treats a damaged write-ahead log (RocksDB's WALRecoveryMode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalRecoveryMode {
@@ -149,6 +214,11 @@ pub struct Options {
     pub compression: CompressionType,
     /// Compression per level, overriding `compression` where set.
     pub compression_per_level: Vec<CompressionType>,
+    /// Table format per level; levels without an entry are block-based.
+    /// Default: every level block-based. See [`Options::set_zip_from_level`].
+    pub table_format_per_level: Vec<TableFormat>,
+    /// Tuning of [`TableFormat::Zip`] tables.
+    pub zip: ZipTableOptions,
     /// Background threads for flushes and compactions (at least 2: one of each). Default 2.
     pub max_background_jobs: usize,
     /// Table readers kept open. Default 1000.
@@ -194,6 +264,8 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             compression: CompressionType::None,
             compression_per_level: Vec::new(),
+            table_format_per_level: Vec::new(),
+            zip: ZipTableOptions::default(),
             max_background_jobs: 2,
             max_open_files: 1000,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
@@ -236,6 +308,29 @@ impl Options {
             .get(level)
             .copied()
             .unwrap_or(self.compression)
+    }
+
+    /// Table format of files written to `level`.
+    pub fn table_format_for_level(&self, level: usize) -> TableFormat {
+        self.table_format_per_level
+            .get(level)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Levels `level` and deeper are written as [`TableFormat::Zip`], the
+    /// ones above block-based (`cairndb bench --table_format=zip
+    /// --zip_from_level=N`).
+    pub fn set_zip_from_level(&mut self, level: usize) {
+        self.table_format_per_level = (0..NUM_LEVELS)
+            .map(|l| {
+                if l >= level {
+                    TableFormat::Zip
+                } else {
+                    TableFormat::BlockBased
+                }
+            })
+            .collect();
     }
 
     /// WAL files actually kept for reuse under the recovery mode in force.
@@ -322,6 +417,31 @@ impl Options {
         }
         if self.max_open_files < 16 {
             return bad("max_open_files", "must be at least 16");
+        }
+        let z = &self.zip;
+        if z.dict_size > 4 << 20 {
+            return bad("zip.dict_size", "must be at most 4 MiB");
+        }
+        if !(z.sample_ratio > 0.0 && z.sample_ratio <= 1.0) {
+            return bad("zip.sample_ratio", "must be in (0, 1]");
+        }
+        if z.group_size < 1 || z.group_size > 256 {
+            return bad("zip.group_size", "must be between 1 and 256");
+        }
+        if !(-7..=22).contains(&z.compression_level) {
+            return bad("zip.compression_level", "must be in -7..=22");
+        }
+        if z.soft_working_mem_limit < 1 << 20 {
+            return bad("zip.soft_working_mem_limit", "must be at least 1 MiB");
+        }
+        if z.hard_working_mem_limit < z.soft_working_mem_limit {
+            return bad(
+                "zip.hard_working_mem_limit",
+                "must be >= zip.soft_working_mem_limit",
+            );
+        }
+        if self.table_format_per_level.len() > NUM_LEVELS {
+            return bad("table_format_per_level", "has more entries than levels");
         }
         for (level, c) in self
             .compression_per_level

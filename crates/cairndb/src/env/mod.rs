@@ -15,7 +15,7 @@ pub mod posix;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A file opened for appending. Writes may be buffered until `flush`/`sync`.
 pub trait WritableFile: Send {
@@ -58,7 +58,21 @@ pub trait RandomAccessFile: Send + Sync {
     fn size(&self) -> u64;
     /// The path this file was opened with.
     fn path(&self) -> &Path;
+    /// The whole file as one byte slice, for formats read in place (zip
+    /// tables). The POSIX file system maps the file (`mmap`, advised for
+    /// random access); the default reads it into memory.
+    fn map_all(&self) -> Result<FileBytes> {
+        let len = usize::try_from(self.size()).map_err(|_| {
+            Error::corruption(self.path(), 0, "file too large to map on this platform")
+        })?;
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(0, &mut buf)?;
+        Ok(Arc::new(buf))
+    }
 }
+
+/// A whole file's bytes, mapped or in memory, shared by readers.
+pub type FileBytes = Arc<dyn std::ops::Deref<Target = [u8]> + Send + Sync>;
 
 /// A held lock on a database directory; released on drop.
 pub trait FileLock: Send + Sync {}

@@ -178,6 +178,28 @@ impl RandomAccessFile for PosixRandom {
     fn path(&self) -> &Path {
         &self.path
     }
+    fn map_all(&self) -> Result<super::FileBytes> {
+        if self.size == 0 {
+            return Ok(Arc::new(Vec::new()));
+        }
+        // SAFETY: the mapping is read-only and covers the file as it was when
+        // opened. Files mapped this way are finished tables: the engine never
+        // writes, truncates or reuses a table file after it is written (a
+        // deleted file stays mapped until the last reader drops it), and the
+        // database directory is locked against other CairnDB processes. A
+        // process outside that contract truncating the file could make a read
+        // fault (SIGBUS), the same contract RocksDB's `allow_mmap_reads` has.
+        // Exercised by `sst::zip` tests on the POSIX file system.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .len(self.size as usize)
+                .map(&self.file)
+        }
+        .map_err(|e| Error::io("mmap", &self.path, e))?;
+        // Point reads touch one group: do not read ahead around each fault.
+        let _ = map.advise(memmap2::Advice::Random);
+        Ok(Arc::new(map))
+    }
 }
 
 fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {

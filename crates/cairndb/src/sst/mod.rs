@@ -1,8 +1,9 @@
 //! Sorted string tables: immutable files of sorted internal keys
 //! (`docs/format/sstable.md`).
 //!
-//! `builder` writes a table front to back; `table` opens one and serves point
-//! lookups and iterators; `block`, `filter`, `properties` and `format` are the
+//! `builder` writes a block-based table front to back; `table` opens a table
+//! of either format and serves point lookups and iterators; `zip` is the
+//! searchable-compression format (`docs/format/ziptable.md`); `block`, `filter`, `properties` and `format` are the
 //! pieces of the file format. Tables are immutable once finished, so a `Table`
 //! is shared read-only (`Arc<Table>`) without locks.
 
@@ -12,7 +13,9 @@ pub mod filter;
 pub mod format;
 pub mod properties;
 pub mod table;
+pub mod zip;
 
 pub use builder::{TableBuilder, TableFileInfo, TableOptions};
 pub use properties::TableProperties;
-pub use table::{Table, TableIter};
+pub use table::{BlockTable, BlockTableIter, Table, TableIter};
+pub use zip::{ZipBuildEnv, ZipMemBudget, ZipStats, ZipTable, ZipTableBuilder};

@@ -1,5 +1,5 @@
 //! An open SST file: point lookups ([`Table::get`]) and a two-level iterator
-//! ([`TableIter`]) over its entries (`docs/format/sstable.md`).
+//! ([`BlockTableIter`]) over its entries (`docs/format/sstable.md`).
 //!
 //! `Table::open` reads the footer and keeps the index block, the filter and
 //! the properties in memory (all checksum-verified); data blocks are read on
@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, TRAILER_LEN};
 use crate::options::SliceTransform;
+use crate::options::TableFormat;
 use crate::sst::block::{Block, BlockIter, BlockOrigin};
 use crate::sst::filter::Filter;
 use crate::sst::format::{
@@ -25,6 +26,8 @@ use crate::sst::format::{
     FOOTER_LEN,
 };
 use crate::sst::properties::TableProperties;
+use crate::sst::zip::format::ZIP_MAGIC;
+use crate::sst::zip::table::{ZipStats, ZipTable, ZipTableIter};
 use crate::util::coding::decode_fixed32;
 
 thread_local! {
@@ -33,8 +36,209 @@ thread_local! {
     static GET_KEY_BUFS: Cell<(Vec<u8>, Vec<u8>)> = const { Cell::new((Vec::new(), Vec::new())) };
 }
 
-/// A table opened for reading (see the module doc).
-pub struct Table {
+/// An open table of either format, told apart by the magic at the end of
+/// the file (`docs/format/sstable.md`, `docs/format/ziptable.md`). Shared as
+/// `Arc<Table>`; both formats are immutable and lock-free to read.
+#[derive(Debug)]
+pub enum Table {
+    /// Block-based: data blocks through the block cache.
+    Block(Arc<BlockTable>),
+    /// Searchable compression: one value group per point read, via mmap.
+    Zip(Arc<ZipTable>),
+}
+
+impl Table {
+    /// Opens a table of either format.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        cache: Option<Arc<BlockCache>>,
+        prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    ) -> Result<Table> {
+        Table::open_with_stats(
+            file,
+            file_number,
+            cache,
+            prefix_extractor,
+            Arc::new(ZipStats::default()),
+        )
+    }
+
+    /// Opens a table, counting zip-table reads into `zip_stats`.
+    pub fn open_with_stats(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        cache: Option<Arc<BlockCache>>,
+        prefix_extractor: Option<Arc<dyn SliceTransform>>,
+        zip_stats: Arc<ZipStats>,
+    ) -> Result<Table> {
+        let size = file.size();
+        if size >= 8 {
+            let mut m = [0u8; 8];
+            file.read_exact_at(size - 8, &mut m)?;
+            if u64::from_le_bytes(m) == ZIP_MAGIC {
+                return Ok(Table::Zip(Arc::new(ZipTable::open(
+                    file,
+                    file_number,
+                    zip_stats,
+                )?)));
+            }
+        }
+        Ok(Table::Block(Arc::new(BlockTable::open(
+            file,
+            file_number,
+            cache,
+            prefix_extractor,
+        )?)))
+    }
+
+    /// Finds the first entry `>= lookup_ikey` and calls `f(key, value)` on
+    /// it. `Ok(None)` when there is none, or when the filter (block-based)
+    /// or key index (zip) rules out the user key. The caller checks the
+    /// user key.
+    #[inline]
+    pub fn get<R>(
+        &self,
+        lookup_ikey: &[u8],
+        fill_cache: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        match self {
+            Table::Block(t) => t.get(lookup_ikey, fill_cache, f),
+            Table::Zip(t) => t.get(lookup_ikey, f),
+        }
+    }
+
+    /// An iterator over the whole table.
+    pub fn iter(&self, fill_cache: bool) -> TableIter {
+        match self {
+            Table::Block(t) => TableIter::Block(t.iter(fill_cache)),
+            Table::Zip(t) => TableIter::Zip(t.iter()),
+        }
+    }
+
+    /// False only when no key in the table has `prefix` as its prefix.
+    pub fn may_contain_prefix(&self, prefix: &[u8]) -> bool {
+        match self {
+            Table::Block(t) => t.may_contain_prefix(prefix),
+            Table::Zip(t) => t.may_contain_prefix(prefix),
+        }
+    }
+
+    /// The table's properties.
+    pub fn properties(&self) -> &TableProperties {
+        match self {
+            Table::Block(t) => t.properties(),
+            Table::Zip(t) => t.properties(),
+        }
+    }
+
+    /// The table's file number.
+    pub fn file_number(&self) -> u64 {
+        match self {
+            Table::Block(t) => t.file_number(),
+            Table::Zip(t) => t.file_number(),
+        }
+    }
+
+    /// The table's path.
+    pub fn path(&self) -> &Path {
+        match self {
+            Table::Block(t) => t.path(),
+            Table::Zip(t) => t.path(),
+        }
+    }
+
+    /// Bytes in the file.
+    pub fn file_size(&self) -> u64 {
+        match self {
+            Table::Block(t) => t.file_size(),
+            Table::Zip(t) => t.file_size(),
+        }
+    }
+
+    /// The format of the file.
+    pub fn format(&self) -> TableFormat {
+        match self {
+            Table::Block(_) => TableFormat::BlockBased,
+            Table::Zip(_) => TableFormat::Zip,
+        }
+    }
+
+    /// Reads every block or group, verifies its checksum and decodes its
+    /// entries. Returns the number of blocks (groups and sections) checked.
+    pub fn verify_checksums(&self) -> Result<u64> {
+        match self {
+            Table::Block(t) => t.verify_checksums(),
+            Table::Zip(t) => t.verify_checksums(),
+        }
+    }
+}
+
+/// Iterator over a table of either format.
+pub enum TableIter {
+    /// Over a block-based table.
+    Block(BlockTableIter),
+    /// Over a zip table.
+    Zip(ZipTableIter),
+}
+
+impl TableIter {
+    /// File offset of the data block (or zip group) the iterator is
+    /// positioned in (for tools that report where an entry lives).
+    pub fn data_block_offset(&self) -> Option<u64> {
+        match self {
+            TableIter::Block(i) => i.data_block_offset(),
+            TableIter::Zip(i) => i.data_block_offset(),
+        }
+    }
+}
+
+macro_rules! each_iter {
+    ($self:expr, $i:ident => $e:expr) => {
+        match $self {
+            TableIter::Block($i) => $e,
+            TableIter::Zip($i) => $e,
+        }
+    };
+}
+
+impl InternalIterator for TableIter {
+    #[inline]
+    fn valid(&self) -> bool {
+        each_iter!(self, i => i.valid())
+    }
+    fn seek_to_first(&mut self) {
+        each_iter!(self, i => i.seek_to_first())
+    }
+    fn seek_to_last(&mut self) {
+        each_iter!(self, i => i.seek_to_last())
+    }
+    fn seek(&mut self, target: &[u8]) {
+        each_iter!(self, i => i.seek(target))
+    }
+    #[inline]
+    fn next(&mut self) {
+        each_iter!(self, i => i.next())
+    }
+    fn prev(&mut self) {
+        each_iter!(self, i => i.prev())
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        each_iter!(self, i => i.key())
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        each_iter!(self, i => i.value())
+    }
+    fn status(&self) -> Result<()> {
+        each_iter!(self, i => i.status())
+    }
+}
+
+/// A block-based table opened for reading (see the module doc).
+pub struct BlockTable {
     file: Arc<dyn RandomAccessFile>,
     path: Arc<Path>,
     file_number: u64,
@@ -48,9 +252,9 @@ pub struct Table {
     prefix_filter_usable: bool,
 }
 
-impl std::fmt::Debug for Table {
+impl std::fmt::Debug for BlockTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table")
+        f.debug_struct("BlockTable")
             .field("path", &self.path)
             .field("file_number", &self.file_number)
             .field("file_size", &self.file_size)
@@ -58,14 +262,14 @@ impl std::fmt::Debug for Table {
     }
 }
 
-impl Table {
+impl BlockTable {
     /// Opens a table: reads and checks the footer, index, filter, properties.
     pub fn open(
         file: Arc<dyn RandomAccessFile>,
         file_number: u64,
         cache: Option<Arc<BlockCache>>,
         prefix_extractor: Option<Arc<dyn SliceTransform>>,
-    ) -> Result<Table> {
+    ) -> Result<BlockTable> {
         let path: Arc<Path> = Arc::from(file.path());
         let file_size = file.size();
         if file_size < FOOTER_LEN as u64 {
@@ -95,7 +299,7 @@ impl Table {
         } else {
             None
         };
-        let mut t = Table {
+        let mut t = BlockTable {
             file,
             path,
             file_number,
@@ -220,8 +424,8 @@ impl Table {
     }
 
     /// A two-level iterator over the whole table.
-    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIter {
-        TableIter {
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> BlockTableIter {
+        BlockTableIter {
             table: self.clone(),
             index: self.index.iter(),
             data: None,
@@ -297,7 +501,6 @@ impl Table {
     }
 }
 
-/// Reads, checks and decompresses the block at `h`.
 /// Reads, checks and decompresses the block at `h` of `file`.
 fn read_contents(
     file: &dyn RandomAccessFile,
@@ -345,8 +548,8 @@ fn read_contents(
 }
 
 /// Iterator over a table: index block → data blocks.
-pub struct TableIter {
-    table: Arc<Table>,
+pub struct BlockTableIter {
+    table: Arc<BlockTable>,
     index: BlockIter,
     data: Option<BlockIter>,
     /// File offset of the block `data` iterates.
@@ -355,7 +558,7 @@ pub struct TableIter {
     status: Option<Error>,
 }
 
-impl TableIter {
+impl BlockTableIter {
     /// File offset of the data block the iterator is positioned in (for
     /// tools that report where an entry lives, like `cairndb verify`).
     pub fn data_block_offset(&self) -> Option<u64> {
@@ -456,7 +659,7 @@ impl TableIter {
     }
 }
 
-impl InternalIterator for TableIter {
+impl InternalIterator for BlockTableIter {
     fn valid(&self) -> bool {
         self.status.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
     }
@@ -578,10 +781,10 @@ mod tests {
         b.finish().unwrap()
     }
 
-    fn open(fs: &MemFs, path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<Table>> {
+    fn open(fs: &MemFs, path: &Path, cache: Option<Arc<BlockCache>>) -> Result<Arc<BlockTable>> {
         let f = fs.open_random(path)?;
         let pe: Arc<dyn SliceTransform> = Arc::new(FixedPrefix::new(8));
-        Table::open(f, 7, cache, Some(pe)).map(Arc::new)
+        BlockTable::open(f, 7, cache, Some(pe)).map(Arc::new)
     }
 
     #[test]

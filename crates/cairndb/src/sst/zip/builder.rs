@@ -1,0 +1,565 @@
+//! Writes a zip table (`docs/format/ziptable.md`) from sorted internal keys.
+//!
+//! `add` streams user keys into an fst builder and keeps each record's
+//! trailer and value length in memory; value bytes go to a spool that stays
+//! in memory up to `ZipTableOptions::soft_working_mem_limit` (and only as far
+//! as the process-wide [`ZipMemBudget`] grants, the hard limit) and spills to
+//! a temporary file in the database directory beyond that. A fraction
+//! (`sample_ratio`) of the values is copied aside as dictionary samples.
+//! `finish` trains the dictionary, then reads the spool back in order and
+//! writes the compressed groups, followed by the dictionary, the offset
+//! array, the key index, the trailer and key-start arrays, the properties,
+//! the meta section and the footer, and syncs the file.
+//!
+//! Invariants: keys arrive strictly increasing in internal-key order (user
+//! keys non-decreasing), as from a flush or compaction. A builder is used by
+//! one thread; the budget is shared through atomics. The temporary file is
+//! `filename::temp_file_name(dir, table_number)`, which file garbage
+//! collection keeps while the table number is a pending output.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::env::{Fs, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+use crate::key::{self, ValueType};
+use crate::options::ZipTableOptions;
+use crate::sst::builder::TableFileInfo;
+use crate::sst::format::COMPRESSION_ZSTD;
+use crate::sst::properties::TableProperties;
+use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
+use crate::sst::zip::format::{
+    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, ZIP_FORMAT_VERSION,
+};
+use crate::util::coding::put_varint32;
+use crate::util::crc;
+
+/// Bytes of working memory all zip table builds of a process may hold at
+/// once (TerarkZipTable_hardZipWorkingMemLimit). Builds reserve in chunks;
+/// a build that is refused spills to its temporary file instead of waiting,
+/// so no build ever blocks on another.
+#[derive(Debug)]
+pub struct ZipMemBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl ZipMemBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> ZipMemBudget {
+        ZipMemBudget {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes `n` bytes if they fit under the limit.
+    pub fn try_reserve(&self, n: usize) -> bool {
+        let mut cur = self.used.load(Ordering::Relaxed);
+        loop {
+            let Some(next) = cur.checked_add(n).filter(|&x| x <= self.limit) else {
+                return false;
+            };
+            match self
+                .used
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// Returns `n` bytes taken by `try_reserve`.
+    pub fn release(&self, n: usize) {
+        self.used.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Bytes currently reserved.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// Where a build may put its temporary file and whose memory it uses.
+#[derive(Clone)]
+pub struct ZipBuildEnv {
+    /// File system of the database.
+    pub fs: Arc<dyn Fs>,
+    /// The spool file (created only if the build spills).
+    pub tmp_path: PathBuf,
+    /// The process-wide working-memory budget.
+    pub budget: Arc<ZipMemBudget>,
+}
+
+/// Reservation granularity against the budget.
+const RESERVE_CHUNK: usize = 1 << 20;
+/// Read buffer of the spool reader.
+const SPOOL_READ_BUF: usize = 1 << 20;
+
+/// Builds a zip table (see the module doc).
+pub struct ZipTableBuilder {
+    zip: ZipTableOptions,
+    file: Box<dyn WritableFile>,
+    env: ZipBuildEnv,
+    index: fst::MapBuilder<Vec<u8>>,
+    last_ikey: Vec<u8>,
+    num_keys: u64,
+    key_starts: Vec<u64>,
+    trailers: Vec<u64>,
+    lens: Vec<u32>,
+    mem: Vec<u8>,
+    reserved: usize,
+    spill: Option<Box<dyn WritableFile>>,
+    samples: Vec<u8>,
+    sample_sizes: Vec<usize>,
+    sample_credit: f64,
+    props: TableProperties,
+    error: Option<Error>,
+}
+
+impl ZipTableBuilder {
+    /// A builder writing to `file` (which should be empty). `prefix_name` is
+    /// recorded in the properties like the block-based builder does.
+    pub fn new(
+        zip: ZipTableOptions,
+        prefix_name: String,
+        file: Box<dyn WritableFile>,
+        env: ZipBuildEnv,
+    ) -> ZipTableBuilder {
+        ZipTableBuilder {
+            zip,
+            file,
+            env,
+            index: fst::MapBuilder::memory(),
+            last_ikey: Vec::new(),
+            num_keys: 0,
+            key_starts: Vec::new(),
+            trailers: Vec::new(),
+            lens: Vec::new(),
+            mem: Vec::new(),
+            reserved: 0,
+            spill: None,
+            samples: Vec::new(),
+            sample_sizes: Vec::new(),
+            sample_credit: 0.0,
+            props: TableProperties {
+                compression: COMPRESSION_ZSTD,
+                prefix_extractor_name: prefix_name,
+                smallest_seq: u64::MAX,
+                ..TableProperties::default()
+            },
+            error: None,
+        }
+    }
+
+    fn path_str(&self) -> String {
+        self.file.path().display().to_string()
+    }
+
+    /// Adds an entry. REQUIRES: `ikey` is an internal key greater than every
+    /// key added before.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let Some(parsed) = key::parse_internal_key(ikey) else {
+            return Err(Error::invalid(format!(
+                "zip table builder for {}: not an internal key ({} bytes)",
+                self.path_str(),
+                ikey.len()
+            )));
+        };
+        let Ok(vlen) = u32::try_from(value.len()) else {
+            return Err(Error::invalid(format!(
+                "zip table builder for {}: value of {} bytes is too large",
+                self.path_str(),
+                value.len()
+            )));
+        };
+        let new_key =
+            self.props.num_entries == 0 || key::user_key(&self.last_ikey) != parsed.user_key;
+        if new_key {
+            if let Err(e) = self.index.insert(parsed.user_key, self.num_keys) {
+                let e = Error::invalid(format!(
+                    "zip table builder for {}: user keys out of order ({e})",
+                    self.path_str()
+                ));
+                self.error = Some(e.clone());
+                return Err(e);
+            }
+            self.key_starts.push(self.props.num_entries);
+            self.num_keys += 1;
+        } else if !key::compare_internal(&self.last_ikey, ikey).is_lt() {
+            return Err(Error::invalid(format!(
+                "zip table builder for {}: internal keys out of order",
+                self.path_str()
+            )));
+        }
+        if self.props.num_entries == 0 {
+            self.props.smallest_key = ikey.to_vec();
+        }
+        self.props.num_entries += 1;
+        if parsed.vtype == ValueType::Deletion {
+            self.props.num_deletions += 1;
+        }
+        self.props.raw_key_size += ikey.len() as u64;
+        self.props.raw_value_size += value.len() as u64;
+        self.props.smallest_seq = self.props.smallest_seq.min(parsed.seq);
+        self.props.largest_seq = self.props.largest_seq.max(parsed.seq);
+        self.last_ikey.clear();
+        self.last_ikey.extend_from_slice(ikey);
+        self.trailers.push(key::trailer(ikey));
+        self.lens.push(vlen);
+        if !value.is_empty() {
+            self.sample_credit += value.len() as f64 * self.zip.sample_ratio;
+            if self.sample_credit >= value.len() as f64 {
+                self.sample_credit -= value.len() as f64;
+                self.samples.extend_from_slice(value);
+                self.sample_sizes.push(value.len());
+            }
+        }
+        if let Err(e) = self.spool(value) {
+            self.error = Some(e.clone());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Appends value bytes to the in-memory spool, spilling it first when it
+    /// may not grow.
+    fn spool(&mut self, value: &[u8]) -> Result<()> {
+        let need = self.mem.len() + value.len();
+        while need > self.reserved {
+            let may_grow = self.reserved + RESERVE_CHUNK <= self.zip.soft_working_mem_limit
+                && self.env.budget.try_reserve(RESERVE_CHUNK);
+            if !may_grow {
+                break;
+            }
+            self.reserved += RESERVE_CHUNK;
+        }
+        if need > self.reserved && !self.mem.is_empty() {
+            self.spill_mem()?;
+        }
+        if value.len() > self.reserved {
+            // A single value larger than the memory we may hold goes
+            // straight to the spool file.
+            self.spill_bytes(value)
+        } else {
+            self.mem.extend_from_slice(value);
+            Ok(())
+        }
+    }
+
+    fn spill_file(&mut self) -> Result<&mut Box<dyn WritableFile>> {
+        if self.spill.is_none() {
+            self.spill = Some(self.env.fs.create(&self.env.tmp_path)?);
+        }
+        Ok(self.spill.as_mut().expect("spill file just created"))
+    }
+
+    fn spill_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        self.spill_file()?.append(bytes)
+    }
+
+    fn spill_mem(&mut self) -> Result<()> {
+        let mem = std::mem::take(&mut self.mem);
+        let r = self.spill_bytes(&mem);
+        self.mem = mem;
+        self.mem.clear();
+        r
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// Raw key and value bytes added so far: compaction cuts zip outputs by
+    /// input size (their compressed size is known only at `finish`).
+    pub fn estimated_file_size(&self) -> u64 {
+        self.props.raw_key_size + self.props.raw_value_size
+    }
+
+    /// Bytes of working memory held (spool, samples, per-record arrays).
+    pub fn memory_usage(&self) -> usize {
+        self.mem.capacity()
+            + self.samples.capacity()
+            + self.trailers.capacity() * 8
+            + self.lens.capacity() * 4
+            + self.key_starts.capacity() * 8
+    }
+
+    fn train_dictionary(&mut self) -> Option<Vec<u8>> {
+        if self.zip.dict_size == 0 || self.sample_sizes.len() < 8 {
+            return None;
+        }
+        let dict =
+            zstd::dict::from_continuous(&self.samples, &self.sample_sizes, self.zip.dict_size).ok();
+        self.samples = Vec::new();
+        self.sample_sizes = Vec::new();
+        dict.filter(|d| !d.is_empty())
+    }
+
+    /// Writes everything and syncs the file.
+    pub fn finish(mut self) -> Result<TableFileInfo> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let r = self.write_all();
+        self.cleanup();
+        r
+    }
+
+    fn zstd_err(&self, op: &'static str, code: usize) -> Error {
+        Error::io(
+            op,
+            self.file.path(),
+            std::io::Error::other(zstd::zstd_safe::get_error_name(code)),
+        )
+    }
+
+    fn write_all(&mut self) -> Result<TableFileInfo> {
+        use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
+        let dict = self.train_dictionary();
+        let mut cctx = CCtx::create();
+        let level = self.zip.compression_level;
+        for p in [
+            CParameter::CompressionLevel(level),
+            CParameter::Format(FrameFormat::Magicless),
+            CParameter::ContentSizeFlag(false),
+            CParameter::ChecksumFlag(false),
+            CParameter::DictIdFlag(false),
+        ] {
+            cctx.set_parameter(p)
+                .map_err(|c| self.zstd_err("zstd set parameter", c))?;
+        }
+        if let Some(d) = &dict {
+            cctx.load_dictionary(d)
+                .map_err(|c| self.zstd_err("zstd load dictionary", c))?;
+        }
+        let mut spool = match self.spill.take() {
+            Some(mut f) => {
+                f.flush()?;
+                drop(f);
+                Some(SpoolReader::new(
+                    self.env.fs.open_sequential(&self.env.tmp_path)?,
+                ))
+            }
+            None => None,
+        };
+        let mut mem_pos = 0usize;
+        let group_size = self.zip.group_size as u64;
+        let n = self.props.num_entries;
+        let num_groups = n.div_ceil(group_size);
+        let mut offsets = Vec::with_capacity(num_groups as usize + 1);
+        let mut offset = 0u64;
+        let mut raw = Vec::new();
+        let mut out = Vec::new();
+        let mut head = Vec::with_capacity(16);
+        for g in 0..num_groups {
+            let (a, b) = (g * group_size, ((g + 1) * group_size).min(n));
+            raw.clear();
+            for r in a..b {
+                put_varint32(&mut raw, self.lens[r as usize]);
+            }
+            for r in a..b {
+                let len = self.lens[r as usize] as usize;
+                let from_spool = match &mut spool {
+                    Some(s) if !s.done => s.take(len, &mut raw)?,
+                    _ => false,
+                };
+                if !from_spool {
+                    let Some(v) = self.mem.get(mem_pos..mem_pos + len) else {
+                        return Err(Error::corruption(
+                            &self.env.tmp_path,
+                            0,
+                            "zip build spool is shorter than the values added",
+                        ));
+                    };
+                    raw.extend_from_slice(v);
+                    mem_pos += len;
+                }
+            }
+            out.clear();
+            out.reserve(zstd::zstd_safe::compress_bound(raw.len()));
+            cctx.compress2(&mut out, &raw)
+                .map_err(|c| self.zstd_err("zstd compress", c))?;
+            let compressed = out.len() < raw.len();
+            let body: &[u8] = if compressed { &out } else { &raw };
+            let Ok(raw_len) = u32::try_from(raw.len()) else {
+                return Err(Error::invalid(format!(
+                    "zip table builder for {}: a group of {} bytes is too large (lower zip.group_size)",
+                    self.path_str(),
+                    raw.len()
+                )));
+            };
+            head.clear();
+            put_varint32(&mut head, (raw_len << 1) | compressed as u32);
+            let c = crc::mask(crc::extend(crc::crc32c(&head), body));
+            offsets.push(offset);
+            self.file.append(&c.to_le_bytes())?;
+            self.file.append(&head)?;
+            self.file.append(body)?;
+            offset += (4 + head.len() + body.len()) as u64;
+        }
+        offsets.push(offset);
+        if let Some(s) = &mut spool {
+            let mut probe = Vec::new();
+            if !s.done && s.take(0, &mut probe)? {
+                return Err(Error::corruption(
+                    &self.env.tmp_path,
+                    s.consumed,
+                    "zip build spool is longer than the values added",
+                ));
+            }
+        }
+        self.props.data_size = offset;
+        self.props.num_data_blocks = num_groups;
+        self.props.largest_key = self.last_ikey.clone();
+        if n == 0 {
+            self.props.smallest_seq = 0;
+        }
+        let mut meta = Meta {
+            group_size: self.zip.group_size as u32,
+            num_records: n,
+            num_keys: self.num_keys,
+            num_groups,
+            flags: if dict.is_some() { FLAG_HAS_DICT } else { 0 },
+            compression_level: level,
+            sections: [Section::default(); 6],
+        };
+        let mut pos = offset;
+        let mut write_section =
+            |file: &mut Box<dyn WritableFile>, bytes: &[u8]| -> Result<Section> {
+                let s = Section {
+                    offset: pos,
+                    size: bytes.len() as u64,
+                    crc: section_crc(bytes),
+                };
+                file.append(bytes)?;
+                pos += bytes.len() as u64;
+                Ok(s)
+            };
+        meta.sections[sec::DICT] = write_section(&mut self.file, dict.as_deref().unwrap_or(&[]))?;
+        let mut b = Vec::new();
+        encode_offsets(&mut b, &offsets);
+        meta.sections[sec::OFFSETS] = write_section(&mut self.file, &b)?;
+        let index = std::mem::replace(&mut self.index, fst::MapBuilder::memory())
+            .into_inner()
+            .map_err(|e| Error::invalid(format!("zip key index for {}: {e}", self.path_str())))?;
+        self.props.index_size = index.len() as u64;
+        meta.sections[sec::INDEX] = write_section(&mut self.file, &index)?;
+        b.clear();
+        encode_packed(&mut b, &self.trailers);
+        meta.sections[sec::TRAILERS] = write_section(&mut self.file, &b)?;
+        b.clear();
+        if self.num_keys != n {
+            self.key_starts.push(n);
+            encode_packed(&mut b, &self.key_starts);
+        }
+        meta.sections[sec::KEY_STARTS] = write_section(&mut self.file, &b)?;
+        meta.sections[sec::PROPS] = write_section(&mut self.file, &self.props.encode())?;
+        let meta_bytes = meta.encode();
+        let meta_sec = write_section(&mut self.file, &meta_bytes)?;
+        let footer = ZipFooter {
+            meta: meta_sec,
+            version: ZIP_FORMAT_VERSION,
+        };
+        self.file.append(&footer.encode())?;
+        pos += footer.encode().len() as u64;
+        self.file.flush()?;
+        self.file.sync()?;
+        Ok(TableFileInfo {
+            file_size: pos,
+            num_entries: n,
+            smallest: self.props.smallest_key.clone(),
+            largest: self.props.largest_key.clone(),
+            props: self.props.clone(),
+        })
+    }
+
+    fn cleanup(&mut self) {
+        if self.reserved > 0 {
+            self.env.budget.release(self.reserved);
+            self.reserved = 0;
+        }
+        self.spill = None;
+        if self.env.fs.exists(&self.env.tmp_path) {
+            // Best effort: a leftover temporary file is deleted by file
+            // garbage collection once the table number is no longer pending.
+            let _ = self.env.fs.remove_file(&self.env.tmp_path);
+        }
+    }
+
+    /// Drops the builder without finishing the file (the caller deletes it).
+    pub fn abandon(mut self) {
+        self.cleanup();
+    }
+}
+
+impl Drop for ZipTableBuilder {
+    fn drop(&mut self) {
+        if self.reserved > 0 {
+            self.env.budget.release(self.reserved);
+            self.reserved = 0;
+        }
+    }
+}
+
+/// Reads the spool file back in order.
+struct SpoolReader {
+    file: Box<dyn SequentialFile>,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    consumed: u64,
+    done: bool,
+}
+
+impl SpoolReader {
+    fn new(file: Box<dyn SequentialFile>) -> SpoolReader {
+        SpoolReader {
+            file,
+            buf: vec![0; SPOOL_READ_BUF],
+            pos: 0,
+            len: 0,
+            consumed: 0,
+            done: false,
+        }
+    }
+
+    /// Appends the next `n` bytes to `dst`. False (appending nothing) when
+    /// the file is exhausted exactly here: the rest is in memory. A file
+    /// ending inside a value is a `Corruption` error.
+    fn take(&mut self, mut n: usize, dst: &mut Vec<u8>) -> Result<bool> {
+        let start = dst.len();
+        let mut first = true;
+        while n > 0 || first {
+            if self.pos == self.len {
+                self.len = self.file.read(&mut self.buf)?;
+                self.pos = 0;
+                if self.len == 0 {
+                    if first {
+                        self.done = true;
+                        dst.truncate(start);
+                        return Ok(false);
+                    }
+                    return Err(Error::corruption(
+                        self.file.path(),
+                        self.consumed,
+                        "zip build spool ends inside a value",
+                    ));
+                }
+            }
+            first = false;
+            let k = n.min(self.len - self.pos);
+            dst.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+            self.consumed += k as u64;
+            n -= k;
+        }
+        Ok(true)
+    }
+}

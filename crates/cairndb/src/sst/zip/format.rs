@@ -1,0 +1,220 @@
+//! Byte layout constants, footer and meta section of zip tables. Every
+//! constant here is defined in `docs/format/ziptable.md`; change the document
+//! first and bump [`ZIP_FORMAT_VERSION`] with any layout change.
+//!
+//! Decoding never panics: malformed input is a `Corruption` error naming the
+//! file and the offset of the damaged structure. Plain data: no locks.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::util::coding::{decode_fixed32, decode_fixed64, put_fixed32, put_varint64, Reader};
+use crate::util::crc;
+
+/// Magic number in the last 8 bytes of a zip table ("ZIPNRIAC" read as
+/// little-endian bytes). A block-based table ends in `TABLE_MAGIC` instead,
+/// which is how a reader tells the two formats apart.
+pub const ZIP_MAGIC: u64 = 0x4341_4952_4e50_495a;
+
+/// Version of the zip table layout written by this code.
+pub const ZIP_FORMAT_VERSION: u32 = 1;
+
+/// Bytes in the fixed footer at the end of the file.
+pub const ZIP_FOOTER_LEN: usize = 32;
+
+/// Bytes of the per-group header before its varint: a masked CRC32C.
+pub const GROUP_CRC_LEN: usize = 4;
+
+/// Meta flag bit: the table has a value dictionary.
+pub const FLAG_HAS_DICT: u8 = 1;
+
+/// A section of the file: where it is and the masked CRC32C of its bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Section {
+    /// File offset of the first byte.
+    pub offset: u64,
+    /// Bytes in the section.
+    pub size: u64,
+    /// `crc::mask(crc32c(bytes))`.
+    pub crc: u32,
+}
+
+/// Names of the sections, in the order the meta section lists them.
+pub const SECTION_NAMES: [&str; 6] = [
+    "dictionary",
+    "offset array",
+    "key index",
+    "trailer array",
+    "key-start array",
+    "properties",
+];
+
+/// Index of each section in [`Meta::sections`].
+pub mod sec {
+    /// The zstd dictionary (empty without one).
+    pub const DICT: usize = 0;
+    /// The group offset array.
+    pub const OFFSETS: usize = 1;
+    /// The fst key index.
+    pub const INDEX: usize = 2;
+    /// Packed record trailers.
+    pub const TRAILERS: usize = 3;
+    /// Packed first-record-of-key array (empty when one record per key).
+    pub const KEY_STARTS: usize = 4;
+    /// Table properties.
+    pub const PROPS: usize = 5;
+}
+
+/// The meta section: counts and the section table.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// Records per value group.
+    pub group_size: u32,
+    /// Records (internal keys) in the table.
+    pub num_records: u64,
+    /// Distinct user keys.
+    pub num_keys: u64,
+    /// Value groups.
+    pub num_groups: u64,
+    /// `FLAG_*` bits.
+    pub flags: u8,
+    /// zstd level the groups were compressed with (informational).
+    pub compression_level: i32,
+    /// The sections, indexed by [`sec`].
+    pub sections: [Section; 6],
+}
+
+impl Meta {
+    /// Encodes the meta section.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(128);
+        put_varint64(&mut b, self.group_size as u64);
+        put_varint64(&mut b, self.num_records);
+        put_varint64(&mut b, self.num_keys);
+        put_varint64(&mut b, self.num_groups);
+        b.push(self.flags);
+        put_varint64(&mut b, self.compression_level as i64 as u64);
+        for s in &self.sections {
+            put_varint64(&mut b, s.offset);
+            put_varint64(&mut b, s.size);
+            put_fixed32(&mut b, s.crc);
+        }
+        b
+    }
+
+    /// Decodes a meta section read at `offset` of `path`.
+    pub fn decode(path: &Path, offset: u64, src: &[u8]) -> Result<Meta> {
+        let bad = |what: &str| Error::corruption(path, offset, format!("zip meta: {what}"));
+        let mut r = Reader::new(src);
+        let mut m = Meta {
+            group_size: r.varint32().ok_or_else(|| bad("truncated group size"))?,
+            num_records: r.varint64().ok_or_else(|| bad("truncated record count"))?,
+            num_keys: r.varint64().ok_or_else(|| bad("truncated key count"))?,
+            num_groups: r.varint64().ok_or_else(|| bad("truncated group count"))?,
+            flags: r.u8().ok_or_else(|| bad("truncated flags"))?,
+            compression_level: r
+                .varint64()
+                .ok_or_else(|| bad("truncated compression level"))?
+                as i64 as i32,
+            sections: [Section::default(); 6],
+        };
+        for (i, s) in m.sections.iter_mut().enumerate() {
+            let name = SECTION_NAMES[i];
+            s.offset = r
+                .varint64()
+                .ok_or_else(|| bad(&format!("truncated {name} handle")))?;
+            s.size = r
+                .varint64()
+                .ok_or_else(|| bad(&format!("truncated {name} handle")))?;
+            s.crc = r
+                .fixed32()
+                .ok_or_else(|| bad(&format!("truncated {name} handle")))?;
+        }
+        if m.group_size == 0 || m.group_size > 256 {
+            return Err(bad(&format!("group size {} not in 1..=256", m.group_size)));
+        }
+        if m.num_keys > m.num_records {
+            return Err(bad(&format!(
+                "{} keys but only {} records",
+                m.num_keys, m.num_records
+            )));
+        }
+        if m.num_groups != m.num_records.div_ceil(m.group_size as u64) {
+            return Err(bad(&format!(
+                "{} groups for {} records of group size {}",
+                m.num_groups, m.num_records, m.group_size
+            )));
+        }
+        Ok(m)
+    }
+}
+
+/// The fixed footer: where the meta section is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZipFooter {
+    /// The meta section.
+    pub meta: Section,
+    /// Layout version.
+    pub version: u32,
+}
+
+impl ZipFooter {
+    /// The 32 footer bytes.
+    pub fn encode(&self) -> [u8; ZIP_FOOTER_LEN] {
+        let mut b = Vec::with_capacity(ZIP_FOOTER_LEN);
+        b.extend_from_slice(&self.meta.offset.to_le_bytes());
+        put_fixed32(&mut b, self.meta.size as u32);
+        put_fixed32(&mut b, self.meta.crc);
+        put_fixed32(&mut b, self.version);
+        let c = crc::mask(crc::crc32c(&b));
+        put_fixed32(&mut b, c);
+        b.extend_from_slice(&ZIP_MAGIC.to_le_bytes());
+        let mut out = [0u8; ZIP_FOOTER_LEN];
+        out.copy_from_slice(&b);
+        out
+    }
+
+    /// Decodes and checks the footer read at `offset` of `path`: magic,
+    /// footer CRC, version, in that order.
+    pub fn decode(path: &Path, offset: u64, b: &[u8; ZIP_FOOTER_LEN]) -> Result<ZipFooter> {
+        let magic = decode_fixed64(&b[24..]);
+        if magic != ZIP_MAGIC {
+            return Err(Error::corruption(
+                path,
+                offset + 24,
+                format!("bad zip table magic {magic:#018x}"),
+            ));
+        }
+        let stored = decode_fixed32(&b[20..]);
+        if stored != crc::mask(crc::crc32c(&b[..20])) {
+            return Err(Error::corruption(
+                path,
+                offset,
+                "zip table footer checksum mismatch",
+            ));
+        }
+        let version = decode_fixed32(&b[16..]);
+        if version == 0 || version > ZIP_FORMAT_VERSION {
+            return Err(Error::corruption(
+                path,
+                offset + 16,
+                format!(
+                    "zip table format version {version} is not supported (this build reads 1..={ZIP_FORMAT_VERSION})"
+                ),
+            ));
+        }
+        Ok(ZipFooter {
+            meta: Section {
+                offset: decode_fixed64(&b[..8]),
+                size: decode_fixed32(&b[8..]) as u64,
+                crc: decode_fixed32(&b[12..]),
+            },
+            version,
+        })
+    }
+}
+
+/// The masked CRC32C of a section's bytes.
+pub fn section_crc(bytes: &[u8]) -> u32 {
+    crc::mask(crc::crc32c(bytes))
+}

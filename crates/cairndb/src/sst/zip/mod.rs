@@ -1,0 +1,22 @@
+//! The searchable-compression table format (`docs/format/ziptable.md`),
+//! after TerarkDB's TerarkZipTable: an fst over the table's user keys maps a
+//! key to its record number; values are compressed in small groups against a
+//! zstd dictionary trained from the table's own values and found through a
+//! sampled, bit-packed offset array, so a point read decompresses one group,
+//! not a block. Files are read through mmap, without the block cache.
+//!
+//! `builder` writes a table (inside flush or compaction, under a working-
+//! memory limit); `table` reads one; `format` holds the footer, meta section
+//! and constants; `bitpack` the packed arrays. Tables are immutable once
+//! written: readers share them without locks.
+
+pub mod bitpack;
+pub mod builder;
+pub mod format;
+pub mod table;
+
+pub use builder::{ZipBuildEnv, ZipMemBudget, ZipTableBuilder};
+pub use table::{ZipStats, ZipTable, ZipTableIter};
+
+#[cfg(test)]
+mod tests;

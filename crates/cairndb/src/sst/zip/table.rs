@@ -1,0 +1,749 @@
+//! An open zip table: point lookups that decompress one value group, and a
+//! bidirectional iterator (`docs/format/ziptable.md`).
+//!
+//! `ZipTable::open` maps the file, checks the footer and the meta section,
+//! verifies the CRC of every section but the groups, and decodes the offset,
+//! trailer and key-start arrays into memory; the fst key index and the groups
+//! are read in place from the mapping, and each group's CRC is checked when it
+//! is decompressed. Invariants: immutable after `open`, shared as
+//! `Arc<ZipTable>` by any number of threads without locks; decompression
+//! contexts are per thread (point reads) or per iterator. Nothing here panics
+//! on file contents: every malformed structure is a `Corruption` error naming
+//! the file and an offset.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use fst::{IntoStreamer, Streamer};
+use zstd::zstd_safe::{DCtx, DDict, DParameter, FrameFormat};
+
+use crate::env::{FileBytes, RandomAccessFile};
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{self, TRAILER_LEN};
+use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
+use crate::sst::properties::TableProperties;
+use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
+use crate::sst::zip::format::{
+    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, SECTION_NAMES,
+    ZIP_FOOTER_LEN,
+};
+use crate::util::coding::{get_varint32, Reader};
+use crate::util::crc;
+
+/// Counters of zip-table point reads, shared by every zip table of a
+/// database (reported in `DbStats`).
+#[derive(Debug, Default)]
+pub struct ZipStats {
+    /// Point reads that decompressed a group.
+    pub point_reads: AtomicU64,
+    /// Bytes those reads decompressed (decoded group sizes).
+    pub point_read_bytes: AtomicU64,
+    /// Groups decompressed by iterators.
+    pub iter_groups: AtomicU64,
+}
+
+/// The file's bytes for a section, as fst wants them.
+#[derive(Clone)]
+struct SectionBytes {
+    data: FileBytes,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for SectionBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+}
+
+thread_local! {
+    /// Decompression context and output buffer of point reads on this thread.
+    static POINT: RefCell<(Option<DCtx<'static>>, Vec<u8>, Vec<u8>)> =
+        const { RefCell::new((None, Vec::new(), Vec::new())) };
+}
+
+/// A zip table opened for reading (see the module doc).
+pub struct ZipTable {
+    data: FileBytes,
+    path: Arc<Path>,
+    file_number: u64,
+    meta: Meta,
+    ddict: Option<DDict<'static>>,
+    offsets: OffsetArray,
+    index: fst::Map<SectionBytes>,
+    trailers: PackedArray,
+    key_starts: Option<PackedArray>,
+    props: TableProperties,
+    stats: Arc<ZipStats>,
+}
+
+impl std::fmt::Debug for ZipTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZipTable")
+            .field("path", &self.path)
+            .field("file_number", &self.file_number)
+            .field("meta", &self.meta)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A value group decoded into memory: its bytes and each record's range.
+#[derive(Default)]
+struct DecodedGroup {
+    raw: Vec<u8>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl ZipTable {
+    /// Opens a zip table (the caller has seen `ZIP_MAGIC` at its end).
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        stats: Arc<ZipStats>,
+    ) -> Result<ZipTable> {
+        let path: Arc<Path> = Arc::from(file.path());
+        let data = file.map_all()?;
+        let size = data.len() as u64;
+        if size < ZIP_FOOTER_LEN as u64 {
+            return Err(Error::corruption(
+                &*path,
+                0,
+                format!("file too short to be a zip table ({size} bytes)"),
+            ));
+        }
+        let foff = size - ZIP_FOOTER_LEN as u64;
+        let mut fb = [0u8; ZIP_FOOTER_LEN];
+        fb.copy_from_slice(&data[foff as usize..]);
+        let footer = ZipFooter::decode(&path, foff, &fb)?;
+        let meta_bytes = section(&data, &path, foff, footer.meta, "meta")?;
+        let meta = Meta::decode(&path, footer.meta.offset, meta_bytes)?;
+        let mut groups_end = footer.meta.offset;
+        for (i, s) in meta.sections.iter().enumerate() {
+            section(&data, &path, footer.meta.offset, *s, SECTION_NAMES[i])?;
+            groups_end = groups_end.min(s.offset);
+        }
+        let bad = |s: usize, what: &str| {
+            Error::corruption(
+                &*path,
+                meta.sections[s].offset,
+                format!("zip {}: {what}", SECTION_NAMES[s]),
+            )
+        };
+        let sec_bytes = |s: usize| {
+            let x = meta.sections[s];
+            &data[x.offset as usize..(x.offset + x.size) as usize]
+        };
+        let ddict = if meta.flags & FLAG_HAS_DICT != 0 {
+            Some(DDict::create(sec_bytes(sec::DICT)))
+        } else {
+            None
+        };
+        let offsets = OffsetArray::decode(&mut Reader::new(sec_bytes(sec::OFFSETS)))
+            .ok_or_else(|| bad(sec::OFFSETS, "malformed"))?;
+        if offsets.len() != meta.num_groups + 1
+            || offsets.get(0) != Some(0)
+            || offsets.get(meta.num_groups) != Some(groups_end)
+        {
+            return Err(bad(
+                sec::OFFSETS,
+                &format!(
+                    "{} offsets for {} groups, or not spanning the {groups_end} group bytes",
+                    offsets.len(),
+                    meta.num_groups
+                ),
+            ));
+        }
+        let trailers = PackedArray::decode(&mut Reader::new(sec_bytes(sec::TRAILERS)))
+            .ok_or_else(|| bad(sec::TRAILERS, "malformed"))?;
+        if trailers.len() != meta.num_records {
+            return Err(bad(
+                sec::TRAILERS,
+                &format!(
+                    "{} trailers for {} records",
+                    trailers.len(),
+                    meta.num_records
+                ),
+            ));
+        }
+        let key_starts = if meta.sections[sec::KEY_STARTS].size == 0 {
+            if meta.num_keys != meta.num_records {
+                return Err(bad(
+                    sec::KEY_STARTS,
+                    "missing although keys have several records",
+                ));
+            }
+            None
+        } else {
+            let a = PackedArray::decode(&mut Reader::new(sec_bytes(sec::KEY_STARTS)))
+                .ok_or_else(|| bad(sec::KEY_STARTS, "malformed"))?;
+            if a.len() != meta.num_keys + 1
+                || a.get(0) != Some(0)
+                || a.get(meta.num_keys) != Some(meta.num_records)
+            {
+                return Err(bad(sec::KEY_STARTS, "does not span the records"));
+            }
+            Some(a)
+        };
+        let x = meta.sections[sec::INDEX];
+        let index = fst::Map::new(SectionBytes {
+            data: data.clone(),
+            start: x.offset as usize,
+            end: (x.offset + x.size) as usize,
+        })
+        .map_err(|e| bad(sec::INDEX, &e.to_string()))?;
+        if index.len() as u64 != meta.num_keys {
+            return Err(bad(
+                sec::INDEX,
+                &format!("{} keys, meta says {}", index.len(), meta.num_keys),
+            ));
+        }
+        let props = TableProperties::decode(
+            &path,
+            meta.sections[sec::PROPS].offset,
+            sec_bytes(sec::PROPS),
+        )?;
+        Ok(ZipTable {
+            data,
+            path,
+            file_number,
+            meta,
+            ddict,
+            offsets,
+            index,
+            trailers,
+            key_starts,
+            props,
+            stats,
+        })
+    }
+
+    /// The table's properties.
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// The table's file number.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// The table's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes in the file.
+    pub fn file_size(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// The meta section (counts, group size, section table).
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Bytes of the key index, dictionary and in-memory arrays: what a
+    /// reader needs resident besides the groups it touches.
+    pub fn index_memory(&self) -> u64 {
+        self.meta.sections[sec::INDEX].size
+            + self.meta.sections[sec::DICT].size
+            + (self.offsets.memory()
+                + self.trailers.memory()
+                + self.key_starts.as_ref().map_or(0, |a| a.memory())) as u64
+    }
+
+    fn corrupt(&self, offset: u64, what: impl Into<String>) -> Error {
+        Error::corruption(&*self.path, offset, what)
+    }
+
+    /// Records `[first, end)` of the key with ordinal `ord`.
+    fn key_records(&self, ord: u64) -> Result<(u64, u64)> {
+        let r = match &self.key_starts {
+            None => Some((ord, ord + 1)),
+            Some(a) => a.get(ord).zip(a.get(ord + 1)),
+        };
+        match r {
+            Some((a, b)) if a < b && b <= self.meta.num_records => Ok((a, b)),
+            _ => Err(self.corrupt(
+                self.meta.sections[sec::KEY_STARTS].offset,
+                format!("zip key-start array: bad record range for key {ord}"),
+            )),
+        }
+    }
+
+    fn trailer(&self, rec: u64) -> Result<u64> {
+        self.trailers.get(rec).ok_or_else(|| {
+            self.corrupt(
+                self.meta.sections[sec::TRAILERS].offset,
+                format!("zip trailer array: no trailer for record {rec}"),
+            )
+        })
+    }
+
+    /// File offset of group `g`.
+    fn group_offset(&self, g: u64) -> u64 {
+        self.offsets.get(g).unwrap_or(0)
+    }
+
+    /// Decompresses group `g` into `out`, checking its CRC and its layout.
+    fn decode_group(&self, g: u64, dctx: &mut DCtx<'static>, out: &mut DecodedGroup) -> Result<()> {
+        let (start, end) = match self.offsets.get(g).zip(self.offsets.get(g + 1)) {
+            Some((s, e)) if s <= e && e <= self.data.len() as u64 => (s, e),
+            _ => {
+                return Err(self.corrupt(
+                    self.meta.sections[sec::OFFSETS].offset,
+                    format!("zip offset array: bad bounds for group {g}"),
+                ))
+            }
+        };
+        let bytes = &self.data[start as usize..end as usize];
+        if bytes.len() < GROUP_CRC_LEN + 1 {
+            return Err(self.corrupt(start, format!("zip group {g}: too short")));
+        }
+        let (c, rest) = bytes.split_at(GROUP_CRC_LEN);
+        let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        if stored != crc::mask(crc::crc32c(rest)) {
+            return Err(self.corrupt(start, format!("zip group {g}: checksum mismatch")));
+        }
+        let Some((h, hl)) = get_varint32(rest) else {
+            return Err(self.corrupt(start, format!("zip group {g}: bad header")));
+        };
+        let raw_len = (h >> 1) as usize;
+        if raw_len > MAX_UNCOMPRESSED_BLOCK {
+            return Err(self.corrupt(
+                start,
+                format!("zip group {g}: decoded size {raw_len} is too large"),
+            ));
+        }
+        let body = &rest[hl..];
+        out.raw.clear();
+        if h & 1 == 1 {
+            out.raw.reserve(raw_len);
+            let r = match &self.ddict {
+                Some(d) => dctx.decompress_using_ddict(&mut out.raw, body, d),
+                None => dctx.decompress(&mut out.raw, body),
+            };
+            match r {
+                Ok(n) if n == raw_len => {}
+                Ok(n) => {
+                    return Err(self.corrupt(
+                        start,
+                        format!("zip group {g}: decoded {n} bytes, header says {raw_len}"),
+                    ))
+                }
+                Err(code) => {
+                    return Err(self.corrupt(
+                        start,
+                        format!(
+                            "zip group {g}: zstd: {}",
+                            zstd::zstd_safe::get_error_name(code)
+                        ),
+                    ))
+                }
+            }
+        } else {
+            if body.len() != raw_len {
+                return Err(self.corrupt(start, format!("zip group {g}: stored size mismatch")));
+            }
+            out.raw.extend_from_slice(body);
+        }
+        // Record lengths, then the values.
+        let first = g * self.meta.group_size as u64;
+        let k = (self.meta.num_records - first).min(self.meta.group_size as u64) as usize;
+        out.ranges.clear();
+        let mut pos = 0usize;
+        let mut lens_total = 0usize;
+        for _ in 0..k {
+            let Some((l, n)) = out.raw.get(pos..).and_then(get_varint32) else {
+                return Err(self.corrupt(start, format!("zip group {g}: bad record length")));
+            };
+            pos += n;
+            out.ranges.push((lens_total, l as usize));
+            lens_total += l as usize;
+        }
+        if pos + lens_total != out.raw.len() {
+            return Err(self.corrupt(
+                start,
+                format!("zip group {g}: record lengths do not add up to the group size"),
+            ));
+        }
+        for r in &mut out.ranges {
+            r.0 += pos;
+        }
+        Ok(())
+    }
+
+    /// Finds the first entry `>= lookup_ikey` among the versions of its user
+    /// key and calls `f(key, value)` on it. `Ok(None)` when the user key is
+    /// not in the table or has no version visible at the lookup sequence
+    /// (the block-based table's contract: the caller checks the user key).
+    pub fn get<R>(
+        &self,
+        lookup_ikey: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        if lookup_ikey.len() < TRAILER_LEN {
+            return Err(Error::invalid(format!(
+                "lookup key of {} bytes is not an internal key",
+                lookup_ikey.len()
+            )));
+        }
+        let uk = key::user_key(lookup_ikey);
+        let lt = key::trailer(lookup_ikey);
+        let Some(ord) = self.index.get(uk) else {
+            return Ok(None);
+        };
+        let (a, b) = self.key_records(ord)?;
+        let mut rec = None;
+        for r in a..b {
+            if self.trailer(r)? <= lt {
+                rec = Some(r);
+                break;
+            }
+        }
+        let Some(rec) = rec else {
+            return Ok(None);
+        };
+        let trailer = self.trailer(rec)?;
+        let g = rec / self.meta.group_size as u64;
+        let i = (rec % self.meta.group_size as u64) as usize;
+        POINT.with(|cell| {
+            let mut st = cell.take();
+            let r = (|| {
+                let dctx = match &mut st.0 {
+                    Some(d) => d,
+                    slot => slot.insert(new_dctx(&self.path)?),
+                };
+                let mut group = DecodedGroup {
+                    raw: std::mem::take(&mut st.1),
+                    ranges: Vec::new(),
+                };
+                let res = self.decode_group(g, dctx, &mut group);
+                let out = res.map(|()| {
+                    self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
+                    self.stats
+                        .point_read_bytes
+                        .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
+                    let (off, len) = group.ranges[i];
+                    let kbuf = &mut st.2;
+                    kbuf.clear();
+                    kbuf.extend_from_slice(uk);
+                    kbuf.extend_from_slice(&trailer.to_le_bytes());
+                    Some(f(kbuf, &group.raw[off..off + len]))
+                });
+                st.1 = group.raw;
+                out
+            })();
+            cell.replace(st);
+            r
+        })
+    }
+
+    /// False only when no key in the table starts with `prefix` (exact: the
+    /// key index answers it).
+    pub fn may_contain_prefix(&self, prefix: &[u8]) -> bool {
+        let mut s = self.index.range().ge(prefix).into_stream();
+        match s.next() {
+            Some((k, _)) => k.starts_with(prefix),
+            None => false,
+        }
+    }
+
+    /// An iterator over the whole table.
+    pub fn iter(self: &Arc<Self>) -> ZipTableIter {
+        ZipTableIter {
+            table: self.clone(),
+            dctx: None,
+            valid: false,
+            rec: 0,
+            ord: 0,
+            key_first: 0,
+            key_end: 0,
+            key: Vec::new(),
+            group: None,
+            decoded: DecodedGroup::default(),
+            status: None,
+        }
+    }
+
+    /// Decodes every group and checks every record; returns the number of
+    /// groups and sections checked (sections were checked at open).
+    pub fn verify_checksums(&self) -> Result<u64> {
+        let mut dctx = new_dctx(&self.path)?;
+        let mut g = DecodedGroup::default();
+        for i in 0..self.meta.num_groups {
+            self.decode_group(i, &mut dctx, &mut g)?;
+        }
+        let mut s = self.index.stream();
+        let mut n = 0u64;
+        let mut last: Vec<u8> = Vec::new();
+        while let Some((k, v)) = s.next() {
+            if v != n || (n > 0 && k <= last.as_slice()) {
+                return Err(self.corrupt(
+                    self.meta.sections[sec::INDEX].offset,
+                    format!("zip key index: entry {n} out of order"),
+                ));
+            }
+            self.key_records(n)?;
+            last.clear();
+            last.extend_from_slice(k);
+            n += 1;
+        }
+        Ok(self.meta.num_groups + SECTION_NAMES.len() as u64 + 1)
+    }
+}
+
+fn new_dctx(path: &Path) -> Result<DCtx<'static>> {
+    let mut d = DCtx::create();
+    d.set_parameter(DParameter::Format(FrameFormat::Magicless))
+        .map_err(|c| {
+            Error::io(
+                "zstd set parameter",
+                path,
+                std::io::Error::other(zstd::zstd_safe::get_error_name(c)),
+            )
+        })?;
+    Ok(d)
+}
+
+/// Checks that `s` lies inside the file before `limit` and that its CRC
+/// matches; returns its bytes.
+fn section<'a>(
+    data: &'a [u8],
+    path: &Path,
+    limit: u64,
+    s: Section,
+    name: &str,
+) -> Result<&'a [u8]> {
+    let end = s.offset.checked_add(s.size);
+    match end {
+        Some(e) if e <= limit => {}
+        _ => {
+            return Err(Error::corruption(
+                path,
+                s.offset,
+                format!(
+                    "zip {name} section (offset {}, size {}) runs past {limit}",
+                    s.offset, s.size
+                ),
+            ))
+        }
+    }
+    let bytes = &data[s.offset as usize..(s.offset + s.size) as usize];
+    if section_crc(bytes) != s.crc {
+        return Err(Error::corruption(
+            path,
+            s.offset,
+            format!("zip {name} section checksum mismatch"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Iterator over a zip table in internal-key order, both directions.
+pub struct ZipTableIter {
+    table: Arc<ZipTable>,
+    dctx: Option<DCtx<'static>>,
+    valid: bool,
+    rec: u64,
+    ord: u64,
+    /// Records of the current user key: `[key_first, key_end)`.
+    key_first: u64,
+    key_end: u64,
+    /// Current internal key.
+    key: Vec<u8>,
+    /// Group held in `decoded`.
+    group: Option<u64>,
+    decoded: DecodedGroup,
+    status: Option<Error>,
+}
+
+impl ZipTableIter {
+    /// File offset of the group the iterator is positioned in.
+    pub fn data_block_offset(&self) -> Option<u64> {
+        self.valid.then(|| {
+            self.table
+                .group_offset(self.rec / self.table.meta.group_size as u64)
+        })
+    }
+
+    fn fail(&mut self, e: Error) {
+        if self.status.is_none() {
+            self.status = Some(e);
+        }
+        self.valid = false;
+    }
+
+    /// Positions on record `rec` of key `ord`, loading the key when
+    /// `new_key` and the group when it changes.
+    fn position(&mut self, rec: u64, ord: u64, new_key: bool) {
+        if let Err(e) = self.try_position(rec, ord, new_key) {
+            self.fail(e);
+        }
+    }
+
+    fn try_position(&mut self, rec: u64, ord: u64, new_key: bool) -> Result<()> {
+        let t = self.table.clone();
+        if new_key || !self.valid {
+            let (a, b) = t.key_records(ord)?;
+            self.key_first = a;
+            self.key_end = b;
+            self.key.clear();
+            if !t.index.as_fst().get_key_into(ord, &mut self.key) {
+                return Err(t.corrupt(
+                    t.meta.sections[sec::INDEX].offset,
+                    format!("zip key index: no key with ordinal {ord}"),
+                ));
+            }
+        } else {
+            let n = self.key.len() - TRAILER_LEN;
+            self.key.truncate(n);
+        }
+        self.key.extend_from_slice(&t.trailer(rec)?.to_le_bytes());
+        let g = rec / t.meta.group_size as u64;
+        if self.group != Some(g) {
+            self.group = None;
+            let dctx = match &mut self.dctx {
+                Some(d) => d,
+                slot => slot.insert(new_dctx(&t.path)?),
+            };
+            t.decode_group(g, dctx, &mut self.decoded)?;
+            t.stats.iter_groups.fetch_add(1, Ordering::Relaxed);
+            self.group = Some(g);
+        }
+        self.rec = rec;
+        self.ord = ord;
+        self.valid = true;
+        Ok(())
+    }
+
+    fn first_record_of(&mut self, ord: u64) {
+        match self.table.key_records(ord) {
+            Ok((a, _)) => self.position(a, ord, true),
+            Err(e) => self.fail(e),
+        }
+    }
+}
+
+impl InternalIterator for ZipTableIter {
+    fn valid(&self) -> bool {
+        self.valid && self.status.is_none()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.valid = false;
+        if self.status.is_none() && self.table.meta.num_records > 0 {
+            self.first_record_of(0);
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        self.valid = false;
+        let m = &self.table.meta;
+        if self.status.is_none() && m.num_records > 0 {
+            let (rec, ord) = (m.num_records - 1, m.num_keys - 1);
+            self.position(rec, ord, true);
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.valid = false;
+        if self.status.is_some() || target.len() < TRAILER_LEN {
+            return;
+        }
+        let uk = key::user_key(target);
+        let tt = key::trailer(target);
+        let found = {
+            let mut s = self.table.index.range().ge(uk).into_stream();
+            s.next().map(|(k, ord)| (k == uk, ord))
+        };
+        let Some((exact, ord)) = found else {
+            return;
+        };
+        if !exact {
+            self.first_record_of(ord);
+            return;
+        }
+        let t = self.table.clone();
+        let r = (|| -> Result<Option<u64>> {
+            let (a, b) = t.key_records(ord)?;
+            for r in a..b {
+                if t.trailer(r)? <= tt {
+                    return Ok(Some(r));
+                }
+            }
+            Ok(None)
+        })();
+        match r {
+            Ok(Some(rec)) => self.position(rec, ord, true),
+            Ok(None) => {
+                if ord + 1 < t.meta.num_keys {
+                    self.first_record_of(ord + 1);
+                }
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        let rec = self.rec + 1;
+        if rec >= self.table.meta.num_records {
+            self.valid = false;
+            return;
+        }
+        if rec < self.key_end {
+            self.position(rec, self.ord, false);
+        } else {
+            self.position(rec, self.ord + 1, true);
+        }
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if self.rec == 0 {
+            self.valid = false;
+            return;
+        }
+        let rec = self.rec - 1;
+        if rec >= self.key_first {
+            self.position(rec, self.ord, false);
+        } else if self.ord == 0 {
+            self.fail(self.table.corrupt(
+                self.table.meta.sections[sec::KEY_STARTS].offset,
+                "zip key-start array: records before the first key",
+            ));
+        } else {
+            self.position(rec, self.ord - 1, true);
+        }
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.valid {
+            &self.key
+        } else {
+            &[]
+        }
+    }
+
+    fn value(&self) -> &[u8] {
+        if !self.valid {
+            return &[];
+        }
+        let i = (self.rec % self.table.meta.group_size as u64) as usize;
+        match self.decoded.ranges.get(i) {
+            Some(&(off, len)) => self.decoded.raw.get(off..off + len).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.status {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+}

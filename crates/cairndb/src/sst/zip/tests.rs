@@ -1,0 +1,346 @@
+//! Round trips through the zip table format against a sorted model, and its
+//! corruption handling.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::*;
+use crate::env::mem::MemFs;
+use crate::env::posix::PosixFs;
+use crate::env::Fs;
+use crate::iter::InternalIterator;
+use crate::key::{compare_internal, make_internal_key, ValueType};
+use crate::options::ZipTableOptions;
+use crate::sst::table::Table;
+use crate::sst::zip::format::{sec, Meta, ZipFooter, ZIP_FOOTER_LEN};
+
+type Model = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Keys `k00000010`, `k00000020`, ... (gaps for absent lookups); every 5th
+/// key has 3 versions, every 7th version is a tombstone; values vary in size
+/// and repeat text so that the dictionary has something to learn.
+fn model(n: usize) -> Model {
+    let mut m = Vec::new();
+    let mut seq = 1_000_000u64;
+    for i in 0..n {
+        let uk = format!("k{:08}", (i + 1) * 10).into_bytes();
+        let versions = if i % 5 == 0 { 3 } else { 1 };
+        for v in 0..versions {
+            seq -= 1;
+            let t = if (i + v) % 7 == 3 {
+                ValueType::Deletion
+            } else {
+                ValueType::Value
+            };
+            let val = if t == ValueType::Deletion {
+                Vec::new()
+            } else {
+                format!(
+                    "Package: pkg{i} Version: {v}.{} Depends: libc6 (>= 2.{})",
+                    i % 13,
+                    i % 37
+                )
+                .repeat(1 + i % 5)
+                .into_bytes()
+            };
+            m.push((
+                make_internal_key(&uk, seq + (versions - v) as u64 * 7, t),
+                val,
+            ));
+        }
+    }
+    m.sort_by(|a, b| compare_internal(&a.0, &b.0));
+    m
+}
+
+fn build(fs: &Arc<dyn Fs>, dir: &Path, m: &Model, zip: ZipTableOptions, budget: usize) -> PathBuf {
+    let path = dir.join("000007.sst");
+    let env = ZipBuildEnv {
+        fs: fs.clone(),
+        tmp_path: dir.join("000007.dbtmp"),
+        budget: Arc::new(ZipMemBudget::new(budget)),
+    };
+    let mut b = ZipTableBuilder::new(zip, String::new(), fs.create(&path).unwrap(), env.clone());
+    for (k, v) in m {
+        b.add(k, v).unwrap();
+    }
+    let info = b.finish().unwrap();
+    assert_eq!(info.num_entries, m.len() as u64);
+    assert_eq!(info.file_size, fs.file_size(&path).unwrap());
+    assert!(
+        !fs.exists(&env.tmp_path),
+        "temporary spool file left behind"
+    );
+    assert_eq!(env.budget.used(), 0, "budget not returned");
+    path
+}
+
+fn open(fs: &Arc<dyn Fs>, path: &Path) -> crate::Result<Arc<Table>> {
+    Ok(Arc::new(Table::open(fs.open_random(path)?, 7, None, None)?))
+}
+
+fn check_against_model(t: &Arc<Table>, m: &Model) {
+    assert!(matches!(&**t, Table::Zip(_)));
+    // Point reads of every version, as of its own sequence.
+    for (k, v) in m {
+        let got = t
+            .get(k, true, |gk, gv| (gk.to_vec(), gv.to_vec()))
+            .unwrap()
+            .expect("present key not found");
+        assert_eq!(&got.0, k);
+        assert_eq!(&got.1, v);
+    }
+    // Absent keys before, between and after.
+    for probe in ["a", "k00000005", "k00000015", "k000000105", "z"] {
+        let lk = crate::key::lookup_key(probe.as_bytes(), crate::key::MAX_SEQ);
+        assert!(t.get(&lk, true, |_, _| ()).unwrap().is_none(), "{probe}");
+    }
+    // A lookup older than every version of a key finds nothing in it.
+    let lk = crate::key::lookup_key(crate::key::user_key(&m[0].0), 1);
+    if let Some(k) = t.get(&lk, true, |k, _| k.to_vec()).unwrap() {
+        assert_ne!(crate::key::user_key(&k), crate::key::user_key(&m[0].0));
+    }
+    // Forward and backward scans.
+    let mut it = t.iter(true);
+    it.seek_to_first();
+    for (k, v) in m {
+        assert!(it.valid());
+        assert_eq!(it.key(), &k[..]);
+        assert_eq!(it.value(), &v[..]);
+        it.next();
+    }
+    assert!(!it.valid());
+    it.seek_to_last();
+    for (k, v) in m.iter().rev() {
+        assert!(it.valid());
+        assert_eq!(it.key(), &k[..]);
+        assert_eq!(it.value(), &v[..]);
+        it.prev();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+    // Seeks to every key, to every gap and to snapshot positions inside a
+    // key's versions, each followed by a step both ways.
+    let mut targets: Vec<Vec<u8>> = Vec::new();
+    for (k, _) in m.iter().step_by(3) {
+        targets.push(k.clone());
+        let uk = crate::key::user_key(k);
+        let seq = crate::key::trailer(k) >> 8;
+        targets.push(crate::key::lookup_key(uk, seq.saturating_sub(1)));
+        let mut gap = uk.to_vec();
+        gap.push(b'!');
+        targets.push(crate::key::lookup_key(&gap, crate::key::MAX_SEQ));
+    }
+    targets.push(crate::key::lookup_key(b"a", 5));
+    targets.push(crate::key::lookup_key(b"zz", 5));
+    for tk in &targets {
+        let want = m.partition_point(|(k, _)| compare_internal(k, tk).is_lt());
+        it.seek(tk);
+        if want == m.len() {
+            assert!(!it.valid());
+            continue;
+        }
+        assert_eq!(it.key(), &m[want].0[..]);
+        assert_eq!(it.value(), &m[want].1[..]);
+        it.next();
+        if want + 1 < m.len() {
+            assert_eq!(it.key(), &m[want + 1].0[..]);
+            it.prev();
+            assert_eq!(it.key(), &m[want].0[..]);
+        }
+        it.seek_for_prev(tk);
+        let want_prev = m.partition_point(|(k, _)| compare_internal(k, tk).is_le());
+        if want_prev == 0 {
+            assert!(!it.valid());
+        } else {
+            assert_eq!(it.key(), &m[want_prev - 1].0[..]);
+            assert_eq!(it.value(), &m[want_prev - 1].1[..]);
+        }
+    }
+    it.status().unwrap();
+    assert!(t.may_contain_prefix(b"k0000001"));
+    assert!(!t.may_contain_prefix(b"k9"));
+    assert!(!t.may_contain_prefix(b"a"));
+    t.verify_checksums().unwrap();
+}
+
+fn mem() -> (Arc<dyn Fs>, PathBuf) {
+    let fs: Arc<dyn Fs> = Arc::new(MemFs::new());
+    let dir = PathBuf::from("/db");
+    fs.create_dir_all(&dir).unwrap();
+    (fs, dir)
+}
+
+#[test]
+fn round_trip_group_sizes_and_dictionary() {
+    let m = model(2000);
+    for (group_size, dict_size) in [
+        (1, 16 << 10),
+        (3, 16 << 10),
+        (4, 0),
+        (16, 16 << 10),
+        (256, 4096),
+    ] {
+        let (fs, dir) = mem();
+        let zip = ZipTableOptions {
+            group_size,
+            dict_size,
+            sample_ratio: 0.2,
+            ..ZipTableOptions::default()
+        };
+        let p = build(&fs, &dir, &m, zip, 1 << 30);
+        let t = open(&fs, &p).unwrap();
+        if let Table::Zip(z) = &*t {
+            assert_eq!(z.meta().group_size, group_size as u32);
+            assert_eq!(z.meta().num_records, m.len() as u64);
+            assert_eq!(z.meta().num_keys, 2000);
+        }
+        check_against_model(&t, &m);
+    }
+}
+
+#[test]
+fn spilled_build_matches_in_memory_build() {
+    // A budget of 0 bytes: every value goes through the spool file.
+    let m = model(1500);
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &m, ZipTableOptions::default(), 0);
+    let spilled = fs.read_all(&p).unwrap();
+    check_against_model(&open(&fs, &p).unwrap(), &m);
+    let (fs2, dir2) = mem();
+    let p2 = build(&fs2, &dir2, &m, ZipTableOptions::default(), 1 << 30);
+    assert_eq!(spilled, fs2.read_all(&p2).unwrap());
+    // A budget of two chunks: part spilled, part in memory.
+    let (fs3, dir3) = mem();
+    let big: Model = m.iter().map(|(k, v)| (k.clone(), v.repeat(400))).collect();
+    let p3 = build(&fs3, &dir3, &big, ZipTableOptions::default(), 2 << 20);
+    check_against_model(&open(&fs3, &p3).unwrap(), &big);
+}
+
+#[test]
+fn single_key_and_empty_values() {
+    let (fs, dir) = mem();
+    let m: Model = vec![(make_internal_key(b"only", 9, ValueType::Value), Vec::new())];
+    let p = build(&fs, &dir, &m, ZipTableOptions::default(), 1 << 30);
+    let t = open(&fs, &p).unwrap();
+    let mut it = t.iter(true);
+    it.seek_to_last();
+    assert_eq!(it.key(), &m[0].0[..]);
+    assert_eq!(it.value(), b"");
+    it.prev();
+    assert!(!it.valid());
+}
+
+#[test]
+fn posix_mmap_round_trip() {
+    // Exercises the mmap path of PosixFs::map_all.
+    let d = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Fs> = PosixFs::shared();
+    let m = model(3000);
+    let p = build(&fs, d.path(), &m, ZipTableOptions::default(), 1 << 30);
+    check_against_model(&open(&fs, &p).unwrap(), &m);
+}
+
+#[test]
+fn out_of_order_keys_are_an_error() {
+    let (fs, dir) = mem();
+    let env = ZipBuildEnv {
+        fs: fs.clone(),
+        tmp_path: dir.join("1.dbtmp"),
+        budget: Arc::new(ZipMemBudget::new(1 << 20)),
+    };
+    let mut b = ZipTableBuilder::new(
+        ZipTableOptions::default(),
+        String::new(),
+        fs.create(&dir.join("1.sst")).unwrap(),
+        env,
+    );
+    b.add(&make_internal_key(b"b", 1, ValueType::Value), b"x")
+        .unwrap();
+    let e = b
+        .add(&make_internal_key(b"a", 1, ValueType::Value), b"x")
+        .unwrap_err();
+    assert!(e.to_string().contains("out of order"), "{e}");
+}
+
+/// Offsets of the structures of the table at `p`.
+fn layout(fs: &Arc<dyn Fs>, p: &Path) -> (Vec<u8>, Meta, ZipFooter) {
+    let bytes = fs.read_all(p).unwrap();
+    let foff = bytes.len() - ZIP_FOOTER_LEN;
+    let mut fb = [0u8; ZIP_FOOTER_LEN];
+    fb.copy_from_slice(&bytes[foff..]);
+    let footer = ZipFooter::decode(p, foff as u64, &fb).unwrap();
+    let mo = footer.meta.offset as usize;
+    let meta = Meta::decode(p, mo as u64, &bytes[mo..mo + footer.meta.size as usize]).unwrap();
+    (bytes, meta, footer)
+}
+
+fn corrupt_at(fs: &Arc<dyn Fs>, p: &Path, orig: &[u8], at: usize) {
+    let mut b = orig.to_vec();
+    b[at] ^= 0x5a;
+    fs.write_atomic(p, &b).unwrap();
+}
+
+/// A damaged table must fail with a Corruption error naming the file,
+/// either when opened or (for groups) when the damaged group is read.
+fn assert_corruption_named(fs: &Arc<dyn Fs>, p: &Path, what: &str) {
+    let err = match open(fs, p) {
+        Err(e) => e,
+        Ok(t) => {
+            let mut errs = Vec::new();
+            let mut it = t.iter(true);
+            it.seek_to_first();
+            while it.valid() {
+                it.next();
+            }
+            if let Err(e) = it.status() {
+                errs.push(e);
+            }
+            if let Err(e) = t.verify_checksums() {
+                errs.push(e);
+            }
+            errs.into_iter()
+                .next()
+                .unwrap_or_else(|| panic!("damage to the {what} went unnoticed"))
+        }
+    };
+    assert!(err.is_corruption(), "{what}: {err}");
+    assert!(
+        err.to_string().contains(&p.display().to_string()),
+        "{what}: error does not name the file: {err}"
+    );
+}
+
+#[test]
+fn corrupted_dictionary_offsets_index_groups_footer_are_errors() {
+    let m = model(1000);
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &m, ZipTableOptions::default(), 1 << 30);
+    let (orig, meta, footer) = layout(&fs, &p);
+    assert!(meta.sections[sec::DICT].size > 0, "test needs a dictionary");
+    let mid = |s: usize| (meta.sections[s].offset + meta.sections[s].size / 2) as usize;
+    let cases = [
+        ("dictionary", mid(sec::DICT)),
+        ("offset array", mid(sec::OFFSETS)),
+        ("key index", mid(sec::INDEX)),
+        ("trailer array", mid(sec::TRAILERS)),
+        ("properties", mid(sec::PROPS)),
+        ("first group", 6),
+        (
+            "a middle group",
+            (meta.sections[sec::DICT].offset / 2) as usize,
+        ),
+        ("meta section", footer.meta.offset as usize + 2),
+        ("footer", orig.len() - 10),
+        ("magic", orig.len() - 3),
+    ];
+    for (what, at) in cases {
+        corrupt_at(&fs, &p, &orig, at);
+        assert_corruption_named(&fs, &p, what);
+    }
+    // Truncation at any of a few points.
+    for cut in [0, 7, orig.len() / 2, orig.len() - 1] {
+        fs.write_atomic(&p, &orig[..cut]).unwrap();
+        assert!(open(&fs, &p).is_err(), "truncated to {cut} bytes");
+    }
+}

@@ -344,3 +344,48 @@ fn model_on_disk() {
         o,
     );
 }
+
+/// The same random sequences with zip tables from level 1 down (and, in one
+/// run, for level-0 flushes too), small groups so that iterators cross group
+/// boundaries often, and a dictionary. Asserts that zip tables were read.
+#[test]
+fn model_zip_tables() {
+    for (i, from_level) in [1usize, 0, 2].into_iter().enumerate() {
+        let (fs, mut o) = common::mem_options();
+        o.set_zip_from_level(from_level);
+        o.zip.group_size = 1 + 3 * i;
+        o.zip.dict_size = 4096;
+        o.zip.sample_ratio = 0.5;
+        let fs = Arc::new(fs);
+        let name = format!("model_zip_tables[{i}]");
+        run_model(&name, fs.clone(), Path::new("/db"), 12000, o.clone());
+        let db = Db::open(Path::new("/db"), o).unwrap();
+        let mut it = db.iter(&ReadOptions::default()).unwrap();
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        it.status().unwrap();
+        let s = db.stats();
+        assert!(
+            s.zip_iter_groups > 0,
+            "{name}: no zip table was read: {}",
+            cairndb::format_stats(&s)
+        );
+    }
+}
+
+#[test]
+fn model_zip_tables_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = common::small_options(cairndb::env::posix::PosixFs::shared());
+    o.set_zip_from_level(1);
+    o.zip.group_size = 2;
+    run_model(
+        "model_zip_tables_on_disk",
+        cairndb::env::posix::PosixFs::shared(),
+        dir.path(),
+        6000,
+        o,
+    );
+}

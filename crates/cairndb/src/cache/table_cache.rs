@@ -16,7 +16,7 @@ use crate::env::Fs;
 use crate::error::Result;
 use crate::filename::table_file_name;
 use crate::options::SliceTransform;
-use crate::sst::Table;
+use crate::sst::{Table, ZipStats};
 
 /// A bounded cache of open tables.
 pub struct TableCache {
@@ -25,6 +25,7 @@ pub struct TableCache {
     tables: Cache<u64, Arc<Table>>,
     block_cache: Option<Arc<BlockCache>>,
     prefix_extractor: Option<Arc<dyn SliceTransform>>,
+    zip_stats: Arc<ZipStats>,
 }
 
 impl TableCache {
@@ -35,6 +36,7 @@ impl TableCache {
         capacity_files: usize,
         block_cache: Option<Arc<BlockCache>>,
         prefix_extractor: Option<Arc<dyn SliceTransform>>,
+        zip_stats: Arc<ZipStats>,
     ) -> TableCache {
         TableCache {
             fs,
@@ -42,6 +44,7 @@ impl TableCache {
             tables: Cache::new(capacity_files.max(1)),
             block_cache,
             prefix_extractor,
+            zip_stats,
         }
     }
 
@@ -52,11 +55,12 @@ impl TableCache {
         }
         let path = table_file_name(&self.dir, file_number);
         let file = self.fs.open_random(&path)?;
-        let table = Arc::new(Table::open(
+        let table = Arc::new(Table::open_with_stats(
             file,
             file_number,
             self.block_cache.clone(),
             self.prefix_extractor.clone(),
+            self.zip_stats.clone(),
         )?);
         self.tables.insert(file_number, table.clone());
         Ok(table)
@@ -105,7 +109,14 @@ mod tests {
             .unwrap();
             b.finish().unwrap();
         }
-        let tc = TableCache::new(fs.clone(), dir.to_path_buf(), 16, None, None);
+        let tc = TableCache::new(
+            fs.clone(),
+            dir.to_path_buf(),
+            16,
+            None,
+            None,
+            Arc::new(ZipStats::default()),
+        );
         let t1 = tc.get(1).unwrap();
         let t1b = tc.get(1).unwrap();
         assert!(Arc::ptr_eq(&t1, &t1b));

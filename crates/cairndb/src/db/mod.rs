@@ -53,7 +53,7 @@ use crate::iter::InternalIterator;
 use crate::key::{lookup_key, pack_trailer, user_key, SeqNo, TRAILER_LEN, TYPE_FOR_SEEK};
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
-use crate::sst::{TableBuilder, TableOptions};
+use crate::sst::{OutputBuilder, ZipMemBudget, ZipStats};
 use crate::version::set::VersionSet;
 use crate::version::{FileMeta, TableGet, Version, VersionEdit};
 use crate::wal::LogWriter;
@@ -177,6 +177,12 @@ pub struct DbStats {
     pub block_cache_misses: u64,
     /// Bytes held by the block cache.
     pub block_cache_usage: u64,
+    /// Point reads served by zip tables (each decompresses one group).
+    pub zip_point_reads: u64,
+    /// Bytes those reads decompressed.
+    pub zip_point_read_bytes: u64,
+    /// Zip groups decompressed by iterators.
+    pub zip_iter_groups: u64,
     /// Bytes in memtables (mutable and immutable).
     pub memtable_bytes: u64,
     /// Immutable memtables waiting to be flushed.
@@ -205,6 +211,10 @@ pub(crate) struct DbInner {
     lock: Mutex<Option<Box<dyn FileLock>>>,
     table_cache: Arc<TableCache>,
     block_cache: Option<Arc<BlockCache>>,
+    /// Working memory of zip table builds (`ZipTableOptions::hard_working_mem_limit`).
+    zip_budget: Arc<ZipMemBudget>,
+    /// Point-read counters of zip tables, shared with the table cache.
+    zip_stats: Arc<ZipStats>,
     queue: Mutex<VecDeque<Arc<Writer>>>,
     /// True while a write leader waits for fdatasync (queued writers sleep
     /// instead of spinning).
@@ -301,12 +311,15 @@ impl Db {
         let mut versions = VersionSet::recover(fs.clone(), &path, next_file.clone())?;
         let block_cache =
             (opts.block_cache_size > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_size)));
+        let zip_stats = Arc::new(ZipStats::default());
+        let zip_budget = Arc::new(ZipMemBudget::new(opts.zip.hard_working_mem_limit));
         let table_cache = Arc::new(TableCache::new(
             fs.clone(),
             path.clone(),
             opts.max_open_files,
             block_cache.clone(),
             opts.prefix_extractor.clone(),
+            zip_stats.clone(),
         ));
 
         // Replay the WALs that hold writes not yet in tables.
@@ -368,7 +381,7 @@ impl Db {
                     if mem.approximate_memory_usage() >= opts.write_buffer_size {
                         let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
                         let num = next_file.fetch_add(1, Ordering::SeqCst);
-                        match build_table(&fs, &path, &opts, num, 0, &full) {
+                        match build_table(&fs, &path, &opts, num, 0, &full, &zip_budget) {
                             Ok(Some(meta)) => edit.add_file(0, meta),
                             Ok(None) => {}
                             Err(e) => {
@@ -402,7 +415,7 @@ impl Db {
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
-            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem)? {
+            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget)? {
                 edit.add_file(0, meta);
             }
         }
@@ -425,6 +438,8 @@ impl Db {
             lock: Mutex::new(Some(lock)),
             table_cache,
             block_cache,
+            zip_budget,
+            zip_stats,
             queue: Mutex::new(VecDeque::new()),
             leader_syncing: AtomicBool::new(false),
             active_writers: AtomicUsize::new(0),
@@ -701,12 +716,12 @@ fn build_table(
     number: u64,
     level: usize,
     mem: &Arc<MemTable>,
+    zip_budget: &Arc<ZipMemBudget>,
 ) -> Result<Option<FileMeta>> {
     if mem.is_empty() {
         return Ok(None);
     }
-    let path = filename::table_file_name(dir, number);
-    let mut b = TableBuilder::new(TableOptions::from_options(opts, level), fs.create(&path)?);
+    let mut b = OutputBuilder::create(fs, dir, opts, number, level, zip_budget)?;
     let mut it = mem.iter();
     it.seek_to_first();
     while it.valid() {
@@ -1224,7 +1239,15 @@ impl DbInner {
         level: usize,
         mem: &Arc<MemTable>,
     ) -> Result<Option<FileMeta>> {
-        let meta = build_table(&self.fs, &self.path, &self.opts, number, level, mem)?;
+        let meta = build_table(
+            &self.fs,
+            &self.path,
+            &self.opts,
+            number,
+            level,
+            mem,
+            &self.zip_budget,
+        )?;
         self.fs.sync_dir(&self.path)?;
         Ok(meta)
     }
@@ -1371,7 +1394,7 @@ impl DbInner {
         let mut it = compaction::input_iterator(c, &self.table_cache)?;
         it.seek_to_first();
         let mut outputs: Vec<FileMeta> = Vec::new();
-        let mut builder: Option<(u64, TableBuilder)> = None;
+        let mut builder: Option<(u64, OutputBuilder)> = None;
         let mut last_user_key: Vec<u8> = Vec::new();
         let mut n = 0u64;
         let result = (|| -> Result<bool> {
@@ -1400,11 +1423,14 @@ impl DbInner {
                 if builder.is_none() {
                     let num = self.next_file.fetch_add(1, Ordering::SeqCst);
                     self.pending_outputs.lock().insert(num);
-                    let path = filename::table_file_name(&self.path, num);
-                    let b = TableBuilder::new(
-                        TableOptions::from_options(&self.opts, out_level),
-                        self.fs.create(&path)?,
-                    );
+                    let b = OutputBuilder::create(
+                        &self.fs,
+                        &self.path,
+                        &self.opts,
+                        num,
+                        out_level,
+                        &self.zip_budget,
+                    )?;
                     builder = Some((num, b));
                 }
                 if let Some((_, b)) = builder.as_mut() {
@@ -1443,7 +1469,7 @@ impl DbInner {
         }
     }
 
-    fn finish_output(&self, number: u64, b: TableBuilder) -> Result<FileMeta> {
+    fn finish_output(&self, number: u64, b: OutputBuilder) -> Result<FileMeta> {
         Ok(file_meta(number, b.finish()?))
     }
 
@@ -1610,6 +1636,9 @@ impl DbInner {
             s.block_cache_misses = bc.misses();
             s.block_cache_usage = bc.usage();
         }
+        s.zip_point_reads = ld(&self.zip_stats.point_reads);
+        s.zip_point_read_bytes = ld(&self.zip_stats.point_read_bytes);
+        s.zip_iter_groups = ld(&self.zip_stats.iter_groups);
         s.memtable_bytes = std::iter::once(&sv.mem)
             .chain(sv.imms.iter())
             .map(|m| m.approximate_memory_usage() as u64)
@@ -1747,6 +1776,14 @@ pub fn format_stats(s: &DbStats) -> String {
             100.0 * s.block_cache_hits as f64 / lookups as f64
         }
     ));
+    if s.zip_point_reads > 0 || s.zip_iter_groups > 0 {
+        out.push_str(&format!(
+            "Zip tables: {} point reads, {:.0} bytes decompressed per point read; {} groups decoded by iterators\n",
+            s.zip_point_reads,
+            s.zip_point_read_bytes as f64 / s.zip_point_reads.max(1) as f64,
+            s.zip_iter_groups
+        ));
+    }
     out.push_str(&format!(
         "Memtables: {:.2} MB, {} immutable; last sequence {}; {} snapshots\n",
         mb(s.memtable_bytes),

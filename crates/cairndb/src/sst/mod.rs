@@ -19,3 +19,95 @@ pub use builder::{TableBuilder, TableFileInfo, TableOptions};
 pub use properties::TableProperties;
 pub use table::{BlockTable, BlockTableIter, Table, TableIter};
 pub use zip::{ZipBuildEnv, ZipMemBudget, ZipStats, ZipTable, ZipTableBuilder};
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::env::Fs;
+use crate::error::Result;
+use crate::options::{Options, TableFormat};
+
+/// A table being written by a flush or compaction, in the format configured
+/// for its level (`Options::table_format_for_level`).
+pub enum OutputBuilder {
+    /// Block-based.
+    Block(TableBuilder),
+    /// Searchable compression.
+    Zip(ZipTableBuilder),
+}
+
+impl OutputBuilder {
+    /// Creates table `number` in `dir` for `level`. Zip builds may spool to
+    /// `filename::temp_file_name(dir, number)` and take memory from `budget`.
+    pub fn create(
+        fs: &Arc<dyn Fs>,
+        dir: &Path,
+        opts: &Options,
+        number: u64,
+        level: usize,
+        budget: &Arc<ZipMemBudget>,
+    ) -> Result<OutputBuilder> {
+        let file = fs.create(&crate::filename::table_file_name(dir, number))?;
+        Ok(match opts.table_format_for_level(level) {
+            TableFormat::BlockBased => OutputBuilder::Block(TableBuilder::new(
+                TableOptions::from_options(opts, level),
+                file,
+            )),
+            TableFormat::Zip => OutputBuilder::Zip(ZipTableBuilder::new(
+                opts.zip.clone(),
+                opts.prefix_extractor
+                    .as_ref()
+                    .map(|p| p.name().to_string())
+                    .unwrap_or_default(),
+                file,
+                ZipBuildEnv {
+                    fs: fs.clone(),
+                    tmp_path: crate::filename::temp_file_name(dir, number),
+                    budget: budget.clone(),
+                },
+            )),
+        })
+    }
+
+    /// Adds an entry (internal keys strictly increasing).
+    #[inline]
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        match self {
+            OutputBuilder::Block(b) => b.add(ikey, value),
+            OutputBuilder::Zip(b) => b.add(ikey, value),
+        }
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        match self {
+            OutputBuilder::Block(b) => b.num_entries(),
+            OutputBuilder::Zip(b) => b.num_entries(),
+        }
+    }
+
+    /// The size compaction compares with `target_file_size_base`: the file
+    /// size so far for block-based tables, the input bytes for zip tables.
+    pub fn estimated_file_size(&self) -> u64 {
+        match self {
+            OutputBuilder::Block(b) => b.estimated_file_size(),
+            OutputBuilder::Zip(b) => b.estimated_file_size(),
+        }
+    }
+
+    /// Writes the rest of the table and syncs it.
+    pub fn finish(self) -> Result<TableFileInfo> {
+        match self {
+            OutputBuilder::Block(b) => b.finish(),
+            OutputBuilder::Zip(b) => b.finish(),
+        }
+    }
+
+    /// Drops the table unfinished (the caller deletes the file).
+    pub fn abandon(self) {
+        match self {
+            OutputBuilder::Block(b) => b.abandon(),
+            OutputBuilder::Zip(b) => b.abandon(),
+        }
+    }
+}

@@ -95,6 +95,10 @@ pub struct ZipBuildEnv {
 
 /// Reservation granularity against the budget.
 const RESERVE_CHUNK: usize = 1 << 20;
+/// Samples must be this many times the dictionary size for zstd training.
+const TRAIN_MIN_SAMPLE_FACTOR: usize = 8;
+/// First bytes of a formatted zstd dictionary (ZSTD_MAGIC_DICTIONARY, LE).
+const ZSTD_DICT_MAGIC: [u8; 4] = [0x37, 0xA4, 0x30, 0xEC];
 /// Read buffer of the spool reader.
 const SPOOL_READ_BUF: usize = 1 << 20;
 
@@ -291,15 +295,33 @@ impl ZipTableBuilder {
             + self.key_starts.capacity() * 8
     }
 
+    /// The value dictionary: trained by zstd from the samples when there are
+    /// enough of them (`TRAIN_MIN_SAMPLE_FACTOR` times the dictionary size),
+    /// else the samples themselves as a raw-content dictionary (training has
+    /// a fixed cost of tens of milliseconds that small tables do not repay).
     fn train_dictionary(&mut self) -> Option<Vec<u8>> {
-        if self.zip.dict_size == 0 || self.sample_sizes.len() < 8 {
+        if self.zip.dict_size == 0 || self.samples.is_empty() {
             return None;
         }
-        let dict =
-            zstd::dict::from_continuous(&self.samples, &self.sample_sizes, self.zip.dict_size).ok();
-        self.samples = Vec::new();
-        self.sample_sizes = Vec::new();
-        dict.filter(|d| !d.is_empty())
+        let samples = std::mem::take(&mut self.samples);
+        let sizes = std::mem::take(&mut self.sample_sizes);
+        if samples.len() >= TRAIN_MIN_SAMPLE_FACTOR * self.zip.dict_size && sizes.len() >= 8 {
+            if let Ok(d) = zstd::dict::from_continuous(&samples, &sizes, self.zip.dict_size) {
+                if !d.is_empty() {
+                    return Some(d);
+                }
+            }
+        }
+        // Raw content: the most recent samples, up to the size limit. zstd
+        // would read bytes starting with its dictionary magic as a formatted
+        // dictionary, so such a start is shifted by one zero byte.
+        let start = samples.len().saturating_sub(self.zip.dict_size);
+        let mut d = Vec::with_capacity(self.zip.dict_size + 1);
+        if samples[start..].starts_with(&ZSTD_DICT_MAGIC) {
+            d.push(0);
+        }
+        d.extend_from_slice(&samples[start..]);
+        (d.len() >= 8).then_some(d)
     }
 
     /// Writes everything and syncs the file.

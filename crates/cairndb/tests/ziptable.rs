@@ -1,0 +1,224 @@
+//! The zip table format inside a database: snapshots across compaction into
+//! zip levels, tombstones, prefix iteration, spilling builds, mixed formats
+//! after a format change, and damaged zip files reported by name.
+
+mod common;
+
+use std::path::Path;
+
+use cairndb::env::Fs;
+use cairndb::filename::{parse_file_name, FileType};
+use cairndb::{Db, ReadOptions, TableFormat, WriteOptions};
+
+fn key(i: u32) -> Vec<u8> {
+    format!("{:03}-{i:06}", i % 7).into_bytes()
+}
+
+fn value(i: u32, round: u32) -> Vec<u8> {
+    format!(
+        "Package: p{i} Version: {round}.{} Description: a value that repeats ",
+        i % 11
+    )
+    .repeat(1 + (i % 4) as usize)
+    .into_bytes()
+}
+
+fn zip_tables(fs: &dyn Fs, dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for name in fs.list_dir(dir).unwrap() {
+        if let Some((FileType::Table, _)) = parse_file_name(&name) {
+            let p = dir.join(&name);
+            let b = fs.read_all(&p).unwrap();
+            if b.len() >= 8 && b[b.len() - 8..] == 0x4341_4952_4e50_495au64.to_le_bytes() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn snapshots_tombstones_and_prefixes_through_zip_levels() {
+    let (fs, mut o) = common::mem_options();
+    o.set_zip_from_level(1);
+    o.zip.group_size = 3;
+    assert_eq!(o.table_format_for_level(0), TableFormat::BlockBased);
+    assert_eq!(o.table_format_for_level(1), TableFormat::Zip);
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    let wo = WriteOptions::default();
+    let n = 3000;
+    for i in 0..n {
+        db.put(&wo, &key(i), &value(i, 0)).unwrap();
+    }
+    let snap = db.snapshot();
+    for i in (0..n).step_by(3) {
+        db.put(&wo, &key(i), &value(i, 1)).unwrap();
+    }
+    for i in (0..n).step_by(5) {
+        db.delete(&wo, &key(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    assert!(
+        !zip_tables(&fs, dir).is_empty(),
+        "compaction wrote no zip table"
+    );
+    let old = ReadOptions {
+        snapshot: Some(snap.clone()),
+        ..ReadOptions::default()
+    };
+    let now = ReadOptions::default();
+    for i in 0..n {
+        assert_eq!(
+            db.get(&old, &key(i)).unwrap(),
+            Some(value(i, 0)),
+            "{i} at snapshot"
+        );
+        let want = if i % 5 == 0 {
+            None
+        } else if i % 3 == 0 {
+            Some(value(i, 1))
+        } else {
+            Some(value(i, 0))
+        };
+        assert_eq!(db.get(&now, &key(i)).unwrap(), want, "{i} now");
+    }
+    // Reverse iteration over everything visible now.
+    let mut want: Vec<Vec<u8>> = (0..n).filter(|i| i % 5 != 0).map(key).collect();
+    want.sort();
+    let mut it = db.iter(&now).unwrap();
+    it.seek_to_last();
+    for k in want.iter().rev() {
+        assert!(it.valid());
+        assert_eq!(it.key(), &k[..]);
+        it.prev();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+    // Prefix iteration.
+    let ro = ReadOptions {
+        prefix_same_as_start: true,
+        ..ReadOptions::default()
+    };
+    let mut it = db.iter(&ro).unwrap();
+    it.seek(b"003");
+    let mut count = 0;
+    while it.valid() {
+        assert!(it.key().starts_with(b"003"));
+        count += 1;
+        it.next();
+    }
+    assert_eq!(count, want.iter().filter(|k| k.starts_with(b"003")).count());
+    drop(snap);
+    let s = db.stats();
+    assert!(s.zip_point_reads > 0);
+    assert!(cairndb::format_stats(&s).contains("bytes decompressed per point read"));
+}
+
+#[test]
+fn switching_formats_keeps_old_tables_readable() {
+    let (_fs, o) = common::mem_options();
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    let wo = WriteOptions::default();
+    for i in 0..2000 {
+        db.put(&wo, &key(i), &value(i, 0)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    drop(db);
+    // Reopen with zip everywhere: old block tables and new zip tables mix.
+    let mut z = o.clone();
+    z.set_zip_from_level(0);
+    let db = Db::open(dir, z).unwrap();
+    for i in (0..2000).step_by(2) {
+        db.put(&wo, &key(i), &value(i, 1)).unwrap();
+    }
+    db.flush().unwrap();
+    for i in 0..2000 {
+        let r = if i % 2 == 0 { 1 } else { 0 };
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).unwrap(),
+            Some(value(i, r))
+        );
+    }
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    drop(db);
+    // And back to block-based: the zip tables stay readable.
+    let db = Db::open(dir, o).unwrap();
+    for i in 0..2000 {
+        let r = if i % 2 == 0 { 1 } else { 0 };
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).unwrap(),
+            Some(value(i, r))
+        );
+    }
+}
+
+#[test]
+fn build_spilling_past_the_soft_limit_round_trips() {
+    let (fs, mut o) = common::mem_options();
+    o.set_zip_from_level(1);
+    o.target_file_size_base = 8 << 20;
+    o.zip.soft_working_mem_limit = 1 << 20;
+    o.zip.hard_working_mem_limit = 1 << 20;
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o).unwrap();
+    let wo = WriteOptions::default();
+    // About 4 MB of values: the compaction output spills.
+    for i in 0..4000u32 {
+        db.put(&wo, &key(i), &value(i, 2).repeat(4)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 0..4000u32 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(i)).unwrap(),
+            Some(value(i, 2).repeat(4))
+        );
+    }
+    let leftovers: Vec<String> = fs
+        .list_dir(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|n| matches!(parse_file_name(n), Some((FileType::Temp, _))))
+        .collect();
+    assert!(leftovers.is_empty(), "spool files left: {leftovers:?}");
+}
+
+#[test]
+fn damaged_zip_group_is_a_corruption_error_naming_the_file() {
+    let (fs, mut o) = common::mem_options();
+    o.set_zip_from_level(0);
+    let dir = Path::new("/db");
+    let db = Db::open(dir, o.clone()).unwrap();
+    let wo = WriteOptions::default();
+    for i in 0..500 {
+        db.put(&wo, &key(i), &value(i, 0)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    drop(db);
+    let tables = zip_tables(&fs, dir);
+    assert!(!tables.is_empty());
+    let p = &tables[0];
+    let mut b = fs.read_all(p).unwrap();
+    b[10] ^= 0xff; // inside the first group
+    fs.write_atomic(p, &b).unwrap();
+    let db = Db::open(dir, o).unwrap();
+    let mut errors = 0;
+    for i in 0..500 {
+        if let Err(e) = db.get(&ReadOptions::default(), &key(i)) {
+            assert!(e.is_corruption(), "{e}");
+            assert!(e.to_string().contains(&p.display().to_string()), "{e}");
+            errors += 1;
+        }
+    }
+    assert!(errors > 0, "no read hit the damaged group");
+    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert!(it.status().is_err());
+}

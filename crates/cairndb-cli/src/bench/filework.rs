@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use super::flags::{Flags, FILE_BENCHMARKS};
+use super::report::DirSize;
 
 /// Byte strings stored back to back in one buffer, by index.
 pub struct Lines {
@@ -296,15 +297,15 @@ pub fn share(total: u64, tid: usize, threads: usize) -> std::ops::Range<u64> {
 }
 
 /// Bytes and file count of everything under `dir`, recursively (symbolic
-/// links are counted as themselves, not followed).
-pub fn dir_size(dir: &Path) -> Result<(u64, u64), String> {
-    let mut bytes = 0;
-    let mut files = 0;
+/// links are counted as themselves, not followed), with the table files and
+/// write-ahead logs counted apart too.
+pub fn dir_size(dir: &Path) -> Result<DirSize, String> {
+    let mut d = DirSize::default();
     let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| format!("dirsize: {}: {e}", d.display()))?;
+    while let Some(sub) = stack.pop() {
+        let rd = std::fs::read_dir(&sub).map_err(|e| format!("dirsize: {}: {e}", sub.display()))?;
         for entry in rd {
-            let entry = entry.map_err(|e| format!("dirsize: {}: {e}", d.display()))?;
+            let entry = entry.map_err(|e| format!("dirsize: {}: {e}", sub.display()))?;
             let p = entry.path();
             let md = std::fs::symlink_metadata(&p).map_err(|e| {
                 // A file can vanish under a live database (an obsolete file deleted).
@@ -317,13 +318,26 @@ pub fn dir_size(dir: &Path) -> Result<(u64, u64), String> {
             };
             if md.is_dir() {
                 stack.push(p);
-            } else {
-                bytes += md.len();
-                files += 1;
+                continue;
+            }
+            let len = md.len();
+            d.bytes += len;
+            d.files += 1;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".sst") || name.ends_with(".ldb") {
+                d.sst_bytes += len;
+                d.sst_files += 1;
+            } else if name
+                .strip_suffix(".log")
+                .is_some_and(|stem| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()))
+            {
+                d.wal_bytes += len;
+                d.wal_files += 1;
             }
         }
     }
-    Ok((bytes, files))
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -395,6 +409,12 @@ mod tests {
         std::fs::create_dir(d.path().join("sub")).unwrap();
         write(d.path(), "a", "12345");
         write(&d.path().join("sub"), "b", "123");
-        assert_eq!(dir_size(d.path()).unwrap(), (8, 2));
+        write(d.path(), "000007.sst", "1234567");
+        write(d.path(), "000008.log", "12");
+        write(d.path(), "LOG", "1");
+        let s = dir_size(d.path()).unwrap();
+        assert_eq!((s.bytes, s.files), (18, 5));
+        assert_eq!((s.sst_bytes, s.sst_files), (7, 1));
+        assert_eq!((s.wal_bytes, s.wal_files), (2, 1));
     }
 }

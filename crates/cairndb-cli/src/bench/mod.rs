@@ -404,12 +404,8 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         "readfile" => Kind::ReadFile,
         "readfileseq" => Kind::ReadFileSeq,
         "dirsize" => {
-            let (bytes, files) = filework::dir_size(&ctx.dir)?;
-            return Ok(Some(report::dir_size_result(
-                &ctx.flags.engine,
-                bytes,
-                files,
-            )));
+            let d = filework::dir_size(&ctx.dir)?;
+            return Ok(Some(report::dir_size_result(&ctx.flags.engine, d)));
         }
         "flush" | "compact" => {
             let mut s = Stats::new(ctx.flags.histogram);

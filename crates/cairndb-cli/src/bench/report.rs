@@ -108,22 +108,47 @@ pub struct BenchResult {
     pub line: String,
 }
 
-/// What `dirsize` measured: every file under the database directory.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+/// What `dirsize` measured: every file under the database directory, and
+/// the table files and write-ahead logs among them.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct DirSize {
     /// Sum of the files' sizes.
     pub bytes: u64,
     /// Number of files.
     pub files: u64,
+    /// Bytes of table files (`*.sst`, `*.ldb`).
+    #[serde(default)]
+    pub sst_bytes: u64,
+    /// Number of table files.
+    #[serde(default)]
+    pub sst_files: u64,
+    /// Bytes of write-ahead logs (`NNNNNN.log`), recycled ones included.
+    #[serde(default)]
+    pub wal_bytes: u64,
+    /// Number of write-ahead logs.
+    #[serde(default)]
+    pub wal_files: u64,
 }
 
-/// The `dirsize` line: `dirsize : N bytes in M files`.
-pub fn dir_size_line(bytes: u64, files: u64) -> String {
-    format!("dirsize : {bytes} bytes in {files} files")
+/// The `dirsize` line: `dirsize : N bytes in M files (sst .., wal .., other ..)`.
+pub fn dir_size_line(d: &DirSize) -> String {
+    let other_bytes = d.bytes - d.sst_bytes - d.wal_bytes;
+    let other_files = d.files - d.sst_files - d.wal_files;
+    format!(
+        "dirsize : {} bytes in {} files (sst {} in {}, wal {} in {}, other {} in {})",
+        d.bytes,
+        d.files,
+        d.sst_bytes,
+        d.sst_files,
+        d.wal_bytes,
+        d.wal_files,
+        other_bytes,
+        other_files
+    )
 }
 
 /// The result of `dirsize` (no operations, no timing).
-pub fn dir_size_result(engine: &str, bytes: u64, files: u64) -> BenchResult {
+pub fn dir_size_result(engine: &str, d: DirSize) -> BenchResult {
     BenchResult {
         name: "dirsize".into(),
         engine: engine.to_string(),
@@ -134,8 +159,8 @@ pub fn dir_size_result(engine: &str, bytes: u64, files: u64) -> BenchResult {
         mb_per_sec: None,
         found: None,
         latency: None,
-        dir_size: Some(DirSize { bytes, files }),
-        line: dir_size_line(bytes, files),
+        dir_size: Some(d),
+        line: dir_size_line(&d),
     }
 }
 
@@ -145,9 +170,10 @@ pub fn parse_dir_size_line(line: &str) -> Option<DirSize> {
     let rest = rest.trim_start().strip_prefix(':')?;
     let t: Vec<&str> = rest.split_whitespace().collect();
     match t.as_slice() {
-        [b, "bytes", "in", f, "files"] => Some(DirSize {
+        [b, "bytes", "in", f, "files", ..] => Some(DirSize {
             bytes: b.parse().ok()?,
             files: f.parse().ok()?,
+            ..DirSize::default()
         }),
         _ => None,
     }
@@ -396,8 +422,19 @@ mod tests {
 
     #[test]
     fn dir_size_lines_round_trip() {
-        let r = dir_size_result("rocksdb", 12345, 7);
-        assert_eq!(r.line, "dirsize : 12345 bytes in 7 files");
+        let d = DirSize {
+            bytes: 12345,
+            files: 7,
+            sst_bytes: 10000,
+            sst_files: 2,
+            wal_bytes: 2000,
+            wal_files: 1,
+        };
+        let r = dir_size_result("rocksdb", d);
+        assert_eq!(
+            r.line,
+            "dirsize : 12345 bytes in 7 files (sst 10000 in 2, wal 2000 in 1, other 345 in 4)"
+        );
         let text = format!(
             "fillfile     : 1.0 micros/op 1 ops/sec 1.000 seconds 1 operations;\n{}\n",
             r.line
@@ -408,7 +445,8 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![DirSize {
                 bytes: 12345,
-                files: 7
+                files: 7,
+                ..DirSize::default()
             }]
         );
         assert_eq!(

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::bench::flags;
-use crate::bench::report::{parse_output, Parsed};
+use crate::bench::report::{parse_dir_size_line, parse_line, parse_output, Parsed};
 
 const USAGE: &str = "usage: cairndb compare [--repeat=N] [--out=DIR] [--db_dir=DIR] \
 [--db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] [--skip_device] [db_bench flags...]
@@ -23,6 +23,10 @@ Runs the same db_bench command line through RocksDB's db_bench, LevelDB and
 CairnDB (and, listed in --engines, rocksdb-inproc: RocksDB through the rocksdb
 crate inside cairndb bench), --repeat times each (taking turns, fresh directory each run), and
 prints medians. --histogram=1 is added so P99 latencies can be compared.
+The file workload (fillfile, readfile, readfileseq) and dirsize are ours:
+when --benchmarks names one, RocksDB runs in-process (cairndb bench
+--engine=rocksdb, needs the `rocksdb` feature) instead of through db_bench,
+and the on-disk sizes that dirsize prints get a table of their own.
 Writes compare.md, compare.json, compare.svg and compare.png into --out
 (default: the current directory).
 ";
@@ -36,6 +40,8 @@ struct Opts {
     skip_device: bool,
     replot: Option<PathBuf>,
     bench_args: Vec<String>,
+    /// The benchmarks the pass-through flags name.
+    benchmarks: Vec<String>,
 }
 
 fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
@@ -48,6 +54,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         skip_device: false,
         replot: None,
         bench_args: Vec::new(),
+        benchmarks: Vec::new(),
     };
     let mut it = args.into_iter().peekable();
     while let Some(a) = it.next() {
@@ -97,7 +104,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         }
     }
     // Validate the pass-through flags once, with the bench parser.
-    flags::parse(&o.bench_args)?;
+    o.benchmarks = flags::parse(&o.bench_args)?.benchmarks;
     Ok(o)
 }
 
@@ -128,8 +135,32 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
 
     let exe = std::env::current_exe().map_err(|e| format!("finding our own binary: {e}"))?;
     let mut runners: Vec<(String, Runner)> = Vec::new();
+    let ours: Vec<&str> = o
+        .benchmarks
+        .iter()
+        .map(|b| b.as_str())
+        .filter(|b| flags::EXTENSION_BENCHMARKS.contains(b))
+        .collect();
     for e in &o.engines {
         match e.as_str() {
+            "rocksdb" if !ours.is_empty() => {
+                if cfg!(feature = "rocksdb") {
+                    eprintln!(
+                        "compare: RocksDB's db_bench has no {}; RocksDB runs in-process \
+                         instead (cairndb bench --engine=rocksdb, the rocksdb crate on the \
+                         system librocksdb)",
+                        ours.join(", ")
+                    );
+                    runners.push(("rocksdb".into(), Runner::Ours(exe.clone(), "rocksdb")));
+                } else {
+                    eprintln!(
+                        "compare: RocksDB's db_bench has no {}, and this cairndb was built \
+                         without the `rocksdb` feature to run RocksDB in-process; RocksDB is \
+                         left out (cargo build --release -p cairndb-cli --features rocksdb)",
+                        ours.join(", ")
+                    );
+                }
+            }
             "rocksdb" => match find_db_bench(o.db_bench.as_deref()) {
                 Some(p) => runners.push(("rocksdb".into(), Runner::DbBench(p))),
                 None => eprintln!(
@@ -190,6 +221,9 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     // results[engine][benchmark] = runs
     let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
+    // sizes[engine][label] = bytes of each run, labels in `size_order`.
+    let mut sizes: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    let mut size_order: Vec<String> = Vec::new();
     for round in 0..o.repeat {
         for (name, runner) in &runners {
             let dir = work.path().join(format!("{name}-{round}"));
@@ -210,6 +244,18 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
                 o.repeat,
                 t.elapsed().as_secs_f64()
             );
+            for (label, bytes) in dir_sizes(&out) {
+                println!("  {name:8} {label:<18} {bytes:>12} bytes on disk");
+                if !size_order.contains(&label) {
+                    size_order.push(label.clone());
+                }
+                sizes
+                    .entry(name.clone())
+                    .or_default()
+                    .entry(label)
+                    .or_default()
+                    .push(bytes as f64);
+            }
             for p in parsed {
                 if !order.contains(&p.name) {
                     order.push(p.name.clone());
@@ -230,7 +276,13 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         &runners.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
         &results,
     );
-    let md = table.markdown(o.repeat);
+    let engine_names: Vec<String> = runners.iter().map(|r| r.0.clone()).collect();
+    let mut md = table.markdown(o.repeat);
+    let size_medians = size_medians(&size_order, &engine_names, &sizes);
+    if !size_medians.is_empty() {
+        md.push('\n');
+        md.push_str(&sizes_markdown(&engine_names, &size_medians));
+    }
     println!("\n{md}");
     std::fs::write(o.out.join("compare.md"), &md).map_err(|e| e.to_string())?;
     let json = serde_json::json!({
@@ -240,6 +292,10 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
             "benchmark": r.bench,
             "ops_per_sec": r.ops,
             "p99_micros": r.p99,
+        })).collect::<Vec<_>>(),
+        "dirsize_bytes": size_medians.iter().map(|(label, m)| serde_json::json!({
+            "point": label,
+            "bytes": m,
         })).collect::<Vec<_>>(),
     });
     std::fs::write(
@@ -256,6 +312,77 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         Err(e) => eprintln!("compare: no chart: {e}"),
     }
     Ok(())
+}
+
+/// The `dirsize` lines of one run's output, each labelled by the
+/// benchmark line before it (`dirsize after compact`).
+fn dir_sizes(out: &str) -> Vec<(String, u64)> {
+    let mut last = String::from("open");
+    let mut v = Vec::new();
+    for line in out.lines() {
+        if let Some(p) = parse_line(line) {
+            last = p.name;
+        } else if let Some(d) = parse_dir_size_line(line) {
+            v.push((format!("dirsize after {last}"), d.bytes));
+        }
+    }
+    v
+}
+
+/// Median bytes per label and engine, labels in `order`.
+fn size_medians(
+    order: &[String],
+    engines: &[String],
+    sizes: &BTreeMap<String, BTreeMap<String, Vec<f64>>>,
+) -> Vec<(String, BTreeMap<String, f64>)> {
+    order
+        .iter()
+        .map(|label| {
+            let m = engines
+                .iter()
+                .filter_map(|e| {
+                    let runs = sizes.get(e)?.get(label)?;
+                    Some((e.clone(), median(runs.clone())?))
+                })
+                .collect();
+            (label.clone(), m)
+        })
+        .collect()
+}
+
+/// The on-disk size table: median bytes (MiB) per engine, and CairnDB's
+/// size over each peer's (lower is smaller).
+fn sizes_markdown(engines: &[String], rows: &[(String, BTreeMap<String, f64>)]) -> String {
+    let peers: Vec<&String> = engines.iter().filter(|e| *e != "cairndb").collect();
+    let mut s = String::from(
+        "On-disk size (dirsize: every file under the database directory), median MiB \
+         (lower is smaller).\n\n| point |",
+    );
+    for e in engines {
+        s.push_str(&format!(" {e} MiB |"));
+    }
+    for p in &peers {
+        s.push_str(&format!(" cairndb/{p} |"));
+    }
+    s.push_str("\n|---|");
+    for _ in 0..engines.len() + peers.len() {
+        s.push_str("---:|");
+    }
+    s.push('\n');
+    for (label, m) in rows {
+        s.push_str(&format!("| {label} |"));
+        for e in engines {
+            match m.get(e) {
+                Some(b) => s.push_str(&format!(" {:.2} |", b / 1048576.0)),
+                None => s.push_str(" - |"),
+            }
+        }
+        for p in &peers {
+            s.push_str(&ratio(m.get("cairndb").copied(), m.get(*p).copied()));
+        }
+        s.push('\n');
+    }
+    s
 }
 
 fn summary(p: &Parsed) -> String {
@@ -838,6 +965,55 @@ mod tests {
             md.contains("| fillrandom | 100 | 400 | 200 | 2.00x | 0.50x | 0.50x |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn dirsize_lines_are_labelled_and_tabled() {
+        let out = "fillfile     :       1.0 micros/op 10 ops/sec 1.000 seconds 10 operations;\n\
+                   dirsize : 2097152 bytes in 3 files\n\
+                   compact      :       1.0 micros/op 1 ops/sec 1.000 seconds 1 operations;\n\
+                   dirsize : 1048576 bytes in 2 files\n";
+        let v = dir_sizes(out);
+        assert_eq!(
+            v,
+            vec![
+                ("dirsize after fillfile".to_string(), 2097152),
+                ("dirsize after compact".to_string(), 1048576)
+            ]
+        );
+        let mut sizes: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+        for (e, b) in [("rocksdb", 4194304.0), ("cairndb", 1048576.0)] {
+            sizes
+                .entry(e.into())
+                .or_default()
+                .insert("dirsize after compact".into(), vec![b]);
+        }
+        let engines: Vec<String> = ["rocksdb", "cairndb"].map(String::from).to_vec();
+        let m = size_medians(&["dirsize after compact".into()], &engines, &sizes);
+        let md = sizes_markdown(&engines, &m);
+        assert!(
+            md.contains("| dirsize after compact | 4.00 | 1.00 | 0.25x |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn file_workload_flags_pass_through() {
+        let o = parse_opts(
+            [
+                "--engines=cairndb",
+                "--benchmarks=fillfile,compact,dirsize,readfile",
+                "--datafile=/x.tsv",
+                "--keyfields=0,1",
+                "--table_format=zip",
+                "--zip_from_level=2",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .unwrap();
+        assert_eq!(o.benchmarks, ["fillfile", "compact", "dirsize", "readfile"]);
+        assert_eq!(o.bench_args.len(), 5);
     }
 
     #[test]

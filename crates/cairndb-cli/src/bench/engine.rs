@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use cairndb::{CompressionType, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use cairndb::{
+    CompressionType, Db, Options, ReadOptions, TableFormat, WriteBatch, WriteOptions,
+    ZipTableOptions,
+};
 
 use super::flags::Flags;
 
@@ -87,7 +90,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     } else {
         f.max_background_jobs.max(2) as usize
     };
-    let opts = Options {
+    let mut opts = Options {
         write_buffer_size: f.write_buffer_size as usize,
         max_write_buffer_number: f.max_write_buffer_number.max(2),
         level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger.max(1) as usize,
@@ -109,11 +112,55 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         },
         ..Options::default()
     };
+    opts.zip = ZipTableOptions {
+        dict_size: f.zip_dict_size,
+        sample_ratio: f.zip_sample_ratio,
+        group_size: f.zip_group_size,
+        compression_level: f.zip_level,
+        ..ZipTableOptions::default()
+    };
+    if f.table_format == TableFormat::Zip {
+        opts.set_zip_from_level(f.zip_from_level);
+    }
+    if !f.cairndb_only_set.is_empty() {
+        notes.push(table_format_note(&opts));
+    }
     if f.max_write_buffer_number < 2 {
         notes.push("--max_write_buffer_number: CairnDB needs at least 2; using 2".into());
     }
     opts.validate().map_err(|e| e.to_string())?;
     Ok(opts)
+}
+
+/// Describes the table formats and zip tuning `opts` carries, as mapped
+/// from `--table_format` and `--zip_*`.
+pub fn table_format_note(opts: &Options) -> String {
+    let levels: Vec<&str> = (0..cairndb::options::NUM_LEVELS)
+        .map(|l| match opts.table_format_for_level(l) {
+            TableFormat::BlockBased => "block",
+            TableFormat::Zip => "zip",
+        })
+        .collect();
+    let z = &opts.zip;
+    format!(
+        "--table_format/--zip_*: mapped to Options::table_format_per_level = [{}], \
+         Options::zip = {{ dict_size: {}, group_size: {}, sample_ratio: {}, compression_level: {} }}",
+        levels.join(", "),
+        z.dict_size,
+        z.group_size,
+        z.sample_ratio,
+        z.compression_level
+    )
+}
+
+/// Notes, one per flag, for the CairnDB-only flags given to another engine.
+#[cfg(any(feature = "rocksdb", feature = "leveldb"))]
+pub fn not_applicable_notes(f: &Flags, engine: &str, notes: &mut Vec<String>) {
+    for name in &f.cairndb_only_set {
+        notes.push(format!(
+            "--{name}: not applicable to {engine} (a CairnDB table-format flag); ignored"
+        ));
+    }
 }
 
 /// CairnDB behind the [`Engine`] trait.
@@ -202,7 +249,10 @@ impl Engine for CairnEngine {
         self.db.flush().map_err(es)
     }
     fn compact(&self) -> EResult<()> {
-        self.db.compact_range(None, None).map_err(es)
+        // compact_range flushes the memtable and rewrites every level top
+        // down, synchronously; then let any compaction it triggered finish.
+        self.db.compact_range(None, None).map_err(es)?;
+        self.db.wait_for_compactions().map_err(es)
     }
     fn wait_for_compactions(&self) -> EResult<()> {
         self.db.wait_for_compactions().map_err(es)

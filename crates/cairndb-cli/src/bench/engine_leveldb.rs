@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
 use std::path::Path;
 use std::ptr;
 
-use super::engine::{EResult, Engine, EngineIter, Op};
+use super::engine::{not_applicable_notes, EResult, Engine, EngineIter, Op};
 use super::flags::Flags;
 
 #[allow(non_camel_case_types)]
@@ -157,6 +157,7 @@ unsafe impl Sync for LevelEngine {}
 impl LevelEngine {
     /// Opens (creating) the database at `path`, mapping db_bench flags.
     pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<LevelEngine> {
+        not_applicable_notes(f, "leveldb", notes);
         let name = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "database path contains a NUL byte".to_string())?;
         // SAFETY: plain C constructors and setters on objects we own.
@@ -384,6 +385,8 @@ impl Engine for LevelEngine {
         Ok(()) // LevelDB has no public memtable flush.
     }
     fn compact(&self) -> EResult<()> {
+        // LevelDB's CompactRange is synchronous: it compacts the memtable,
+        // then every level holding files, top down, before it returns.
         // SAFETY: open db; null bounds mean the whole range.
         unsafe { leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
         Ok(())

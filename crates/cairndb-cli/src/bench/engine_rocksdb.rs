@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, DBRawIterator, Options, WriteBatch, WriteOptions,
-    DB,
+    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompressionType,
+    DBRawIterator, Options, WriteBatch, WriteOptions, DB,
 };
 
-use super::engine::{EResult, Engine, EngineIter, Op};
+use super::engine::{not_applicable_notes, EResult, Engine, EngineIter, Op};
 use super::flags::Flags;
 
 /// An open RocksDB database.
@@ -25,6 +25,7 @@ fn es(e: rocksdb::Error) -> String {
 impl RocksEngine {
     /// Opens (creating) the database at `path` with db_bench's option mapping.
     pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<RocksEngine> {
+        not_applicable_notes(f, "rocksdb", notes);
         let mut o = Options::default();
         o.create_if_missing(true);
         o.set_write_buffer_size(f.write_buffer_size as usize);
@@ -140,8 +141,16 @@ impl Engine for RocksEngine {
         self.db.flush().map_err(es)
     }
     fn compact(&self) -> EResult<()> {
-        self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
-        Ok(())
+        // db_bench's `compact` is CompactRange over everything. Flush first,
+        // force the bottommost level to be rewritten too (the default skips
+        // it without a compaction filter, leaving its tombstones and
+        // overwritten versions), and wait for what the compaction triggers.
+        self.db.flush().map_err(es)?;
+        let mut co = CompactOptions::default();
+        co.set_exclusive_manual_compaction(true);
+        co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
+        self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+        self.wait_for_compactions()
     }
     fn wait_for_compactions(&self) -> EResult<()> {
         loop {

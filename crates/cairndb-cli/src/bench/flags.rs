@@ -103,6 +103,28 @@ pub const BENCHMARKS: &[&str] = &[
     "compact",
     "waitforcompaction",
     "stats",
+    "fillfile",
+    "readfile",
+    "readfileseq",
+    "dirsize",
+];
+
+/// The benchmarks of the file workload (`--datafile` / `--keyfile`); db_bench
+/// has none of them.
+pub const FILE_BENCHMARKS: &[&str] = &["fillfile", "readfile", "readfileseq"];
+
+/// Benchmarks of ours that RocksDB's db_bench does not know.
+pub const EXTENSION_BENCHMARKS: &[&str] = &["fillfile", "readfile", "readfileseq", "dirsize"];
+
+/// Flags of ours (not db_bench's) that only CairnDB can honour; named on
+/// stderr as not applicable when given to another engine.
+pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
+    "table_format",
+    "zip_from_level",
+    "zip_dict_size",
+    "zip_group_size",
+    "zip_sample_ratio",
+    "zip_level",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -119,6 +141,9 @@ pub struct Flags {
     pub default_benchmarks: bool,
     /// `--num`.
     pub num: u64,
+    /// True when `--num` was given on the command line (the file benchmarks
+    /// read it as "all records / all keys" otherwise).
+    pub num_set: bool,
     /// `--reads` (negative: `num`).
     pub reads: i64,
     /// `--threads`.
@@ -200,6 +225,31 @@ pub struct Flags {
     pub engine: String,
     /// `--progress` (CairnDB addition; default: when stderr is a terminal).
     pub progress: Option<bool>,
+    /// `--table_format=block|zip` (CairnDB addition).
+    pub table_format: cairndb::TableFormat,
+    /// `--zip_from_level=N`: with `--table_format=zip`, levels N and deeper
+    /// are written as zip tables (CairnDB addition).
+    pub zip_from_level: usize,
+    /// `--zip_dict_size` in bytes (CairnDB addition).
+    pub zip_dict_size: usize,
+    /// `--zip_group_size` in records (CairnDB addition).
+    pub zip_group_size: usize,
+    /// `--zip_sample_ratio` (CairnDB addition).
+    pub zip_sample_ratio: f64,
+    /// `--zip_level`: the zstd level of zip tables (CairnDB addition).
+    pub zip_level: i32,
+    /// `--datafile`: records for `fillfile`, one per line (CairnDB addition).
+    pub datafile: Option<PathBuf>,
+    /// `--keyfile`: keys for `readfile` / `readfileseq`, one per line
+    /// (CairnDB addition).
+    pub keyfile: Option<PathBuf>,
+    /// `--keyfields`: 0-based fields of a data line that make its key.
+    pub keyfields: Vec<usize>,
+    /// `--field_separator` (default a tab).
+    pub field_separator: Vec<u8>,
+    /// CairnDB-only flags given on the command line, in order, once each
+    /// (other engines name them as not applicable).
+    pub cairndb_only_set: Vec<String>,
     /// Notes on ignored or mapped flags, one per flag, in command-line order.
     pub notes: Vec<String>,
 }
@@ -210,6 +260,7 @@ impl Default for Flags {
             benchmarks: DEFAULT_BENCHMARKS.split(',').map(String::from).collect(),
             default_benchmarks: true,
             num: 1_000_000,
+            num_set: false,
             reads: -1,
             threads: 1,
             duration: 0,
@@ -250,6 +301,17 @@ impl Default for Flags {
             json: None,
             engine: "cairndb".into(),
             progress: None,
+            table_format: cairndb::TableFormat::BlockBased,
+            zip_from_level: 1,
+            zip_dict_size: 64 << 10,
+            zip_group_size: 4,
+            zip_sample_ratio: 0.03,
+            zip_level: 6,
+            datafile: None,
+            keyfile: None,
+            keyfields: vec![0],
+            field_separator: b"\t".to_vec(),
+            cairndb_only_set: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -314,7 +376,17 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "seek_nexts"
         | "readwritepercent"
         | "json"
-        | "engine" => Kind::Value,
+        | "engine"
+        | "table_format"
+        | "zip_from_level"
+        | "zip_dict_size"
+        | "zip_group_size"
+        | "zip_sample_ratio"
+        | "zip_level"
+        | "datafile"
+        | "keyfile"
+        | "keyfields"
+        | "field_separator" => Kind::Value,
         _ => return None,
     })
 }
@@ -412,6 +484,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
     for (name, v) in split_args(args)? {
         let v = v.as_str();
         let n = name.as_str();
+        if CAIRNDB_ONLY_FLAGS.contains(&n) && !f.cairndb_only_set.contains(&name) {
+            f.cairndb_only_set.push(name.clone());
+        }
         match n {
             "benchmarks" => {
                 let list: Vec<String> = v
@@ -430,7 +505,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 f.benchmarks = list;
                 f.default_benchmarks = false;
             }
-            "num" => f.num = parse_nonneg(n, v)?,
+            "num" => {
+                f.num = parse_nonneg(n, v)?;
+                f.num_set = true;
+            }
             "reads" => f.reads = parse_num(n, v)?,
             "threads" => {
                 f.threads = parse_nonneg(n, v)? as usize;
@@ -536,6 +614,55 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 }
                 f.engine = e;
             }
+            "table_format" => {
+                f.table_format = cairndb::TableFormat::parse(v)
+                    .map_err(|_| format!("flag --table_format: `{v}` is not block or zip"))?;
+            }
+            "zip_from_level" => {
+                let l = parse_nonneg(n, v)? as usize;
+                if l >= cairndb::options::NUM_LEVELS {
+                    return Err(format!(
+                        "flag --zip_from_level: must be in 0..={} (got {v})",
+                        cairndb::options::NUM_LEVELS - 1
+                    ));
+                }
+                f.zip_from_level = l;
+            }
+            "zip_dict_size" => {
+                f.zip_dict_size = parse_nonneg(n, v)? as usize;
+                if f.zip_dict_size > 4 << 20 {
+                    return Err(format!(
+                        "flag --zip_dict_size: must be at most 4194304 bytes (got {v})"
+                    ));
+                }
+            }
+            "zip_group_size" => {
+                f.zip_group_size = parse_nonneg(n, v)? as usize;
+                if !(1..=256).contains(&f.zip_group_size) {
+                    return Err(format!(
+                        "flag --zip_group_size: must be in 1..=256 (got {v})"
+                    ));
+                }
+            }
+            "zip_sample_ratio" => {
+                let r: f64 = parse_num(n, v)?;
+                if !(r > 0.0 && r <= 1.0) {
+                    return Err(format!(
+                        "flag --zip_sample_ratio: must be in (0, 1] (got {v})"
+                    ));
+                }
+                f.zip_sample_ratio = r;
+            }
+            "zip_level" => {
+                f.zip_level = parse_num(n, v)?;
+                if !(-7..=22).contains(&f.zip_level) {
+                    return Err(format!("flag --zip_level: must be in -7..=22 (got {v})"));
+                }
+            }
+            "datafile" => f.datafile = Some(nonempty_path(n, v)?),
+            "keyfile" => f.keyfile = Some(nonempty_path(n, v)?),
+            "keyfields" => f.keyfields = parse_keyfields(v)?,
+            "field_separator" => f.field_separator = parse_separator(v)?,
             _ => {
                 if IGNORED_BOOLS.contains(&n) {
                     parse_bool(n, v)?;
@@ -549,6 +676,72 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
         .map(|(name, note)| format!("--{name}: {note}"))
         .collect();
     Ok(f)
+}
+
+fn nonempty_path(name: &str, v: &str) -> Result<PathBuf, String> {
+    if v.is_empty() {
+        return Err(format!("flag --{name}: needs a file name"));
+    }
+    Ok(PathBuf::from(v))
+}
+
+/// Parses `--keyfields=0,1,2`: 0-based field indexes, in key order.
+pub fn parse_keyfields(v: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in v.split(',') {
+        let t = part.trim();
+        if t.is_empty() {
+            return Err(format!(
+                "flag --keyfields: empty field index in `{v}` (expected e.g. 0,1,2)"
+            ));
+        }
+        let i: usize = t.parse().map_err(|_| {
+            format!("flag --keyfields: `{t}` is not a field index (0-based, e.g. 0,1,2)")
+        })?;
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// Parses `--field_separator`: the text itself, where `\t` (backslash-t)
+/// and `tab` mean a tab, and `\\` a backslash. Must not be empty or hold a
+/// line break.
+pub fn parse_separator(v: &str) -> Result<Vec<u8>, String> {
+    let out: Vec<u8> = match v {
+        "tab" | "TAB" => b"\t".to_vec(),
+        _ => {
+            let mut out = Vec::new();
+            let b = v.as_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                if b[i] == b'\\' && i + 1 < b.len() {
+                    match b[i + 1] {
+                        b't' => out.push(b'\t'),
+                        b'\\' => out.push(b'\\'),
+                        _ => {
+                            return Err(format!(
+                                "flag --field_separator: unknown escape `\\{}` in `{v}` \
+                                 (\\t is a tab, \\\\ a backslash)",
+                                b[i + 1] as char
+                            ))
+                        }
+                    }
+                    i += 2;
+                } else {
+                    out.push(b[i]);
+                    i += 1;
+                }
+            }
+            out
+        }
+    };
+    if out.is_empty() {
+        return Err("flag --field_separator: must not be empty (default: a tab)".into());
+    }
+    if out.contains(&b'\n') || out.contains(&b'\r') {
+        return Err("flag --field_separator: must not contain a line break".into());
+    }
+    Ok(out)
 }
 
 fn mapped_note(name: &str) -> String {

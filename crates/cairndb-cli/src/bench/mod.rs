@@ -5,6 +5,7 @@
 //! the output; `flags`, `keygen`, `report` and `engine` own their parts.
 
 pub mod engine;
+pub mod filework;
 pub mod flags;
 pub mod keygen;
 pub mod report;
@@ -21,6 +22,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use engine::{CairnEngine, Engine, Op};
+use filework::{FileWorkload, Lines};
 use flags::Flags;
 use keygen::{KeyGen, KeyLayout, Mt64, Order, ValueGen};
 use report::{BenchResult, Stats};
@@ -38,8 +40,40 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     run(f).map(|_| ())
 }
 
+/// The help text's part on the CairnDB extensions.
+const EXTENSIONS_HELP: &str = r#"
+File workload (CairnDB additions; docs/bench/FILE_WORKLOAD.md):
+  fillfile      load --datafile's records in file order: the key is the
+                --keyfields of a line joined by --field_separator, the value
+                the whole line (--threads split the records, --batch_size
+                groups them)
+  readfile      point reads of keys drawn at random (--seed) from --keyfile;
+                prints (F of T found)
+  readfileseq   point reads of --keyfile's keys in file order (--threads
+                split them)
+  dirsize       prints `dirsize : N bytes in M files` for the database
+                directory (all files, recursively); in --json too
+  --datafile=FILE         records, one per line
+  --keyfile=FILE          keys, one per line (default: the data file's keys)
+  --keyfields=0,1,2       0-based fields that make the key (default 0)
+  --field_separator=SEP   default a tab (also written \t)
+  --num=N                 records fillfile loads (default: all)
+  --reads=N               reads per thread for readfile, keys in all for
+                          readfileseq (default: --num when given, else
+                          the number of keys)
+
+Table format (CairnDB only; other engines name them as not applicable):
+  --table_format=block|zip   default block
+  --zip_from_level=N         with zip, levels N and deeper are zip (default 1)
+  --zip_dict_size=BYTES      dictionary size (default 65536)
+  --zip_group_size=N         records compressed together (default 4)
+  --zip_sample_ratio=F       share of the values sampled for the dictionary
+                             (default 0.03)
+  --zip_level=N              zstd level of the groups (default 6)
+"#;
+
 fn help() -> String {
-    format!(
+    let mut s = format!(
         "usage: cairndb bench [--flag=value ...]\n\n\
          Takes RocksDB db_bench 7.8 flags (same names, meanings, defaults) and prints\n\
          what db_bench prints. Benchmarks: {}.\n\
@@ -49,11 +83,14 @@ fn help() -> String {
          db_bench tuning flags without a CairnDB meaning are accepted and named on stderr.\n",
         flags::BENCHMARKS.join(","),
         flags::DEFAULT_BENCHMARKS
-    )
+    );
+    s.push_str(EXTENSIONS_HELP);
+    s
 }
 
 /// A running database and where it lives.
 struct Ctx {
+    files: Option<FileWorkload>,
     flags: Flags,
     layout: KeyLayout,
     dir: PathBuf,
@@ -129,7 +166,7 @@ fn compression_name(s: &str) -> String {
     }
 }
 
-fn print_header(f: &Flags) {
+fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     let engine = match f.engine.as_str() {
         "rocksdb" => "RocksDB (in-process, via cairndb bench)".to_string(),
         "leveldb" => "LevelDB (in-process, via cairndb bench)".to_string(),
@@ -143,29 +180,48 @@ fn print_header(f: &Flags) {
             println!("CPU:        {n} * {m}");
         }
     }
-    let comp_value = (f.value_size as f64 * f.compression_ratio + 0.5) as usize;
-    println!(
-        "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)",
-        f.key_size
-    );
-    println!(
-        "Values:     {} bytes each ({} bytes after compression)",
-        f.value_size, comp_value
-    );
-    println!("Entries:    {}", f.num);
-    println!("Prefix:    {} bytes", f.prefix_size);
-    println!("Keys per prefix:    {}", f.keys_per_prefix);
-    let raw = (f.key_size + f.value_size) as f64 * f.num as f64 / 1048576.0;
-    let file =
-        (f.key_size as f64 + f.value_size as f64 * f.compression_ratio) * f.num as f64 / 1048576.0;
-    println!("RawSize:    {raw:.1} MB (estimated)");
-    println!("FileSize:   {file:.1} MB (estimated)");
+    // The generated keys and values mean nothing to a run of file benchmarks only.
+    let generated = f.benchmarks.iter().any(|b| {
+        !flags::FILE_BENCHMARKS.contains(&b.as_str())
+            && !["compact", "flush", "dirsize", "stats", "waitforcompaction"].contains(&b.as_str())
+    });
+    if generated {
+        let comp_value = (f.value_size as f64 * f.compression_ratio + 0.5) as usize;
+        println!(
+            "Keys:       {} bytes each (+ 0 bytes user-defined timestamp)",
+            f.key_size
+        );
+        println!(
+            "Values:     {} bytes each ({} bytes after compression)",
+            f.value_size, comp_value
+        );
+        println!("Entries:    {}", f.num);
+        println!("Prefix:    {} bytes", f.prefix_size);
+        println!("Keys per prefix:    {}", f.keys_per_prefix);
+        let raw = (f.key_size + f.value_size) as f64 * f.num as f64 / 1048576.0;
+        let file = (f.key_size as f64 + f.value_size as f64 * f.compression_ratio) * f.num as f64
+            / 1048576.0;
+        println!("RawSize:    {raw:.1} MB (estimated)");
+        println!("FileSize:   {file:.1} MB (estimated)");
+    }
     println!("Write rate: {} bytes/second", f.benchmark_write_rate_limit);
     println!("Read rate: 0 ops/second");
     println!("Compression: {}", compression_name(&f.compression_type));
     println!("Compression sampling rate: 0");
     println!("Memtablerep: SkipListFactory");
     println!("Perf Level: 1");
+    if f.engine == "cairndb" {
+        match f.table_format {
+            cairndb::TableFormat::Zip => println!(
+                "Table format: zip from level {} (dict {} bytes, group {}, sample ratio {}, zstd level {})",
+                f.zip_from_level, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level
+            ),
+            cairndb::TableFormat::BlockBased => println!("Table format: block"),
+        }
+    }
+    for l in files.map(|w| w.describe()).unwrap_or_default() {
+        println!("{l}");
+    }
     println!("------------------------------------------------");
 }
 
@@ -192,7 +248,10 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
             tmp.path().join("dbbench")
         }
     };
-    print_header(&f);
+    // Load (and check) the data and key files before anything is timed or
+    // any database is removed.
+    let files = FileWorkload::load(&f)?;
+    print_header(&f, files.as_ref());
     let progress = f
         .progress
         .unwrap_or_else(|| std::io::stderr().is_terminal());
@@ -202,6 +261,7 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
         keys_per_prefix: f.keys_per_prefix,
     };
     let mut ctx = Ctx {
+        files,
         seed: f.seed,
         flags: f,
         layout,
@@ -244,6 +304,12 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
     if let Some(path) = &ctx.flags.json {
         let doc = serde_json::json!({
             "engine": ctx.flags.engine,
+            "datafile": ctx.flags.datafile,
+            "keyfile": ctx.flags.keyfile,
+            "table_format": match ctx.flags.table_format {
+                cairndb::TableFormat::Zip => "zip",
+                cairndb::TableFormat::BlockBased => "block",
+            },
             "num": ctx.flags.num,
             "key_size": ctx.flags.key_size,
             "value_size": ctx.flags.value_size,
@@ -281,7 +347,9 @@ fn verify_default_run(f: &Flags, results: &[BenchResult]) -> Result<(), String> 
 
 fn op_kind(name: &str) -> &'static str {
     match name {
-        "fillseq" | "fillrandom" | "filluniquerandom" | "fillsync" | "overwrite" => "write",
+        "fillseq" | "fillrandom" | "filluniquerandom" | "fillsync" | "overwrite" | "fillfile" => {
+            "write"
+        }
         "deleterandom" => "delete",
         "seekrandom" => "seek",
         "updaterandom" | "readrandomwriterandom" => "op",
@@ -299,12 +367,15 @@ enum Kind {
     ReadRandomWriteRandom,
     UpdateRandom,
     DeleteRandom,
+    FillFile,
+    ReadFile,
+    ReadFileSeq,
 }
 
 fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     let fresh = matches!(
         name,
-        "fillseq" | "fillrandom" | "filluniquerandom" | "fillsync"
+        "fillseq" | "fillrandom" | "filluniquerandom" | "fillsync" | "fillfile"
     );
     if fresh {
         if ctx.flags.use_existing_db {
@@ -329,6 +400,13 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         "readrandomwriterandom" => Kind::ReadRandomWriteRandom,
         "updaterandom" => Kind::UpdateRandom,
         "deleterandom" => Kind::DeleteRandom,
+        "fillfile" => Kind::FillFile,
+        "readfile" => Kind::ReadFile,
+        "readfileseq" => Kind::ReadFileSeq,
+        "dirsize" => {
+            let d = filework::dir_size(&ctx.dir)?;
+            return Ok(Some(report::dir_size_result(&ctx.flags.engine, d)));
+        }
         "flush" | "compact" => {
             let mut s = Stats::new(ctx.flags.histogram);
             s.start();
@@ -366,12 +444,33 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
             ctx.seed.wrapping_add(ctx.thread_count)
         })
         .collect();
+    let data = ctx.files.as_ref().and_then(|w| w.data.as_ref());
+    let read_keys = ctx.files.as_ref().and_then(|w| w.read_keys());
+    // For the file benchmarks --num means "all" unless given.
+    let file_reads = |n: usize| -> u64 {
+        match (ctx.flags.reads, ctx.flags.num_set) {
+            (r, _) if r >= 0 => r as u64,
+            (_, true) => ctx.flags.num,
+            (_, false) => n as u64,
+        }
+    };
     let per_thread = match kind {
         Kind::Write(_, true) => (ctx.flags.num / 1000).max(1),
         Kind::Write(..) | Kind::DeleteRandom => ctx.flags.num,
+        Kind::FillFile => data.map_or(0, |d| d.keys.len() as u64),
+        Kind::ReadFile => file_reads(read_keys.map_or(0, |k| k.len())),
+        Kind::ReadFileSeq => {
+            let n = read_keys.map_or(0, |k| k.len());
+            file_reads(n).min(n as u64)
+        }
         _ => ctx.flags.reads(),
     };
-    let bar = make_bar(ctx, name, per_thread * readers as u64);
+    // fillfile and readfileseq split their records among the threads.
+    let bar_total = match kind {
+        Kind::FillFile | Kind::ReadFileSeq => per_thread,
+        _ => per_thread * readers as u64,
+    };
+    let bar = make_bar(ctx, name, bar_total);
     let shared = Shared {
         f: &ctx.flags,
         layout: ctx.layout,
@@ -381,6 +480,8 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         stop_writer: AtomicBool::new(false),
         bar: bar.as_ref(),
         interval: Mutex::new(None),
+        data,
+        read_keys,
     };
     let mut all = Vec::new();
     let mut writer_stats = None;
@@ -425,7 +526,11 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     }
     let show_found = matches!(
         kind,
-        Kind::ReadRandom | Kind::SeekRandom | Kind::ReadWhileWriting
+        Kind::ReadRandom
+            | Kind::SeekRandom
+            | Kind::ReadWhileWriting
+            | Kind::ReadFile
+            | Kind::ReadFileSeq
     );
     let r = report::merge(name, &ctx.flags.engine, &all, show_found);
     if let Some(w) = writer_stats {
@@ -466,6 +571,10 @@ struct Shared<'a> {
     stop_writer: AtomicBool,
     bar: Option<&'a indicatif::ProgressBar>,
     interval: Mutex<Option<(Instant, u64)>>,
+    /// The records of `--datafile`, for fillfile.
+    data: Option<&'a filework::DataFile>,
+    /// The keys readfile and readfileseq read.
+    read_keys: Option<&'a Lines>,
 }
 
 /// db_bench's `Duration`: a count of operations, or seconds when `--duration`.
@@ -684,6 +793,58 @@ fn thread_body(
                 sh.tick(tid, &st, 1);
             }
             st.message = format!("( updates:{} found:{})", st.done, st.found);
+        }
+        Kind::FillFile => {
+            let d = sh.data.ok_or("fillfile: no --datafile loaded")?;
+            let epb = f.entries_per_batch.max(1) as u64;
+            let range = filework::share(per_thread, tid, f.threads);
+            let mut i = range.start;
+            let mut ops: Vec<Op<'_>> = Vec::with_capacity(epb as usize);
+            while i < range.end {
+                let end = (i + epb).min(range.end);
+                ops.clear();
+                for j in i..end {
+                    let (k, v) = (d.keys.get(j as usize), d.values.get(j as usize));
+                    st.bytes += (k.len() + v.len()) as u64;
+                    ops.push(Op::Put(k, v));
+                }
+                if let [Op::Put(k, v)] = ops.as_slice() {
+                    sh.db.put(k, v)?;
+                } else {
+                    sh.db.write(&ops)?;
+                }
+                st.finished_ops(end - i);
+                sh.tick(tid, &st, end - i);
+                i = end;
+            }
+        }
+        Kind::ReadFile => {
+            let keys = sh.read_keys.ok_or("readfile: no keys loaded")?;
+            let n = keys.len().max(1) as u64;
+            let mut budget = Budget::new(f, per_thread);
+            while !budget.done(1) {
+                let k = keys.get((rand.next_u64() % n) as usize);
+                st.reads += 1;
+                if let Some(val) = sh.db.get(k)? {
+                    st.found += 1;
+                    st.bytes += (k.len() + val.len()) as u64;
+                }
+                st.finished_ops(1);
+                sh.tick(tid, &st, 1);
+            }
+        }
+        Kind::ReadFileSeq => {
+            let keys = sh.read_keys.ok_or("readfileseq: no keys loaded")?;
+            for i in filework::share(per_thread, tid, f.threads) {
+                let k = keys.get(i as usize);
+                st.reads += 1;
+                if let Some(val) = sh.db.get(k)? {
+                    st.found += 1;
+                    st.bytes += (k.len() + val.len()) as u64;
+                }
+                st.finished_ops(1);
+                sh.tick(tid, &st, 1);
+            }
         }
         Kind::DeleteRandom => {
             let mut gen = KeyGen::new(Order::Random, num, seed);

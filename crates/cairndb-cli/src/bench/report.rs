@@ -101,8 +101,82 @@ pub struct BenchResult {
     pub found: Option<(u64, u64)>,
     /// Latency percentiles in microseconds, with `--histogram`.
     pub latency: Option<Latency>,
+    /// The database directory's size, for `dirsize`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_size: Option<DirSize>,
     /// The db_bench line.
     pub line: String,
+}
+
+/// What `dirsize` measured: every file under the database directory, and
+/// the table files and write-ahead logs among them.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirSize {
+    /// Sum of the files' sizes.
+    pub bytes: u64,
+    /// Number of files.
+    pub files: u64,
+    /// Bytes of table files (`*.sst`, `*.ldb`).
+    #[serde(default)]
+    pub sst_bytes: u64,
+    /// Number of table files.
+    #[serde(default)]
+    pub sst_files: u64,
+    /// Bytes of write-ahead logs (`NNNNNN.log`), recycled ones included.
+    #[serde(default)]
+    pub wal_bytes: u64,
+    /// Number of write-ahead logs.
+    #[serde(default)]
+    pub wal_files: u64,
+}
+
+/// The `dirsize` line: `dirsize : N bytes in M files (sst .., wal .., other ..)`.
+pub fn dir_size_line(d: &DirSize) -> String {
+    let other_bytes = d.bytes - d.sst_bytes - d.wal_bytes;
+    let other_files = d.files - d.sst_files - d.wal_files;
+    format!(
+        "dirsize : {} bytes in {} files (sst {} in {}, wal {} in {}, other {} in {})",
+        d.bytes,
+        d.files,
+        d.sst_bytes,
+        d.sst_files,
+        d.wal_bytes,
+        d.wal_files,
+        other_bytes,
+        other_files
+    )
+}
+
+/// The result of `dirsize` (no operations, no timing).
+pub fn dir_size_result(engine: &str, d: DirSize) -> BenchResult {
+    BenchResult {
+        name: "dirsize".into(),
+        engine: engine.to_string(),
+        micros_per_op: 0.0,
+        ops_per_sec: 0.0,
+        seconds: 0.0,
+        ops: 0,
+        mb_per_sec: None,
+        found: None,
+        latency: None,
+        dir_size: Some(d),
+        line: dir_size_line(&d),
+    }
+}
+
+/// Parses one `dirsize : N bytes in M files` line.
+pub fn parse_dir_size_line(line: &str) -> Option<DirSize> {
+    let rest = line.trim_start().strip_prefix("dirsize")?;
+    let rest = rest.trim_start().strip_prefix(':')?;
+    let t: Vec<&str> = rest.split_whitespace().collect();
+    match t.as_slice() {
+        [b, "bytes", "in", f, "files", ..] => Some(DirSize {
+            bytes: b.parse().ok()?,
+            files: f.parse().ok()?,
+            ..DirSize::default()
+        }),
+        _ => None,
+    }
 }
 
 /// Latency summary in microseconds.
@@ -194,6 +268,7 @@ pub fn merge(name: &str, engine: &str, threads: &[Stats], show_found: bool) -> B
         mb_per_sec: mb,
         found: show_found.then_some((found, reads)),
         latency,
+        dir_size: None,
         line,
     }
 }
@@ -343,6 +418,42 @@ mod tests {
         assert_eq!(p[0].found, Some((990, 1000)));
         assert!(p[0].p99.is_some());
         assert_eq!(p[0].ops_per_sec, r.ops_per_sec.trunc());
+    }
+
+    #[test]
+    fn dir_size_lines_round_trip() {
+        let d = DirSize {
+            bytes: 12345,
+            files: 7,
+            sst_bytes: 10000,
+            sst_files: 2,
+            wal_bytes: 2000,
+            wal_files: 1,
+        };
+        let r = dir_size_result("rocksdb", d);
+        assert_eq!(
+            r.line,
+            "dirsize : 12345 bytes in 7 files (sst 10000 in 2, wal 2000 in 1, other 345 in 4)"
+        );
+        let text = format!(
+            "fillfile     : 1.0 micros/op 1 ops/sec 1.000 seconds 1 operations;\n{}\n",
+            r.line
+        );
+        assert_eq!(
+            text.lines()
+                .filter_map(parse_dir_size_line)
+                .collect::<Vec<_>>(),
+            vec![DirSize {
+                bytes: 12345,
+                files: 7,
+                ..DirSize::default()
+            }]
+        );
+        assert_eq!(
+            parse_output(&text).len(),
+            1,
+            "a dirsize line is no timing line"
+        );
     }
 
     #[test]

@@ -1272,7 +1272,12 @@ impl DbInner {
                 };
                 let Some(c) = picked else { break };
                 match self.run_compaction(&c) {
-                    Ok(true) => {}
+                    Ok(true) => {
+                        // The compaction's own references pin its inputs:
+                        // collect garbage once they are gone.
+                        drop(c);
+                        self.delete_obsolete_files();
+                    }
                     Ok(false) => return, // shutting down
                     Err(e) => {
                         self.set_bg_error(e);
@@ -1293,14 +1298,23 @@ impl DbInner {
                     cause: Box::new(e.clone()),
                 });
             }
-            let v = self.versions.lock().current();
-            let Some(mut c) = compaction::pick_range(&v, level, begin, end) else {
+            // The version is dropped before the compaction runs: holding it
+            // would pin the inputs, and the garbage collection at the end of
+            // the compaction could not delete them.
+            let picked = {
+                let v = self.versions.lock().current();
+                compaction::pick_range(&v, level, begin, end)
+            };
+            let Some(mut c) = picked else {
                 continue;
             };
             // Rewrite even a lone file, so its tombstones and shadowed versions go.
             c.force_rewrite = true;
             match self.run_compaction(&c) {
-                Ok(true) => {}
+                Ok(true) => {
+                    drop(c);
+                    self.delete_obsolete_files();
+                }
                 Ok(false) => return Err(Error::Closed),
                 Err(e) => {
                     self.set_bg_error(e.clone());
@@ -1332,8 +1346,11 @@ impl DbInner {
         }
         let mut outputs: Vec<FileMeta> = Vec::new();
         // A lone file with nothing under it moves down unchanged, unless a
-        // manual compaction asked for a rewrite.
-        if c.is_trivial_move() && !c.force_rewrite {
+        // manual compaction asked for a rewrite or the output level is
+        // written in another table format (block-based to zip, say).
+        let same_format = self.opts.table_format_for_level(c.level)
+            == self.opts.table_format_for_level(out_level);
+        if c.is_trivial_move() && !c.force_rewrite && same_format {
             for f in &c.inputs {
                 edit.add_file(out_level, (**f).clone());
             }
@@ -1381,7 +1398,6 @@ impl DbInner {
             cs.compaction_bytes_written
                 .fetch_add(outputs.iter().map(|o| o.size).sum(), Ordering::Relaxed);
         }
-        self.delete_obsolete_files();
         Ok(true)
     }
 

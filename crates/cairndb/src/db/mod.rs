@@ -1290,8 +1290,17 @@ impl DbInner {
 
     fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
-        // One pass per level, top down, as LevelDB's CompactRange does.
-        for level in 0..NUM_LEVELS - 1 {
+        // One pass per level, top down, as LevelDB's CompactRange does, down
+        // to the deepest level that holds files (data is not pushed further
+        // down than it already is: each pass rewrites it once more).
+        let deepest = {
+            let v = self.versions.lock().current();
+            (0..NUM_LEVELS)
+                .rev()
+                .find(|&l| v.num_files(l) > 0)
+                .unwrap_or(0)
+        };
+        for level in 0..deepest.max(1) {
             let _c = self.compaction_lock.lock();
             if let Some(e) = &self.state.lock().bg_error {
                 return Err(Error::ReadOnly {

@@ -11,7 +11,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(block_decoder sst_reader wal_reader manifest_decoder)
+    targets=(block_decoder sst_reader wal_reader manifest_decoder zip_table_reader)
 fi
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"

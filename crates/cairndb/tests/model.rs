@@ -347,7 +347,8 @@ fn model_on_disk() {
 
 /// The same random sequences with zip tables from level 1 down (and, in one
 /// run, for level-0 flushes too), small groups so that iterators cross group
-/// boundaries often, and a dictionary. Asserts that zip tables were read.
+/// boundaries often, and a dictionary. Asserts that zip tables were read
+/// whenever a zip level holds files (levels 0 and 1 always do here).
 #[test]
 fn model_zip_tables() {
     for (i, from_level) in [1usize, 0, 2].into_iter().enumerate() {
@@ -367,8 +368,11 @@ fn model_zip_tables() {
         }
         it.status().unwrap();
         let s = db.stats();
+        // Regression: with seed 1795330886720925423 the run never reached
+        // level 2, so a zip-from-level-2 database held no zip table at all.
+        let zip_files: usize = s.files_per_level[from_level..].iter().sum();
         assert!(
-            s.zip_iter_groups > 0,
+            zip_files == 0 || s.zip_iter_groups > 0,
             "{name}: no zip table was read: {}",
             cairndb::format_stats(&s)
         );

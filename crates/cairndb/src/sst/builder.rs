@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::key::{self, compare_internal, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK};
+use crate::key::{self, compare_internal, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK};
 use crate::options::{CompressionType, Options, SliceTransform};
 use crate::sst::block::BlockBuilder;
 use crate::sst::filter::FilterBuilder;
@@ -144,17 +144,7 @@ impl TableBuilder {
         if let Some(f) = &mut self.filter {
             f.add_key(parsed.user_key);
         }
-        if self.props.num_entries == 0 {
-            self.props.smallest_key = ikey.to_vec();
-        }
-        self.props.num_entries += 1;
-        if parsed.vtype == ValueType::Deletion {
-            self.props.num_deletions += 1;
-        }
-        self.props.raw_key_size += ikey.len() as u64;
-        self.props.raw_value_size += value.len() as u64;
-        self.props.smallest_seq = self.props.smallest_seq.min(parsed.seq);
-        self.props.largest_seq = self.props.largest_seq.max(parsed.seq);
+        self.props.add_entry(ikey, &parsed, value.len());
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
         self.data_block.add(ikey, value);
@@ -324,7 +314,7 @@ pub(crate) fn short_successor(a: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::make_internal_key;
+    use crate::key::{make_internal_key, ValueType};
 
     #[test]
     fn separators() {

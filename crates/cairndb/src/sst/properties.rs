@@ -46,6 +46,21 @@ pub struct TableProperties {
 }
 
 impl TableProperties {
+    /// Counts one added entry (both table builders call this in key order).
+    pub fn add_entry(&mut self, ikey: &[u8], parsed: &crate::key::ParsedKey<'_>, value_len: usize) {
+        if self.num_entries == 0 {
+            self.smallest_key = ikey.to_vec();
+        }
+        self.num_entries += 1;
+        if parsed.vtype == crate::key::ValueType::Deletion {
+            self.num_deletions += 1;
+        }
+        self.raw_key_size += ikey.len() as u64;
+        self.raw_value_size += value_len as u64;
+        self.smallest_seq = self.smallest_seq.min(parsed.seq);
+        self.largest_seq = self.largest_seq.max(parsed.seq);
+    }
+
     /// The encoded record.
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(96 + self.smallest_key.len() + self.largest_key.len());

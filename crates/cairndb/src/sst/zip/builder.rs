@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use crate::env::{Fs, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
-use crate::key::{self, ValueType};
+use crate::key;
 use crate::options::ZipTableOptions;
 use crate::sst::builder::TableFileInfo;
 use crate::sst::format::COMPRESSION_ZSTD;
@@ -201,17 +201,7 @@ impl ZipTableBuilder {
                 self.path_str()
             )));
         }
-        if self.props.num_entries == 0 {
-            self.props.smallest_key = ikey.to_vec();
-        }
-        self.props.num_entries += 1;
-        if parsed.vtype == ValueType::Deletion {
-            self.props.num_deletions += 1;
-        }
-        self.props.raw_key_size += ikey.len() as u64;
-        self.props.raw_value_size += value.len() as u64;
-        self.props.smallest_seq = self.props.smallest_seq.min(parsed.seq);
-        self.props.largest_seq = self.props.largest_seq.max(parsed.seq);
+        self.props.add_entry(ikey, &parsed, value.len());
         self.last_ikey.clear();
         self.last_ikey.extend_from_slice(ikey);
         self.trailers.push(key::trailer(ikey));
@@ -556,26 +546,18 @@ impl SpoolReader {
     /// the file is exhausted exactly here: the rest is in memory. A file
     /// ending inside a value is a `Corruption` error.
     fn take(&mut self, mut n: usize, dst: &mut Vec<u8>) -> Result<bool> {
-        let start = dst.len();
-        let mut first = true;
-        while n > 0 || first {
-            if self.pos == self.len {
-                self.len = self.file.read(&mut self.buf)?;
-                self.pos = 0;
-                if self.len == 0 {
-                    if first {
-                        self.done = true;
-                        dst.truncate(start);
-                        return Ok(false);
-                    }
-                    return Err(Error::corruption(
-                        self.file.path(),
-                        self.consumed,
-                        "zip build spool ends inside a value",
-                    ));
-                }
+        if self.pos == self.len && !self.refill()? {
+            self.done = true;
+            return Ok(false);
+        }
+        while n > 0 {
+            if self.pos == self.len && !self.refill()? {
+                return Err(Error::corruption(
+                    self.file.path(),
+                    self.consumed,
+                    "zip build spool ends inside a value",
+                ));
             }
-            first = false;
             let k = n.min(self.len - self.pos);
             dst.extend_from_slice(&self.buf[self.pos..self.pos + k]);
             self.pos += k;
@@ -583,5 +565,12 @@ impl SpoolReader {
             n -= k;
         }
         Ok(true)
+    }
+
+    /// Reads the next buffer; false at the end of the file.
+    fn refill(&mut self) -> Result<bool> {
+        self.len = self.file.read(&mut self.buf)?;
+        self.pos = 0;
+        Ok(self.len > 0)
     }
 }

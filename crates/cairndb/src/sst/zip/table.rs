@@ -60,9 +60,10 @@ impl AsRef<[u8]> for SectionBytes {
 }
 
 thread_local! {
-    /// Decompression context and output buffer of point reads on this thread.
-    static POINT: RefCell<(Option<DCtx<'static>>, Vec<u8>, Vec<u8>)> =
-        const { RefCell::new((None, Vec::new(), Vec::new())) };
+    /// Decompression context, decoded group and key buffer of point reads
+    /// on this thread, reused so that a warm lookup allocates nothing.
+    static POINT: RefCell<(Option<DCtx<'static>>, DecodedGroup, Vec<u8>)> =
+        const { RefCell::new((None, DecodedGroup::new(), Vec::new())) };
 }
 
 /// A zip table opened for reading (see the module doc).
@@ -95,6 +96,23 @@ impl std::fmt::Debug for ZipTable {
 struct DecodedGroup {
     raw: Vec<u8>,
     ranges: Vec<(usize, usize)>,
+}
+
+impl DecodedGroup {
+    const fn new() -> DecodedGroup {
+        DecodedGroup {
+            raw: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// The value at position `i` of the group (empty if out of range).
+    fn value(&self, i: usize) -> &[u8] {
+        match self.ranges.get(i) {
+            Some(&(off, len)) => self.raw.get(off..off + len).unwrap_or(&[]),
+            None => &[],
+        }
+    }
 }
 
 impl ZipTable {
@@ -274,6 +292,19 @@ impl ZipTable {
         }
     }
 
+    /// The first record of key `ord` visible at `lookup_trailer` (trailer
+    /// `<=` it, as internal keys order versions), with its trailer.
+    fn find_version(&self, ord: u64, lookup_trailer: u64) -> Result<Option<(u64, u64)>> {
+        let (a, b) = self.key_records(ord)?;
+        for r in a..b {
+            let t = self.trailer(r)?;
+            if t <= lookup_trailer {
+                return Ok(Some((r, t)));
+            }
+        }
+        Ok(None)
+    }
+
     fn trailer(&self, rec: u64) -> Result<u64> {
         self.trailers.get(rec).ok_or_else(|| {
             self.corrupt(
@@ -396,18 +427,9 @@ impl ZipTable {
         let Some(ord) = self.index.get(uk) else {
             return Ok(None);
         };
-        let (a, b) = self.key_records(ord)?;
-        let mut rec = None;
-        for r in a..b {
-            if self.trailer(r)? <= lt {
-                rec = Some(r);
-                break;
-            }
-        }
-        let Some(rec) = rec else {
+        let Some((rec, trailer)) = self.find_version(ord, lt)? else {
             return Ok(None);
         };
-        let trailer = self.trailer(rec)?;
         let g = rec / self.meta.group_size as u64;
         let i = (rec % self.meta.group_size as u64) as usize;
         POINT.with(|cell| {
@@ -417,25 +439,17 @@ impl ZipTable {
                     Some(d) => d,
                     slot => slot.insert(new_dctx(&self.path)?),
                 };
-                let mut group = DecodedGroup {
-                    raw: std::mem::take(&mut st.1),
-                    ranges: Vec::new(),
-                };
-                let res = self.decode_group(g, dctx, &mut group);
-                let out = res.map(|()| {
-                    self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
-                    self.stats
-                        .point_read_bytes
-                        .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
-                    let (off, len) = group.ranges[i];
-                    let kbuf = &mut st.2;
-                    kbuf.clear();
-                    kbuf.extend_from_slice(uk);
-                    kbuf.extend_from_slice(&trailer.to_le_bytes());
-                    Some(f(kbuf, &group.raw[off..off + len]))
-                });
-                st.1 = group.raw;
-                out
+                let group = &mut st.1;
+                self.decode_group(g, dctx, group)?;
+                self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .point_read_bytes
+                    .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
+                let kbuf = &mut st.2;
+                kbuf.clear();
+                kbuf.extend_from_slice(uk);
+                kbuf.extend_from_slice(&trailer.to_le_bytes());
+                Ok(Some(f(kbuf, st.1.value(i))))
             })();
             cell.replace(st);
             r
@@ -667,20 +681,10 @@ impl InternalIterator for ZipTableIter {
             self.first_record_of(ord);
             return;
         }
-        let t = self.table.clone();
-        let r = (|| -> Result<Option<u64>> {
-            let (a, b) = t.key_records(ord)?;
-            for r in a..b {
-                if t.trailer(r)? <= tt {
-                    return Ok(Some(r));
-                }
-            }
-            Ok(None)
-        })();
-        match r {
-            Ok(Some(rec)) => self.position(rec, ord, true),
+        match self.table.find_version(ord, tt) {
+            Ok(Some((rec, _))) => self.position(rec, ord, true),
             Ok(None) => {
-                if ord + 1 < t.meta.num_keys {
+                if ord + 1 < self.table.meta.num_keys {
                     self.first_record_of(ord + 1);
                 }
             }
@@ -733,11 +737,8 @@ impl InternalIterator for ZipTableIter {
         if !self.valid {
             return &[];
         }
-        let i = (self.rec % self.table.meta.group_size as u64) as usize;
-        match self.decoded.ranges.get(i) {
-            Some(&(off, len)) => self.decoded.raw.get(off..off + len).unwrap_or(&[]),
-            None => &[],
-        }
+        self.decoded
+            .value((self.rec % self.table.meta.group_size as u64) as usize)
     }
 
     fn status(&self) -> Result<()> {

@@ -13,6 +13,9 @@
 //!    memtable insert) and by memtable switches, so the mutable memtable and
 //!    the WAL only change under it. Held across WAL I/O: this *is* the
 //!    group-commit point, and only the leader waits on it.
+//!    `closed_logs` (switched-out WALs not yet synced) is taken under `log`
+//!    by every path that syncs, and alone by the garbage collector; it is
+//!    held across the fdatasync of those WALs.
 //! 3. `compaction_lock`: one compaction at a time.
 //! 4. `versions`: held across MANIFEST appends and syncs (background only).
 //! 5. `state`: memtables, background error, flags. Never held across I/O.
@@ -238,6 +241,12 @@ pub(crate) struct DbInner {
     /// rename that reuses one, and by the collector while it decides about
     /// WAL files, so a file is never both reused and deleted.
     recycle_pool: Mutex<Vec<u64>>,
+    /// WALs switched out under `PointInTimeRecovery` without a sync:
+    /// `(number, writer)`. Every sync (a synced group, `sync_wal`, the
+    /// interval sync, `close`) syncs these first, so a synced write never
+    /// sits behind an unsynced hole; the collector drops the ones whose
+    /// memtable has been flushed.
+    closed_logs: Mutex<Vec<(u64, LogWriter)>>,
     obsolete_tables: Mutex<Vec<Arc<FileMeta>>>,
     gc_lock: Mutex<()>,
     closed: AtomicBool,
@@ -468,6 +477,7 @@ impl Db {
             snapshots: Arc::new(SnapshotList::default()),
             pending_outputs: Mutex::new(HashSet::new()),
             recycle_pool: Mutex::new(Vec::new()),
+            closed_logs: Mutex::new(Vec::new()),
             obsolete_tables: Mutex::new(Vec::new()),
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
@@ -566,6 +576,7 @@ impl Db {
         let mut log = self.inner.log.lock();
         match log.writer.as_mut() {
             Some(w) => {
+                self.inner.sync_closed_logs()?;
                 w.sync()?;
                 self.inner
                     .counters
@@ -632,10 +643,11 @@ impl Db {
         let sync_result = {
             let mut log = inner.log.lock();
             let r = match log.writer.as_mut() {
-                Some(w) => w.sync(),
+                Some(w) => inner.sync_closed_logs().and_then(|()| w.sync()),
                 None => Ok(()),
             };
             log.writer = None;
+            inner.closed_logs.lock().clear();
             r
         };
         inner.delete_obsolete_files();
@@ -911,7 +923,7 @@ impl DbInner {
                 if sync {
                     self.leader_syncing.store(true, Ordering::Release);
                     let t = Instant::now();
-                    let r = w.sync();
+                    let r = self.sync_closed_logs().and_then(|()| w.sync());
                     self.last_sync_micros
                         .store(t.elapsed().as_micros() as u64, Ordering::Relaxed);
                     self.leader_syncing.store(false, Ordering::Release);
@@ -1017,12 +1029,22 @@ impl DbInner {
                 continue;
             }
             drop(st);
-            // Switch to a new memtable and WAL. The old WAL is synced so that
-            // only the newest WAL can ever have a torn tail.
+            // Switch to a new memtable and WAL. Under point-in-time recovery
+            // the old WAL is only handed to the OS: a power loss that tears
+            // it is caught at recovery by the next WAL's start marker, and
+            // replay stops there (a consistent prefix), while any later sync
+            // syncs it first (`closed_logs`). Syncing it here cost the whole
+            // memtable's writeback on the write path. The stricter modes
+            // sync it now, so that only the newest WAL can have a torn tail.
             let number = self.next_file.fetch_add(1, Ordering::SeqCst);
+            let defer_sync = self.opts.wal_recovery_mode == WalRecoveryMode::PointInTimeRecovery;
             let fresh = (|| -> Result<LogWriter> {
                 if let Some(old) = log.writer.as_mut() {
-                    old.sync()?;
+                    if defer_sync {
+                        old.flush()?;
+                    } else {
+                        old.sync()?;
+                    }
                 }
                 let mut pool = self.recycle_pool.lock();
                 let reuse = pool.pop();
@@ -1035,7 +1057,7 @@ impl DbInner {
                     return Err(e);
                 }
             };
-            log.writer = Some(writer);
+            let old_writer = log.writer.replace(writer);
             let mut st = self.state.lock();
             let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
             let old_log = std::mem::replace(&mut st.mem_log_number, number);
@@ -1046,8 +1068,26 @@ impl DbInner {
             let version = self.sv.read().version.clone();
             self.install_sv(&st, version);
             self.state_cv.notify_all();
+            drop(st);
+            // After `state` (lock order). Should the memtable's flush finish
+            // first, the collector drops the entry on its next pass.
+            if let Some(w) = old_writer.filter(|_| defer_sync) {
+                self.closed_logs.lock().push((old_log, w));
+            }
             force = false;
         }
+    }
+
+    /// Syncs and closes the WALs switched out without a sync. REQUIRES:
+    /// `log` held (or the database closing), so no WAL is switched out
+    /// meanwhile.
+    fn sync_closed_logs(&self) -> Result<()> {
+        let mut closed = self.closed_logs.lock();
+        while let Some((_, w)) = closed.first_mut() {
+            w.sync()?;
+            closed.remove(0);
+        }
+        Ok(())
     }
 
     // ----------------------------------------------------------------- reads
@@ -1513,7 +1553,7 @@ impl DbInner {
             }
             let mut log = self.log.lock();
             if let Some(w) = log.writer.as_mut() {
-                if let Err(e) = w.sync() {
+                if let Err(e) = self.sync_closed_logs().and_then(|()| w.sync()) {
                     drop(log);
                     self.set_bg_error(e);
                     return;
@@ -1589,6 +1629,11 @@ impl DbInner {
                 .collect();
             (live, vs.log_number, vs.manifest_number())
         };
+        // Flushed memtables' WALs need no sync; close them before their
+        // files are reused or deleted.
+        self.closed_logs
+            .lock()
+            .retain(|(num, _)| *num >= log_number);
         let held: HashSet<u64> = {
             let mut obs = self.obsolete_tables.lock();
             // Still referenced by an older version that a reader holds?

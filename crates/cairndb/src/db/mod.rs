@@ -27,6 +27,12 @@
 //!
 //! ## Invariants
 //! * Every sequence number <= `last_seq` is fully applied to a memtable.
+//!   Write groups get their sequence numbers and WAL records in order under
+//!   `log`, then insert into the memtable with no lock held (the skiplist
+//!   takes concurrent inserts), overlapping the next group's WAL append,
+//!   and publish `last_seq` in sequence order. A memtable is switched out
+//!   only after every assigned sequence is published, so an immutable
+//!   memtable never receives another insert.
 //! * WALs numbered >= `VersionSet::log_number` hold every write not yet in
 //!   a table; each memtable knows the WAL that started with it.
 //! * A table file is deleted only when no version that any reader can still
@@ -103,8 +109,26 @@ struct LogState {
     /// Sequence number of the last record written to any WAL (writes with
     /// the WAL disabled are not counted): the next WAL's start marker.
     last_logged_seq: SeqNo,
+    /// Last sequence number assigned to a write group. Groups are assigned
+    /// (and logged) in order under `log`, insert into the memtable after
+    /// releasing it, and publish `last_seq` in the same order; so
+    /// `last_seq <= last_assigned_seq`, equal when no insert is in flight.
+    last_assigned_seq: SeqNo,
     /// While writes are slowed: when the next group may be written.
     next_write_at: Option<Instant>,
+}
+
+/// What a leader's [`DbInner::write_group`] decided, for the inserts and
+/// wake-ups it does after releasing `log`.
+struct GroupCommit {
+    /// Writers at the queue front that this group covers (leader included).
+    members: usize,
+    /// The memtable to insert into (None when the group failed).
+    mem: Option<Arc<MemTable>>,
+    first_seq: SeqNo,
+    /// Records in the group; 0 when it failed or held only empty batches.
+    count: u64,
+    result: Result<()>,
 }
 
 struct Writer {
@@ -457,6 +481,7 @@ impl Db {
                 writer: Some(writer),
                 scratch: WriteBatch::new(),
                 last_logged_seq: max_seq,
+                last_assigned_seq: max_seq,
                 next_write_at: None,
             }),
             compaction_lock: Mutex::new(()),
@@ -836,35 +861,93 @@ impl DbInner {
             return w.result.lock().take().unwrap_or(Ok(()));
         }
 
-        // This writer leads a group.
+        // This writer leads a group: sequence numbers and the WAL record
+        // under the log lock.
         let mut log = self.log.lock();
-        let result = self.write_group(&mut log, &w);
+        let commit = self.write_group(&mut log, &w);
         drop(log);
 
-        // Hand results to the group and wake the next leader.
-        let (group_len, result) = result;
-        let mut q = self.queue.lock();
-        for _ in 0..group_len {
-            let m = q.pop_front().expect("group members are at the queue front");
-            if !Arc::ptr_eq(&m, &w) {
+        // Leadership passes on at once, so the next group's WAL append
+        // overlaps this group's memtable inserts.
+        let members = {
+            let mut q = self.queue.lock();
+            let members: Vec<Arc<Writer>> = (0..commit.members)
+                .map(|_| q.pop_front().expect("group members are at the queue front"))
+                .collect();
+            if let Some(next) = q.front() {
+                next.leader.store(true, Ordering::Release);
+                next.cv.notify_one();
+            }
+            members
+        };
+        let result = commit.result;
+        if result.is_ok() && commit.count > 0 {
+            let mem = commit
+                .mem
+                .as_ref()
+                .expect("a committed group has a memtable");
+            let mut seq = commit.first_seq;
+            for m in &members {
+                seq += mem.insert_batch(&m.batch, seq);
+            }
+            debug_assert_eq!(seq, commit.first_seq + commit.count);
+            self.publish(commit.first_seq, commit.count);
+        }
+
+        // Hand results to the group (under `queue`, which a member holds
+        // between checking its flag and sleeping).
+        let q = self.queue.lock();
+        for m in &members {
+            if !Arc::ptr_eq(m, &w) {
                 *m.result.lock() = Some(result.clone());
                 m.done.store(true, Ordering::Release);
                 m.cv.notify_one();
             }
         }
-        if let Some(next) = q.front() {
-            next.leader.store(true, Ordering::Release);
-            next.cv.notify_one();
-        }
+        drop(q);
         result
     }
 
-    /// Commits a group led by `leader`: one WAL record, at most one sync,
-    /// then the memtable inserts. Returns (members, result).
-    fn write_group(&self, log: &mut LogState, leader: &Arc<Writer>) -> (usize, Result<()>) {
+    /// Makes sequences `first_seq..first_seq + count` visible, after every
+    /// earlier group's (their inserts may still be running on other
+    /// threads; each takes microseconds and holds no lock).
+    fn publish(&self, first_seq: SeqNo, count: u64) {
+        let mut spins = 0u32;
+        while self.last_seq.load(Ordering::Acquire) != first_seq - 1 {
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        self.last_seq
+            .store(first_seq + count - 1, Ordering::Release);
+    }
+
+    /// Waits until every assigned sequence number is published: no memtable
+    /// insert is in flight. REQUIRES: `log` held (no new group starts).
+    fn wait_for_inserts(&self, log: &LogState) {
+        while self.last_seq.load(Ordering::Acquire) != log.last_assigned_seq {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Logs a group led by `leader`: sequence numbers, one WAL record, at
+    /// most one sync. The caller inserts into the memtable and publishes
+    /// after releasing `log`.
+    fn write_group(&self, log: &mut LogState, leader: &Arc<Writer>) -> GroupCommit {
         let (mem, l0_files) = match self.make_room_for_write(log, false) {
             Ok(r) => r,
-            Err(e) => return (1, Err(e)),
+            Err(e) => {
+                return GroupCommit {
+                    members: 1,
+                    mem: None,
+                    first_seq: 0,
+                    count: 0,
+                    result: Err(e),
+                }
+            }
         };
         // A synced group costs one fdatasync whatever its size. Writers of
         // the previous group may still be waking up to queue their next
@@ -904,7 +987,7 @@ impl DbInner {
             g
         };
         let n = group.len();
-        let first_seq = self.last_seq.load(Ordering::Acquire) + 1;
+        let first_seq = log.last_assigned_seq + 1;
         let mut scratch = std::mem::take(&mut log.scratch);
         scratch.clear();
         for m in &group {
@@ -939,7 +1022,13 @@ impl DbInner {
                 // until reopened, so nothing is acknowledged after it.
                 self.set_bg_error(e.clone());
                 log.scratch = scratch;
-                return (n, Err(e));
+                return GroupCommit {
+                    members: n,
+                    mem: None,
+                    first_seq,
+                    count: 0,
+                    result: Err(e),
+                };
             }
             self.counters
                 .wal_bytes_written
@@ -949,10 +1038,7 @@ impl DbInner {
             self.state.lock().unlogged_writes = true;
         }
         if count > 0 {
-            mem.insert_batch(&scratch, first_seq);
-            // Publish: readers see the whole group or none of it.
-            self.last_seq
-                .store(first_seq + count - 1, Ordering::Release);
+            log.last_assigned_seq = first_seq + count - 1;
         }
         log.scratch = scratch;
         let c = &self.counters;
@@ -960,7 +1046,13 @@ impl DbInner {
         c.writes.fetch_add(n as u64, Ordering::Relaxed);
         c.user_bytes_written
             .fetch_add(user_bytes as u64, Ordering::Relaxed);
-        (n, Ok(()))
+        GroupCommit {
+            members: n,
+            mem: Some(mem),
+            first_seq,
+            count,
+            result: Ok(()),
+        }
     }
 
     /// While level 0 is at or above `level0_slowdown_writes_trigger`, paces
@@ -1029,6 +1121,9 @@ impl DbInner {
                 continue;
             }
             drop(st);
+            // The old memtable must be complete before it becomes
+            // immutable (a flush may start on it at once).
+            self.wait_for_inserts(log);
             // Switch to a new memtable and WAL. Under point-in-time recovery
             // the old WAL is only handed to the OS: a power loss that tears
             // it is caught at recovery by the next WAL's start marker, and

@@ -13,8 +13,8 @@
 //! free tail for later small requests.
 //!
 //! Concurrency: `allocate` must be called by one thread at a time (the
-//! memtable's single writer, which holds the skiplist's writer lock); it is an
-//! `unsafe fn` for that reason. [`Arena::memory_usage`] is an atomic read and
+//! skiplist calls it under its `alloc` mutex); it is an `unsafe fn` for that
+//! reason. [`Arena::memory_usage`] is an atomic read and
 //! may be called from any thread at any time.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};

@@ -3,9 +3,12 @@
 //! A [`MemTable`] is an arena-backed concurrent skiplist
 //! ([`skiplist`], [`arena`]) whose entries are `(internal key, value)` with the
 //! internal key (`user_key ++ trailer`) stored contiguously, so iterators hand
-//! out keys without copying. Writes (`add`, `insert_batch`) are serialised by
-//! the skiplist's internal writer lock; reads (`get`, iterators) take no lock
-//! and may run concurrently with a writer. Memory is released only when the
+//! out keys without copying. Writes (`add`, `insert_batch`) may run on many
+//! threads at once (the skiplist links nodes with compare-and-swap and
+//! serialises only the arena's bump allocation); reads (`get`, iterators)
+//! take no lock and run concurrently with writers. Entries become visible to
+//! the engine's readers only through the sequence number it publishes after
+//! a write group's inserts are all done. Memory is released only when the
 //! last `Arc<MemTable>` (including those held by iterators) is dropped.
 
 pub mod arena;

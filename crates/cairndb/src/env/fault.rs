@@ -208,6 +208,15 @@ impl WritableFile for FaultWritable {
         }
         self.inner.allocate(len)
     }
+    fn fill_zeros(&mut self, upto: u64) -> Result<()> {
+        if let Some((e, _)) = self.shared.check(FaultOp::Write, &self.path) {
+            return Err(Error::io("write zeros", &self.path, e));
+        }
+        if let Some((e, _)) = self.shared.check(FaultOp::Sync, &self.path) {
+            return Err(Error::io("fdatasync", &self.path, e));
+        }
+        self.inner.fill_zeros(upto)
+    }
     fn len(&self) -> u64 {
         self.inner.len()
     }

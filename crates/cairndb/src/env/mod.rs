@@ -30,6 +30,15 @@ pub trait WritableFile: Send {
     fn allocate(&mut self, _len: u64) -> Result<()> {
         Ok(())
     }
+    /// Makes the bytes from the file's current end on disk up to offset
+    /// `upto` written zeros and syncs them, without moving where appends
+    /// go (they overwrite the zeros). Appends and syncs inside that range
+    /// then change no file metadata: neither the size nor unwritten extents,
+    /// so an `fdatasync` writes only data (docs/format/wal.md, "Zero-filled
+    /// space"). A hint: may do nothing.
+    fn fill_zeros(&mut self, _upto: u64) -> Result<()> {
+        Ok(())
+    }
     /// Bytes appended so far (the logical file size).
     fn len(&self) -> u64;
     /// True when nothing has been appended.

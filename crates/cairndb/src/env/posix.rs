@@ -42,6 +42,9 @@ struct PosixWritable {
     /// Bytes on disk (written through `write`), <= len.
     written: u64,
     allocated: u64,
+    /// The file's size on disk: `written`, or more when the file was reused
+    /// or zero-filled ahead.
+    physical: u64,
 }
 
 impl PosixWritable {
@@ -51,6 +54,7 @@ impl PosixWritable {
                 .write_all(&self.buf)
                 .map_err(|e| Error::io("write", &self.path, e))?;
             self.written += self.buf.len() as u64;
+            self.physical = self.physical.max(self.written);
             self.buf.clear();
         }
         Ok(())
@@ -67,6 +71,7 @@ impl WritableFile for PosixWritable {
                     .write_all(data)
                     .map_err(|e| Error::io("write", &self.path, e))?;
                 self.written += data.len() as u64;
+                self.physical = self.physical.max(self.written);
                 return Ok(());
             }
         }
@@ -85,6 +90,30 @@ impl WritableFile for PosixWritable {
         self.file
             .sync_data()
             .map_err(|e| Error::io("fdatasync", &self.path, e))
+    }
+
+    fn fill_zeros(&mut self, upto: u64) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        // Never below what is appended (buffered bytes included): those
+        // bytes are written at their own offsets later.
+        let mut at = self.physical.max(self.len);
+        if upto <= at {
+            return Ok(());
+        }
+        let zeros = [0u8; 64 << 10];
+        while at < upto {
+            let n = ((upto - at) as usize).min(zeros.len());
+            self.file
+                .write_all_at(&zeros[..n], at)
+                .map_err(|e| Error::io("write zeros", &self.path, e))?;
+            at += n as u64;
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        self.physical = upto;
+        self.allocated = self.allocated.max(upto);
+        Ok(())
     }
 
     fn allocate(&mut self, len: u64) -> Result<()> {
@@ -236,6 +265,7 @@ impl Fs for PosixFs {
             len: 0,
             written: 0,
             allocated: 0,
+            physical: 0,
         }))
     }
 
@@ -258,6 +288,7 @@ impl Fs for PosixFs {
             written: 0,
             // Already written blocks need no reservation.
             allocated: size,
+            physical: size,
         }))
     }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::writer::{ZERO_FILL_CHUNK, ZERO_FILL_MAX_RECORD};
 use super::*;
 use crate::env::fault::{FaultFs, FaultOp, FaultRule};
 use crate::env::mem::MemFs;
@@ -509,4 +510,62 @@ fn write_batch_payloads_replay_into_memtable() {
     .unwrap();
     assert_eq!(m.get(b"k99", seq), Some(MemGet::Value(b"v99")));
     assert_eq!(m.get(b"k0", seq), Some(MemGet::Deleted));
+}
+
+/// Synced small records on the real file system go into zero-filled space:
+/// the file grows in 1 MiB steps of written zeros, records overwrite them,
+/// and a reader (and every recovery mode) takes the zeros after the last
+/// record for the end of the log, also when records cross chunk
+/// boundaries.
+#[test]
+fn zero_filled_space_round_trips_on_posix() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = crate::env::posix::PosixFs;
+    let p = dir.path().join("000009.log");
+    let mut w = LogWriter::new(fs.create(&p).unwrap(), 9).with_preallocate(256 << 10);
+    let mut recs = Vec::new();
+    // 300 records of up to 9000 bytes: about 1.4 MB, so past the first chunk.
+    for i in 0..300 {
+        let r = payload(i, 1 + (i * 7919) % 9000);
+        w.prepare_synced_record(r.len()).unwrap();
+        w.add_record(&r).unwrap();
+        w.sync().unwrap();
+        recs.push(r);
+        let on_disk = std::fs::metadata(&p).unwrap().len();
+        assert!(on_disk >= w.file_size(), "record {i} past the file end");
+        assert_eq!(on_disk % ZERO_FILL_CHUNK, 0, "file grows in whole chunks");
+    }
+    // A large record skips the zero fill and appends past the zeros' end
+    // only through normal writes.
+    let big = payload(300, ZERO_FILL_MAX_RECORD + 1);
+    w.prepare_synced_record(big.len()).unwrap();
+    w.add_record(&big).unwrap();
+    w.sync().unwrap();
+    recs.push(big);
+    drop(w);
+    for mode in MODES {
+        let (st, got) = replay(&fs, &p, 9, mode).unwrap();
+        assert_eq!(st.corruptions, 0, "{mode:?}");
+        assert_eq!(st.dropped_bytes, 0, "{mode:?}");
+        let got: Vec<Vec<u8>> = got.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(got, recs, "{mode:?}");
+    }
+}
+
+/// A failing zero fill is an error of the synced write, not a silent skip.
+#[test]
+fn zero_fill_errors_surface() {
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let p = path();
+    let mut w = LogWriter::new(fault.create(&p).unwrap(), 7);
+    fault.inject(FaultRule::new(FaultOp::Write, libc::ENOSPC).times(1));
+    let e = w.prepare_synced_record(100).unwrap_err();
+    assert!(e.to_string().contains("write zeros"), "{e}");
+    fault.inject(FaultRule::new(FaultOp::Sync, libc::EIO).times(1));
+    assert!(w.prepare_synced_record(100).is_err());
+    // Once the fill succeeded, records inside the chunk need no other.
+    w.prepare_synced_record(100).unwrap();
+    fault.inject(FaultRule::new(FaultOp::Write, libc::ENOSPC));
+    assert!(w.prepare_synced_record(100).is_ok());
 }

@@ -25,7 +25,17 @@ pub struct LogWriter {
     prealloc_chunk: u64,
     /// File size up to which space has been reserved.
     preallocated: u64,
+    /// Offset up to which the file is known to hold written bytes (records
+    /// or zeros from [`WritableFile::fill_zeros`]).
+    zero_filled: u64,
 }
+
+/// Synced records up to this size get zero-filled space ahead of them
+/// (`prepare_synced_record`); for larger ones the metadata update is small
+/// next to their own data.
+pub const ZERO_FILL_MAX_RECORD: usize = 64 << 10;
+/// How far ahead zeros are written, in one write and one sync.
+pub const ZERO_FILL_CHUNK: u64 = 1 << 20;
 
 impl LogWriter {
     /// A writer appending to `file` (which may already hold records of this
@@ -50,6 +60,7 @@ impl LogWriter {
             buf: Vec::new(),
             prealloc_chunk: 0,
             preallocated: size,
+            zero_filled: size,
         }
     }
 
@@ -59,6 +70,32 @@ impl LogWriter {
     pub fn with_preallocate(mut self, bytes_per_chunk: u64) -> LogWriter {
         self.prealloc_chunk = bytes_per_chunk;
         self
+    }
+
+    /// Call before appending a record of `payload_len` bytes that will be
+    /// synced at once (a synced write group). When the record is small and
+    /// would end past the zero-filled space, fills the next
+    /// [`ZERO_FILL_CHUNK`] past it with written zeros first
+    /// ([`WritableFile::fill_zeros`]), so the sync after the record writes
+    /// data only: on this machine a 4 KiB write + fdatasync costs about
+    /// 160 µs inside written space and 230 µs when it extends the file.
+    /// Readers take the zeros for the end of the log (docs/format/wal.md).
+    pub fn prepare_synced_record(&mut self, payload_len: usize) -> Result<()> {
+        if payload_len > ZERO_FILL_MAX_RECORD {
+            return Ok(());
+        }
+        // Upper bound of the framed size: a header per fragment, plus a
+        // block tail of up to HEADER_SIZE - 1 padding bytes.
+        let fragments = payload_len / (BLOCK_SIZE - HEADER_SIZE) + 1;
+        let end = self.size + (payload_len + (fragments + 1) * HEADER_SIZE) as u64;
+        if end <= self.zero_filled {
+            return Ok(());
+        }
+        let target = end.div_ceil(ZERO_FILL_CHUNK) * ZERO_FILL_CHUNK;
+        self.file.fill_zeros(target)?;
+        self.zero_filled = target;
+        self.preallocated = self.preallocated.max(target);
+        Ok(())
     }
 
     /// Appends one record (any length, including 0).

@@ -63,6 +63,14 @@ pub trait RandomAccessFile: Send + Sync {
     /// error naming the file and offset (the caller asked for bytes that a
     /// correct file would have).
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Reads `len` bytes at `offset` into a new vector, with the errors of
+    /// [`RandomAccessFile::read_exact_at`]. Implementations may skip zeroing
+    /// the buffer first (the POSIX one reads into uninitialised capacity).
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(offset, &mut buf)?;
+        Ok(buf)
+    }
     /// The file's size when it was opened.
     fn size(&self) -> u64;
     /// The path this file was opened with.

@@ -202,6 +202,17 @@ impl Block {
     /// Decodes the entry header at `off`: (shared, unshared, value_len, header_len).
     fn decode_entry(&self, off: usize) -> Option<(usize, usize, usize, usize)> {
         let area = self.data.get(off..self.restarts_offset)?;
+        // Fast path: all three lengths fit in one byte each (small keys and
+        // values: nearly every entry of a typical block).
+        if let [s0, u0, v0, ..] = *area {
+            if (s0 | u0 | v0) < 0x80 {
+                let need = 3 + u0 as usize + v0 as usize;
+                if need > area.len() {
+                    return None;
+                }
+                return Some((s0 as usize, u0 as usize, v0 as usize, 3));
+            }
+        }
         let (shared, a) = get_varint32(area)?;
         let (unshared, b) = get_varint32(area.get(a..)?)?;
         let (vlen, c) = get_varint32(area.get(a + b..)?)?;

@@ -527,8 +527,7 @@ fn read_contents(
             ))
         }
     };
-    let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
-    file.read_exact_at(h.offset, &mut buf)?;
+    let mut buf = file.read_vec_at(h.offset, size + BLOCK_TRAILER_LEN)?;
     let (body, trailer) = buf.split_at(size);
     let t = trailer[0];
     let stored = decode_fixed32(&trailer[1..]);

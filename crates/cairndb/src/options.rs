@@ -190,6 +190,16 @@ pub struct Options {
     pub write_buffer_size: usize,
     /// Memtables (one mutable plus immutables) kept before writes stall. Default 2.
     pub max_write_buffer_number: usize,
+    /// Size of each memtable's key filter as a fraction of
+    /// `write_buffer_size` (RocksDB's name; there it sizes a prefix and/or
+    /// whole-key bloom). 0 disables the filter. Default 0.02 (RocksDB: 0):
+    /// about 20 bits per key for small entries, and `get` skips the
+    /// skiplist search for keys a memtable never held.
+    pub memtable_prefix_bloom_size_ratio: f64,
+    /// Put whole user keys in the memtable filter (RocksDB's name). CairnDB
+    /// has no prefix memtable filter, so `false` disables the filter.
+    /// Default true (RocksDB: false).
+    pub memtable_whole_key_filtering: bool,
     /// Level-0 file count that triggers a compaction. Default 4.
     pub level0_file_num_compaction_trigger: usize,
     /// Level-0 file count from which each write is delayed. Default 20.
@@ -252,6 +262,8 @@ impl Default for Options {
             fs: crate::env::posix::PosixFs::shared(),
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            memtable_prefix_bloom_size_ratio: 0.02,
+            memtable_whole_key_filtering: true,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -352,6 +364,15 @@ impl Options {
         v as u64
     }
 
+    /// Bytes of key filter per memtable (0: none).
+    pub(crate) fn memtable_filter_bytes(&self) -> usize {
+        if self.memtable_whole_key_filtering {
+            (self.write_buffer_size as f64 * self.memtable_prefix_bloom_size_ratio) as usize
+        } else {
+            0
+        }
+    }
+
     /// Rejects values the engine cannot honour; the error names the option.
     pub fn validate(&self) -> Result<()> {
         fn bad(name: &str, why: &str) -> Result<()> {
@@ -365,6 +386,12 @@ impl Options {
         }
         if self.max_write_buffer_number < 2 {
             return bad("max_write_buffer_number", "must be at least 2");
+        }
+        if !(0.0..=0.25).contains(&self.memtable_prefix_bloom_size_ratio) {
+            return bad(
+                "memtable_prefix_bloom_size_ratio",
+                "must be between 0 and 0.25",
+            );
         }
         if self.level0_file_num_compaction_trigger < 1 {
             return bad("level0_file_num_compaction_trigger", "must be at least 1");

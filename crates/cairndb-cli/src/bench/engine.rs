@@ -112,6 +112,12 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         },
         ..Options::default()
     };
+    if let Some(r) = f.memtable_bloom_size_ratio {
+        opts.memtable_prefix_bloom_size_ratio = r;
+    }
+    if let Some(w) = f.memtable_whole_key_filtering {
+        opts.memtable_whole_key_filtering = w;
+    }
     opts.zip = ZipTableOptions {
         dict_size: f.zip_dict_size,
         sample_ratio: f.zip_sample_ratio,

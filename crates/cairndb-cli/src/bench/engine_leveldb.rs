@@ -158,6 +158,12 @@ impl LevelEngine {
     /// Opens (creating) the database at `path`, mapping db_bench flags.
     pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<LevelEngine> {
         not_applicable_notes(f, "leveldb", notes);
+        if f.memtable_bloom_size_ratio.is_some() || f.memtable_whole_key_filtering.is_some() {
+            notes.push(
+                "--memtable_bloom_size_ratio/--memtable_whole_key_filtering: LevelDB has no memtable filter; ignored"
+                    .into(),
+            );
+        }
         let name = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "database path contains a NUL byte".to_string())?;
         // SAFETY: plain C constructors and setters on objects we own.

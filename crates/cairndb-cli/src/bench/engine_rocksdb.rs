@@ -42,6 +42,10 @@ impl RocksEngine {
             o.set_max_background_compactions(f.max_background_compactions as i32);
         }
         o.set_max_open_files(f.open_files as i32);
+        // db_bench applies its defaults (0, false: no memtable filter); so
+        // does this engine when the flags are left out.
+        o.set_memtable_prefix_bloom_ratio(f.memtable_bloom_size_ratio.unwrap_or(0.0));
+        o.set_memtable_whole_key_filtering(f.memtable_whole_key_filtering.unwrap_or(false));
         let comp = match f.compression_type.as_str() {
             "none" => DBCompressionType::None,
             "snappy" => DBCompressionType::Snappy,

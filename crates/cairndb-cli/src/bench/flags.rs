@@ -75,6 +75,14 @@ const MAPPED: &[(&str, &str)] = &[
     ),
     ("mmap_read", "ignored: CairnDB reads with pread"),
     (
+        "memtable_bloom_size_ratio",
+        "mapped to Options::memtable_prefix_bloom_size_ratio (whole-key filter; left out, CairnDB uses 0.02)",
+    ),
+    (
+        "memtable_whole_key_filtering",
+        "mapped to Options::memtable_whole_key_filtering (left out, CairnDB uses true)",
+    ),
+    (
         "max_bytes_for_level_multiplier",
         "mapped to Options::max_bytes_for_level_multiplier",
     ),
@@ -238,6 +246,12 @@ pub struct Flags {
     pub zip_sample_ratio: f64,
     /// `--zip_level`: the zstd level of zip tables (CairnDB addition).
     pub zip_level: i32,
+    /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
+    /// not applied: left out, each engine keeps its own default, which for
+    /// CairnDB is a filter of 0.02).
+    pub memtable_bloom_size_ratio: Option<f64>,
+    /// `--memtable_whole_key_filtering`, when given (as above).
+    pub memtable_whole_key_filtering: Option<bool>,
     /// `--datafile`: records for `fillfile`, one per line (CairnDB addition).
     pub datafile: Option<PathBuf>,
     /// `--keyfile`: keys for `readfile` / `readfileseq`, one per line
@@ -307,6 +321,8 @@ impl Default for Flags {
             zip_group_size: 4,
             zip_sample_ratio: 0.03,
             zip_level: 6,
+            memtable_bloom_size_ratio: None,
+            memtable_whole_key_filtering: None,
             datafile: None,
             keyfile: None,
             keyfields: vec![0],
@@ -337,9 +353,13 @@ enum Kind {
 /// Our own flags and whether each is boolean.
 fn known_kind(name: &str) -> Option<Kind> {
     Some(match name {
-        "use_existing_db" | "sync" | "disable_wal" | "histogram" | "statistics" | "progress" => {
-            Kind::Bool
-        }
+        "use_existing_db"
+        | "sync"
+        | "disable_wal"
+        | "histogram"
+        | "statistics"
+        | "progress"
+        | "memtable_whole_key_filtering" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -386,7 +406,8 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "datafile"
         | "keyfile"
         | "keyfields"
-        | "field_separator" => Kind::Value,
+        | "field_separator"
+        | "memtable_bloom_size_ratio" => Kind::Value,
         _ => return None,
     })
 }
@@ -549,6 +570,20 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "db" => f.db = Some(PathBuf::from(v)),
             "use_existing_db" => f.use_existing_db = parse_bool(n, v)?,
             "sync" => f.sync = parse_bool(n, v)?,
+            "memtable_whole_key_filtering" => {
+                f.memtable_whole_key_filtering = Some(parse_bool(n, v)?);
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "memtable_bloom_size_ratio" => {
+                let r: f64 = parse_num(n, v)?;
+                if !(0.0..=0.25).contains(&r) {
+                    return Err(format!(
+                        "flag --memtable_bloom_size_ratio: must be between 0 and 0.25 (got {v})"
+                    ));
+                }
+                f.memtable_bloom_size_ratio = Some(r);
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
             "disable_wal" => f.disable_wal = parse_bool(n, v)?,
             "histogram" => f.histogram = parse_bool(n, v)?,
             "statistics" => f.statistics = parse_bool(n, v)?,
@@ -792,6 +827,23 @@ mod tests {
         let e = p(&["--num"]).unwrap_err();
         assert!(e.contains("--num"), "{e}");
         assert!(p(&["positional"]).is_err());
+    }
+
+    #[test]
+    fn memtable_filter_flags_apply_only_when_given() {
+        let f = p(&[]).unwrap();
+        assert_eq!(f.memtable_bloom_size_ratio, None);
+        assert_eq!(f.memtable_whole_key_filtering, None);
+        let f = p(&[
+            "--memtable_bloom_size_ratio=0.1",
+            "--memtable_whole_key_filtering=false",
+        ])
+        .unwrap();
+        assert_eq!(f.memtable_bloom_size_ratio, Some(0.1));
+        assert_eq!(f.memtable_whole_key_filtering, Some(false));
+        assert_eq!(f.notes.len(), 2, "{:?}", f.notes);
+        let e = p(&["--memtable_bloom_size_ratio=0.5"]).unwrap_err();
+        assert!(e.contains("memtable_bloom_size_ratio"), "{e}");
     }
 
     #[test]

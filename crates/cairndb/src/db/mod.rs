@@ -462,7 +462,7 @@ impl Db {
         edit.last_sequence = Some(max_seq);
         let version = versions.log_and_apply(edit)?;
 
-        let mem = Arc::new(MemTable::new());
+        let mem = Arc::new(MemTable::with_filter(opts.memtable_filter_bytes()));
         let sv = Arc::new(SuperVersion {
             mem: mem.clone(),
             imms: Vec::new(),
@@ -1175,7 +1175,10 @@ impl DbInner {
             };
             let old_writer = log.writer.replace(writer);
             let mut st = self.state.lock();
-            let old = std::mem::replace(&mut st.mem, Arc::new(MemTable::new()));
+            let old = std::mem::replace(
+                &mut st.mem,
+                Arc::new(MemTable::with_filter(self.opts.memtable_filter_bytes())),
+            );
             let old_log = std::mem::replace(&mut st.mem_log_number, number);
             st.imms.push_back(Imm {
                 mem: old,

@@ -12,6 +12,7 @@
 //! last `Arc<MemTable>` (including those held by iterators) is dropped.
 
 pub mod arena;
+mod filter;
 mod skiplist;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK};
 
+use filter::KeyFilter;
 pub use skiplist::MAX_HEIGHT;
 use skiplist::{Iter, ListOwner, SkipList};
 
@@ -39,6 +41,8 @@ pub enum MemGet<'a> {
 /// An in-memory sorted table of recent writes. `Send + Sync`.
 pub struct MemTable {
     list: SkipList,
+    /// Whole-key filter consulted by `get` ([`filter`]); None when disabled.
+    filter: Option<KeyFilter>,
 }
 
 impl Default for MemTable {
@@ -57,10 +61,17 @@ impl std::fmt::Debug for MemTable {
 }
 
 impl MemTable {
-    /// An empty memtable.
+    /// An empty memtable without a key filter.
     pub fn new() -> MemTable {
+        Self::with_filter(0)
+    }
+
+    /// An empty memtable with a whole-key filter of about `filter_bytes`
+    /// bytes (0: none), counted in its memory usage.
+    pub fn with_filter(filter_bytes: usize) -> MemTable {
         MemTable {
             list: SkipList::new(),
+            filter: (filter_bytes > 0).then(|| KeyFilter::new(filter_bytes)),
         }
     }
 
@@ -72,12 +83,22 @@ impl MemTable {
     pub fn add(&self, seq: SeqNo, t: ValueType, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQ);
         let trailer = key::pack_trailer(seq, t).to_le_bytes();
+        // Before the insert, so a reader that can see the entry sees its
+        // filter bits (filter module doc).
+        if let Some(f) = &self.filter {
+            f.add(user_key);
+        }
         self.list.insert_parts(user_key, &trailer, value);
     }
 
     /// The newest entry for `user_key` with sequence number `<= seq`, if any.
     /// Does not allocate for user keys shorter than 120 bytes.
     pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
+        if let Some(f) = &self.filter {
+            if !f.may_contain(user_key) {
+                return None;
+            }
+        }
         let trailer = key::pack_trailer(seq.min(MAX_SEQ), TYPE_FOR_SEEK).to_le_bytes();
         let n = user_key.len() + TRAILER_LEN;
         let mut stack = [0u8; STACK_KEY];
@@ -105,7 +126,7 @@ impl MemTable {
     /// Exact bytes reserved by the arena (what flush decisions should use).
     #[inline]
     pub fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.filter.as_ref().map_or(0, KeyFilter::memory_usage)
     }
 
     /// Number of entries.
@@ -355,6 +376,39 @@ mod tests {
         // plus at most one partly used chunk.
         let overhead = 50_000 * 40 + arena::MAX_CHUNK;
         assert!(last <= data + overhead, "usage {last} for {data} bytes");
+    }
+
+    /// The key filter only ever skips searches for keys the table never
+    /// held: every stored key (value or tombstone, any version) is found,
+    /// absent keys are not, and the filter's bytes count as memory.
+    #[test]
+    fn key_filter_never_hides_a_key() {
+        let m = MemTable::with_filter(2048);
+        let empty = MemTable::new().approximate_memory_usage();
+        assert_eq!(m.approximate_memory_usage(), empty + 2048);
+        for i in 0..5000u64 {
+            let k = format!("k{i:05}");
+            if i % 7 == 0 {
+                m.add(i + 1, ValueType::Deletion, k.as_bytes(), b"");
+            } else {
+                m.add(i + 1, ValueType::Value, k.as_bytes(), k.as_bytes());
+            }
+        }
+        for i in 0..5000u64 {
+            let k = format!("k{i:05}");
+            let want = if i % 7 == 0 {
+                MemGet::Deleted
+            } else {
+                MemGet::Value(k.as_bytes())
+            };
+            assert_eq!(m.get(k.as_bytes(), MAX_SEQ), Some(want), "key {k}");
+            // Not visible below its own sequence number.
+            assert_eq!(m.get(k.as_bytes(), i), None);
+        }
+        for i in 0..5000u64 {
+            assert_eq!(m.get(format!("x{i:05}").as_bytes(), MAX_SEQ), None);
+        }
+        assert!(m.approximate_memory_usage() > empty + 2048);
     }
 
     #[test]

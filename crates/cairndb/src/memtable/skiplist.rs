@@ -666,6 +666,26 @@ mod tests {
     /// One writer inserts while readers scan and seek; every scan must be
     /// strictly increasing and see only complete entries, and each reader
     /// must eventually see everything inserted before it started.
+    /// Walks the whole list from the first entry, asserting that keys
+    /// strictly increase and calling `check` on each entry; the count.
+    fn scan_sorted(l: &SkipList, mut check: impl FnMut(&[u8], &[u8])) -> usize {
+        let mut it = Iter::new(l);
+        it.seek_to_first();
+        let mut count = 0usize;
+        let mut last: Option<Vec<u8>> = None;
+        while it.valid() {
+            let k = it.key();
+            if let Some(prev) = &last {
+                assert_eq!(cmp(prev, k), CmpOrdering::Less, "out of order");
+            }
+            check(k, it.value());
+            last = Some(k.to_vec());
+            count += 1;
+            it.next();
+        }
+        count
+    }
+
     #[test]
     fn concurrent_writer_and_readers() {
         const N: u64 = if cfg!(miri) { 200 } else { 20_000 };
@@ -680,26 +700,16 @@ mod tests {
                 loop {
                     let finished = done.load(Ordering::Acquire);
                     let len_before = l.len();
-                    let mut it = Iter::new(&*l);
-                    it.seek_to_first();
-                    let mut count = 0usize;
-                    let mut last: Option<Vec<u8>> = None;
-                    while it.valid() {
-                        let k = it.key();
+                    let count = scan_sorted(&l, |k, v| {
                         let p = parse_internal_key(k).expect("complete key");
                         let n: u64 = std::str::from_utf8(&p.user_key[3..])
                             .unwrap()
                             .parse()
                             .unwrap();
-                        assert_eq!(it.value(), format!("value-{n}").as_bytes());
-                        if let Some(prev) = &last {
-                            assert_eq!(cmp(prev, k), CmpOrdering::Less, "out of order");
-                        }
-                        last = Some(k.to_vec());
-                        count += 1;
-                        it.next();
-                    }
+                        assert_eq!(v, format!("value-{n}").as_bytes());
+                    });
                     assert!(count >= len_before, "missed published entries");
+                    let mut it = Iter::new(&*l);
                     // Random seeks land on a key >= the target.
                     let t = ik((rounds * 7919 + r) % N);
                     it.seek(&t);
@@ -750,19 +760,7 @@ mod tests {
             std::thread::spawn(move || loop {
                 let finished = done.load(Ordering::Acquire);
                 let len_before = l.len();
-                let mut it = Iter::new(&*l);
-                it.seek_to_first();
-                let mut count = 0usize;
-                let mut last: Option<Vec<u8>> = None;
-                while it.valid() {
-                    let k = it.key().to_vec();
-                    if let Some(prev) = &last {
-                        assert_eq!(cmp(prev, &k), CmpOrdering::Less, "out of order");
-                    }
-                    last = Some(k);
-                    count += 1;
-                    it.next();
-                }
+                let count = scan_sorted(&l, |_, _| {});
                 assert!(count >= len_before, "missed published entries");
                 if finished {
                     return count;

@@ -297,3 +297,37 @@ fn background_wal_sync_makes_older_writes_survive_power_loss() {
         }
     }
 }
+
+/// Regression: `Db::sync_wal` returned a failed fdatasync of a WAL switched
+/// out without a sync (or of the current WAL) but left the database
+/// writable. Linux may drop the dirty pages on such a failure and report
+/// success to the next fdatasync, so a later synced write could be
+/// acknowledged over a hole. Now the database turns read-only.
+#[test]
+fn failed_sync_wal_makes_the_db_read_only() {
+    let (_mem, fault, o) = setup();
+    let db = Db::open("/db", o).unwrap();
+    // Unsynced writes across several memtable switches (64 KiB memtables).
+    for i in 0..2000 {
+        db.put(&WriteOptions::default(), &k(i), &[b'v'; 100])
+            .unwrap();
+    }
+    fault.inject(
+        FaultRule::new(FaultOp::Sync, libc::EIO)
+            .on_path(".log")
+            .times(1),
+    );
+    assert!(db.sync_wal().is_err());
+    assert_eq!(fault.injected(), 1);
+    let sync = WriteOptions {
+        sync: true,
+        ..Default::default()
+    };
+    assert_readonly(db.put(&sync, b"after", b"1"));
+    assert_readonly(db.sync_wal());
+    // Reads keep working.
+    assert_eq!(
+        db.get(&ReadOptions::default(), &k(1999)).unwrap(),
+        Some(vec![b'v'; 100])
+    );
+}

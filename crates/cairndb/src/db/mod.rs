@@ -100,8 +100,6 @@ struct State {
     bg_error: Option<Error>,
     shutting_down: bool,
     compaction_wanted: bool,
-    /// Writes with the WAL disabled sit in the memtables only.
-    unlogged_writes: bool,
 }
 
 struct LogState {
@@ -496,7 +494,6 @@ impl Db {
                 bg_error: None,
                 shutting_down: false,
                 compaction_wanted: true,
-                unlogged_writes: false,
             }),
             state_cv: Condvar::new(),
             sv: RwLock::new(sv),
@@ -598,14 +595,27 @@ impl Db {
         self.inner.compact_range(begin, end)
     }
 
-    /// Writes buffered WAL bytes to the OS and fdatasyncs the WAL.
+    /// Writes buffered WAL bytes to the OS and fdatasyncs the WAL (first any
+    /// WAL switched out without a sync). A failure makes the database
+    /// read-only, and a database already read-only returns `Error::ReadOnly`.
     pub fn sync_wal(&self) -> Result<()> {
         self.inner.check_open()?;
+        if let Some(e) = self.inner.state.lock().bg_error.clone() {
+            // After a failed write or sync, a sync cannot vouch for what
+            // came before it.
+            return Err(Error::ReadOnly { cause: Box::new(e) });
+        }
         let mut log = self.inner.log.lock();
         match log.writer.as_mut() {
             Some(w) => {
-                self.inner.sync_closed_logs()?;
-                w.sync()?;
+                // A failed fdatasync may have dropped the dirty pages (and a
+                // retry on the same descriptor can then succeed): nothing
+                // synced later may be acknowledged, so the database turns
+                // read-only, as after a failed synced group.
+                if let Err(e) = self.inner.sync_closed_logs().and_then(|()| w.sync()) {
+                    self.inner.set_bg_error(e.clone());
+                    return Err(e);
+                }
                 self.inner
                     .counters
                     .wal_syncs
@@ -655,11 +665,13 @@ impl Db {
         }
         let inner = &self.inner;
         // Writes made with the WAL disabled exist only in memory: flush them.
-        let flush_result = if inner.state.lock().unlogged_writes {
-            inner.flush()
-        } else {
-            Ok(())
+        // (Each memtable knows whether it holds any, so no flush racing the
+        // writes can clear the fact for a memtable it did not flush.)
+        let unlogged = {
+            let sv = inner.current_sv();
+            sv.mem.has_unlogged() || sv.imms.iter().any(|m| m.has_unlogged())
         };
+        let flush_result = if unlogged { inner.flush() } else { Ok(()) };
         {
             let mut st = inner.state.lock();
             st.shutting_down = true;
@@ -1055,7 +1067,7 @@ impl DbInner {
                 .fetch_add(scratch.size_in_bytes() as u64, Ordering::Relaxed);
             log.last_logged_seq = first_seq + count - 1;
         } else if count > 0 {
-            self.state.lock().unlogged_writes = true;
+            mem.mark_unlogged();
         }
         if count > 0 {
             log.last_assigned_seq = first_seq + count - 1;
@@ -1110,6 +1122,13 @@ impl DbInner {
         log: &mut LogState,
         mut force: bool,
     ) -> Result<(Arc<MemTable>, usize)> {
+        if force {
+            // A forced switch (flush, compact_range, close) must see every
+            // acknowledged-to-be write: a group that took its sequence
+            // numbers but is still inserting would otherwise find the
+            // memtable "empty" and be left out of the flush.
+            self.wait_for_inserts(log);
+        }
         loop {
             let mut st = self.state.lock();
             if let Some(e) = &st.bg_error {
@@ -1299,7 +1318,6 @@ impl DbInner {
                 });
             }
             if st.imms.is_empty() {
-                st.unlogged_writes = false;
                 return Ok(());
             }
             self.state_cv.notify_all();

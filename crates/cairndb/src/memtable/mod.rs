@@ -15,6 +15,7 @@ pub mod arena;
 mod filter;
 mod skiplist;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::batch::{BatchOp, WriteBatch};
@@ -43,6 +44,9 @@ pub struct MemTable {
     list: SkipList,
     /// Whole-key filter consulted by `get` ([`filter`]); None when disabled.
     filter: Option<KeyFilter>,
+    /// Set when a write with the WAL disabled goes into this table: its
+    /// data then exists nowhere else until the table is flushed.
+    unlogged: AtomicBool,
 }
 
 impl Default for MemTable {
@@ -72,6 +76,7 @@ impl MemTable {
         MemTable {
             list: SkipList::new(),
             filter: (filter_bytes > 0).then(|| KeyFilter::new(filter_bytes)),
+            unlogged: AtomicBool::new(false),
         }
     }
 
@@ -121,6 +126,17 @@ impl MemTable {
             // Only `add` writes trailers, always with a known type.
             None => None,
         }
+    }
+
+    /// Records that writes with the WAL disabled go into this table. Call
+    /// before inserting them.
+    pub fn mark_unlogged(&self) {
+        self.unlogged.store(true, Ordering::Release);
+    }
+
+    /// True when [`MemTable::mark_unlogged`] was called.
+    pub fn has_unlogged(&self) -> bool {
+        self.unlogged.load(Ordering::Acquire)
     }
 
     /// Exact bytes reserved by the arena (what flush decisions should use).

@@ -3,67 +3,9 @@
 //! output parsed back, flag errors, ignored flags, the seed command lines,
 //! found counts equal to RocksDB db_bench 7.8.3's, and JSON output.
 
-use std::process::{Command, Output};
+mod common;
 
-fn cairndb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cairndb"))
-        .args(args)
-        .output()
-        .expect("run cairndb")
-}
-
-fn ok(args: &[&str]) -> (String, String) {
-    let out = cairndb(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "cairndb {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
-
-/// A parsed `name : X micros/op Y ops/sec Z seconds N operations;...` line.
-#[derive(Debug)]
-struct Line {
-    name: String,
-    micros: f64,
-    ops_sec: u64,
-    ops: u64,
-    found: Option<(u64, u64)>,
-}
-
-fn parse_lines(out: &str) -> Vec<Line> {
-    let mut v = Vec::new();
-    for l in out.lines() {
-        let Some((name, rest)) = l.split_once(" : ") else {
-            continue;
-        };
-        let t: Vec<&str> = rest.split_whitespace().collect();
-        if t.len() < 8 || t[1] != "micros/op" {
-            continue;
-        }
-        assert_eq!(t[3], "ops/sec", "{l}");
-        assert_eq!(t[5], "seconds", "{l}");
-        assert_eq!(t[7], "operations;", "{l}");
-        // db_bench pads the name to 12 and the micros to 11 characters.
-        assert!(name.len() >= 12, "{l}");
-        assert!(rest.find(" micros/op").unwrap() >= 11, "{l}");
-        let found = l.rfind(" found)").map(|end| {
-            let start = l[..end].rfind('(').unwrap();
-            let inner: Vec<&str> = l[start + 1..end].split(" of ").collect();
-            (inner[0].parse().unwrap(), inner[1].parse().unwrap())
-        });
-        v.push(Line {
-            name: name.trim().to_string(),
-            micros: t[0].parse().unwrap(),
-            ops_sec: t[2].parse().unwrap(),
-            ops: t[6].parse().unwrap(),
-            found,
-        });
-    }
-    v
-}
+use common::{cairndb, ok, parse_lines};
 
 #[test]
 fn every_benchmark_runs_and_prints_db_bench_lines() {

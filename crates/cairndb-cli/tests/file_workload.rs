@@ -4,82 +4,10 @@
 //! the built binary on small generated data files.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn cairndb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cairndb"))
-        .args(args)
-        .output()
-        .expect("run cairndb")
-}
+mod common;
 
-fn ok(args: &[&str]) -> (String, String) {
-    let out = cairndb(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "cairndb {args:?} failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
-    (stdout, stderr)
-}
-
-/// Runs a command that must fail cleanly; returns its stderr.
-fn fails(args: &[&str]) -> String {
-    let out = cairndb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success(),
-        "cairndb {args:?} should have failed\nstdout:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    stderr
-}
-
-/// A benchmark line's name, operation count and `(F of T found)`.
-#[derive(Debug)]
-struct Line {
-    name: String,
-    ops: u64,
-    found: Option<(u64, u64)>,
-    mb_per_sec: Option<f64>,
-}
-
-fn lines(out: &str) -> Vec<Line> {
-    let mut v = Vec::new();
-    for l in out.lines() {
-        let Some((name, rest)) = l.split_once(" : ") else {
-            continue;
-        };
-        let t: Vec<&str> = rest.split_whitespace().collect();
-        if t.len() < 8 || t[1] != "micros/op" {
-            continue;
-        }
-        let found = l.rfind(" found)").map(|end| {
-            let start = l[..end].rfind('(').unwrap();
-            let inner: Vec<&str> = l[start + 1..end].split(" of ").collect();
-            (inner[0].parse().unwrap(), inner[1].parse().unwrap())
-        });
-        let mb_per_sec = t
-            .iter()
-            .position(|x| *x == "MB/s")
-            .map(|i| t[i - 1].parse().unwrap());
-        v.push(Line {
-            name: name.trim().to_string(),
-            ops: t[6].parse().unwrap(),
-            found,
-            mb_per_sec,
-        });
-    }
-    v
-}
-
-fn get<'a>(ls: &'a [Line], name: &str) -> &'a Line {
-    ls.iter()
-        .find(|l| l.name == name)
-        .unwrap_or_else(|| panic!("no {name} line in {ls:?}"))
-}
+use common::{fails, line, ok, parse_lines};
 
 /// `n` records like the Debian rows: package, version, architecture, then
 /// more fields; keys (fields 0,1,2) unique. Returns the lines.
@@ -159,12 +87,12 @@ fn fillfile_then_reads_find_every_key() {
         &flag("db", &db),
         "--seed=11",
     ]);
-    let ls = lines(&out);
-    let fill = get(&ls, "fillfile");
+    let ls = parse_lines(&out);
+    let fill = line(&ls, "fillfile");
     assert_eq!(fill.ops, 300, "{out}");
     assert!(fill.mb_per_sec.is_some(), "{out}");
-    assert_eq!(get(&ls, "readfile").found, Some((300, 300)), "{out}");
-    assert_eq!(get(&ls, "readfileseq").found, Some((300, 300)), "{out}");
+    assert_eq!(line(&ls, "readfile").found, Some((300, 300)), "{out}");
+    assert_eq!(line(&ls, "readfileseq").found, Some((300, 300)), "{out}");
     assert!(
         out.contains("Data file:") && out.contains("(300 records"),
         "{out}"
@@ -186,9 +114,9 @@ fn threads_and_batches_load_every_record_once() {
         "--threads=3",
         "--batch_size=7",
     ]);
-    let ls = lines(&out);
-    assert_eq!(get(&ls, "fillfile").ops, 301, "{out}");
-    assert_eq!(get(&ls, "readfileseq").found, Some((301, 301)), "{out}");
+    let ls = parse_lines(&out);
+    assert_eq!(line(&ls, "fillfile").ops, 301, "{out}");
+    assert_eq!(line(&ls, "readfileseq").found, Some((301, 301)), "{out}");
     check_values(&db, &f.rows);
 }
 
@@ -214,7 +142,7 @@ fn keys_missing_from_the_data_are_counted_as_not_found() {
         &flag("db", &db),
     ]);
     assert_eq!(
-        get(&lines(&out), "readfileseq").found,
+        line(&parse_lines(&out), "readfileseq").found,
         Some((200, 240)),
         "{out}"
     );
@@ -228,7 +156,11 @@ fn keys_missing_from_the_data_are_counted_as_not_found() {
         "--reads=50",
         "--seed=3",
     ]);
-    assert_eq!(get(&lines(&out), "readfile").found, Some((0, 50)), "{out}");
+    assert_eq!(
+        line(&parse_lines(&out), "readfile").found,
+        Some((0, 50)),
+        "{out}"
+    );
     // --reads limits readfileseq to the first keys of the file: the first
     // key is absent, the next four present.
     let (out, _) = ok(&[
@@ -240,7 +172,7 @@ fn keys_missing_from_the_data_are_counted_as_not_found() {
         "--reads=5",
     ]);
     assert_eq!(
-        get(&lines(&out), "readfileseq").found,
+        line(&parse_lines(&out), "readfileseq").found,
         Some((4, 5)),
         "{out}"
     );
@@ -258,10 +190,10 @@ fn num_given_limits_the_records_loaded() {
         "--num=100",
         "--reads=250",
     ]);
-    let ls = lines(&out);
-    assert_eq!(get(&ls, "fillfile").ops, 100, "{out}");
+    let ls = parse_lines(&out);
+    assert_eq!(line(&ls, "fillfile").ops, 100, "{out}");
     // The first 100 records are in, the other 150 keys are not.
-    assert_eq!(get(&ls, "readfileseq").found, Some((100, 250)), "{out}");
+    assert_eq!(line(&ls, "readfileseq").found, Some((100, 250)), "{out}");
 }
 
 #[test]
@@ -279,9 +211,9 @@ fn reads_without_a_keyfile_use_the_data_files_keys_and_other_separators() {
         "--keyfields=1,0",
         "--field_separator=,",
     ]);
-    let ls = lines(&out);
-    assert_eq!(get(&ls, "readfileseq").found, Some((120, 120)), "{out}");
-    assert_eq!(get(&ls, "readfile").found, Some((120, 120)), "{out}");
+    let ls = parse_lines(&out);
+    assert_eq!(line(&ls, "readfileseq").found, Some((120, 120)), "{out}");
+    assert_eq!(line(&ls, "readfile").found, Some((120, 120)), "{out}");
     // A tab written as backslash-t.
     let f = files(50);
     let (out, _) = ok(&[
@@ -293,7 +225,7 @@ fn reads_without_a_keyfile_use_the_data_files_keys_and_other_separators() {
         "--field_separator=\\t",
     ]);
     assert_eq!(
-        get(&lines(&out), "readfileseq").found,
+        line(&parse_lines(&out), "readfileseq").found,
         Some((50, 50)),
         "{out}"
     );
@@ -429,9 +361,9 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
         err.contains("dict_size: 4096, group_size: 8, sample_ratio: 0.5, compression_level: 3"),
         "{err}"
     );
-    let ls = lines(&out);
-    assert_eq!(get(&ls, "readfileseq").found, Some((300, 300)), "{out}");
-    assert_eq!(get(&ls, "readfile").found, Some((300, 300)), "{out}");
+    let ls = parse_lines(&out);
+    assert_eq!(line(&ls, "readfileseq").found, Some((300, 300)), "{out}");
+    assert_eq!(line(&ls, "readfile").found, Some((300, 300)), "{out}");
     check_values(&db, &f.rows);
     // Zip from level 2: the levels above stay block-based.
     let (_, err) = ok(&[
@@ -496,7 +428,7 @@ fn rocksdb_runs_the_file_workload_and_names_zip_flags_not_applicable() {
         "{err}"
     );
     assert_eq!(
-        get(&lines(&out), "readfileseq").found,
+        line(&parse_lines(&out), "readfileseq").found,
         Some((300, 300)),
         "{out}"
     );
@@ -522,7 +454,7 @@ fn leveldb_runs_the_file_workload() {
         "{err}"
     );
     assert_eq!(
-        get(&lines(&out), "readfileseq").found,
+        line(&parse_lines(&out), "readfileseq").found,
         Some((300, 300)),
         "{out}"
     );

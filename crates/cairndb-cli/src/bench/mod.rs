@@ -602,6 +602,19 @@ impl Budget {
 }
 
 impl Shared<'_> {
+    /// One point read of `key` (readrandom, readfile, readfileseq): counts
+    /// it, and when found, its key and value bytes.
+    fn point_read(&self, tid: usize, st: &mut Stats, key: &[u8]) -> Result<(), String> {
+        st.reads += 1;
+        if let Some(val) = self.db.get(key)? {
+            st.found += 1;
+            st.bytes += (key.len() + val.len()) as u64;
+        }
+        st.finished_ops(1);
+        self.tick(tid, st, 1);
+        Ok(())
+    }
+
     fn tick(&self, tid: usize, st: &Stats, n: u64) {
         if st.done % 1024 < n {
             if let Some(b) = self.bar {
@@ -693,13 +706,7 @@ fn thread_body(
                 rand.next_u64(); // db_bench's SelectDBWithCfh(thread)
                 let v = rand.next_u64() % num.max(1);
                 sh.layout.make_key(v, num, &mut key);
-                st.reads += 1;
-                if let Some(val) = sh.db.get(&key)? {
-                    st.found += 1;
-                    st.bytes += (key.len() + val.len()) as u64;
-                }
-                st.finished_ops(1);
-                sh.tick(tid, &st, 1);
+                sh.point_read(tid, &mut st, &key)?;
             }
         }
         Kind::ReadSeq(reverse) => {
@@ -824,26 +831,14 @@ fn thread_body(
             let mut budget = Budget::new(f, per_thread);
             while !budget.done(1) {
                 let k = keys.get((rand.next_u64() % n) as usize);
-                st.reads += 1;
-                if let Some(val) = sh.db.get(k)? {
-                    st.found += 1;
-                    st.bytes += (k.len() + val.len()) as u64;
-                }
-                st.finished_ops(1);
-                sh.tick(tid, &st, 1);
+                sh.point_read(tid, &mut st, k)?;
             }
         }
         Kind::ReadFileSeq => {
             let keys = sh.read_keys.ok_or("readfileseq: no keys loaded")?;
             for i in filework::share(per_thread, tid, f.threads) {
                 let k = keys.get(i as usize);
-                st.reads += 1;
-                if let Some(val) = sh.db.get(k)? {
-                    st.found += 1;
-                    st.bytes += (k.len() + val.len()) as u64;
-                }
-                st.finished_ops(1);
-                sh.tick(tid, &st, 1);
+                sh.point_read(tid, &mut st, k)?;
             }
         }
         Kind::DeleteRandom => {

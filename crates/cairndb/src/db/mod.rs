@@ -120,16 +120,15 @@ struct LogState {
 /// What a leader's [`DbInner::write_group`] decided, for the inserts and
 /// wake-ups it does after releasing `log`.
 struct GroupCommit {
-    /// Writers at the queue front that this group covers (leader included).
-    members: usize,
-    /// The memtable to insert into (None when the group failed).
-    mem: Option<Arc<MemTable>>,
+    /// The writers at the queue front that this group covers, leader first.
+    group: Vec<Arc<Writer>>,
+    /// The memtable to insert into, or the group's error.
+    mem: Result<Arc<MemTable>>,
     first_seq: SeqNo,
     /// Records in the group; 0 when it failed or held only empty batches.
     count: u64,
     /// The group asked for (and got, or failed at) an fdatasync.
     synced: bool,
-    result: Result<()>,
 }
 
 struct Writer {
@@ -894,34 +893,35 @@ impl DbInner {
                 next.cv.notify_one();
             }
         };
-        let members = {
+        {
             let mut q = self.queue.lock();
-            let members: Vec<Arc<Writer>> = (0..commit.members)
-                .map(|_| q.pop_front().expect("group members are at the queue front"))
-                .collect();
+            for m in &commit.group {
+                let front = q.pop_front();
+                debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, m)));
+            }
             if !commit.synced {
                 promote(&mut q);
             }
-            members
-        };
-        let result = commit.result;
-        if result.is_ok() && commit.count > 0 {
-            let mem = commit
-                .mem
-                .as_ref()
-                .expect("a committed group has a memtable");
-            let mut seq = commit.first_seq;
-            for m in &members {
-                seq += mem.insert_batch(&m.batch, seq);
-            }
-            debug_assert_eq!(seq, commit.first_seq + commit.count);
-            self.publish(commit.first_seq, commit.count);
         }
+        let result = match &commit.mem {
+            Ok(mem) => {
+                if commit.count > 0 {
+                    let mut seq = commit.first_seq;
+                    for m in &commit.group {
+                        seq += mem.insert_batch(&m.batch, seq);
+                    }
+                    debug_assert_eq!(seq, commit.first_seq + commit.count);
+                    self.publish(commit.first_seq, commit.count);
+                }
+                Ok(())
+            }
+            Err(e) => Err(e.clone()),
+        };
 
         // Hand results to the group (under `queue`, which a member holds
         // between checking its flag and sleeping).
         let mut q = self.queue.lock();
-        for m in &members {
+        for m in &commit.group {
             if !Arc::ptr_eq(m, &w) {
                 *m.result.lock() = Some(result.clone());
                 m.done.store(true, Ordering::Release);
@@ -968,12 +968,11 @@ impl DbInner {
             Ok(r) => r,
             Err(e) => {
                 return GroupCommit {
-                    members: 1,
-                    mem: None,
+                    group: vec![leader.clone()],
+                    mem: Err(e),
                     first_seq: 0,
                     count: 0,
                     synced: false,
-                    result: Err(e),
                 }
             }
         };
@@ -1054,12 +1053,11 @@ impl DbInner {
                 self.set_bg_error(e.clone());
                 log.scratch = scratch;
                 return GroupCommit {
-                    members: n,
-                    mem: None,
+                    group,
+                    mem: Err(e),
                     first_seq,
                     count: 0,
                     synced: sync,
-                    result: Err(e),
                 };
             }
             self.counters
@@ -1079,12 +1077,11 @@ impl DbInner {
         c.user_bytes_written
             .fetch_add(user_bytes as u64, Ordering::Relaxed);
         GroupCommit {
-            members: n,
-            mem: Some(mem),
+            group,
+            mem: Ok(mem),
             first_seq,
             count,
             synced: sync && count > 0 && !leader.opts.disable_wal,
-            result: Ok(()),
         }
     }
 

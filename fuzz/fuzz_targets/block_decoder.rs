@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cairndb::iter::InternalIterator;
-use cairndb::sst::block::{Block, BlockOrigin};
+use cairndb::internals::iter::InternalIterator;
+use cairndb::internals::sst::block::{Block, BlockOrigin};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

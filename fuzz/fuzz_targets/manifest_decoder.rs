@@ -6,8 +6,8 @@ use std::path::Path;
 
 use cairndb::env::mem::MemFs;
 use cairndb::env::Fs;
-use cairndb::version::set::read_manifest;
-use cairndb::version::VersionEdit;
+use cairndb::internals::version::set::read_manifest;
+use cairndb::internals::version::VersionEdit;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use cairndb::env::mem::MemFs;
 use cairndb::env::Fs;
-use cairndb::wal::{LogReader, ReadEvent};
+use cairndb::internals::wal::{LogReader, ReadEvent};
 use cairndb::WriteBatch;
 use libfuzzer_sys::fuzz_target;
 
@@ -32,5 +32,8 @@ fuzz_target!(|data: &[u8]| {
             Ok(ReadEvent::Eof) | Err(_) => return,
         }
     }
-    panic!("the log reader did not reach the end of {} bytes", data.len());
+    panic!(
+        "the log reader did not reach the end of {} bytes",
+        data.len()
+    );
 });

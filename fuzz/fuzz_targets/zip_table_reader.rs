@@ -10,9 +10,11 @@ use std::sync::Arc;
 
 use cairndb::env::mem::MemFs;
 use cairndb::env::Fs;
-use cairndb::iter::InternalIterator;
-use cairndb::sst::zip::format::{section_crc, Meta, Section, ZipFooter, ZIP_FORMAT_VERSION};
-use cairndb::sst::Table;
+use cairndb::internals::iter::InternalIterator;
+use cairndb::internals::sst::zip::format::{
+    section_crc, Meta, Section, ZipFooter, ZIP_FORMAT_VERSION,
+};
+use cairndb::internals::sst::Table;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -14,15 +14,15 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairndb::batch::BatchOp;
 use cairndb::env::posix::PosixFs;
 use cairndb::env::Fs;
-use cairndb::filename::parse_file_name;
-use cairndb::iter::InternalIterator;
-use cairndb::key::{parse_internal_key, ValueType};
-use cairndb::sst::Table;
-use cairndb::version::VersionEdit;
-use cairndb::wal::{LogReader, ReadEvent};
+use cairndb::internals::batch::BatchOp;
+use cairndb::internals::filename::parse_file_name;
+use cairndb::internals::iter::InternalIterator;
+use cairndb::internals::key::{parse_internal_key, ValueType};
+use cairndb::internals::sst::Table;
+use cairndb::internals::version::VersionEdit;
+use cairndb::internals::wal::{LogReader, ReadEvent};
 use cairndb::WriteBatch;
 
 const USAGE: &str = "usage: cairndb dump sst|wal|manifest FILE [--max-value N]";

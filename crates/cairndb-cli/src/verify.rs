@@ -16,13 +16,13 @@ use std::sync::Arc;
 
 use cairndb::env::posix::PosixFs;
 use cairndb::env::Fs;
-use cairndb::filename::{self, FileType};
-use cairndb::iter::InternalIterator;
-use cairndb::key::{compare_internal, parse_internal_key, user_key};
-use cairndb::sst::Table;
-use cairndb::util::crc;
-use cairndb::version::set::read_manifest;
-use cairndb::wal::{LogReader, ReadEvent};
+use cairndb::internals::filename::{self, FileType};
+use cairndb::internals::iter::InternalIterator;
+use cairndb::internals::key::{compare_internal, parse_internal_key, user_key};
+use cairndb::internals::sst::Table;
+use cairndb::internals::util::crc;
+use cairndb::internals::version::set::read_manifest;
+use cairndb::internals::wal::{LogReader, ReadEvent};
 use cairndb::{Error, WriteBatch};
 
 /// A log record header's size (`docs/format/wal.md`).
@@ -193,7 +193,8 @@ fn verify_db(dir: &Path) -> Report {
         &mut rep,
         |rep, offset, rec| {
             rep.manifest_records += 1;
-            if let Err(e) = cairndb::version::VersionEdit::decode(rec, &state.manifest_path, offset)
+            if let Err(e) =
+                cairndb::internals::version::VersionEdit::decode(rec, &state.manifest_path, offset)
             {
                 rep.error(&state.manifest_path, &e);
             }
@@ -252,7 +253,7 @@ fn check_table(
     fs: &dyn Fs,
     dir: &Path,
     level: usize,
-    meta: &cairndb::version::edit::FileMeta,
+    meta: &cairndb::internals::version::edit::FileMeta,
     rep: &mut Report,
 ) {
     let path: PathBuf = filename::table_file_name(dir, meta.number);

@@ -78,7 +78,7 @@ fn find(dir: &Path, pred: impl Fn(&str) -> bool) -> PathBuf {
 /// nothing.
 fn live_log_len(path: &Path) -> usize {
     use cairndb::env::Fs;
-    use cairndb::wal::{LogReader, ReadEvent};
+    use cairndb::internals::wal::{LogReader, ReadEvent};
     let number: u64 = path.file_stem().unwrap().to_str().unwrap().parse().unwrap();
     let fs = cairndb::env::posix::PosixFs;
     let mut r = LogReader::new(fs.open_sequential(path).unwrap(), number);

@@ -5,8 +5,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use cairndb::key::ValueType;
-use cairndb::memtable::{MemGet, MemTable};
+use cairndb::internals::key::ValueType;
+use cairndb::internals::memtable::{MemGet, MemTable};
 
 fn main() {
     let n: usize = std::env::args()

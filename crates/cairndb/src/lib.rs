@@ -36,22 +36,17 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-pub mod batch;
-pub mod cache;
-pub mod env;
-pub mod error;
-pub mod filename;
-pub mod iter;
-pub mod key;
-pub mod memtable;
-pub mod options;
-pub mod sst;
-pub mod util;
-pub mod version;
-pub mod wal;
-
-pub mod compaction;
 mod db;
+pub mod env;
+#[doc(hidden)]
+pub mod internals;
+
+// Engine modules live behind `internals` (for the CLI, fuzz targets and
+// examples); inside the crate they keep their short paths.
+pub(crate) use internals::{
+    batch, cache, compaction, error, filename, iter, key, memtable, options, sst, util, version,
+    wal,
+};
 
 pub use batch::WriteBatch;
 pub use db::snapshot::Snapshot;
@@ -60,5 +55,5 @@ pub use error::{Error, Result};
 pub use iter::db_iter::DbIterator;
 pub use options::{
     CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, TableFormat,
-    WalRecoveryMode, WriteOptions, ZipTableOptions,
+    WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
 };

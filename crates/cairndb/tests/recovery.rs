@@ -114,7 +114,7 @@ fn newest_log(fs: &MemFs, dir: &Path) -> std::path::PathBuf {
 /// Numbers of the WALs recovery of `/db` would replay (at or above the
 /// MANIFEST's log number), ascending.
 fn live_wals(fs: &MemFs) -> Vec<u64> {
-    let m = cairndb::version::set::read_manifest(fs, Path::new("/db")).unwrap();
+    let m = cairndb::internals::version::set::read_manifest(fs, Path::new("/db")).unwrap();
     let mut live: Vec<u64> = fs
         .list_dir(Path::new("/db"))
         .unwrap()
@@ -427,7 +427,7 @@ fn flush_records_the_flushed_sequence_not_writes_in_the_next_wal() {
         db.flush().unwrap();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         writer.join().unwrap();
-        let m = cairndb::version::set::read_manifest(&fs, Path::new("/db")).unwrap();
+        let m = cairndb::internals::version::set::read_manifest(&fs, Path::new("/db")).unwrap();
         let flushed_max = m.version.max_seq();
         assert!(
             m.last_sequence <= flushed_max,

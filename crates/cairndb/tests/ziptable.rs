@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use cairndb::env::Fs;
-use cairndb::filename::{parse_file_name, FileType};
+use cairndb::internals::filename::{parse_file_name, FileType};
 use cairndb::{Db, ReadOptions, TableFormat, WriteOptions};
 
 fn key(i: u32) -> Vec<u8> {

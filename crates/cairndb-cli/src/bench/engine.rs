@@ -141,7 +141,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
 /// Describes the table formats and zip tuning `opts` carries, as mapped
 /// from `--table_format` and `--zip_*`.
 pub fn table_format_note(opts: &Options) -> String {
-    let levels: Vec<&str> = (0..cairndb::options::NUM_LEVELS)
+    let levels: Vec<&str> = (0..cairndb::NUM_LEVELS)
         .map(|l| match opts.table_format_for_level(l) {
             TableFormat::BlockBased => "block",
             TableFormat::Zip => "zip",

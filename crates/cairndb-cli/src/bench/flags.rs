@@ -655,10 +655,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "zip_from_level" => {
                 let l = parse_nonneg(n, v)? as usize;
-                if l >= cairndb::options::NUM_LEVELS {
+                if l >= cairndb::NUM_LEVELS {
                     return Err(format!(
                         "flag --zip_from_level: must be in 0..={} (got {v})",
-                        cairndb::options::NUM_LEVELS - 1
+                        cairndb::NUM_LEVELS - 1
                     ));
                 }
                 f.zip_from_level = l;

@@ -39,9 +39,13 @@
 //! * A table file is deleted only when no version that any reader can still
 //!   hold refers to it.
 
+mod hooks;
 pub mod snapshot;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{HashSet, VecDeque};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -261,9 +265,10 @@ pub(crate) struct DbInner {
     next_file: Arc<AtomicU64>,
     snapshots: Arc<SnapshotList>,
     pending_outputs: Mutex<HashSet<u64>>,
-    /// Obsolete WAL numbers whose files are kept for reuse. Held across the
-    /// rename that reuses one, and by the collector while it decides about
-    /// WAL files, so a file is never both reused and deleted.
+    /// Obsolete WAL numbers whose files are kept for reuse. A switch pops
+    /// one (then renames it with the lock released); the collector alone
+    /// adds to it, deciding under the lock with no I/O, so a file is never
+    /// both reused and deleted (see `delete_obsolete_files`).
     recycle_pool: Mutex<Vec<u64>>,
     /// WALs switched out under `PointInTimeRecovery` without a sync:
     /// `(number, writer)`. Every sync (a synced group, `sync_wal`, the
@@ -275,6 +280,8 @@ pub(crate) struct DbInner {
     gc_lock: Mutex<()>,
     closed: AtomicBool,
     counters: Counters,
+    /// Test-only interleaving points (empty outside tests).
+    hooks: hooks::Hooks,
 }
 
 /// An open database. `Send + Sync`: share it across threads by reference or
@@ -375,7 +382,6 @@ impl Db {
         let mut prev_damaged: Option<(u64, u64)> = None;
         for &num in &logs {
             let lp = filename::log_file_name(&path, num);
-            let mut flush_err = None;
             let mut first = true;
             // A gap between the sequence that ends one log and the start
             // marker of the next: records of the earlier log were lost.
@@ -404,7 +410,7 @@ impl Db {
                         if let Some(what) = lost.filter(|_| !skip) {
                             gap = Some(what);
                             // Stops this replay; handled below.
-                            return Err(Error::Closed);
+                            return Ok(ControlFlow::Break(()));
                         }
                     }
                     if b.count() > 0 {
@@ -417,18 +423,12 @@ impl Db {
                         match build_table(&fs, &path, &opts, num, 0, &full, &zip_budget) {
                             Ok(Some(meta)) => edit.add_file(0, meta),
                             Ok(None) => {}
-                            Err(e) => {
-                                flush_err = Some(e.clone());
-                                return Err(e);
-                            }
+                            Err(e) => return Err(e),
                         }
                     }
-                    Ok(())
+                    Ok(ControlFlow::Continue(()))
                 },
-            );
-            if let Some(e) = flush_err {
-                return Err(e);
-            }
+            )?;
             if let Some(what) = gap {
                 match opts.wal_recovery_mode {
                     // Nothing after the loss may be applied.
@@ -436,15 +436,10 @@ impl Db {
                     _ => return Err(Error::corruption(&lp, 0, what)),
                 }
             }
-            let stats = match replayed {
-                Ok(s) => s,
-                Err(Error::Closed) => continue, // the gap, handled above
-                Err(e) => return Err(e),
-            };
             // Damage at the end of a log is its end (with recycling, stale
             // bytes of the file's previous use follow the last record); the
             // next log's start marker tells whether anything was lost.
-            prev_damaged = stats.stopped_at.map(|at| (num, at));
+            prev_damaged = replayed.stopped_at.map(|at| (num, at));
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
@@ -506,6 +501,7 @@ impl Db {
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
             counters: Counters::default(),
+            hooks: hooks::Hooks::default(),
             opts,
         });
         inner.delete_obsolete_files();
@@ -569,9 +565,12 @@ impl Db {
 
     /// A snapshot of the current state, for reads and iterators.
     pub fn snapshot(&self) -> Snapshot {
+        self.inner.hook(hooks::SNAPSHOT);
+        // The sequence is read under the snapshot list's lock (see
+        // `SnapshotList::create`).
         self.inner
             .snapshots
-            .create(self.inner.last_seq.load(Ordering::Acquire))
+            .create(|| self.inner.last_seq.load(Ordering::Acquire))
     }
 
     /// An iterator over the database as of `opts.snapshot` (or now).
@@ -1178,8 +1177,7 @@ impl DbInner {
                         old.sync()?;
                     }
                 }
-                let mut pool = self.recycle_pool.lock();
-                let reuse = pool.pop();
+                let reuse = self.recycle_pool.lock().pop();
                 new_log(&self.fs, &self.path, number, reuse, log.last_logged_seq)
             })();
             let writer = match fresh {
@@ -1235,8 +1233,16 @@ impl DbInner {
     }
 
     fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let seq = self.read_seq(opts);
+        // The super-version first, then the sequence: every write at or
+        // below a sequence read later is either in this super-version's
+        // memtables and tables or in a newer memtable that holds only
+        // newer writes (so the read is a consistent prefix). The other
+        // order lets a flush and a compaction run in between and drop,
+        // from the tables this read then searches, the version its older
+        // sequence needs (Pebble's get.go makes the same argument).
         let sv = self.current_sv();
+        self.hook(hooks::READ_BETWEEN);
+        let seq = self.read_seq(opts);
         for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
             match m.get(key, seq) {
                 Some(MemGet::Value(v)) => return Ok(Some(v.to_vec())),
@@ -1267,8 +1273,10 @@ impl DbInner {
     }
 
     fn iter(&self, opts: &ReadOptions) -> DbIterator {
-        let seq = self.read_seq(opts);
+        // Super-version before sequence, as in `get`.
         let sv = self.current_sv();
+        self.hook(hooks::READ_BETWEEN);
+        let seq = self.read_seq(opts);
         let fill = !opts.fill_cache_off;
         let build = {
             let sv = sv.clone();
@@ -1556,13 +1564,24 @@ impl DbInner {
                 self.set_bg_error(e.clone());
             }
             if let Ok(v) = &r {
-                let mut st = self.state.lock();
-                self.install_sv(&st, v.clone());
-                st.compaction_wanted = true;
-                self.state_cv.notify_all();
+                {
+                    let mut st = self.state.lock();
+                    self.install_sv(&st, v.clone());
+                    st.compaction_wanted = true;
+                    self.state_cv.notify_all();
+                }
+                // Inside the same critical section as the install: once
+                // `versions` is released the collector may run, and it
+                // must find the inputs here (kept while an older
+                // super-version still refers to them), not only missing
+                // from the current version.
+                self.obsolete_tables
+                    .lock()
+                    .extend(c.inputs.iter().chain(&c.next_inputs).cloned());
             }
             r
         };
+        self.hook(hooks::COMPACTION_INSTALLED);
         {
             let mut p = self.pending_outputs.lock();
             for n in &out_numbers {
@@ -1570,9 +1589,6 @@ impl DbInner {
             }
         }
         r?;
-        self.obsolete_tables
-            .lock()
-            .extend(c.inputs.iter().chain(&c.next_inputs).cloned());
         let cs = &self.counters;
         cs.compactions.fetch_add(1, Ordering::Relaxed);
         if !outputs.is_empty() || !c.is_trivial_move() {
@@ -1738,9 +1754,14 @@ impl DbInner {
         if self.state.lock().bg_error.is_some() {
             return;
         }
-        // The pool lock is taken before listing, so a WAL reused (renamed)
-        // by a writer is either still listed and in the pool, or gone.
-        let mut pool = self.recycle_pool.lock();
+        // The recycle pool is only looked at, never held across I/O: a
+        // memtable switch takes it under `log`, with every writer queued
+        // behind it. A WAL in the pool now and gone from it later was
+        // reused (renamed) by a switch in between, so the listing's entry
+        // for it is stale. Only this collector (serialized by `gc_lock`)
+        // adds to the pool, so a WAL not in the pool now can only be
+        // obsolete: no writer can take it.
+        let pooled_before: Vec<u64> = self.recycle_pool.lock().clone();
         let names = match self.fs.list_dir(&self.path) {
             Ok(n) => n,
             Err(_) => {
@@ -1750,6 +1771,7 @@ impl DbInner {
                 return;
             }
         };
+        self.hook(hooks::GC_LISTED);
         // Order matters: pending outputs before the version (see flush_one).
         let pending = self.pending_outputs.lock().clone();
         let (live, log_number, manifest_number) = {
@@ -1774,18 +1796,33 @@ impl DbInner {
             obs.retain(|f| Arc::strong_count(f) > 1);
             obs.iter().map(|f| f.number).collect()
         };
-        let recycle = self.opts.effective_recycle_log_file_num();
-        for name in names {
-            let Some((t, num)) = filename::parse_file_name(&name) else {
-                continue;
-            };
-            let keep = match t {
-                FileType::Log if num >= log_number || pool.contains(&num) => true,
-                FileType::Log if pool.len() < recycle => {
-                    pool.push(num);
-                    true
+        let files: Vec<(String, FileType, u64)> = names
+            .into_iter()
+            .filter_map(|n| filename::parse_file_name(&n).map(|(t, num)| (n, t, num)))
+            .collect();
+        // The WAL decisions, made under the pool lock with no I/O.
+        let obsolete_logs: HashSet<u64> = {
+            let mut pool = self.recycle_pool.lock();
+            let recycle = self.opts.effective_recycle_log_file_num();
+            let mut delete = HashSet::new();
+            for &(_, t, num) in &files {
+                if t != FileType::Log || num >= log_number || pool.contains(&num) {
+                    continue;
                 }
-                FileType::Log => false,
+                if pooled_before.contains(&num) {
+                    continue; // reused since the listing: no longer this name
+                }
+                if pool.len() < recycle {
+                    pool.push(num);
+                } else {
+                    delete.insert(num);
+                }
+            }
+            delete
+        };
+        for (name, t, num) in files {
+            let keep = match t {
+                FileType::Log => !obsolete_logs.contains(&num),
                 FileType::Table => {
                     live.contains(&num) || pending.contains(&num) || held.contains(&num)
                 }

@@ -20,8 +20,15 @@ pub(crate) struct SnapshotList {
 }
 
 impl SnapshotList {
-    pub(crate) fn create(self: &Arc<Self>, seq: SeqNo) -> Snapshot {
-        *self.seqs.lock().entry(seq).or_insert(0) += 1;
+    /// Registers a snapshot at the sequence `seq()` returns, reading it
+    /// under the list's lock: a compaction that asks for [`Self::all`]
+    /// either sees the new snapshot or ran before its sequence was chosen
+    /// (so it could not have dropped a version that sequence needs).
+    pub(crate) fn create(self: &Arc<Self>, seq: impl FnOnce() -> SeqNo) -> Snapshot {
+        let mut seqs = self.seqs.lock();
+        let seq = seq();
+        *seqs.entry(seq).or_insert(0) += 1;
+        drop(seqs);
         Snapshot {
             inner: Arc::new(SnapshotInner {
                 seq,
@@ -85,10 +92,10 @@ mod tests {
     fn oldest_tracks_live_snapshots() {
         let l = Arc::new(SnapshotList::default());
         assert_eq!(l.all().first(), None);
-        let a = l.create(5);
-        let b = l.create(3);
+        let a = l.create(|| 5);
+        let b = l.create(|| 3);
         let b2 = b.clone();
-        let c = l.create(3);
+        let c = l.create(|| 3);
         assert_eq!(l.all().first(), Some(&3));
         drop(b);
         drop(b2);

@@ -279,7 +279,7 @@ pub fn read_manifest(fs: &dyn Fs, dir: &Path) -> Result<ManifestState> {
             for (l, k) in &edit.compact_pointers {
                 compact_pointers[*l] = k.clone();
             }
-            Ok(())
+            Ok(std::ops::ControlFlow::Continue(()))
         },
     )?;
     let missing = |what: &str| Error::corruption(&path, 0, format!("MANIFEST has no {what}"));

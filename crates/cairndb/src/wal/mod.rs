@@ -9,6 +9,7 @@
 mod reader;
 mod writer;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 pub use reader::{LogReader, ReadEvent};
@@ -49,6 +50,9 @@ pub struct ReplayStats {
     pub stopped_at: Option<u64>,
     /// Damaged regions met (each reported once).
     pub corruptions: u64,
+    /// `apply` returned `ControlFlow::Break`: replay stopped there, at the
+    /// caller's request, with the rest of the log unread.
+    pub halted: bool,
 }
 
 /// Replays the log at `path` (number `log_number`), calling `apply(offset,
@@ -65,13 +69,14 @@ pub struct ReplayStats {
 ///
 /// The end of the log is the end of the file, an all-zero header, or a record
 /// stamped with another log number (a recycled file). I/O errors and errors
-/// returned by `apply` are returned as they are.
+/// returned by `apply` are returned as they are; `apply` returning
+/// `Ok(ControlFlow::Break(()))` stops the replay with `halted` set.
 pub fn replay_log(
     fs: &dyn Fs,
     path: &Path,
     log_number: u64,
     mode: WalRecoveryMode,
-    mut apply: impl FnMut(u64, &[u8]) -> Result<()>,
+    mut apply: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>>,
 ) -> Result<ReplayStats> {
     let file = fs.open_sequential(path)?;
     let mut reader = LogReader::new(file, log_number);
@@ -92,9 +97,13 @@ pub fn replay_log(
                         ),
                     ));
                 }
-                apply(offset, &record)?;
+                let flow = apply(offset, &record)?;
                 stats.records += 1;
                 stats.bytes += record.len() as u64;
+                if flow.is_break() {
+                    stats.halted = true;
+                    break;
+                }
             }
             ReadEvent::Eof => break,
             ReadEvent::Corruption { offset, what } => {

@@ -1,3 +1,4 @@
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -63,7 +64,7 @@ fn replay(fs: &dyn Fs, p: &Path, log_number: u64, mode: WalRecoveryMode) -> Resu
     let mut got = Vec::new();
     let st = replay_log(fs, p, log_number, mode, |off, rec| {
         got.push((off, rec.to_vec()));
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     })?;
     assert_eq!(st.records, got.len() as u64);
     Ok((st, got))
@@ -466,6 +467,31 @@ fn io_errors_surface() {
     )
     .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)));
+    // So is `Closed`: replay has no error value that it treats as a signal.
+    let e = replay_log(
+        &fault,
+        &p,
+        7,
+        WalRecoveryMode::PointInTimeRecovery,
+        |_, _| Err(Error::Closed),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Closed));
+    // `Break` stops the replay after that record, with the rest unread.
+    let mut seen = 0;
+    let st = replay_log(
+        &fault,
+        &p,
+        7,
+        WalRecoveryMode::PointInTimeRecovery,
+        |_, _| {
+            seen += 1;
+            Ok(ControlFlow::Break(()))
+        },
+    )
+    .unwrap();
+    assert!(st.halted);
+    assert_eq!((seen, st.records), (1, 1));
     // Missing file.
     assert!(replay(
         &fault,
@@ -504,7 +530,7 @@ fn write_batch_payloads_replay_into_memtable() {
         |off, rec| {
             let b = WriteBatch::from_data(rec, &p, off)?;
             m.insert_batch(&b, b.sequence());
-            Ok(())
+            Ok(ControlFlow::Continue(()))
         },
     )
     .unwrap();

@@ -31,20 +31,19 @@ pub(crate) const GC_LISTED: &str = "gc-listed";
 type Hook = Box<dyn FnOnce(&DbInner) + Send>;
 
 /// The installed hooks, each run at most once.
+#[cfg(test)]
 #[derive(Default)]
 pub(crate) struct Hooks {
-    #[cfg(test)]
     map: Mutex<HashMap<&'static str, Hook>>,
 }
 
+#[cfg(test)]
 impl Hooks {
     /// Installs `f` to run the next time `point` is reached.
-    #[cfg(test)]
     pub(crate) fn set(&self, point: &'static str, f: impl FnOnce(&DbInner) + Send + 'static) {
         self.map.lock().insert(point, Box::new(f));
     }
 
-    #[cfg(test)]
     fn take(&self, point: &'static str) -> Option<Hook> {
         self.map.lock().remove(point)
     }

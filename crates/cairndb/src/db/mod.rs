@@ -280,7 +280,8 @@ pub(crate) struct DbInner {
     gc_lock: Mutex<()>,
     closed: AtomicBool,
     counters: Counters,
-    /// Test-only interleaving points (empty outside tests).
+    /// Test-only interleaving points.
+    #[cfg(test)]
     hooks: hooks::Hooks,
 }
 
@@ -501,6 +502,7 @@ impl Db {
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
             counters: Counters::default(),
+            #[cfg(test)]
             hooks: hooks::Hooks::default(),
             opts,
         });

@@ -1,0 +1,206 @@
+//! The write path: a writer joins the commit pipeline (`pipeline.rs`); the
+//! leader of a group assigns its sequence numbers and appends one WAL
+//! record under `log` (at most one fdatasync), releases `log`, inserts the
+//! group into the memtable concurrently with the next group's append, and
+//! publishes its sequences in order.
+//!
+//! Locking: `log` is held across the WAL append and sync (the group-commit
+//! point; only the leader waits on it) and never across memtable inserts;
+//! `state` is taken under `log` by `make_room_for_write`; the pipeline's
+//! queue lock is never held across I/O.
+
+use super::pipeline::{Turn, Writer};
+use super::*;
+
+/// Largest group a write leader assembles, in bytes.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+/// Longest a synced group's leader waits for writers still on their way
+/// into the queue (see `write_group`); also capped at half a sync.
+const SYNC_GATHER: Duration = Duration::from_micros(200);
+
+/// What a leader's [`DbInner::write_group`] decided, for the inserts and
+/// wake-ups it does after releasing `log`.
+pub(super) struct GroupCommit {
+    /// The writers at the queue front that this group covers, leader first.
+    pub(super) group: Vec<Arc<Writer>>,
+    /// The memtable to insert into, or the group's error.
+    pub(super) mem: Result<Arc<MemTable>>,
+    pub(super) first_seq: SeqNo,
+    /// Records in the group; 0 when it failed or held only empty batches.
+    pub(super) count: u64,
+    /// The group asked for (and got, or failed at) an fdatasync.
+    pub(super) synced: bool,
+}
+
+impl DbInner {
+    pub(super) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let p = &self.pipeline;
+        let _active = p.enter();
+        let w = match p.join(batch, *opts) {
+            Turn::Done(r) => return r,
+            Turn::Lead(w) => w,
+        };
+
+        // This writer leads a group: sequence numbers and the WAL record
+        // under the log lock.
+        let mut log = self.log.lock();
+        let commit = self.write_group(&mut log, &w);
+        drop(log);
+
+        // An unsynced group passes leadership on at once, so the next
+        // group's WAL append overlaps this group's memtable inserts. A synced
+        // group passes it on with the wake-ups instead: the next leader
+        // would otherwise start gathering its group while this group's
+        // members are still asleep, wait out its gathering time for them,
+        // and sync fewer writes (W2: 16 synced writers).
+        p.release(&commit.group, !commit.synced);
+        let result = match &commit.mem {
+            Ok(mem) => {
+                if commit.count > 0 {
+                    let mut seq = commit.first_seq;
+                    for m in &commit.group {
+                        seq += mem.insert_batch(&m.batch, seq);
+                    }
+                    debug_assert_eq!(seq, commit.first_seq + commit.count);
+                    p.publish(commit.first_seq, commit.count);
+                }
+                Ok(())
+            }
+            Err(e) => Err(e.clone()),
+        };
+        p.finish(&commit.group, &w, &result, commit.synced);
+        result
+    }
+
+    /// Logs a group led by `leader`: sequence numbers, one WAL record, at
+    /// most one sync. The caller inserts into the memtable and publishes
+    /// after releasing `log`.
+    pub(super) fn write_group(&self, log: &mut LogState, leader: &Arc<Writer>) -> GroupCommit {
+        let (mem, l0_files) = match self.make_room_for_write(log, false) {
+            Ok(r) => r,
+            Err(e) => {
+                return GroupCommit {
+                    group: vec![leader.clone()],
+                    mem: Err(e),
+                    first_seq: 0,
+                    count: 0,
+                    synced: false,
+                }
+            }
+        };
+        // A synced group costs one fdatasync whatever its size. Writers of
+        // the previous group may still be waking up to queue their next
+        // write: give them the CPU for a few microseconds so this group
+        // carries them too, instead of leaving them for the next sync.
+        if leader.opts.sync {
+            // At most half of what a sync costs on this device (measured),
+            // so the wait can never cost more than the syncs it saves.
+            let last_sync = Duration::from_micros(self.last_sync_micros.load(Ordering::Relaxed));
+            let deadline = Instant::now() + SYNC_GATHER.min(last_sync / 2);
+            while self.pipeline.queued() < self.pipeline.active() && Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        }
+        // Assemble the group from the queue front.
+        let max = if leader.batch.size_in_bytes() <= 128 << 10 {
+            leader.batch.size_in_bytes() + (128 << 10)
+        } else {
+            MAX_GROUP_BYTES
+        };
+        let group = self.pipeline.gather(leader, max);
+        let n = group.len();
+        let first_seq = log.last_assigned_seq + 1;
+        let mut scratch = std::mem::take(&mut log.scratch);
+        scratch.clear();
+        for m in &group {
+            scratch.append(&m.batch);
+        }
+        scratch.set_sequence(first_seq);
+        let count = scratch.count() as u64;
+        let sync = group.iter().any(|m| m.opts.sync);
+        let user_bytes: usize = group.iter().map(|m| m.batch.size_in_bytes()).sum();
+        self.pace_if_slowed(log, l0_files, user_bytes);
+
+        if count > 0 && !leader.opts.disable_wal {
+            let r = (|| -> Result<()> {
+                let w = log.writer.as_mut().ok_or(Error::Closed)?;
+                if sync {
+                    w.prepare_synced_record(scratch.data().len())?;
+                }
+                w.add_record(scratch.data())?;
+                if sync {
+                    self.pipeline.set_syncing(true);
+                    let t = Instant::now();
+                    let r = self.sync_closed_logs().and_then(|()| w.sync());
+                    self.last_sync_micros
+                        .store(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    self.pipeline.set_syncing(false);
+                    r?;
+                    self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    w.flush()?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = r {
+                // The WAL may now end in a torn record: refuse further writes
+                // until reopened, so nothing is acknowledged after it.
+                self.set_bg_error(e.clone());
+                log.scratch = scratch;
+                return GroupCommit {
+                    group,
+                    mem: Err(e),
+                    first_seq,
+                    count: 0,
+                    synced: sync,
+                };
+            }
+            self.counters
+                .wal_bytes_written
+                .fetch_add(scratch.size_in_bytes() as u64, Ordering::Relaxed);
+            log.last_logged_seq = first_seq + count - 1;
+        } else if count > 0 {
+            mem.mark_unlogged();
+        }
+        if count > 0 {
+            log.last_assigned_seq = first_seq + count - 1;
+        }
+        log.scratch = scratch;
+        let c = &self.counters;
+        c.write_groups.fetch_add(1, Ordering::Relaxed);
+        c.writes.fetch_add(n as u64, Ordering::Relaxed);
+        c.user_bytes_written
+            .fetch_add(user_bytes as u64, Ordering::Relaxed);
+        GroupCommit {
+            group,
+            mem: Ok(mem),
+            first_seq,
+            count,
+            synced: sync && count > 0 && !leader.opts.disable_wal,
+        }
+    }
+
+    /// While level 0 is at or above `level0_slowdown_writes_trigger`, paces
+    /// write groups to `delayed_write_rate` bytes per second (a token bucket
+    /// kept by the leader), so writers slow down smoothly and compaction
+    /// catches up before the hard stop. `l0_files` is the level-0 file
+    /// count `make_room_for_write` saw. REQUIRES: `log` held.
+    pub(super) fn pace_if_slowed(&self, log: &mut LogState, l0_files: usize, bytes: usize) {
+        if l0_files < self.opts.level0_slowdown_writes_trigger {
+            log.next_write_at = None;
+            return;
+        }
+        let now = Instant::now();
+        let cost = Duration::from_secs_f64(bytes as f64 / self.opts.delayed_write_rate as f64);
+        let start = log.next_write_at.map_or(now, |t| t.max(now));
+        let until = start + cost;
+        log.next_write_at = Some(until);
+        if until > now {
+            std::thread::sleep(until - now);
+            self.counters.slowdowns.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .stall_micros
+                .fetch_add(now.elapsed().as_micros() as u64, Ordering::Relaxed);
+        }
+    }
+}

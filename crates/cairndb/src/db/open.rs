@@ -1,0 +1,238 @@
+//! Opening a database: creating it or checking it exists, recovering the
+//! version set from the MANIFEST, replaying the WALs into level-0 tables,
+//! starting a fresh WAL and the background threads.
+
+use super::flush::build_table;
+use super::wal_files::new_log;
+use super::*;
+
+impl Db {
+    /// Opens (or creates, with `create_if_missing`) the database at `path`,
+    /// recovering from the MANIFEST and replaying the WALs.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        opts.validate()?;
+        let path = path.as_ref().to_path_buf();
+        let fs = opts.fs.clone();
+        if opts.create_if_missing {
+            fs.create_dir_all(&path)?;
+        } else if !fs.exists(&path) {
+            return Err(Error::invalid(format!(
+                "database {} does not exist (create_if_missing is false)",
+                path.display()
+            )));
+        }
+        let lock = fs.lock(&filename::lock_file_name(&path))?;
+        let current = filename::current_file_name(&path);
+        if !fs.exists(&current) {
+            if !opts.create_if_missing {
+                return Err(Error::invalid(format!(
+                    "{} is not a database: no CURRENT file (create_if_missing is false)",
+                    path.display()
+                )));
+            }
+            let stray = fs.list_dir(&path)?.into_iter().find(|n| {
+                matches!(
+                    filename::parse_file_name(n),
+                    Some((FileType::Log | FileType::Table | FileType::Manifest, _))
+                )
+            });
+            if let Some(n) = stray {
+                return Err(Error::corruption(
+                    &current,
+                    0,
+                    format!(
+                        "CURRENT is missing but the directory holds database file {n}; refusing to create a new database over it"
+                    ),
+                ));
+            }
+            VersionSet::create_new(fs.as_ref(), &path)?;
+            fs.sync_dir(&path)?;
+        } else if opts.error_if_exists {
+            return Err(Error::invalid(format!(
+                "database {} already exists (error_if_exists is true)",
+                path.display()
+            )));
+        }
+
+        let next_file = Arc::new(AtomicU64::new(2));
+        let mut versions = VersionSet::recover(fs.clone(), &path, next_file.clone())?;
+        let block_cache =
+            (opts.block_cache_size > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_size)));
+        let zip_stats = Arc::new(ZipStats::default());
+        let zip_budget = Arc::new(ZipMemBudget::new(opts.zip.hard_working_mem_limit));
+        let table_cache = Arc::new(TableCache::new(
+            fs.clone(),
+            path.clone(),
+            opts.max_open_files,
+            block_cache.clone(),
+            opts.prefix_extractor.clone(),
+            zip_stats.clone(),
+        ));
+
+        // Replay the WALs that hold writes not yet in tables.
+        let mut logs: Vec<u64> = fs
+            .list_dir(&path)?
+            .iter()
+            .filter_map(|n| match filename::parse_file_name(n) {
+                Some((FileType::Log, num)) if num >= versions.log_number => Some(num),
+                _ => None,
+            })
+            .collect();
+        logs.sort_unstable();
+        // What the tables hold; replay raises it. (Tables never hold more
+        // than the MANIFEST's last sequence; the max is a guard against ever
+        // reusing a sequence number.)
+        let mut max_seq = versions.last_sequence.max(versions.current().max_seq());
+        let mut edit = VersionEdit::default();
+        let mut mem = Arc::new(MemTable::new());
+        // Set when the previous log ended in damage: (log number, offset).
+        let mut prev_damaged: Option<(u64, u64)> = None;
+        for &num in &logs {
+            let lp = filename::log_file_name(&path, num);
+            let mut first = true;
+            // A gap between the sequence that ends one log and the start
+            // marker of the next: records of the earlier log were lost.
+            let mut gap: Option<String> = None;
+            let replayed = crate::wal::replay_log(
+                fs.as_ref(),
+                &lp,
+                num,
+                opts.wal_recovery_mode,
+                |offset, rec| {
+                    let b = WriteBatch::from_data(rec, &lp, offset)?;
+                    let seq = b.sequence();
+                    if std::mem::take(&mut first) {
+                        let marker = (b.count() == 0).then_some(seq);
+                        let lost = match (marker, prev_damaged) {
+                            (Some(m), _) if m > max_seq => Some(format!(
+                                "records up to sequence {m} are missing: the logs before this one end at sequence {max_seq}"
+                            )),
+                            (None, Some((n, at))) => Some(format!(
+                                "log {n:06} is damaged at offset {at} and this log has no start marker to prove nothing was lost"
+                            )),
+                            _ => None,
+                        };
+                        let skip =
+                            opts.wal_recovery_mode == WalRecoveryMode::SkipAnyCorruptedRecords;
+                        if let Some(what) = lost.filter(|_| !skip) {
+                            gap = Some(what);
+                            // Stops this replay; handled below.
+                            return Ok(ControlFlow::Break(()));
+                        }
+                    }
+                    if b.count() > 0 {
+                        mem.insert_batch(&b, seq);
+                        max_seq = max_seq.max(seq + b.count() as u64 - 1);
+                    }
+                    if mem.approximate_memory_usage() >= opts.write_buffer_size {
+                        let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
+                        let num = next_file.fetch_add(1, Ordering::SeqCst);
+                        match build_table(&fs, &path, &opts, num, 0, &full, &zip_budget) {
+                            Ok(Some(meta)) => edit.add_file(0, meta),
+                            Ok(None) => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(ControlFlow::Continue(()))
+                },
+            )?;
+            if let Some(what) = gap {
+                match opts.wal_recovery_mode {
+                    // Nothing after the loss may be applied.
+                    WalRecoveryMode::PointInTimeRecovery => break,
+                    _ => return Err(Error::corruption(&lp, 0, what)),
+                }
+            }
+            // Damage at the end of a log is its end (with recycling, stale
+            // bytes of the file's previous use follow the last record); the
+            // next log's start marker tells whether anything was lost.
+            prev_damaged = replayed.stopped_at.map(|at| (num, at));
+        }
+        if !mem.is_empty() {
+            let num = next_file.fetch_add(1, Ordering::SeqCst);
+            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget)? {
+                edit.add_file(0, meta);
+            }
+        }
+        // A fresh WAL for new writes; the replayed ones become obsolete.
+        let log_number = versions.new_file_number();
+        let writer = new_log(&fs, &path, log_number, None, max_seq)?;
+        edit.log_number = Some(log_number);
+        edit.last_sequence = Some(max_seq);
+        let version = versions.log_and_apply(edit)?;
+
+        let mem = Arc::new(MemTable::with_filter(opts.memtable_filter_bytes()));
+        let sv = Arc::new(SuperVersion {
+            mem: mem.clone(),
+            imms: Vec::new(),
+            version,
+        });
+        let inner = Arc::new(DbInner {
+            path,
+            fs,
+            lock: Mutex::new(Some(lock)),
+            table_cache,
+            block_cache,
+            zip_budget,
+            zip_stats,
+            pipeline: CommitPipeline::new(max_seq),
+            last_sync_micros: AtomicU64::new(0),
+            log: Mutex::new(LogState {
+                writer: Some(writer),
+                scratch: WriteBatch::new(),
+                last_logged_seq: max_seq,
+                last_assigned_seq: max_seq,
+                next_write_at: None,
+            }),
+            compaction_lock: Mutex::new(()),
+            versions: Mutex::new(versions),
+            state: Mutex::new(State {
+                mem,
+                mem_log_number: log_number,
+                imms: VecDeque::new(),
+                bg_error: None,
+                shutting_down: false,
+                compaction_wanted: true,
+            }),
+            state_cv: Condvar::new(),
+            sv: RwLock::new(sv),
+            next_file,
+            snapshots: Arc::new(SnapshotList::default()),
+            pending_outputs: Mutex::new(HashSet::new()),
+            recycle_pool: Mutex::new(Vec::new()),
+            closed_logs: Mutex::new(Vec::new()),
+            obsolete_tables: Mutex::new(Vec::new()),
+            gc_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            counters: Counters::default(),
+            #[cfg(test)]
+            hooks: hooks::Hooks::default(),
+            opts,
+        });
+        inner.delete_obsolete_files();
+        let mut threads = Vec::new();
+        for (name, f) in [
+            ("cairndb-flush", DbInner::flush_loop as fn(&Arc<DbInner>)),
+            ("cairndb-compact", DbInner::compaction_loop),
+        ] {
+            let i = inner.clone();
+            let t = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || f(&i))
+                .map_err(|e| Error::io("spawn thread", &inner.path, e))?;
+            threads.push(t);
+        }
+        if !inner.opts.wal_sync_interval.is_zero() {
+            let i = inner.clone();
+            let t = std::thread::Builder::new()
+                .name("cairndb-walsync".into())
+                .spawn(move || i.wal_sync_loop())
+                .map_err(|e| Error::io("spawn thread", &inner.path, e))?;
+            threads.push(t);
+        }
+        Ok(Db {
+            inner,
+            threads: Mutex::new(threads),
+        })
+    }
+}

@@ -1,0 +1,345 @@
+//! The commit pipeline's queue and publication order, as a type of its own
+//! (no WAL, no memtable), so its two promises can be tested alone:
+//!
+//! * **Leadership and wake-ups.** Writers queue in arrival order; the one at
+//!   the front leads a group of the writers behind it. When the group is
+//!   done, every member gets the group's result (an error included) and the
+//!   next writer in the queue becomes leader. No member is left asleep.
+//! * **Publication order.** Groups are assigned sequence numbers in order
+//!   but insert into the memtable concurrently; [`CommitPipeline::publish`]
+//!   makes a group's sequences visible only after every earlier group's, so
+//!   `last_seq` never covers an insert still running.
+//!
+//! Locking: `queue` guards the writer queue and is never held across I/O or
+//! a memtable insert; a member sleeps on its own condvar under `queue`, and
+//! results are handed over under `queue`, so a wake-up cannot be lost.
+//! `last_seq` is an atomic written only by `publish` (and at open).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::batch::WriteBatch;
+use crate::error::Result;
+use crate::key::SeqNo;
+use crate::options::WriteOptions;
+
+/// How long a queued writer spins before it sleeps until its group is done.
+const WRITER_SPIN: Duration = Duration::from_micros(20);
+
+/// One `Db::write` call waiting in the queue.
+pub(crate) struct Writer {
+    pub(crate) batch: WriteBatch,
+    pub(crate) opts: WriteOptions,
+    done: AtomicBool,
+    /// Set (under `queue`) when this writer reaches the queue front.
+    leader: AtomicBool,
+    result: Mutex<Option<Result<()>>>,
+    cv: Condvar,
+}
+
+/// What a writer that joined the queue is to do next.
+pub(crate) enum Turn {
+    /// Lead a group: it is at the queue front.
+    Lead(Arc<Writer>),
+    /// A leader wrote this writer's batch as part of its group.
+    Done(Result<()>),
+}
+
+/// The writer queue, the leader hand-off and the published sequence.
+pub(crate) struct CommitPipeline {
+    queue: Mutex<VecDeque<Arc<Writer>>>,
+    /// True while a leader waits for fdatasync (queued writers sleep
+    /// instead of spinning).
+    leader_syncing: AtomicBool,
+    /// Threads inside `write` (queued, leading, or just woken with their
+    /// result and not yet returned).
+    active_writers: AtomicUsize,
+    /// Every sequence number <= this is fully applied to a memtable.
+    last_seq: AtomicU64,
+}
+
+/// Decrements `active_writers` when a `write` call returns.
+pub(crate) struct ActiveWriter<'a>(&'a AtomicUsize);
+
+impl Drop for ActiveWriter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl CommitPipeline {
+    pub(crate) fn new(last_seq: SeqNo) -> Self {
+        CommitPipeline {
+            queue: Mutex::new(VecDeque::new()),
+            leader_syncing: AtomicBool::new(false),
+            active_writers: AtomicUsize::new(0),
+            last_seq: AtomicU64::new(last_seq),
+        }
+    }
+
+    /// The last published sequence number.
+    pub(crate) fn last_seq(&self) -> SeqNo {
+        self.last_seq.load(Ordering::Acquire)
+    }
+
+    /// Counts the calling thread as a writer until the guard drops.
+    pub(crate) fn enter(&self) -> ActiveWriter<'_> {
+        self.active_writers.fetch_add(1, Ordering::Relaxed);
+        ActiveWriter(&self.active_writers)
+    }
+
+    /// Queues a write and waits until it is either done by another leader
+    /// or at the queue front.
+    pub(crate) fn join(&self, batch: WriteBatch, opts: WriteOptions) -> Turn {
+        let w = Arc::new(Writer {
+            batch,
+            opts,
+            done: AtomicBool::new(false),
+            leader: AtomicBool::new(false),
+            result: Mutex::new(None),
+            cv: Condvar::new(),
+        });
+        let ahead = {
+            let mut q = self.queue.lock();
+            q.push_back(w.clone());
+            if q.len() == 1 {
+                w.leader.store(true, Ordering::Release);
+            }
+            q.len() - 1
+        };
+        let ready = || w.done.load(Ordering::Acquire) || w.leader.load(Ordering::Acquire);
+        if !ready() {
+            // Next in line behind a leader that does not sync: it finishes
+            // within microseconds, so spin briefly before paying for a sleep
+            // and a wake-up. Deeper in the queue, or behind a sync, sleep at
+            // once: spinning would only take CPU from the leader.
+            if ahead == 1 && !self.leader_syncing.load(Ordering::Acquire) {
+                let t = Instant::now();
+                while !ready() && t.elapsed() < WRITER_SPIN {
+                    std::hint::spin_loop();
+                }
+            }
+            if !ready() {
+                let mut q = self.queue.lock();
+                while !ready() {
+                    w.cv.wait(&mut q);
+                }
+            }
+        }
+        if w.done.load(Ordering::Acquire) {
+            return Turn::Done(w.result.lock().take().unwrap_or(Ok(())));
+        }
+        Turn::Lead(w)
+    }
+
+    /// Writers queued right now.
+    pub(crate) fn queued(&self) -> usize {
+        self.queue.lock().len()
+    }
+
+    /// Threads inside `write`.
+    pub(crate) fn active(&self) -> usize {
+        self.active_writers.load(Ordering::Relaxed)
+    }
+
+    /// Marks the leader as waiting for (or done with) an fdatasync.
+    pub(crate) fn set_syncing(&self, syncing: bool) {
+        self.leader_syncing.store(syncing, Ordering::Release);
+    }
+
+    /// The leader's group: the writers at the queue front, leader first,
+    /// with the same `disable_wal`, up to `max_bytes` of batches (the
+    /// leader always).
+    pub(crate) fn gather(&self, leader: &Arc<Writer>, max_bytes: usize) -> Vec<Arc<Writer>> {
+        let q = self.queue.lock();
+        debug_assert!(q.front().is_some_and(|f| Arc::ptr_eq(f, leader)));
+        let mut size = 0usize;
+        let mut g = Vec::new();
+        for m in q.iter() {
+            if m.opts.disable_wal != leader.opts.disable_wal {
+                break;
+            }
+            size += m.batch.size_in_bytes();
+            if !g.is_empty() && size > max_bytes {
+                break;
+            }
+            g.push(m.clone());
+        }
+        g
+    }
+
+    /// Takes `group` off the queue front. With `promote`, the next writer
+    /// leads at once (its WAL append overlaps this group's inserts).
+    pub(crate) fn release(&self, group: &[Arc<Writer>], promote: bool) {
+        let mut q = self.queue.lock();
+        for m in group {
+            let front = q.pop_front();
+            debug_assert!(front.is_some_and(|f| Arc::ptr_eq(&f, m)));
+        }
+        if promote {
+            Self::promote(&mut q);
+        }
+    }
+
+    /// Hands `result` to every member of `group` but the leader and wakes
+    /// them; with `promote`, the next writer then leads.
+    pub(crate) fn finish(
+        &self,
+        group: &[Arc<Writer>],
+        leader: &Arc<Writer>,
+        result: &Result<()>,
+        promote: bool,
+    ) {
+        // Under `queue`, which a member holds between checking its flag
+        // and sleeping.
+        let mut q = self.queue.lock();
+        for m in group {
+            if !Arc::ptr_eq(m, leader) {
+                *m.result.lock() = Some(result.clone());
+                m.done.store(true, Ordering::Release);
+                m.cv.notify_one();
+            }
+        }
+        if promote {
+            Self::promote(&mut q);
+        }
+    }
+
+    fn promote(q: &mut VecDeque<Arc<Writer>>) {
+        if let Some(next) = q.front() {
+            next.leader.store(true, Ordering::Release);
+            next.cv.notify_one();
+        }
+    }
+
+    /// Makes sequences `first_seq..first_seq + count` visible, after every
+    /// earlier group's (their inserts may still be running on other
+    /// threads; each takes microseconds and holds no lock).
+    pub(crate) fn publish(&self, first_seq: SeqNo, count: u64) {
+        let mut spins = 0u32;
+        while self.last_seq.load(Ordering::Acquire) != first_seq - 1 {
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        self.last_seq
+            .store(first_seq + count - 1, Ordering::Release);
+    }
+
+    /// Waits until every sequence up to `assigned` is published: no
+    /// memtable insert below it is in flight.
+    pub(crate) fn wait_published(&self, assigned: SeqNo) {
+        while self.last_seq.load(Ordering::Acquire) != assigned {
+            std::thread::yield_now();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn batch(k: &[u8]) -> WriteBatch {
+        let mut b = WriteBatch::new();
+        b.put(k, b"v");
+        b
+    }
+
+    /// Groups publish out of order on their threads; `last_seq` only ever
+    /// covers sequences whose group has published, and ends at the last.
+    #[test]
+    fn publication_waits_for_every_earlier_group() {
+        let p = Arc::new(CommitPipeline::new(0));
+        // Groups of 3 sequences each: 1..=3, 4..=6, ...
+        let groups: u64 = 40;
+        let entered: Arc<Vec<AtomicBool>> =
+            Arc::new((0..groups).map(|_| AtomicBool::new(false)).collect());
+        let threads: Vec<_> = (0..groups)
+            .rev()
+            .map(|g| {
+                let p = p.clone();
+                let entered = entered.clone();
+                std::thread::spawn(move || {
+                    entered[g as usize].store(true, Ordering::Release);
+                    p.publish(g * 3 + 1, 3);
+                })
+            })
+            .collect();
+        // Whenever last_seq covers a group, that group has called publish:
+        // no group's sequences become visible on another group's behalf.
+        let watcher = {
+            let p = p.clone();
+            let entered = entered.clone();
+            std::thread::spawn(move || loop {
+                let seen = p.last_seq();
+                for g in 0..seen / 3 {
+                    assert!(
+                        entered[g as usize].load(Ordering::Acquire),
+                        "last_seq {seen} covers group {g} before it published"
+                    );
+                }
+                if seen == groups * 3 {
+                    return;
+                }
+                std::thread::yield_now();
+            })
+        };
+        for t in threads {
+            t.join().unwrap();
+        }
+        watcher.join().unwrap();
+        assert_eq!(p.last_seq(), groups * 3);
+        p.wait_published(groups * 3);
+    }
+
+    /// A leader's failed group wakes every member with the error, and the
+    /// writer queued behind the group leads the next one.
+    #[test]
+    fn failed_group_wakes_members_with_its_error_and_promotes_next() {
+        let p = Arc::new(CommitPipeline::new(0));
+        let Turn::Lead(leader) = p.join(batch(b"a"), WriteOptions::default()) else {
+            panic!("the first writer must lead");
+        };
+        // Two members queue behind the leader, then a third writer.
+        let spawn = |k: &'static [u8]| {
+            let p = p.clone();
+            std::thread::spawn(move || match p.join(batch(k), WriteOptions::default()) {
+                Turn::Done(r) => Err(r),
+                Turn::Lead(w) => Ok(w),
+            })
+        };
+        let m1 = spawn(b"b");
+        let m2 = spawn(b"c");
+        while p.queued() < 3 {
+            std::thread::yield_now();
+        }
+        let group = p.gather(&leader, 1 << 20);
+        assert_eq!(group.len(), 3);
+        let next = spawn(b"d");
+        while p.queued() < 4 {
+            std::thread::yield_now();
+        }
+        let err: Result<()> = Err(Error::invalid("disk on fire"));
+        p.release(&group, false);
+        p.finish(&group, &leader, &err, true);
+        for m in [m1, m2] {
+            match m.join().unwrap() {
+                Err(Err(Error::InvalidArgument(what))) => assert!(what.contains("disk on fire")),
+                other => panic!("member woke with {:?}", other.map(|_| ()).err()),
+            }
+        }
+        // The writer behind the group is promoted and leads.
+        let w = next.join().unwrap().expect("the next writer leads");
+        assert_eq!(w.batch.count(), 1);
+        p.release(std::slice::from_ref(&w), true);
+        assert_eq!(p.queued(), 0);
+    }
+}

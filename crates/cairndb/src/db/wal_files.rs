@@ -1,0 +1,189 @@
+//! WAL files: creating (or reusing) a log with its start marker, the
+//! memtable switch that starts a new log, the logs switched out without a
+//! sync (`closed_logs`), and the background interval sync.
+//!
+//! Locking: `log` is held for a switch; `state` is taken under it (never
+//! the other way round); `closed_logs` is taken under `log` by every path
+//! that syncs and is held across those fdatasyncs; `recycle_pool` is taken
+//! only to pop a number, never across I/O.
+
+use super::*;
+
+/// WAL files are preallocated in chunks of this size.
+const WAL_PREALLOCATE: u64 = 4 << 20;
+
+/// Starts WAL `number`: reuses the obsolete WAL `reuse` if given (renamed,
+/// overwritten in place) or creates a file, makes the name durable, and
+/// writes the start marker: an empty batch whose sequence is the last one
+/// logged before this WAL (docs/format/wal.md, "Start marker").
+pub(super) fn new_log(
+    fs: &Arc<dyn Fs>,
+    dir: &Path,
+    number: u64,
+    reuse: Option<u64>,
+    last_logged_seq: SeqNo,
+) -> Result<LogWriter> {
+    let path = filename::log_file_name(dir, number);
+    let mut w = match reuse {
+        Some(old) => LogWriter::new(
+            fs.reuse_writable(&filename::log_file_name(dir, old), &path)?,
+            number,
+        ),
+        None => LogWriter::new(fs.create(&path)?, number).with_preallocate(WAL_PREALLOCATE),
+    };
+    fs.sync_dir(dir)?;
+    let mut marker = WriteBatch::new();
+    marker.set_sequence(last_logged_seq);
+    w.add_record(marker.data())?;
+    w.flush()?;
+    Ok(w)
+}
+
+impl DbInner {
+    /// Makes sure the mutable memtable has room, switching it (and the WAL)
+    /// when full, delaying or stopping writes while background work is
+    /// behind. With `force`, switches even when not full (unless empty).
+    /// REQUIRES: `log` held. Returns the memtable to insert into and the
+    /// level-0 file count it saw (for the slowdown).
+    pub(super) fn make_room_for_write(
+        &self,
+        log: &mut LogState,
+        mut force: bool,
+    ) -> Result<(Arc<MemTable>, usize)> {
+        if force {
+            // A forced switch (flush, compact_range, close) must see every
+            // acknowledged-to-be write: a group that took its sequence
+            // numbers but is still inserting would otherwise find the
+            // memtable "empty" and be left out of the flush.
+            self.pipeline.wait_published(log.last_assigned_seq);
+        }
+        loop {
+            let mut st = self.state.lock();
+            if let Some(e) = &st.bg_error {
+                return Err(Error::ReadOnly {
+                    cause: Box::new(e.clone()),
+                });
+            }
+            if st.shutting_down && !force {
+                return Err(Error::Closed);
+            }
+            let l0 = self.sv.read().version.num_files(0);
+            if !force && st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
+                return Ok((st.mem.clone(), l0));
+            }
+            if force && st.mem.is_empty() {
+                return Ok((st.mem.clone(), l0));
+            }
+            if st.imms.len() + 1 >= self.opts.max_write_buffer_number
+                || l0 >= self.opts.level0_stop_writes_trigger
+            {
+                // Wait for a flush or compaction to make room.
+                let t = Instant::now();
+                self.counters.stalls.fetch_add(1, Ordering::Relaxed);
+                st.compaction_wanted = true;
+                self.state_cv.notify_all();
+                self.state_cv.wait_for(&mut st, Duration::from_millis(100));
+                self.counters
+                    .stall_micros
+                    .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);
+                continue;
+            }
+            drop(st);
+            // The old memtable must be complete before it becomes
+            // immutable (a flush may start on it at once).
+            self.pipeline.wait_published(log.last_assigned_seq);
+            // Switch to a new memtable and WAL. Under point-in-time recovery
+            // the old WAL is only handed to the OS: a power loss that tears
+            // it is caught at recovery by the next WAL's start marker, and
+            // replay stops there (a consistent prefix), while any later sync
+            // syncs it first (`closed_logs`). Syncing it here cost the whole
+            // memtable's writeback on the write path. The stricter modes
+            // sync it now, so that only the newest WAL can have a torn tail.
+            let number = self.next_file.fetch_add(1, Ordering::SeqCst);
+            let defer_sync = self.opts.wal_recovery_mode == WalRecoveryMode::PointInTimeRecovery;
+            let fresh = (|| -> Result<LogWriter> {
+                if let Some(old) = log.writer.as_mut() {
+                    if defer_sync {
+                        old.flush()?;
+                    } else {
+                        old.sync()?;
+                    }
+                }
+                // The pool stays locked across the rename that reuses a
+                // file: the collector snapshots the pool before listing the
+                // directory, so a number popped and renamed under the lock
+                // is either in its snapshot (and skipped) or gone from its
+                // listing. The collector itself never holds the pool across
+                // I/O, so this waits for no listing or unlink.
+                let mut pool = self.recycle_pool.lock();
+                let reuse = pool.pop();
+                new_log(&self.fs, &self.path, number, reuse, log.last_logged_seq)
+            })();
+            let writer = match fresh {
+                Ok(w) => w,
+                Err(e) => {
+                    self.set_bg_error(e.clone());
+                    return Err(e);
+                }
+            };
+            let old_writer = log.writer.replace(writer);
+            let mut st = self.state.lock();
+            let old = std::mem::replace(
+                &mut st.mem,
+                Arc::new(MemTable::with_filter(self.opts.memtable_filter_bytes())),
+            );
+            let old_log = std::mem::replace(&mut st.mem_log_number, number);
+            st.imms.push_back(Imm {
+                mem: old,
+                log_number: old_log,
+            });
+            let version = self.sv.read().version.clone();
+            self.install_sv(&st, version);
+            self.state_cv.notify_all();
+            drop(st);
+            // After `state` (lock order). Should the memtable's flush finish
+            // first, the collector drops the entry on its next pass.
+            if let Some(w) = old_writer.filter(|_| defer_sync) {
+                self.closed_logs.lock().push((old_log, w));
+            }
+            force = false;
+        }
+    }
+
+    /// Syncs and closes the WALs switched out without a sync. REQUIRES:
+    /// `log` held (or the database closing), so no WAL is switched out
+    /// meanwhile.
+    pub(super) fn sync_closed_logs(&self) -> Result<()> {
+        let mut closed = self.closed_logs.lock();
+        while let Some((_, w)) = closed.first_mut() {
+            w.sync()?;
+            closed.remove(0);
+        }
+        Ok(())
+    }
+
+    pub(super) fn wal_sync_loop(self: &Arc<Self>) {
+        let interval = self.opts.wal_sync_interval;
+        loop {
+            {
+                let mut st = self.state.lock();
+                if st.shutting_down {
+                    return;
+                }
+                self.state_cv.wait_for(&mut st, interval);
+                if st.shutting_down {
+                    return;
+                }
+            }
+            let mut log = self.log.lock();
+            if let Some(w) = log.writer.as_mut() {
+                if let Err(e) = self.sync_closed_logs().and_then(|()| w.sync()) {
+                    drop(log);
+                    self.set_bg_error(e);
+                    return;
+                }
+                self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -18,7 +18,7 @@ fn main() {
     let recycle: usize = std::env::var("RECYCLE")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
+        .unwrap_or(Options::default().recycle_log_file_num);
     let wbs: usize = std::env::var("WBS")
         .ok()
         .and_then(|s| s.parse().ok())

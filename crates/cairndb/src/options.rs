@@ -229,16 +229,17 @@ pub struct Options {
     pub table_format_per_level: Vec<TableFormat>,
     /// Tuning of [`TableFormat::Zip`] tables.
     pub zip: ZipTableOptions,
-    /// Background threads for flushes and compactions (at least 2: one of each). Default 2.
-    pub max_background_jobs: usize,
     /// Table readers kept open. Default 1000.
     pub max_open_files: usize,
     /// Treatment of a damaged WAL at recovery.
     pub wal_recovery_mode: WalRecoveryMode,
     /// Optional prefix extractor: enables prefix filters and prefix iteration.
     pub prefix_extractor: Option<Arc<dyn SliceTransform>>,
-    /// Verify block checksums on every read (they are always verified for
-    /// blocks read into the cache). Default true.
+    /// Check at open that every table the MANIFEST lists exists with the
+    /// size the MANIFEST recorded, and refuse to open (Corruption naming
+    /// the file) if one does not, instead of failing later on the reads
+    /// that reach it (RocksDB's `paranoid_checks`). Block checksums are
+    /// verified on every block read either way. Default true.
     pub paranoid_checks: bool,
     /// Sync the WAL in the background this often (0 = never; see docs/design.md). Default 0.
     pub wal_sync_interval: Duration,
@@ -246,7 +247,9 @@ pub struct Options {
     /// A reused file is overwritten in place, so `fdatasync` need not update
     /// file metadata. Only in effect with `PointInTimeRecovery` and
     /// `SkipAnyCorruptedRecords`: the other modes must treat the stale bytes
-    /// after a reused log's end as damage. Default 2.
+    /// after a reused log's end as damage. Default 0, as in RocksDB: a
+    /// recycled log is a whole memtable's worth of dead bytes on disk, and
+    /// synced writes already go into zero-filled WAL space (docs/format/wal.md).
     pub recycle_log_file_num: usize,
     /// While level 0 is at or above `level0_slowdown_writes_trigger`, writes
     /// are paced to this many bytes per second (RocksDB's
@@ -278,13 +281,12 @@ impl Default for Options {
             compression_per_level: Vec::new(),
             table_format_per_level: Vec::new(),
             zip: ZipTableOptions::default(),
-            max_background_jobs: 2,
             max_open_files: 1000,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             prefix_extractor: None,
             paranoid_checks: true,
             wal_sync_interval: Duration::ZERO,
-            recycle_log_file_num: 2,
+            recycle_log_file_num: 0,
             delayed_write_rate: 16 << 20,
         }
     }
@@ -426,12 +428,6 @@ impl Options {
         }
         if self.bloom_bits_per_key > 64 {
             return bad("bloom_bits_per_key", "must be at most 64");
-        }
-        if self.max_background_jobs < 2 {
-            return bad(
-                "max_background_jobs",
-                "must be at least 2 (one flush and one compaction thread)",
-            );
         }
         if self.delayed_write_rate < 1024 {
             return bad(

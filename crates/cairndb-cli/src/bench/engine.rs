@@ -85,11 +85,8 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     } else {
         f.bloom_bits as u32
     };
-    let jobs = if f.max_background_compactions > 0 {
-        (f.max_background_compactions as usize + 1).max(f.max_background_jobs.max(2) as usize)
-    } else {
-        f.max_background_jobs.max(2) as usize
-    };
+    // --max_background_jobs/--max_background_compactions configure
+    // --engine=rocksdb only: CairnDB runs one flush and one compaction thread.
     let mut opts = Options {
         write_buffer_size: f.write_buffer_size as usize,
         max_write_buffer_number: f.max_write_buffer_number.max(2),
@@ -104,7 +101,6 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         block_cache_size: f.cache_size.max(0) as usize,
         bloom_bits_per_key: bloom,
         compression,
-        max_background_jobs: jobs,
         max_open_files: if f.open_files < 0 {
             1_000_000
         } else {

@@ -46,7 +46,7 @@ const MAPPED: &[(&str, &str)] = &[
     ),
     (
         "max_background_flushes",
-        "folded into max_background_jobs (one pool)",
+        "ignored: CairnDB runs one flush and one compaction thread",
     ),
     (
         "cache_numshardbits",
@@ -211,9 +211,9 @@ pub struct Flags {
     pub max_bytes_for_level_multiplier: f64,
     /// `--target_file_size_base`.
     pub target_file_size_base: u64,
-    /// `--max_background_compactions` (-1: unset).
+    /// `--max_background_compactions` (-1: unset; `--engine=rocksdb` only).
     pub max_background_compactions: i64,
-    /// `--max_background_jobs`.
+    /// `--max_background_jobs` (`--engine=rocksdb` only).
     pub max_background_jobs: i64,
     /// `--open_files` (-1: unlimited).
     pub open_files: i64,

@@ -56,6 +56,9 @@ impl Db {
 
         let next_file = Arc::new(AtomicU64::new(2));
         let mut versions = VersionSet::recover(fs.clone(), &path, next_file.clone())?;
+        if opts.paranoid_checks {
+            check_table_files(fs.as_ref(), &path, &versions.current())?;
+        }
         let block_cache =
             (opts.block_cache_size > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_size)));
         let zip_stats = Arc::new(ZipStats::default());
@@ -235,4 +238,36 @@ impl Db {
             threads: Mutex::new(threads),
         })
     }
+}
+
+/// `paranoid_checks`: every table of `v` exists with the size the MANIFEST
+/// recorded for it.
+fn check_table_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
+    for (level, files) in v.files.iter().enumerate() {
+        for f in files {
+            let p = filename::table_file_name(dir, f.number);
+            let size = match fs.file_size(&p) {
+                Ok(n) => n,
+                Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {
+                    return Err(Error::corruption(
+                        &p,
+                        0,
+                        format!("table of level {level} listed in the MANIFEST is missing"),
+                    ))
+                }
+                Err(e) => return Err(e),
+            };
+            if size != f.size {
+                return Err(Error::corruption(
+                    &p,
+                    size.min(f.size),
+                    format!(
+                        "table of level {level} is {size} bytes, the MANIFEST recorded {}",
+                        f.size
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

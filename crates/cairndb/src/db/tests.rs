@@ -204,3 +204,46 @@ fn memtable_switch_does_not_wait_for_the_file_collector() {
         Some(b"y".to_vec())
     );
 }
+
+/// `paranoid_checks` was accepted and did nothing: a table missing or cut
+/// short went unnoticed until a read reached it.
+#[test]
+fn paranoid_checks_refuse_missing_or_truncated_tables_at_open() {
+    let fs = MemFs::new();
+    {
+        let db = Db::open("/db", mem_opts(&fs)).unwrap();
+        put(&db, b"a", b"1");
+        db.flush().unwrap();
+        put(&db, b"b", b"2");
+        db.close().unwrap();
+    }
+    let n = table_numbers(&fs)[0];
+    let p = filename::table_file_name(Path::new("/db"), n);
+    let good = fs.contents(&p).unwrap();
+    // Cut short.
+    fs.set_contents(&p, good[..good.len() - 1].to_vec());
+    let e = Db::open("/db", mem_opts(&fs)).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{n:06}.sst")) && e.contains("MANIFEST recorded"),
+        "{e}"
+    );
+    // Missing.
+    fs.remove_file(&p).unwrap();
+    let e = Db::open("/db", mem_opts(&fs)).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("{n:06}.sst")) && e.contains("missing"),
+        "{e}"
+    );
+    // Without the checks the database opens, and what does not need the
+    // table still reads.
+    let lax = Options {
+        paranoid_checks: false,
+        ..mem_opts(&fs)
+    };
+    let db = Db::open("/db", lax).unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"b").unwrap(),
+        Some(b"2".to_vec())
+    );
+    assert!(db.get(&ReadOptions::default(), b"a").is_err());
+}

@@ -49,6 +49,9 @@ pub(crate) use internals::{
 };
 
 pub use batch::WriteBatch;
+pub use db::events::{
+    CompactionJobInfo, EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
+};
 pub use db::snapshot::Snapshot;
 pub use db::{format_stats, Db, DbStats};
 pub use error::{Error, Result};

@@ -255,6 +255,14 @@ pub struct Options {
     /// are paced to this many bytes per second (RocksDB's
     /// `delayed_write_rate`). Default 16 MiB/s.
     pub delayed_write_rate: u64,
+    /// Write the info log, `LOG` in the database directory (RocksDB's
+    /// info log). Default true.
+    pub info_log: bool,
+    /// Old info logs (`LOG.old.*`) kept. Default 10.
+    pub keep_log_file_num: usize,
+    /// Called on flushes, compactions, stalls and background errors
+    /// (`crate::EventListener`).
+    pub listeners: Vec<Arc<dyn crate::EventListener>>,
 }
 
 impl Default for Options {
@@ -288,6 +296,9 @@ impl Default for Options {
             wal_sync_interval: Duration::ZERO,
             recycle_log_file_num: 0,
             delayed_write_rate: 16 << 20,
+            info_log: true,
+            keep_log_file_num: 10,
+            listeners: Vec::new(),
         }
     }
 }
@@ -295,23 +306,58 @@ impl Default for Options {
 impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
             .field("write_buffer_size", &self.write_buffer_size)
             .field("max_write_buffer_number", &self.max_write_buffer_number)
+            .field(
+                "memtable_prefix_bloom_size_ratio",
+                &self.memtable_prefix_bloom_size_ratio,
+            )
+            .field(
+                "memtable_whole_key_filtering",
+                &self.memtable_whole_key_filtering,
+            )
             .field(
                 "level0_file_num_compaction_trigger",
                 &self.level0_file_num_compaction_trigger,
             )
+            .field(
+                "level0_slowdown_writes_trigger",
+                &self.level0_slowdown_writes_trigger,
+            )
+            .field(
+                "level0_stop_writes_trigger",
+                &self.level0_stop_writes_trigger,
+            )
             .field("max_bytes_for_level_base", &self.max_bytes_for_level_base)
+            .field(
+                "max_bytes_for_level_multiplier",
+                &self.max_bytes_for_level_multiplier,
+            )
             .field("target_file_size_base", &self.target_file_size_base)
             .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
             .field("block_cache_size", &self.block_cache_size)
             .field("bloom_bits_per_key", &self.bloom_bits_per_key)
             .field("compression", &self.compression)
+            .field("compression_per_level", &self.compression_per_level)
+            .field("table_format_per_level", &self.table_format_per_level)
+            .field("zip", &self.zip)
+            .field("max_open_files", &self.max_open_files)
+            .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field(
                 "prefix_extractor",
                 &self.prefix_extractor.as_ref().map(|p| p.name().to_string()),
             )
-            .finish_non_exhaustive()
+            .field("paranoid_checks", &self.paranoid_checks)
+            .field("wal_sync_interval", &self.wal_sync_interval)
+            .field("recycle_log_file_num", &self.recycle_log_file_num)
+            .field("delayed_write_rate", &self.delayed_write_rate)
+            .field("info_log", &self.info_log)
+            .field("keep_log_file_num", &self.keep_log_file_num)
+            .field("listeners", &self.listeners.len())
+            .finish()
     }
 }
 

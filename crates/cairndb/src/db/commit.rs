@@ -9,6 +9,7 @@
 //! `state` is taken under `log` by `make_room_for_write`; the pipeline's
 //! queue lock is never held across I/O.
 
+use super::events::{WriteStallCause, WriteStallInfo};
 use super::pipeline::{Turn, Writer};
 use super::*;
 
@@ -188,9 +189,24 @@ impl DbInner {
     pub(super) fn pace_if_slowed(&self, log: &mut LogState, l0_files: usize, bytes: usize) {
         if l0_files < self.opts.level0_slowdown_writes_trigger {
             log.next_write_at = None;
+            if let Some(since) = log.slowed_since.take() {
+                self.events.stall(&WriteStallInfo {
+                    cause: WriteStallCause::Level0Slowdown,
+                    cleared: true,
+                    duration: since.elapsed(),
+                });
+            }
             return;
         }
         let now = Instant::now();
+        if log.slowed_since.is_none() {
+            log.slowed_since = Some(now);
+            self.events.stall(&WriteStallInfo {
+                cause: WriteStallCause::Level0Slowdown,
+                cleared: false,
+                duration: Duration::ZERO,
+            });
+        }
         let cost = Duration::from_secs_f64(bytes as f64 / self.opts.delayed_write_rate as f64);
         let start = log.next_write_at.map_or(now, |t| t.max(now));
         let until = start + cost;

@@ -6,6 +6,7 @@
 //! with no lock held; `versions` is held across the MANIFEST append, with
 //! `state` and then `obsolete_tables` taken under it to install the result.
 
+use super::events::CompactionJobInfo;
 use super::flush::file_meta;
 use super::*;
 
@@ -95,6 +96,7 @@ impl DbInner {
     /// Runs one compaction and installs its result. Ok(false) when it was
     /// abandoned because the database is shutting down.
     pub(super) fn run_compaction(&self, c: &Compaction) -> Result<bool> {
+        let started = Instant::now();
         let out_level = c.output_level();
         let mut edit = VersionEdit::default();
         for f in &c.inputs {
@@ -173,6 +175,22 @@ impl DbInner {
             cs.compaction_bytes_written
                 .fetch_add(outputs.iter().map(|o| o.size).sum(), Ordering::Relaxed);
         }
+        self.events.compaction_completed(&CompactionJobInfo {
+            level: c.level,
+            output_level: out_level,
+            inputs: c
+                .inputs
+                .iter()
+                .chain(&c.next_inputs)
+                .map(|f| f.number)
+                .collect(),
+            outputs: outputs.iter().map(|o| o.number).collect(),
+            input_bytes: c.input_bytes(),
+            output_bytes: outputs.iter().map(|o| o.size).sum(),
+            trivial_move: outputs.is_empty() && c.is_trivial_move(),
+            manual: c.force_rewrite,
+            duration: started.elapsed(),
+        });
         Ok(true)
     }
 

@@ -5,6 +5,7 @@
 //! the MANIFEST append, and `state` is taken under it to pop the memtable
 //! and install the new super-version.
 
+use super::events::FlushJobInfo;
 use super::*;
 
 /// Writes a memtable to table `number` for `level` and syncs it; `None`
@@ -91,6 +92,7 @@ impl DbInner {
 
     /// Writes the oldest immutable memtable (`imm`) to level 0 and drops it.
     pub(super) fn flush_one(&self, imm: &Arc<MemTable>) -> Result<()> {
+        let started = Instant::now();
         let meta = {
             // Reserve the number before the file exists (see delete_obsolete_files).
             let n = self.next_file.fetch_add(1, Ordering::SeqCst);
@@ -145,6 +147,15 @@ impl DbInner {
                 .fetch_add(m.size, Ordering::Relaxed);
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        self.events.flush_completed(&FlushJobInfo {
+            table_number: meta.as_ref().map(|m| m.number),
+            table_bytes: meta.as_ref().map_or(0, |m| m.size),
+            entries: imm.len() as u64,
+            seq_range: meta
+                .as_ref()
+                .map_or((0, 0), |m| (m.smallest_seq, m.largest_seq)),
+            duration: started.elapsed(),
+        });
         self.delete_obsolete_files();
         Ok(())
     }

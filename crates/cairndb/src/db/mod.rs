@@ -41,6 +41,7 @@
 
 mod commit;
 mod compact;
+pub mod events;
 mod flush;
 mod hooks;
 mod obsolete;
@@ -121,6 +122,8 @@ struct LogState {
     last_assigned_seq: SeqNo,
     /// While writes are slowed: when the next group may be written.
     next_write_at: Option<Instant>,
+    /// While writes are slowed: since when (for the stall events).
+    slowed_since: Option<Instant>,
 }
 
 pub(crate) struct DbInner {
@@ -162,6 +165,8 @@ pub(crate) struct DbInner {
     gc_lock: Mutex<()>,
     closed: AtomicBool,
     counters: Counters,
+    /// The info log and the event listeners.
+    events: events::Events,
     /// Test-only interleaving points.
     #[cfg(test)]
     hooks: hooks::Hooks,
@@ -406,11 +411,18 @@ impl DbInner {
     }
 
     fn set_bg_error(&self, e: Error) {
-        let mut st = self.state.lock();
-        if st.bg_error.is_none() {
-            st.bg_error = Some(e);
+        let first = {
+            let mut st = self.state.lock();
+            let first = st.bg_error.is_none();
+            if first {
+                st.bg_error = Some(e.clone());
+            }
+            self.state_cv.notify_all();
+            first
+        };
+        if first {
+            self.events.background_error(&e);
         }
-        self.state_cv.notify_all();
     }
 
     // ---------------------------------------------------------------- writes

@@ -2,6 +2,7 @@
 //! version set from the MANIFEST, replaying the WALs into level-0 tables,
 //! starting a fresh WAL and the background threads.
 
+use super::events::Events;
 use super::flush::build_table;
 use super::wal_files::new_log;
 use super::*;
@@ -55,6 +56,7 @@ impl Db {
         }
 
         let next_file = Arc::new(AtomicU64::new(2));
+        let events = Events::new(fs.as_ref(), &path, &opts)?;
         let mut versions = VersionSet::recover(fs.clone(), &path, next_file.clone())?;
         if opts.paranoid_checks {
             check_table_files(fs.as_ref(), &path, &versions.current())?;
@@ -186,6 +188,7 @@ impl Db {
                 last_logged_seq: max_seq,
                 last_assigned_seq: max_seq,
                 next_write_at: None,
+                slowed_since: None,
             }),
             compaction_lock: Mutex::new(()),
             versions: Mutex::new(versions),
@@ -208,10 +211,14 @@ impl Db {
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
             counters: Counters::default(),
+            events,
             #[cfg(test)]
             hooks: hooks::Hooks::default(),
             opts,
         });
+        inner
+            .events
+            .opened(&inner.path, &inner.opts, inner.pipeline.last_seq());
         inner.delete_obsolete_files();
         let mut threads = Vec::new();
         for (name, f) in [

@@ -7,6 +7,7 @@
 //! that syncs and is held across those fdatasyncs; `recycle_pool` is taken
 //! only to pop a number, never across I/O.
 
+use super::events::{WriteStallCause, WriteStallInfo};
 use super::*;
 
 /// WAL files are preallocated in chunks of this size.
@@ -48,7 +49,26 @@ impl DbInner {
     pub(super) fn make_room_for_write(
         &self,
         log: &mut LogState,
+        force: bool,
+    ) -> Result<(Arc<MemTable>, usize)> {
+        let mut stalled = None;
+        let r = self.make_room(log, force, &mut stalled);
+        if let Some((cause, since)) = stalled {
+            self.events.stall(&WriteStallInfo {
+                cause,
+                cleared: true,
+                duration: since.elapsed(),
+            });
+        }
+        r
+    }
+
+    /// `make_room_for_write`; `stalled` records a stall it began.
+    fn make_room(
+        &self,
+        log: &mut LogState,
         mut force: bool,
+        stalled: &mut Option<(WriteStallCause, Instant)>,
     ) -> Result<(Arc<MemTable>, usize)> {
         if force {
             // A forced switch (flush, compact_range, close) must see every
@@ -77,6 +97,21 @@ impl DbInner {
             if st.imms.len() + 1 >= self.opts.max_write_buffer_number
                 || l0 >= self.opts.level0_stop_writes_trigger
             {
+                if stalled.is_none() {
+                    let cause = if l0 >= self.opts.level0_stop_writes_trigger {
+                        WriteStallCause::Level0Stop
+                    } else {
+                        WriteStallCause::MemtableLimit
+                    };
+                    *stalled = Some((cause, Instant::now()));
+                    drop(st);
+                    self.events.stall(&WriteStallInfo {
+                        cause,
+                        cleared: false,
+                        duration: Duration::ZERO,
+                    });
+                    continue;
+                }
                 // Wait for a flush or compaction to make room.
                 let t = Instant::now();
                 self.counters.stalls.fetch_add(1, Ordering::Relaxed);

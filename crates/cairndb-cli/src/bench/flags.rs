@@ -46,7 +46,7 @@ const MAPPED: &[(&str, &str)] = &[
     ),
     (
         "max_background_flushes",
-        "folded into max_background_jobs (one pool)",
+        "ignored: CairnDB flushes and compacts from one pool, sized by --max_background_jobs",
     ),
     (
         "cache_numshardbits",

@@ -645,7 +645,7 @@ mod tests {
         let deep = root.path().join("main/target/release");
         std::fs::create_dir_all(&deep).unwrap();
         assert_eq!(
-            search_upward(&[deep.clone()], PeerKind::RocksDb.shared_path()),
+            search_upward(std::slice::from_ref(&deep), PeerKind::RocksDb.shared_path()),
             Some(bin)
         );
         assert_eq!(

@@ -1,9 +1,11 @@
 //! `cairndb compare`: measures the device the databases live on, then runs
-//! RocksDB's own `db_bench`, LevelDB (through `cairndb bench
-//! --engine=leveldb` when built with that feature) and `cairndb bench` with
-//! the same db_bench flags, taking turns for `--repeat` runs each in fresh
+//! RocksDB's own release `db_bench` (9.10.0), LevelDB 1.23's own `db_bench`
+//! (its flags translated, see [`peer`]) and `cairndb bench` with the same
+//! db_bench flags, taking turns for `--repeat` runs each in fresh
 //! directories, and prints a table of medians with CairnDB's ratios to each
 //! peer and to the best peer; writes the table, an SVG and a PNG bar chart.
+
+mod peer;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -14,15 +16,28 @@ use std::time::Instant;
 
 use crate::bench::flags;
 use crate::bench::report::{parse_dir_size_line, parse_line, parse_output, Parsed};
+use peer::{Peer, PeerKind};
 
 const USAGE: &str = "usage: cairndb compare [--repeat=N] [--out=DIR] [--db_dir=DIR] \
-[--db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] [--skip_device] [db_bench flags...]
+[--db_bench=PATH] [--leveldb_db_bench=PATH] [--engines=rocksdb,leveldb,cairndb] \
+[--skip_device] [db_bench flags...]
        cairndb compare --replot=DIR   (redraw DIR/compare.svg and .png from DIR/compare.json)
 
-Runs the same db_bench command line through RocksDB's db_bench, LevelDB and
-CairnDB (and, listed in --engines, rocksdb-inproc: RocksDB through the rocksdb
-crate inside cairndb bench), --repeat times each (taking turns, fresh directory each run), and
-prints medians. --histogram=1 is added so P99 latencies can be compared.
+Runs the same db_bench command line through RocksDB's own db_bench, LevelDB's
+own db_bench and CairnDB (and, listed in --engines, rocksdb-inproc and
+leveldb-inproc: those libraries inside cairndb bench), --repeat times each
+(taking turns, fresh directory each run), and prints medians.
+--histogram=1 is added so P99 latencies can be compared, and --seed and
+--benchmarks are made explicit so every engine runs the same list.
+
+RocksDB's db_bench: --db_bench=PATH, else $CAIRNDB_ROCKSDB_DB_BENCH, else
+shared/peers/rocksdb-9.10.0/db_bench in or above the current directory or
+this binary's. LevelDB's: --leveldb_db_bench=PATH, else
+$CAIRNDB_LEVELDB_DB_BENCH, else shared/peers/leveldb-1.23/leveldb_db_bench
+found the same way, else ~/.cache/cairndb-anchors/leveldb_db_bench (what
+shared/peers/leveldb-1.23/build_db_bench.sh builds). LevelDB's db_bench gets
+the flags it has; every flag and benchmark it was not given is named, and
+benchmarks it lacks are shown as absent (-).
 The file workload (fillfile, readfile, readfileseq) and dirsize are ours:
 when --benchmarks names one, RocksDB runs in-process (cairndb bench
 --engine=rocksdb, needs the `rocksdb` feature) instead of through db_bench,
@@ -31,11 +46,21 @@ Writes compare.md, compare.json, compare.svg and compare.png into --out
 (default: the current directory).
 ";
 
+/// The engines --engines may name.
+const ENGINES: &[&str] = &[
+    "cairndb",
+    "rocksdb",
+    "rocksdb-inproc",
+    "leveldb",
+    "leveldb-inproc",
+];
+
 struct Opts {
     repeat: usize,
     out: PathBuf,
     db_dir: Option<PathBuf>,
     db_bench: Option<PathBuf>,
+    leveldb_db_bench: Option<PathBuf>,
     engines: Vec<String>,
     skip_device: bool,
     replot: Option<PathBuf>,
@@ -50,6 +75,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         out: PathBuf::from("."),
         db_dir: None,
         db_bench: None,
+        leveldb_db_bench: None,
         engines: vec!["rocksdb".into(), "leveldb".into(), "cairndb".into()],
         skip_device: false,
         replot: None,
@@ -84,11 +110,14 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
             "out" => o.out = PathBuf::from(value("out")?),
             "db_dir" => o.db_dir = Some(PathBuf::from(value("db_dir")?)),
             "db_bench" => o.db_bench = Some(PathBuf::from(value("db_bench")?)),
+            "leveldb_db_bench" => {
+                o.leveldb_db_bench = Some(PathBuf::from(value("leveldb_db_bench")?))
+            }
             "engines" => {
                 let v = value("engines")?;
                 o.engines = v.split(',').map(|s| s.trim().to_string()).collect();
                 for e in &o.engines {
-                    if !["cairndb", "rocksdb", "rocksdb-inproc", "leveldb"].contains(&e.as_str()) {
+                    if !ENGINES.contains(&e.as_str()) {
                         return Err(format!("flag --engines: unknown engine `{e}`"));
                     }
                 }
@@ -133,89 +162,25 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         println!();
     }
 
+    let args = full_args(&o);
     let exe = std::env::current_exe().map_err(|e| format!("finding our own binary: {e}"))?;
-    let mut runners: Vec<(String, Runner)> = Vec::new();
-    let ours: Vec<&str> = o
-        .benchmarks
+    let runners = runners(&o, &args, &exe, work.path())?;
+    let peers: Vec<&Peer> = runners
         .iter()
-        .map(|b| b.as_str())
-        .filter(|b| flags::EXTENSION_BENCHMARKS.contains(b))
+        .filter_map(|(_, r)| match r {
+            Runner::Peer(p) => Some(p),
+            Runner::Ours(..) => None,
+        })
         .collect();
-    for e in &o.engines {
-        match e.as_str() {
-            "rocksdb" if !ours.is_empty() => {
-                if cfg!(feature = "rocksdb") {
-                    eprintln!(
-                        "compare: RocksDB's db_bench has no {}; RocksDB runs in-process \
-                         instead (cairndb bench --engine=rocksdb, the rocksdb crate on the \
-                         system librocksdb)",
-                        ours.join(", ")
-                    );
-                    runners.push(("rocksdb".into(), Runner::Ours(exe.clone(), "rocksdb")));
-                } else {
-                    eprintln!(
-                        "compare: RocksDB's db_bench has no {}, and this cairndb was built \
-                         without the `rocksdb` feature to run RocksDB in-process; RocksDB is \
-                         left out (cargo build --release -p cairndb-cli --features rocksdb)",
-                        ours.join(", ")
-                    );
-                }
+    if !peers.is_empty() {
+        println!("== peers ==");
+        for p in &peers {
+            println!("{}", peer_line(p));
+            for n in &p.translation.notes {
+                println!("  note: {n}");
             }
-            "rocksdb" => match find_db_bench(o.db_bench.as_deref()) {
-                Some(p) => runners.push(("rocksdb".into(), Runner::DbBench(p))),
-                None => eprintln!(
-                    "compare: RocksDB's db_bench not found (looked for db_bench and \
-                     rocksdb_db_bench on PATH; apt-get install -y rocksdb-tools, or pass \
-                     --db_bench=PATH); RocksDB is left out"
-                ),
-            },
-            "rocksdb-inproc" => {
-                if cfg!(feature = "rocksdb") {
-                    runners.push((
-                        "rocksdb-inproc".into(),
-                        Runner::Ours(exe.clone(), "rocksdb"),
-                    ));
-                } else {
-                    eprintln!(
-                        "compare: this cairndb was built without the `rocksdb` feature; \
-                         rocksdb-inproc is left out"
-                    );
-                }
-            }
-            "leveldb" => {
-                if cfg!(feature = "leveldb") {
-                    runners.push(("leveldb".into(), Runner::Ours(exe.clone(), "leveldb")));
-                } else {
-                    eprintln!(
-                        "compare: this cairndb was built without the `leveldb` feature; \
-                         LevelDB is left out (cargo build --release -p cairndb-cli --features leveldb)"
-                    );
-                }
-            }
-            _ => runners.push(("cairndb".into(), Runner::Ours(exe.clone(), "cairndb"))),
         }
-    }
-    if runners.is_empty() {
-        return Err("no engine to run".into());
-    }
-
-    let mut args = o.bench_args.clone();
-    if !args
-        .iter()
-        .any(|a| a.trim_start_matches('-').starts_with("histogram"))
-    {
-        args.push("--histogram=1".into());
-    }
-    // One seed for every engine and round, so they all draw the same keys.
-    if !args
-        .iter()
-        .any(|a| a.trim_start_matches('-').starts_with("seed"))
-    {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(1);
-        args.push(format!("--seed={seed}"));
+        println!();
     }
     println!("== flags: {} ==", args.join(" "));
     // results[engine][benchmark] = runs
@@ -230,7 +195,7 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
             let t = Instant::now();
             let out = runner.run(&args, &dir)?;
             let _ = std::fs::remove_dir_all(&dir);
-            let parsed = parse_output(&out);
+            let parsed = runner.parse(&out);
             if parsed.is_empty() {
                 return Err(format!(
                     "{name} printed no benchmark line; its output was:\n{out}"
@@ -278,6 +243,9 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     );
     let engine_names: Vec<String> = runners.iter().map(|r| r.0.clone()).collect();
     let mut md = table.markdown(o.repeat);
+    if !peers.is_empty() {
+        md.push_str(&peers_markdown(&peers));
+    }
     let size_medians = size_medians(&size_order, &engine_names, &sizes);
     if !size_medians.is_empty() {
         md.push('\n');
@@ -288,6 +256,14 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     let json = serde_json::json!({
         "flags": args,
         "repeat": o.repeat,
+        "peers": peers.iter().map(|p| serde_json::json!({
+            "engine": p.kind.name(),
+            "binary": p.path.display().to_string(),
+            "version": p.version,
+            "args": p.translation.args,
+            "benchmarks": p.translation.benchmarks,
+            "notes": p.translation.notes,
+        })).collect::<Vec<_>>(),
         "medians": table.rows.iter().map(|r| serde_json::json!({
             "benchmark": r.bench,
             "ops_per_sec": r.ops,
@@ -396,49 +372,140 @@ fn summary(p: &Parsed) -> String {
     s
 }
 
+/// Compare's command line for every engine: the pass-through flags plus
+/// --histogram=1, one --seed for every engine and round (so they all draw
+/// the same keys), and --benchmarks made explicit (the peers' own defaults
+/// differ from ours).
+fn full_args(o: &Opts) -> Vec<String> {
+    let mut args = o.bench_args.clone();
+    let given = |args: &[String], flag: &str| {
+        args.iter()
+            .any(|a| a.trim_start_matches('-').starts_with(flag))
+    };
+    if !given(&args, "histogram") {
+        args.push("--histogram=1".into());
+    }
+    if !given(&args, "seed") {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(1);
+        args.push(format!("--seed={seed}"));
+    }
+    if !given(&args, "benchmarks") {
+        args.push(format!("--benchmarks={}", o.benchmarks.join(",")));
+    }
+    args
+}
+
+/// The runners for --engines, in order. A peer that cannot be found is an
+/// error (naming where it looked); an in-process engine this binary was
+/// built without is left out with a note.
+fn runners(
+    o: &Opts,
+    args: &[String],
+    exe: &Path,
+    scratch: &Path,
+) -> Result<Vec<(String, Runner)>, String> {
+    let ours: Vec<&str> = o
+        .benchmarks
+        .iter()
+        .map(|b| b.as_str())
+        .filter(|b| flags::EXTENSION_BENCHMARKS.contains(b))
+        .collect();
+    let inproc = |name: &str, engine: &'static str, built: bool| -> Option<(String, Runner)> {
+        if built {
+            Some((name.to_string(), Runner::Ours(exe.to_path_buf(), engine)))
+        } else {
+            eprintln!(
+                "compare: this cairndb was built without the `{engine}` feature; {name} is \
+                 left out (cargo build --release -p cairndb-cli --features {engine})"
+            );
+            None
+        }
+    };
+    let peer =
+        |kind: PeerKind, explicit: Option<&Path>| -> Result<Option<(String, Runner)>, String> {
+            let p = Peer::new(kind, explicit, args, scratch)?;
+            if p.translation.benchmarks.is_empty() {
+                eprintln!(
+                "compare: {} has none of these benchmarks to run faithfully; it is left out ({})",
+                kind.name(),
+                p.translation.notes.join("; ")
+            );
+                return Ok(None);
+            }
+            Ok(Some((kind.name().to_string(), Runner::Peer(p))))
+        };
+    let mut runners = Vec::new();
+    for e in &o.engines {
+        let r = match e.as_str() {
+            "rocksdb" if !ours.is_empty() => {
+                eprintln!(
+                    "compare: RocksDB's db_bench has no {}; RocksDB runs in-process instead \
+                     (cairndb bench --engine=rocksdb)",
+                    ours.join(", ")
+                );
+                inproc("rocksdb", "rocksdb", cfg!(feature = "rocksdb"))
+            }
+            "rocksdb" => peer(PeerKind::RocksDb, o.db_bench.as_deref())?,
+            "leveldb" => peer(PeerKind::LevelDb, o.leveldb_db_bench.as_deref())?,
+            "rocksdb-inproc" => inproc(e, "rocksdb", cfg!(feature = "rocksdb")),
+            "leveldb-inproc" => inproc(e, "leveldb", cfg!(feature = "leveldb")),
+            _ => Some(("cairndb".into(), Runner::Ours(exe.to_path_buf(), "cairndb"))),
+        };
+        runners.extend(r);
+    }
+    if runners.is_empty() {
+        return Err("no engine to run".into());
+    }
+    Ok(runners)
+}
+
+/// `rocksdb: PATH (db_bench version 9.10.0)`.
+fn peer_line(p: &Peer) -> String {
+    format!(
+        "{}: {} ({}), run as: {}",
+        p.kind.name(),
+        p.path.display(),
+        p.version,
+        p.translation.args.join(" ")
+    )
+}
+
+/// Which peer binaries ran, and what each was not given.
+fn peers_markdown(peers: &[&Peer]) -> String {
+    let mut s = String::from("\nPeers (- in the table: the engine has no such benchmark or was not run on it, see the notes):\n\n");
+    for p in peers {
+        s.push_str(&format!("- {}\n", peer_line(p)));
+        for n in &p.translation.notes {
+            s.push_str(&format!("  - {n}\n"));
+        }
+    }
+    s
+}
+
 enum Runner {
-    DbBench(PathBuf),
+    /// An external db_bench.
+    Peer(Peer),
+    /// `cairndb bench --engine=ENGINE`.
     Ours(PathBuf, &'static str),
 }
 
 impl Runner {
     fn run(&self, args: &[String], dir: &Path) -> Result<String, String> {
-        let mut cmd;
-        match self {
-            Runner::DbBench(p) => {
-                cmd = Command::new(p);
-                let mut dropped = Vec::new();
-                for a in args {
-                    let name = a
-                        .trim_start_matches('-')
-                        .split('=')
-                        .next()
-                        .unwrap_or("")
-                        .to_string();
-                    let base = name.strip_prefix("no").unwrap_or(&name);
-                    if flags::is_dbbench_7_8_flag(&name) || flags::is_dbbench_7_8_flag(base) {
-                        cmd.arg(a);
-                    } else {
-                        dropped.push(a.clone());
-                    }
-                }
-                if !dropped.is_empty() {
-                    eprintln!(
-                        "compare: not passed to db_bench 7.8 (it does not know them): {}",
-                        dropped.join(" ")
-                    );
-                }
-                cmd.arg(format!("--db={}", dir.display()));
-            }
+        let mut cmd = match self {
+            Runner::Peer(p) => p.command(dir),
             Runner::Ours(exe, engine) => {
-                cmd = Command::new(exe);
+                let mut cmd = Command::new(exe);
                 cmd.arg("bench")
                     .args(args)
                     .arg(format!("--db={}", dir.display()))
                     .arg(format!("--engine={engine}"))
                     .arg("--progress=0");
+                cmd
             }
-        }
+        };
         let out = cmd
             .output()
             .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
@@ -454,22 +521,13 @@ impl Runner {
         }
         Ok(text)
     }
-}
 
-fn find_db_bench(explicit: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return p.exists().then(|| p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    for dir in std::env::split_paths(&path) {
-        for name in ["db_bench", "rocksdb_db_bench"] {
-            let p = dir.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
+    fn parse(&self, out: &str) -> Vec<Parsed> {
+        match self {
+            Runner::Peer(p) => p.parse(out),
+            Runner::Ours(..) => parse_output(out),
         }
     }
-    None
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -559,10 +617,16 @@ impl Table {
             });
         }
         let rank = |e: &str| {
-            ["rocksdb", "rocksdb-inproc", "leveldb", "cairndb"]
-                .iter()
-                .position(|x| *x == e)
-                .unwrap_or(9)
+            [
+                "rocksdb",
+                "rocksdb-inproc",
+                "leveldb",
+                "leveldb-inproc",
+                "cairndb",
+            ]
+            .iter()
+            .position(|x| *x == e)
+            .unwrap_or(9)
         };
         engines.sort_by_key(|e| rank(e));
         Ok(Table { engines, rows })
@@ -852,6 +916,7 @@ mod chart {
             "rocksdb" => RGBColor(31, 119, 180),
             "rocksdb-inproc" => RGBColor(158, 202, 225),
             "leveldb" => RGBColor(44, 160, 44),
+            "leveldb-inproc" => RGBColor(161, 217, 155),
             _ => RGBColor(127, 127, 127),
         }
     }

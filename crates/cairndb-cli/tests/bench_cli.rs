@@ -288,3 +288,152 @@ fn compare_with_cairndb_only() {
     assert!(md.contains("cairndb ops/s"));
     assert!(dir.path().join("compare.json").exists());
 }
+
+/// A peer binary, where compare itself would find it from this crate
+/// (its environment variable, then shared/peers/ above the crate), or the
+/// LevelDB build script's output; None (with a printed note) when missing.
+fn peer_binary(env: &str, shared: &str, other: Option<&str>) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os(env)
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .ancestors()
+                .map(|a| a.join(shared))
+                .find(|p| p.is_file())
+        })
+        .or_else(|| {
+            let home = std::env::var_os("HOME")?;
+            Some(std::path::Path::new(&home).join(other?)).filter(|p| p.is_file())
+        })
+        .filter(|p| p.is_file());
+    if found.is_none() {
+        eprintln!(
+            "NOTE: {shared} not found (nor ${env}); the part of this test that runs it is skipped"
+        );
+    }
+    found
+}
+
+fn compare_with(
+    engines: &str,
+    benchmarks: &str,
+    env: &[(&str, &str)],
+) -> (std::process::Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairndb"))
+        .args([
+            "compare",
+            &format!("--out={}", dir.path().display()),
+            &format!("--db_dir={}", dir.path().display()),
+            "--repeat=1",
+            "--skip_device",
+            &format!("--engines={engines}"),
+            "--num=2000",
+            &format!("--benchmarks={benchmarks}"),
+        ])
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (out, dir)
+}
+
+#[test]
+fn compare_names_where_it_looked_for_a_missing_peer() {
+    for (engine, env) in [
+        ("rocksdb", "CAIRNDB_ROCKSDB_DB_BENCH"),
+        ("leveldb", "CAIRNDB_LEVELDB_DB_BENCH"),
+    ] {
+        let (out, _dir) = compare_with(
+            &format!("{engine},cairndb"),
+            "fillrandom",
+            &[(env, "/nonexistent/db_bench")],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("${env}=/nonexistent/db_bench: no such file")),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn compare_runs_rocksdbs_release_db_bench() {
+    let Some(bin) = peer_binary(
+        "CAIRNDB_ROCKSDB_DB_BENCH",
+        "shared/peers/rocksdb-9.10.0/db_bench",
+        None,
+    ) else {
+        return;
+    };
+    let bin = bin.display().to_string();
+    let (out, dir) = compare_with(
+        "rocksdb,cairndb",
+        "fillrandom,readrandom",
+        &[("CAIRNDB_ROCKSDB_DB_BENCH", &bin)],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!("rocksdb: {bin} (db_bench version ")),
+        "{stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("compare.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["peers"][0]["binary"], bin.as_str());
+    for row in json["medians"].as_array().unwrap() {
+        assert!(
+            row["ops_per_sec"]["rocksdb"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
+    }
+}
+
+#[test]
+fn compare_runs_leveldbs_own_db_bench() {
+    let Some(bin) = peer_binary(
+        "CAIRNDB_LEVELDB_DB_BENCH",
+        "shared/peers/leveldb-1.23/leveldb_db_bench",
+        Some(".cache/cairndb-anchors/leveldb_db_bench"),
+    ) else {
+        return;
+    };
+    let bin = bin.display().to_string();
+    let (out, dir) = compare_with(
+        "leveldb,cairndb",
+        "fillrandom,readrandom,filluniquerandom,readseq",
+        &[("CAIRNDB_LEVELDB_DB_BENCH", &bin)],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("(LevelDB version 1."), "{stdout}");
+    let md = std::fs::read_to_string(dir.path().join("compare.md")).unwrap();
+    // filluniquerandom is absent from LevelDB's db_bench, and the readseq after it is left out.
+    assert!(md.contains("| filluniquerandom | - |"), "{md}");
+    assert!(md.contains("| readseq | - |"), "{md}");
+    assert!(md.contains("benchmark filluniquerandom: left out"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("compare.json")).unwrap())
+            .unwrap();
+    for b in ["fillrandom", "readrandom"] {
+        let row = json["medians"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["benchmark"] == b)
+            .unwrap();
+        assert!(
+            row["ops_per_sec"]["leveldb"].as_f64().unwrap() > 0.0,
+            "{row}"
+        );
+    }
+}

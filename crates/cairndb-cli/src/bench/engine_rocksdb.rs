@@ -1,6 +1,8 @@
 //! RocksDB behind the benchmark [`Engine`] trait (feature `rocksdb`): the
-//! `rocksdb` crate 0.20.1 linked against the system librocksdb 7.8.3, with
-//! db_bench flags mapped to the RocksDB options of the same names.
+//! `rocksdb` crate 0.23.0 (bindings from RocksDB 9.9.3's C API) linked
+//! dynamically against the release RocksDB 9.10.0 library in
+//! shared/peers/rocksdb-9.10.0 (see build.rs), with db_bench flags mapped to
+//! the RocksDB options of the same names.
 
 use std::path::Path;
 
@@ -69,7 +71,7 @@ impl RocksEngine {
         bbo.set_block_size(f.block_size);
         bbo.set_block_restart_interval(f.block_restart_interval as i32);
         if f.cache_size > 0 {
-            let cache = Cache::new_lru_cache(f.cache_size as usize).map_err(es)?;
+            let cache = Cache::new_lru_cache(f.cache_size as usize);
             bbo.set_block_cache(&cache);
         } else {
             bbo.disable_cache();
@@ -84,6 +86,49 @@ impl RocksEngine {
         wo.disable_wal(f.disable_wal);
         Ok(RocksEngine { db, wo })
     }
+}
+
+/// The RocksDB library this binary loaded: its version, as the library
+/// itself writes it into a database's LOG at open ("RocksDB version: X";
+/// the C API has no version call), and the file it was loaded from (from
+/// /proc/self/maps), e.g. `9.10.0 (/work/shared/peers/rocksdb-9.10.0/librocksdbjni-linux64.so)`.
+pub fn library_version() -> String {
+    let version = (|| {
+        let dir = tempfile::Builder::new()
+            .prefix("cairndb-rocksdb-version-")
+            .tempdir()
+            .ok()?;
+        let mut o = Options::default();
+        o.create_if_missing(true);
+        drop(DB::open(&o, dir.path()).ok()?);
+        let log = std::fs::read_to_string(dir.path().join("LOG")).ok()?;
+        log_version(&log)
+    })()
+    .unwrap_or_else(|| "unknown".into());
+    let file = std::fs::read_to_string("/proc/self/maps")
+        .ok()
+        .and_then(|maps| {
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .find(|p| {
+                    p.rsplit('/')
+                        .next()
+                        .is_some_and(|n| n.starts_with("librocksdb"))
+                })
+                .map(String::from)
+        });
+    match file {
+        Some(p) => format!("{version} ({p})"),
+        None => format!("{version} (linked statically)"),
+    }
+}
+
+/// The version in a RocksDB LOG's "RocksDB version: 9.10.0" line.
+fn log_version(log: &str) -> Option<String> {
+    log.lines().find_map(|l| {
+        let (_, v) = l.split_once("RocksDB version: ")?;
+        Some(v.trim().to_string())
+    })
 }
 
 struct RocksIter<'a>(DBRawIterator<'a>);
@@ -183,5 +228,22 @@ impl Engine for RocksEngine {
     }
     fn close(&self) -> EResult<()> {
         self.db.flush_wal(true).map_err(es)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_the_version_from_the_log() {
+        let log = "2025/01/01-00:00:00.000000 7f RocksDB version: 9.10.0\n\
+                   2025/01/01-00:00:00.000001 7f Compile date 2024-12-12 00:00:00\n";
+        assert_eq!(super::log_version(log).as_deref(), Some("9.10.0"));
+        assert_eq!(super::log_version("nothing"), None);
+    }
+
+    #[test]
+    fn the_loaded_library_is_the_release_build() {
+        let v = super::library_version();
+        assert!(v.starts_with("9.10."), "loaded RocksDB {v}, expected 9.10");
     }
 }

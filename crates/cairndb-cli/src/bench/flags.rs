@@ -435,8 +435,9 @@ fn kind_of(name: &str) -> Option<Kind> {
     None
 }
 
-/// One `name=value` pair out of the command line, booleans resolved.
-fn split_args(args: &[String]) -> Result<Vec<(String, String)>, String> {
+/// The command line as `(name, value)` pairs in order, booleans resolved
+/// (`--sync` is `("sync", "true")`, `--nosync` `("sync", "false")`).
+pub fn split_args(args: &[String]) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {

@@ -168,7 +168,11 @@ fn compression_name(s: &str) -> String {
 
 fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     let engine = match f.engine.as_str() {
-        "rocksdb" => "RocksDB (in-process, via cairndb bench)".to_string(),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => format!(
+            "RocksDB (in-process, via cairndb bench)\nRocksDB:    version {}",
+            engine_rocksdb::library_version()
+        ),
         "leveldb" => "LevelDB (in-process, via cairndb bench)".to_string(),
         _ => format!("version {}", env!("CARGO_PKG_VERSION")),
     };

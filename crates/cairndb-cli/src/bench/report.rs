@@ -331,12 +331,26 @@ pub struct Parsed {
     pub p99: Option<f64>,
 }
 
-/// Parses every benchmark line (and the P99 of the `Percentiles:` line that
+/// Parses every benchmark line (and the P99 of the histogram block that
 /// follows it) out of db_bench-shaped output, ours or RocksDB's or LevelDB's.
+/// RocksDB's histogram has a `Percentiles:` line; LevelDB's has none, so its
+/// P99 is interpolated from the bucket lines the way LevelDB's own
+/// `Histogram::Percentile` does. LevelDB's lines carry no ops/sec: those
+/// are left at 0 for the caller, who knows the thread count.
 pub fn parse_output(text: &str) -> Vec<Parsed> {
     let mut out: Vec<Parsed> = Vec::new();
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let finish = |last: Option<&mut Parsed>, buckets: &mut Vec<Bucket>| {
+        if let Some(last) = last {
+            if last.p99.is_none() {
+                last.p99 = bucket_percentile(buckets, 99.0);
+            }
+        }
+        buckets.clear();
+    };
     for line in text.lines() {
         if let Some(p) = parse_line(line) {
+            finish(out.last_mut(), &mut buckets);
             out.push(p);
         } else if let Some(rest) = line.trim_start().strip_prefix("Percentiles:") {
             if let Some(last) = out.last_mut() {
@@ -347,9 +361,50 @@ pub fn parse_output(text: &str) -> Vec<Parsed> {
                     }
                 }
             }
+        } else if let Some(b) = parse_bucket_line(line) {
+            buckets.push(b);
         }
     }
+    finish(out.last_mut(), &mut buckets);
     out
+}
+
+/// One histogram bucket line: `[ left, right ) count pct% cumulative% ###`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bucket {
+    left: f64,
+    right: f64,
+    count: f64,
+}
+
+fn parse_bucket_line(line: &str) -> Option<Bucket> {
+    let rest = line.trim_start().strip_prefix('[')?;
+    let (left, rest) = rest.split_once(',')?;
+    let (right, rest) = rest.split_once(')')?;
+    Some(Bucket {
+        left: left.trim().parse().ok()?,
+        right: right.trim().parse().ok()?,
+        count: rest.split_whitespace().next()?.parse().ok()?,
+    })
+}
+
+/// The `p`th percentile of a bucketed histogram, interpolated inside the
+/// bucket that crosses it (LevelDB's `Histogram::Percentile`).
+fn bucket_percentile(buckets: &[Bucket], p: f64) -> Option<f64> {
+    let total: f64 = buckets.iter().map(|b| b.count).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let threshold = total * p / 100.0;
+    let mut sum = 0.0;
+    for b in buckets {
+        sum += b.count;
+        if sum >= threshold && b.count > 0.0 {
+            let pos = (threshold - (sum - b.count)) / b.count;
+            return Some(b.left + (b.right - b.left) * pos);
+        }
+    }
+    buckets.last().map(|b| b.right)
 }
 
 /// Parses one `name : X micros/op Y ops/sec Z seconds N operations; ...` line.
@@ -360,7 +415,8 @@ pub fn parse_line(line: &str) -> Option<Parsed> {
         return None;
     }
     let toks: Vec<&str> = rest.split_whitespace().collect();
-    if toks.get(1) != Some(&"micros/op") {
+    // RocksDB and we print `micros/op N ops/sec`; LevelDB `micros/op;` alone.
+    if !matches!(toks.get(1), Some(&"micros/op") | Some(&"micros/op;")) {
         return None;
     }
     let mut p = Parsed {
@@ -468,5 +524,59 @@ Microseconds per read:\nCount: 1000000 Average: 5.1230  StdDev: 3.21\nPercentile
         assert_eq!(p[0].mb_per_sec, Some(47.2));
         assert_eq!(p[1].found, Some((632000, 1000000)));
         assert_eq!(p[1].p99, Some(12.3));
+    }
+
+    /// LevelDB 1.23's db_bench output, captured (trimmed to two benchmarks).
+    const LEVELDB_OUTPUT: &str = "Keys:       16 bytes each
+Values:     100 bytes each (50 bytes after compression)
+Entries:    20000
+------------------------------------------------
+fillseq      :       7.628 micros/op;   14.5 MB/s
+Microseconds per op:
+Count: 20000  Average: 7.6196  StdDev: 250.62
+Min: 1.0000  Median: 2.0216  Max: 16088.0000
+------------------------------------------------------
+[       1,       2 )    9811  49.055%  49.055% ##########
+[       2,       3 )    8762  43.810%  92.865% #########
+[       3,       4 )      39   0.195%  93.060% 
+[       4,       5 )     238   1.190%  94.250% 
+[       5,       6 )     345   1.725%  95.975% 
+[       6,       7 )     295   1.475%  97.450% 
+[       7,       8 )     287   1.435%  98.885% 
+[       8,       9 )      50   0.250%  99.135% 
+[    8000,    9000 )     173   0.865% 100.000% 
+
+readrandom   :       4.518 micros/op; (20000 of 20000 found)
+Microseconds per op:
+Count: 20000  Average: 4.5165  StdDev: 195.79
+Min: 0.0000  Median: 1.4921  Max: 17476.0000
+------------------------------------------------------
+[       0,       1 )   20000 100.000% 100.000% ####################
+
+";
+
+    #[test]
+    fn parses_leveldb_lines_and_bucket_percentiles() {
+        let p = parse_output(LEVELDB_OUTPUT);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[0].name, "fillseq");
+        assert_eq!(p[0].micros_per_op, 7.628);
+        assert_eq!(p[0].ops_per_sec, 0.0, "LevelDB prints no ops/sec");
+        assert_eq!(p[0].mb_per_sec, Some(14.5));
+        // 99% of 20000 = 19800; 19777 are below 8, so 23 of the 50 in [8, 9).
+        let p99 = p[0].p99.unwrap();
+        assert!((p99 - 8.46).abs() < 1e-9, "{p99}");
+        assert_eq!(p[1].found, Some((20000, 20000)));
+        assert!((p[1].p99.unwrap() - 0.99).abs() < 1e-9, "{:?}", p[1].p99);
+        assert_eq!(parse_line("fillseq      :       7.628 micros/ops"), None);
+    }
+
+    #[test]
+    fn rocksdb_percentiles_win_over_its_buckets() {
+        let text = "readrandom   :       5.000 micros/op 200000 ops/sec 1.000 seconds 200000 operations;\n\
+Percentiles: P50: 4.50 P75: 5.60 P99: 12.30 P99.9: 30.00 P99.99: 80.00\n\
+------------------------------------------------------\n\
+[       0,       1 ]   200000 100.000% 100.000% ####################\n";
+        assert_eq!(parse_output(text)[0].p99, Some(12.3));
     }
 }

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
+# Every backticked path and test name in docs/ exists.
+scripts/check-docs.sh
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 # Kill-and-verify crash loop for a bounded time (docs/reliability.md).

@@ -7,21 +7,32 @@
 //! runs its compactions on the calling thread, serialized with the
 //! background compactor by `compaction_lock`.
 //!
-//! ## Locks, in the only order they may be taken
-//! 1. `queue`: the writer queue. Never held across I/O.
-//! 2. `log`: held by the write leader while it assigns sequence numbers and
-//!    appends (and syncs) the group's WAL record, not during the memtable
-//!    inserts, and by memtable switches, so the mutable memtable and the WAL
-//!    only change under it. Held across WAL I/O: this *is* the group-commit
-//!    point, and only the leader waits on it.
-//!    `closed_logs` (switched-out WALs not yet synced) is taken under `log`
-//!    by every path that syncs, and alone by the garbage collector; it is
-//!    held across the fdatasync of those WALs.
-//! 3. `compaction_lock`: one compaction at a time.
-//! 4. `versions`: held across MANIFEST appends and syncs (background only).
-//! 5. `state`: memtables, background error, flags. Never held across I/O.
-//! 6. `sv`: the published super-version (memtables + version) that readers
-//!    clone an `Arc` of; written only under `state`.
+//! ## Locks
+//! Outermost first: a lock may be taken while holding only locks above
+//! it in this table, and only those its row names (`docs/design.md` has
+//! the same table). Every other lock in the engine (table cache, block
+//! cache, memtable arena, snapshot list, info log) is a leaf: nothing is
+//! taken under it.
+//!
+//! | lock | protects | held across I/O | taken under it |
+//! |---|---|---|---|
+//! | `compaction_lock` | one compaction at a time (background or `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `sv` |
+//! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables` |
+//! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool` |
+//! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables` |
+//! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |
+//! | `pipeline.queue` | the writer queue and leader hand-off | no | none |
+//! | `closed_logs` | WALs switched out unsynced | yes: their fdatasync | none |
+//! | `recycle_pool` | WAL numbers kept for reuse | yes: the rename that reuses one (under `log`) | none |
+//! | `pending_outputs` | table numbers being written | no | none |
+//! | `obsolete_tables` | tables dropped from the current version | no | none |
+//! | `sv` (RwLock) | the published super-version | no | none |
+//!
+//! `log` and `versions` are never held together, nor `log` and
+//! `compaction_lock` or `gc_lock`. Stall waits sleep on `state_cv` holding
+//! `log` (every writer waits behind a stall anyway). Event listeners run
+//! with no lock held except: stall callbacks (under `log`) and compaction
+//! callbacks (under `compaction_lock`); see `events.rs`.
 //!
 //! Reads take only `sv` for a pointer copy and hold no lock while they search
 //! memtables and tables, so they never wait for a flush or a compaction.

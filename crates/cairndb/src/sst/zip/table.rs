@@ -7,9 +7,25 @@
 //! are read in place from the mapping, and each group's CRC is checked when it
 //! is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
-//! contexts are per thread (point reads) or per iterator. Nothing here panics
-//! on file contents: every malformed structure is a `Corruption` error naming
-//! the file and an offset.
+//! contexts are per thread (point reads) or per iterator. Nothing in this
+//! module panics on file contents: every malformed structure it decodes is a
+//! `Corruption` error naming the file and an offset.
+//!
+//! What the checksums do and do not buy. The CRCs (footer, meta, sections,
+//! groups) catch accidental damage; they are no defence against a file forged
+//! on purpose with valid CRCs and hostile content. Behind that gate this code
+//! trusts two decoders it does not own: zstd (dictionary and group frames;
+//! `DDict::try_create` and the decompress calls report malformed input as
+//! errors, which become `Corruption`, and the decoded size is capped by the
+//! group header and `MAX_UNCOMPRESSED_BLOCK`) and the fst crate (the key
+//! index; `open` checks its header, root address and its own checksum with
+//! `Fst::verify`, but fst does not validate node layout, so forged nodes with
+//! a matching fst checksum can make its lookups and streams return wrong
+//! keys or ordinals, or panic on a bounds check inside fst, which is safe
+//! Rust: no undefined behaviour). Everything else (offsets, packed arrays,
+//! trailers, key starts, record lengths) is bounds-checked here. So a forged
+//! file can give wrong answers (wrong values, keys, versions) and, through
+//! fst, a panic; it cannot cause undefined behaviour through this module.
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -154,8 +170,13 @@ impl ZipTable {
             let x = meta.sections[s];
             &data[x.offset as usize..(x.offset + x.size) as usize]
         };
+        // `DDict::create` panics when zstd refuses the dictionary (a zstd
+        // dictionary header with bad entropy tables); `try_create` says so.
         let ddict = if meta.flags & FLAG_HAS_DICT != 0 {
-            Some(DDict::create(sec_bytes(sec::DICT)))
+            Some(
+                DDict::try_create(sec_bytes(sec::DICT))
+                    .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+            )
         } else {
             None
         };
@@ -212,6 +233,12 @@ impl ZipTable {
             end: (x.offset + x.size) as usize,
         })
         .map_err(|e| bad(sec::INDEX, &e.to_string()))?;
+        // fst's own checksum over its bytes, once: `Map::new` only checks
+        // the header and the root address.
+        index
+            .as_fst()
+            .verify()
+            .map_err(|e| bad(sec::INDEX, &format!("fst check: {e}")))?;
         if index.len() as u64 != meta.num_keys {
             return Err(bad(
                 sec::INDEX,

@@ -228,8 +228,11 @@ impl SkipList {
             key_len >= TRAILER_LEN,
             "skiplist key shorter than a trailer"
         );
-        let key_len32 = u32::try_from(key_len).expect("key of 4 GiB or more");
-        let value_len32 = u32::try_from(value.len()).expect("value of 4 GiB or more");
+        // `WriteBatch` refuses user keys over `MAX_KEY_LEN` (u32::MAX - 8)
+        // and values over `MAX_VALUE_LEN` before anything is logged, so
+        // these hold for every write that reaches the memtable.
+        let key_len32 = u32::try_from(key_len).expect("internal key over u32::MAX: MAX_KEY_LEN");
+        let value_len32 = u32::try_from(value.len()).expect("value over u32::MAX: MAX_VALUE_LEN");
 
         let (height, base) = {
             let mut rng = self.alloc.lock();

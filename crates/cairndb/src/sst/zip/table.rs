@@ -46,7 +46,7 @@ use crate::sst::zip::format::{
     sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, SECTION_NAMES,
     ZIP_FOOTER_LEN,
 };
-use crate::util::coding::{get_varint32, Reader};
+use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
 
 /// Counters of zip-table point reads, shared by every zip table of a
@@ -366,11 +366,16 @@ impl ZipTable {
         if stored != crc::mask(crc::crc32c(rest)) {
             return Err(self.corrupt(start, format!("zip group {g}: checksum mismatch")));
         }
-        let Some((h, hl)) = get_varint32(rest) else {
+        let Some((h, hl)) = get_varint64(rest) else {
             return Err(self.corrupt(start, format!("zip group {g}: bad header")));
         };
-        let raw_len = (h >> 1) as usize;
-        if raw_len > MAX_UNCOMPRESSED_BLOCK {
+        let Ok(raw_len) = usize::try_from(h >> 1) else {
+            return Err(self.corrupt(start, format!("zip group {g}: bad header")));
+        };
+        // The cap bounds what a forged header can make zstd allocate; a raw
+        // group's bytes are in the file already (and huge values make raw
+        // groups above the cap).
+        if h & 1 == 1 && raw_len > MAX_UNCOMPRESSED_BLOCK {
             return Err(self.corrupt(
                 start,
                 format!("zip group {g}: decoded size {raw_len} is too large"),

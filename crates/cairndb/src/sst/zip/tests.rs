@@ -352,7 +352,11 @@ fn corrupted_dictionary_offsets_index_groups_footer_are_errors() {
 fn forge_section(orig: &[u8], meta: &Meta, footer: &ZipFooter, s: usize, new: &[u8]) -> Vec<u8> {
     use crate::sst::zip::format::section_crc;
     let x = meta.sections[s];
-    assert_eq!(new.len() as u64, x.size, "forged section must keep its size");
+    assert_eq!(
+        new.len() as u64,
+        x.size,
+        "forged section must keep its size"
+    );
     let mut b = orig.to_vec();
     b[x.offset as usize..(x.offset + x.size) as usize].copy_from_slice(new);
     let mut m = meta.clone();
@@ -402,11 +406,37 @@ fn damaged_fst_index_with_valid_section_crc_is_corruption_at_open() {
     let mut index = orig[x.offset as usize..(x.offset + x.size) as usize].to_vec();
     let mid = index.len() / 2;
     index[mid] ^= 0x5a;
-    fs.write_atomic(&p, &forge_section(&orig, &meta, &footer, sec::INDEX, &index))
-        .unwrap();
+    fs.write_atomic(
+        &p,
+        &forge_section(&orig, &meta, &footer, sec::INDEX, &index),
+    )
+    .unwrap();
     let err = open(&fs, &p).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     let msg = err.to_string();
     assert!(msg.contains(&p.display().to_string()), "{msg}");
     assert!(msg.contains("key index"), "{msg}");
+}
+
+#[test]
+fn zip_group_over_the_decompression_limit_reads_back() {
+    // A value larger than MAX_UNCOMPRESSED_BLOCK: the builder used to
+    // compress its group anyway, and the reader then refused the group's
+    // decoded size as corruption.
+    use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
+    let (fs, dir) = mem();
+    let big = b"0123456789abcdef".repeat(MAX_UNCOMPRESSED_BLOCK / 16 + 1);
+    let m: Model = vec![
+        (
+            make_internal_key(b"k00000010", 9, ValueType::Value),
+            b"small".to_vec(),
+        ),
+        (make_internal_key(b"k00000020", 8, ValueType::Value), big),
+    ];
+    let zip = ZipTableOptions {
+        group_size: 2,
+        ..ZipTableOptions::default()
+    };
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    check_against_model(&open(&fs, &p).unwrap(), &m);
 }

@@ -334,11 +334,12 @@ impl SkipList {
                 // SAFETY: `next` is a published node of height > level.
                 prefetch(unsafe { Node::link(next, level).load(Ordering::Relaxed) });
             }
-            // SAFETY: `next` is non-null and published, so initialised.
-            if !next.is_null()
-                && next != known_ge
-                && cmp(unsafe { Node::key(next) }, key) == CmpOrdering::Less
-            {
+            let next_is_less = !next.is_null() && next != known_ge && {
+                // SAFETY: `next` is non-null and published, so initialised.
+                let next_key = unsafe { Node::key(next) };
+                cmp(next_key, key) == CmpOrdering::Less
+            };
+            if next_is_less {
                 x = next;
             } else {
                 if let Some(p) = prev.as_deref_mut() {

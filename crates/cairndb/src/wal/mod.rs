@@ -11,7 +11,7 @@ mod writer;
 
 use std::path::Path;
 
-pub use reader::{LogReader, ReadEvent};
+pub use reader::{LogReader, ReadEvent, RecordHeader};
 pub use writer::LogWriter;
 
 use crate::env::Fs;

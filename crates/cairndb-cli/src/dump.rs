@@ -3,8 +3,9 @@
 //!
 //! * `sst`: the table's properties, then one line per entry: the escaped user
 //!   key, sequence number, type and a value preview.
-//! * `wal`: one line per record (offset, first sequence number, count), then
-//!   its operations.
+//! * `wal`: whether the log is live or obsolete (see [`wal_status`]), then one
+//!   line per record (offset, first sequence number, count), then its
+//!   operations.
 //! * `manifest`: one line per version edit, with its offset.
 //!
 //! Damage is printed where it is met (with the file offset) and makes the
@@ -21,6 +22,7 @@ use cairndb::internals::filename::parse_file_name;
 use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{parse_internal_key, ValueType};
 use cairndb::internals::sst::Table;
+use cairndb::internals::version::set::read_manifest;
 use cairndb::internals::version::VersionEdit;
 use cairndb::internals::wal::{LogReader, ReadEvent};
 use cairndb::WriteBatch;
@@ -57,6 +59,23 @@ fn number_of(path: &Path) -> u64 {
         .and_then(parse_file_name)
         .map(|(_, n)| n)
         .unwrap_or(0)
+}
+
+/// Whether WAL `number` is live or obsolete given the MANIFEST's log
+/// number (`docs/format/wal.md`): a log numbered at or above it holds writes
+/// not yet in a table and is replayed at the next open; an older one is
+/// obsolete, left in the directory for recycling as a later log, and never
+/// replayed.
+pub fn wal_status(number: u64, manifest_log_number: u64) -> String {
+    if number >= manifest_log_number {
+        format!(
+            "live (number {number} >= the MANIFEST's log number {manifest_log_number}): replayed at the next open"
+        )
+    } else {
+        format!(
+            "obsolete (number {number} < the MANIFEST's log number {manifest_log_number}): left for reuse as a recycled log, not replayed"
+        )
+    }
 }
 
 fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
@@ -140,6 +159,14 @@ fn read_log(
 
 fn dump_wal(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<u64, String> {
     println!("file: {}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match read_manifest(fs, dir) {
+        Ok(state) => println!("status: {}", wal_status(number_of(path), state.log_number)),
+        Err(e) => println!("status: unknown (no readable MANIFEST beside the file: {e})"),
+    }
     read_log(fs, path, |offset, rec| {
         let b = WriteBatch::from_data(rec, path, offset).map_err(|e| e.to_string())?;
         println!(

@@ -8,7 +8,8 @@
 //! internal-key order, and its first and last keys equal both the MANIFEST's
 //! smallest/largest and the table's properties; files of a level >= 1 do not
 //! overlap; every live WAL's records pass their checksums and decode as write
-//! batches. A torn tail (a log that ends inside a record, as a crash leaves
+//! batches. Each WAL file is listed as live (replayed at the next open) or
+//! obsolete (left for recycling, not replayed, not checked). A torn tail (a log that ends inside a record, as a crash leaves
 //! it) is a note, not a problem. Exit status is non-zero on any problem.
 
 use std::path::{Path, PathBuf};
@@ -20,19 +21,17 @@ use cairndb::internals::filename::{self, FileType};
 use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{compare_internal, parse_internal_key, user_key};
 use cairndb::internals::sst::Table;
-use cairndb::internals::util::crc;
 use cairndb::internals::version::set::read_manifest;
-use cairndb::internals::wal::{LogReader, ReadEvent};
+use cairndb::internals::wal::{LogReader, ReadEvent, RecordHeader};
 use cairndb::{Error, WriteBatch};
-
-/// A log record header's size (`docs/format/wal.md`).
-const HEADER: usize = 11;
 
 /// Everything verify found.
 #[derive(Default)]
 struct Report {
     problems: Vec<String>,
     notes: Vec<String>,
+    /// One line per WAL file: live or obsolete.
+    wals: Vec<String>,
     tables: u64,
     blocks: u64,
     entries: u64,
@@ -124,13 +123,10 @@ fn header_is_ours(fs: &dyn Fs, path: &Path, offset: u64, number: u64) -> bool {
     let Ok(pos) = usize::try_from(offset) else {
         return false;
     };
-    match bytes.get(pos..pos.saturating_add(HEADER)) {
-        Some(h) if h.len() == HEADER => {
-            (5..=8).contains(&h[6])
-                && u32::from_le_bytes([h[7], h[8], h[9], h[10]]) == number as u32
-        }
-        _ => false,
-    }
+    bytes
+        .get(pos..)
+        .and_then(RecordHeader::decode)
+        .is_some_and(|h| h.known_type() && h.is_for_log(number))
 }
 
 /// The offset of the first intact physical record of log `number` that
@@ -139,22 +135,11 @@ fn header_is_ours(fs: &dyn Fs, path: &Path, offset: u64, number: u64) -> bool {
 fn valid_record_after(fs: &dyn Fs, path: &Path, from: u64, number: u64) -> Option<u64> {
     let bytes = fs.read_all(path).ok()?;
     let start = usize::try_from(from).ok()?.checked_add(1)?;
-    for pos in start..bytes.len().saturating_sub(HEADER) {
-        let h = &bytes[pos..pos + HEADER];
-        let len = u16::from_le_bytes([h[4], h[5]]) as usize;
-        let end = pos + HEADER + len;
-        if end > bytes.len()
-            || !(5..=8).contains(&h[6])
-            || u32::from_le_bytes([h[7], h[8], h[9], h[10]]) != number as u32
-        {
-            continue;
-        }
-        let stored = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
-        if crc::unmask(stored) == crc::crc32c(&bytes[pos + 6..end]) {
-            return Some(pos as u64);
-        }
-    }
-    None
+    (start..bytes.len()).find_map(|pos| {
+        let rest = bytes.get(pos..)?;
+        let h = RecordHeader::decode(rest)?;
+        (h.known_type() && h.is_for_log(number) && h.crc_matches(rest)?).then_some(pos as u64)
+    })
 }
 
 fn verify_db(dir: &Path) -> Report {
@@ -235,7 +220,15 @@ fn verify_db(dir: &Path) -> Report {
                 "{}: not in the MANIFEST (left by a crash; the next open deletes it)",
                 path.display()
             )),
-            Some((FileType::Log, n)) if n >= state.log_number => {
+            Some((FileType::Log, n)) => {
+                rep.wals.push(format!(
+                    "{}: {}",
+                    path.display(),
+                    crate::dump::wal_status(n, state.log_number)
+                ));
+                if n < state.log_number {
+                    continue;
+                }
                 check_log(&*fs, &path, n, &mut rep, |rep, offset, rec| {
                     rep.wal_records += 1;
                     if let Err(e) = WriteBatch::from_data(rec, &path, offset) {
@@ -401,6 +394,9 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         for n in &rep.notes {
             println!("note: {n}");
         }
+    }
+    for w in &rep.wals {
+        println!("wal {w}");
     }
     for p in &rep.problems {
         println!("PROBLEM: {p}");

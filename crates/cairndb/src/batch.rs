@@ -6,9 +6,18 @@
 //! delete), a length-prefixed key and, for puts, a length-prefixed value.
 //! Record `i` gets sequence number `first + i`.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use crate::error::{Error, Result};
-use crate::key::{SeqNo, ValueType};
-use crate::util::coding::{decode_fixed32, decode_fixed64, put_length_prefixed, Reader};
+use crate::key::{SeqNo, ValueType, TRAILER_LEN};
+use crate::util::coding::{put_length_prefixed, Reader};
 
 /// Bytes of the batch header.
 pub const HEADER_LEN: usize = 12;
@@ -17,13 +26,36 @@ pub const HEADER_LEN: usize = 12;
 #[derive(Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
-    /// The longest key or value added that does not fit a varint32 length;
-    /// `Db::write` refuses such a batch (its bytes would be wrong).
-    oversized: Option<usize>,
+    /// The first key or value added over its limit; `Db::write` refuses
+    /// such a batch before anything is logged (its bytes would be wrong, or
+    /// the memtable could not hold it).
+    oversized: Option<Oversized>,
 }
 
-/// Largest key or value a batch can hold (lengths are varint32 on disk).
-pub const MAX_ENTRY_LEN: usize = u32::MAX as usize;
+/// A key or value too long to be stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Oversized {
+    what: &'static str,
+    len: usize,
+    limit: usize,
+}
+
+/// Largest user key. Every place that stores a key length as a u32 holds
+/// the internal key (user key + 8-byte trailer): the memtable's skiplist
+/// node header, block entries, the WAL's varint32 length prefix (user key
+/// only). So the user key may be at most `u32::MAX - 8` bytes.
+pub const MAX_KEY_LEN: usize = u32::MAX as usize - TRAILER_LEN;
+
+/// Largest value (its length is a u32 in the memtable and a varint32 in the
+/// WAL and in block entries).
+pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
+
+/// The key limit `WriteBatch` enforces: [`MAX_KEY_LEN`], lowered in the
+/// crate's unit tests so that a key just over it is cheap to build.
+#[cfg(not(test))]
+pub(crate) const CHECKED_MAX_KEY_LEN: usize = MAX_KEY_LEN;
+#[cfg(test)]
+pub(crate) const CHECKED_MAX_KEY_LEN: usize = 1 << 16;
 
 impl Default for WriteBatch {
     fn default() -> Self {
@@ -60,8 +92,8 @@ impl WriteBatch {
 
     /// Adds a put.
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.note_len(key.as_ref().len());
-        self.note_len(value.as_ref().len());
+        self.note_len("key", key.as_ref().len(), CHECKED_MAX_KEY_LEN);
+        self.note_len("value", value.as_ref().len(), MAX_VALUE_LEN);
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Value as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
@@ -70,23 +102,24 @@ impl WriteBatch {
 
     /// Adds a delete.
     pub fn delete(&mut self, key: impl AsRef<[u8]>) {
-        self.note_len(key.as_ref().len());
+        self.note_len("key", key.as_ref().len(), CHECKED_MAX_KEY_LEN);
         self.set_count(self.count() + 1);
         self.rep.push(ValueType::Deletion as u8);
         put_length_prefixed(&mut self.rep, key.as_ref());
     }
 
-    fn note_len(&mut self, len: usize) {
-        if len > MAX_ENTRY_LEN {
-            self.oversized = Some(self.oversized.map_or(len, |m| m.max(len)));
+    /// Remembers the first key or value over its limit.
+    fn note_len(&mut self, what: &'static str, len: usize, limit: usize) {
+        if len > limit && self.oversized.is_none() {
+            self.oversized = Some(Oversized { what, len, limit });
         }
     }
 
     /// An error if a key or value is too long to be stored.
     pub(crate) fn check_sizes(&self) -> Result<()> {
         match self.oversized {
-            Some(len) => Err(Error::invalid(format!(
-                "write batch holds a key or value of {len} bytes; the limit is {MAX_ENTRY_LEN}"
+            Some(Oversized { what, len, limit }) => Err(Error::invalid(format!(
+                "write batch holds a {what} of {len} bytes; the limit is {limit} bytes"
             ))),
             None => Ok(()),
         }
@@ -101,7 +134,19 @@ impl WriteBatch {
 
     /// Number of records.
     pub fn count(&self) -> u32 {
-        decode_fixed32(&self.rep[8..12])
+        let h = self.header();
+        u32::from_le_bytes([h[8], h[9], h[10], h[11]])
+    }
+
+    /// The header. `rep` always starts with it (`new`, `clear` and
+    /// `from_data` make sure), so the fallback is never taken.
+    fn header(&self) -> [u8; HEADER_LEN] {
+        self.rep.first_chunk().copied().unwrap_or([0; HEADER_LEN])
+    }
+
+    /// The encoded records, after the header.
+    fn records(&self) -> &[u8] {
+        self.rep.get(HEADER_LEN..).unwrap_or_default()
     }
 
     /// True when the batch holds no record.
@@ -115,16 +160,23 @@ impl WriteBatch {
     }
 
     fn set_count(&mut self, n: u32) {
-        self.rep[8..12].copy_from_slice(&n.to_le_bytes());
+        // Header bytes 8..12 (`rep` always holds the header).
+        for (d, b) in self.rep.iter_mut().skip(8).zip(n.to_le_bytes()) {
+            *d = b;
+        }
     }
 
     /// The sequence number of the first record (set when the batch is written).
     pub fn sequence(&self) -> SeqNo {
-        decode_fixed64(&self.rep[..8])
+        let h = self.header();
+        u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]])
     }
 
     pub(crate) fn set_sequence(&mut self, seq: SeqNo) {
-        self.rep[..8].copy_from_slice(&seq.to_le_bytes());
+        // Header bytes 0..8.
+        for (d, b) in self.rep.iter_mut().zip(seq.to_le_bytes()) {
+            *d = b;
+        }
     }
 
     /// The encoded form (the WAL payload).
@@ -134,11 +186,11 @@ impl WriteBatch {
 
     /// Appends every record of `other` to this batch.
     pub(crate) fn append(&mut self, other: &WriteBatch) {
-        if let Some(l) = other.oversized {
-            self.note_len(l);
+        if self.oversized.is_none() {
+            self.oversized = other.oversized;
         }
         self.set_count(self.count() + other.count());
-        self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
+        self.rep.extend_from_slice(other.records());
     }
 
     /// Rebuilds a batch from its encoded form (a WAL record's payload),
@@ -178,7 +230,7 @@ impl WriteBatch {
     /// message and ends the iteration.
     pub fn iter(&self) -> BatchIter<'_> {
         BatchIter {
-            r: Reader::new(&self.rep[HEADER_LEN..]),
+            r: Reader::new(self.records()),
             failed: false,
         }
     }
@@ -218,6 +270,12 @@ impl<'a> Iterator for BatchIter<'a> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use std::path::Path;
@@ -261,6 +319,67 @@ mod tests {
         let mut bad = d.to_vec();
         bad[HEADER_LEN] = 9;
         assert!(WriteBatch::from_data(&bad, Path::new("wal"), 0).is_err());
+    }
+
+    /// Bytes in every `.log` file of `dir`.
+    fn wal_bytes(fs: &std::sync::Arc<dyn crate::env::Fs>, dir: &Path) -> u64 {
+        fs.list_dir(dir)
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".log"))
+            .map(|n| fs.file_size(&dir.join(n)).unwrap())
+            .sum()
+    }
+
+    #[test]
+    fn key_one_byte_over_the_limit_is_invalid_argument_before_the_wal() {
+        // The old limit was u32::MAX for keys too: a key of u32::MAX - 7
+        // bytes passed, was logged, then the memtable panicked on its
+        // internal key (user key + 8-byte trailer) not fitting a u32.
+        assert_eq!(MAX_KEY_LEN as u64 + TRAILER_LEN as u64, u32::MAX as u64);
+        let fs: std::sync::Arc<dyn crate::env::Fs> =
+            std::sync::Arc::new(crate::env::mem::MemFs::new());
+        let dir = Path::new("/db");
+        let opts = crate::options::Options {
+            fs: fs.clone(),
+            ..Default::default()
+        };
+        let db = crate::Db::open(dir, opts).unwrap();
+        let w = crate::WriteOptions::default();
+        db.put(&w, b"a", b"1").unwrap();
+        let logged = wal_bytes(&fs, dir);
+        let long = vec![b'k'; CHECKED_MAX_KEY_LEN + 1];
+        for e in [
+            db.put(&w, &long, b"v").unwrap_err(),
+            db.delete(&w, &long).unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!(
+                    "key of {} bytes; the limit is {CHECKED_MAX_KEY_LEN}",
+                    CHECKED_MAX_KEY_LEN + 1
+                )),
+                "{msg}"
+            );
+        }
+        let mut b = WriteBatch::new();
+        b.put(b"ok", b"v");
+        b.put(&long, b"v");
+        assert!(matches!(
+            db.write(&w, b).unwrap_err(),
+            Error::InvalidArgument(_)
+        ));
+        assert_eq!(wal_bytes(&fs, dir), logged, "a refused batch was logged");
+        // A key at the limit is accepted, stored and read back.
+        let at = vec![b'k'; CHECKED_MAX_KEY_LEN];
+        db.put(&w, &at, b"v").unwrap();
+        assert_eq!(
+            db.get(&crate::ReadOptions::default(), &at).unwrap(),
+            Some(b"v".to_vec())
+        );
+        assert_eq!(db.get(&crate::ReadOptions::default(), b"ok").unwrap(), None);
+        db.close().unwrap();
     }
 
     #[test]

@@ -228,8 +228,11 @@ impl SkipList {
             key_len >= TRAILER_LEN,
             "skiplist key shorter than a trailer"
         );
-        let key_len32 = u32::try_from(key_len).expect("key of 4 GiB or more");
-        let value_len32 = u32::try_from(value.len()).expect("value of 4 GiB or more");
+        // `WriteBatch` refuses user keys over `MAX_KEY_LEN` (u32::MAX - 8)
+        // and values over `MAX_VALUE_LEN` before anything is logged, so
+        // these hold for every write that reaches the memtable.
+        let key_len32 = u32::try_from(key_len).expect("internal key over u32::MAX: MAX_KEY_LEN");
+        let value_len32 = u32::try_from(value.len()).expect("value over u32::MAX: MAX_VALUE_LEN");
 
         let (height, base) = {
             let mut rng = self.alloc.lock();
@@ -331,11 +334,12 @@ impl SkipList {
                 // SAFETY: `next` is a published node of height > level.
                 prefetch(unsafe { Node::link(next, level).load(Ordering::Relaxed) });
             }
-            // SAFETY: `next` is non-null and published, so initialised.
-            if !next.is_null()
-                && next != known_ge
-                && cmp(unsafe { Node::key(next) }, key) == CmpOrdering::Less
-            {
+            let next_is_less = !next.is_null() && next != known_ge && {
+                // SAFETY: `next` is non-null and published, so initialised.
+                let next_key = unsafe { Node::key(next) };
+                cmp(next_key, key) == CmpOrdering::Less
+            };
+            if next_is_less {
                 x = next;
             } else {
                 if let Some(p) = prev.as_deref_mut() {

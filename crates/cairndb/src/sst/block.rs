@@ -12,6 +12,15 @@
 //! block cache and iterators: no locks. A `BlockIter` is single-threaded and
 //! reuses one key buffer (no allocation per step).
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
@@ -19,7 +28,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{compare_internal, TRAILER_LEN};
-use crate::util::coding::{decode_fixed32, get_varint32, put_fixed32, put_varint32};
+use crate::util::coding::{get_varint32, put_fixed32, put_varint32};
 
 /// Builds one block in memory.
 pub struct BlockBuilder {
@@ -82,22 +91,25 @@ impl BlockBuilder {
         );
         let mut shared = 0;
         if self.counter < self.restart_interval {
-            let max = self.last_key.len().min(key.len());
-            while shared < max && self.last_key[shared] == key[shared] {
-                shared += 1;
-            }
+            shared = self
+                .last_key
+                .iter()
+                .zip(key)
+                .take_while(|(a, b)| a == b)
+                .count();
         } else {
             self.restarts.push(self.buf.len() as u32);
             self.counter = 0;
         }
-        let unshared = key.len() - shared;
+        // shared <= key.len(): it counts a common prefix.
+        let tail = key.get(shared..).unwrap_or_default();
         put_varint32(&mut self.buf, shared as u32);
-        put_varint32(&mut self.buf, unshared as u32);
+        put_varint32(&mut self.buf, tail.len() as u32);
         put_varint32(&mut self.buf, value.len() as u32);
-        self.buf.extend_from_slice(&key[shared..]);
+        self.buf.extend_from_slice(tail);
         self.buf.extend_from_slice(value);
         self.last_key.truncate(shared);
-        self.last_key.extend_from_slice(&key[shared..]);
+        self.last_key.extend_from_slice(tail);
         self.counter += 1;
         self.num_entries += 1;
     }
@@ -145,10 +157,10 @@ impl Block {
     /// Validates and wraps block bytes read from `origin`.
     pub fn new(data: Vec<u8>, origin: BlockOrigin) -> Result<Block> {
         let bad = |what: String| Error::corruption(&*origin.path, origin.offset, what);
-        if data.len() < 4 {
+        let Some(&n) = data.last_chunk::<4>() else {
             return Err(bad(format!("block too short ({} bytes)", data.len())));
-        }
-        let num_restarts = decode_fixed32(&data[data.len() - 4..]) as usize;
+        };
+        let num_restarts = u32::from_le_bytes(n) as usize;
         let max_restarts = (data.len() - 4) / 4;
         if num_restarts > max_restarts {
             return Err(bad(format!(
@@ -158,8 +170,11 @@ impl Block {
         }
         let restarts_offset = data.len() - 4 - num_restarts * 4;
         let mut prev = 0usize;
-        for i in 0..num_restarts {
-            let r = decode_fixed32(&data[restarts_offset + i * 4..]) as usize;
+        let restart_array = data
+            .get(restarts_offset..data.len() - 4)
+            .unwrap_or_default();
+        for (i, b) in restart_array.chunks_exact(4).enumerate() {
+            let r = b.first_chunk::<4>().map_or(0, |b| u32::from_le_bytes(*b)) as usize;
             let past_end = r >= restarts_offset && !(restarts_offset == 0 && r == 0);
             if past_end || (i > 0 && r <= prev) || (i == 0 && r != 0) {
                 return Err(bad(format!(
@@ -194,9 +209,13 @@ impl Block {
         BlockIter::with_key_buf(self.clone(), Vec::new())
     }
 
+    /// Offset of restart point `i` (`i < num_restarts`, so in range: `new`
+    /// checked the array fits; 0 otherwise).
     fn restart_point(&self, i: usize) -> usize {
-        // In range: validated in `new`.
-        decode_fixed32(&self.data[self.restarts_offset + i * 4..]) as usize
+        self.data
+            .get(self.restarts_offset + i * 4..)
+            .and_then(|s| s.first_chunk::<4>())
+            .map_or(0, |b| u32::from_le_bytes(*b) as usize)
     }
 
     /// Decodes the entry header at `off`: (shared, unshared, value_len, header_len).
@@ -322,10 +341,13 @@ impl BlockIter {
             return false;
         }
         let kstart = off + hdr;
-        // In range: decode_entry checked hdr + unshared + vlen fits.
+        // decode_entry checked hdr + unshared + vlen fits.
+        let Some(tail) = self.block.data.get(kstart..kstart + unshared) else {
+            self.corrupt(off, "block key runs past the entries");
+            return false;
+        };
         self.key.truncate(shared);
-        self.key
-            .extend_from_slice(&self.block.data[kstart..kstart + unshared]);
+        self.key.extend_from_slice(tail);
         if self.key.len() < TRAILER_LEN {
             self.corrupt(off, "block key shorter than an internal key trailer");
             return false;
@@ -344,9 +366,11 @@ impl BlockIter {
     fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
         let off = self.block.restart_point(i);
         match self.block.decode_entry(off) {
-            Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => {
-                Ok(&self.block.data[off + hdr..off + hdr + unshared])
-            }
+            Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => self
+                .block
+                .data
+                .get(off + hdr..off + hdr + unshared)
+                .ok_or(off),
             _ => Err(off),
         }
     }
@@ -446,6 +470,12 @@ impl InternalIterator for BlockIter {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 pub(crate) mod tests {
     use super::*;
     use crate::key::{make_internal_key, ValueType};

@@ -8,6 +8,15 @@
 //! probe count 0 or > 30) matches everything, so a damaged or future filter
 //! can cost reads but never lose keys. No state beyond the bytes; no locks.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -80,10 +89,15 @@ impl FilterBuilder {
         let mut out = vec![0u8; bytes as usize + 1];
         for &h in &self.hashes {
             for pos in probe_positions(h, m, k) {
-                out[(pos / 8) as usize] |= 1 << (pos % 8);
+                // pos < m = 8 * bytes: always a byte of the bit array.
+                if let Some(b) = out.get_mut((pos / 8) as usize) {
+                    *b |= 1 << (pos % 8);
+                }
             }
         }
-        out[bytes as usize] = k as u8;
+        if let Some(last) = out.last_mut() {
+            *last = k as u8;
+        }
         out
     }
 }
@@ -124,6 +138,12 @@ impl Filter {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use crate::options::FixedPrefix;

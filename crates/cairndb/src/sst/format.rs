@@ -6,11 +6,20 @@
 //! returns an error or `None` on any input, never panics); every error names
 //! the file and the offset of the bad bytes. No state, no locks.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::options::CompressionType;
-use crate::util::coding::{decode_fixed32, decode_fixed64, get_varint64, put_varint64};
+use crate::util::coding::{fixed32_at, fixed64_at, get_varint64, put_varint64};
 use crate::util::crc;
 
 /// Bytes of the footer at the end of every table (sstable.md, "Footer").
@@ -120,7 +129,10 @@ impl Footer {
                 format!("footer is {} bytes, expected {FOOTER_LEN}", b.len()),
             ));
         }
-        let magic = decode_fixed64(&b[FOOTER_MAGIC_OFFSET..]);
+        // In range from here on: `b` is FOOTER_LEN bytes.
+        let u32_at = |at: usize| fixed32_at(b, at).unwrap_or(0);
+        let u64_at = |at: usize| fixed64_at(b, at).unwrap_or(0);
+        let magic = u64_at(FOOTER_MAGIC_OFFSET);
         if magic != TABLE_MAGIC {
             return Err(Error::corruption(
                 path,
@@ -128,7 +140,7 @@ impl Footer {
                 format!("bad table magic {magic:#018x} (not a CairnDB table)"),
             ));
         }
-        let version = decode_fixed32(&b[FOOTER_VERSION_OFFSET..]);
+        let version = u32_at(FOOTER_VERSION_OFFSET);
         if version > FORMAT_VERSION {
             return Err(Error::corruption(
                 path,
@@ -145,8 +157,8 @@ impl Footer {
                 "format version 0 is invalid",
             ));
         }
-        let stored = crc::unmask(decode_fixed32(&b[FOOTER_CRC_OFFSET..]));
-        if stored != crc::crc32c(&b[..FOOTER_CRC_OFFSET]) {
+        let stored = crc::unmask(u32_at(FOOTER_CRC_OFFSET));
+        if stored != crc::crc32c(b.get(..FOOTER_CRC_OFFSET).unwrap_or_default()) {
             return Err(Error::corruption(
                 path,
                 footer_offset,
@@ -154,8 +166,8 @@ impl Footer {
             ));
         }
         let h = |at: usize| BlockHandle {
-            offset: decode_fixed64(&b[at..]),
-            size: decode_fixed64(&b[at + 8..]),
+            offset: u64_at(at),
+            size: u64_at(at + 8),
         };
         Ok(Footer {
             index: h(0),
@@ -240,7 +252,7 @@ pub fn decompress_block(path: &Path, offset: u64, t: u8, data: &[u8]) -> Result<
                 get_varint64(data).ok_or_else(|| bad("zstd block: bad length prefix".into()))?;
             let n = usize::try_from(n).unwrap_or(usize::MAX);
             check_len(n)?;
-            let out = zstd::bulk::decompress(&data[used..], n)
+            let out = zstd::bulk::decompress(data.get(used..).unwrap_or_default(), n)
                 .map_err(|e| bad(format!("zstd block: {e}")))?;
             if out.len() != n {
                 return Err(bad(format!(
@@ -261,6 +273,12 @@ pub fn block_crc(data: &[u8], t: u8) -> u32 {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -7,6 +7,15 @@
 //! never panics: any short or malformed field is a `Corruption` naming the file
 //! and the block offset. Plain data: no locks.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -148,6 +157,12 @@ impl TableProperties {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

@@ -4,6 +4,15 @@
 //! Decoders never panic: they return `None` on truncated or overlong input and
 //! the caller turns that into a `Corruption` error naming its file and offset.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 /// Appends `v` as 4 little-endian bytes.
 #[inline]
 pub fn put_fixed32(dst: &mut Vec<u8>, v: u32) {
@@ -16,18 +25,43 @@ pub fn put_fixed64(dst: &mut Vec<u8>, v: u64) {
     dst.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Reads 4 little-endian bytes at the start of `src`. Requires `src.len() >= 4`.
+/// Reads 4 little-endian bytes at the start of `src`. Requires `src.len() >= 4`
+/// (a caller's bug otherwise, not input: decoders check lengths first, or use
+/// [`Reader::fixed32`]).
 #[inline]
+#[expect(
+    clippy::indexing_slicing,
+    reason = "documented precondition src.len() >= 4, checked by every caller"
+)]
 pub fn decode_fixed32(src: &[u8]) -> u32 {
     u32::from_le_bytes([src[0], src[1], src[2], src[3]])
 }
 
-/// Reads 8 little-endian bytes at the start of `src`. Requires `src.len() >= 8`.
+/// Reads 8 little-endian bytes at the start of `src`. Requires `src.len() >= 8`
+/// (as [`decode_fixed32`]; or use [`Reader::fixed64`]).
 #[inline]
+#[expect(
+    clippy::indexing_slicing,
+    reason = "documented precondition src.len() >= 8, checked by every caller"
+)]
 pub fn decode_fixed64(src: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&src[..8]);
     u64::from_le_bytes(b)
+}
+
+/// The 4 little-endian bytes at `at` of `src`, if `src` holds them.
+#[inline]
+pub fn fixed32_at(src: &[u8], at: usize) -> Option<u32> {
+    let b = src.get(at..)?.first_chunk::<4>()?;
+    Some(u32::from_le_bytes(*b))
+}
+
+/// The 8 little-endian bytes at `at` of `src`, if `src` holds them.
+#[inline]
+pub fn fixed64_at(src: &[u8], at: usize) -> Option<u64> {
+    let b = src.get(at..)?.first_chunk::<8>()?;
+    Some(u64::from_le_bytes(*b))
 }
 
 /// Appends `v` as a LEB128 varint (1 to 5 bytes).
@@ -102,10 +136,7 @@ pub fn put_length_prefixed(dst: &mut Vec<u8>, s: &[u8]) {
 pub fn get_length_prefixed(src: &[u8]) -> Option<(&[u8], usize)> {
     let (len, n) = get_varint32(src)?;
     let end = n.checked_add(len as usize)?;
-    if end > src.len() {
-        return None;
-    }
-    Some((&src[n..end], end))
+    Some((src.get(n..end)?, end))
 }
 
 /// A cursor over a byte slice for decoders: every getter returns `None`
@@ -128,52 +159,58 @@ impl<'a> Reader<'a> {
     pub fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }
+    /// The bytes not consumed yet.
+    fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
     /// Reads a varint32.
     pub fn varint32(&mut self) -> Option<u32> {
-        let (v, n) = get_varint32(&self.buf[self.pos..])?;
+        let (v, n) = get_varint32(self.rest())?;
         self.pos += n;
         Some(v)
     }
     /// Reads a varint64.
     pub fn varint64(&mut self) -> Option<u64> {
-        let (v, n) = get_varint64(&self.buf[self.pos..])?;
+        let (v, n) = get_varint64(self.rest())?;
         self.pos += n;
         Some(v)
     }
     /// Reads a fixed32.
     pub fn fixed32(&mut self) -> Option<u32> {
-        let s = self.bytes(4)?;
-        Some(decode_fixed32(s))
+        let s = self.bytes(4)?.first_chunk::<4>()?;
+        Some(u32::from_le_bytes(*s))
     }
     /// Reads a fixed64.
     pub fn fixed64(&mut self) -> Option<u64> {
-        let s = self.bytes(8)?;
-        Some(decode_fixed64(s))
+        let s = self.bytes(8)?.first_chunk::<8>()?;
+        Some(u64::from_le_bytes(*s))
     }
     /// Reads one byte.
     pub fn u8(&mut self) -> Option<u8> {
-        let s = self.bytes(1)?;
-        Some(s[0])
+        self.bytes(1)?.first().copied()
     }
     /// Reads `n` raw bytes.
     pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
-        if end > self.buf.len() {
-            return None;
-        }
-        let s = &self.buf[self.pos..end];
+        let s = self.buf.get(self.pos..end)?;
         self.pos = end;
         Some(s)
     }
     /// Reads a varint32 length and that many bytes.
     pub fn length_prefixed(&mut self) -> Option<&'a [u8]> {
-        let (s, n) = get_length_prefixed(&self.buf[self.pos..])?;
+        let (s, n) = get_length_prefixed(self.rest())?;
         self.pos += n;
         Some(s)
     }
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
 

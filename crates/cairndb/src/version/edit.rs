@@ -6,6 +6,15 @@
 //! record's offset, so a MANIFEST written by a newer format is never half
 //! understood.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -234,6 +243,12 @@ impl VersionEdit {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 mod tests {
     use super::*;
     use crate::key::{make_internal_key, ValueType};

@@ -12,7 +12,7 @@ mod writer;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-pub use reader::{LogReader, ReadEvent};
+pub use reader::{LogReader, ReadEvent, RecordHeader};
 pub use writer::LogWriter;
 
 use crate::env::Fs;

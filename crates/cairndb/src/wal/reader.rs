@@ -5,11 +5,76 @@
 //! which the reader resynchronises at the next block (fragments of the
 //! damaged record found there are skipped silently).
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use super::{BLOCK_SIZE, FIRST_TYPE, FULL_TYPE, HEADER_SIZE, LAST_TYPE, MIDDLE_TYPE};
 use crate::env::SequentialFile;
 use crate::error::Result;
-use crate::util::coding::decode_fixed32;
 use crate::util::crc;
+
+/// A physical record header (`docs/format/wal.md`, "Physical records"):
+/// crc (4) | length (2) | type (1) | log number (4), little-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordHeader {
+    /// Masked CRC32C of the type byte, the log number and the payload.
+    pub masked_crc: u32,
+    /// Payload bytes after the header.
+    pub len: u16,
+    /// Record type: `FULL_TYPE`, `FIRST_TYPE`, `MIDDLE_TYPE`, `LAST_TYPE`;
+    /// anything else is damage.
+    pub kind: u8,
+    /// The low 32 bits of the number of the log the record was written for
+    /// (a recycled file holds records of an older number after the new
+    /// log's end).
+    pub log_number: u32,
+}
+
+impl RecordHeader {
+    /// Decodes the header at the start of `b`; `None` when `b` is shorter
+    /// than `HEADER_SIZE`.
+    pub fn decode(b: &[u8]) -> Option<RecordHeader> {
+        let h: &[u8; HEADER_SIZE] = b.first_chunk()?;
+        Some(RecordHeader {
+            masked_crc: u32::from_le_bytes([h[0], h[1], h[2], h[3]]),
+            len: u16::from_le_bytes([h[4], h[5]]),
+            kind: h[6],
+            log_number: u32::from_le_bytes([h[7], h[8], h[9], h[10]]),
+        })
+    }
+
+    /// True for one of the four record types.
+    pub fn known_type(&self) -> bool {
+        matches!(self.kind, FULL_TYPE | FIRST_TYPE | MIDDLE_TYPE | LAST_TYPE)
+    }
+
+    /// True when the header is stamped with log `number` (its low 32 bits,
+    /// as the format stores them).
+    pub fn is_for_log(&self, number: u64) -> bool {
+        self.log_number == number as u32
+    }
+
+    /// Bytes of header and payload together.
+    pub fn record_len(&self) -> usize {
+        HEADER_SIZE + self.len as usize
+    }
+
+    /// Whether the checksum holds for the record starting at `record[0]`
+    /// (this header, then the payload): `None` when `record` is shorter than
+    /// [`RecordHeader::record_len`].
+    pub fn crc_matches(&self, record: &[u8]) -> Option<bool> {
+        // The crc covers the type (byte 6), the log number (7..11) and the
+        // payload, which are contiguous from byte 6 of the header.
+        let covered = record.get(6..self.record_len())?;
+        Some(crc::unmask(self.masked_crc) == crc::crc32c(covered))
+    }
+}
 
 /// What [`LogReader::read_record`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +179,7 @@ impl LogReader {
                     offset,
                     pos,
                 } => {
-                    let data = &self.buf[start..end];
+                    let data = self.buf.get(start..end).unwrap_or_default();
                     match t {
                         FULL_TYPE | FIRST_TYPE => {
                             self.resyncing = false;
@@ -193,7 +258,10 @@ impl LogReader {
         self.pos = 0;
         let mut n = 0;
         while n < BLOCK_SIZE {
-            match self.file.read(&mut self.buf[n..]) {
+            let Some(free) = self.buf.get_mut(n..) else {
+                break;
+            };
+            match self.file.read(free) {
                 Ok(0) => break,
                 Ok(k) => n += k.min(BLOCK_SIZE - n),
                 Err(e) => {
@@ -228,7 +296,7 @@ impl LogReader {
                     continue;
                 }
                 self.ended = true;
-                let tail = &self.buf[self.pos..];
+                let tail = self.buf.get(self.pos..).unwrap_or_default();
                 if tail.iter().all(|&b| b == 0) {
                     return Ok(Physical::Eof);
                 }
@@ -245,16 +313,19 @@ impl LogReader {
             }
             let pos = self.pos;
             let offset = self.buf_offset + pos as u64;
-            let h = &self.buf[pos..pos + HEADER_SIZE];
-            if h.iter().all(|&b| b == 0) {
+            let rest = self.buf.get(pos..).unwrap_or_default();
+            // At least HEADER_SIZE bytes remain (checked above).
+            let Some(h) = RecordHeader::decode(rest) else {
+                self.ended = true;
+                return Ok(Physical::Eof);
+            };
+            if rest.iter().take(HEADER_SIZE).all(|&b| b == 0) {
                 // Preallocated or zero-filled space: the end of the log.
                 self.ended = true;
                 return Ok(Physical::Eof);
             }
-            let stored_crc = decode_fixed32(&h[0..4]);
-            let len = u16::from_le_bytes([h[4], h[5]]) as usize;
-            let t = h[6];
-            let log_number = decode_fixed32(&h[7..11]);
+            let len = h.len as usize;
+            let t = h.kind;
             let start = pos + HEADER_SIZE;
             let end = start + len;
             if end > self.buf.len() {
@@ -277,17 +348,14 @@ impl LogReader {
                     what: format!("record length {len} runs past the end of its block"),
                 });
             }
-            let actual = crc::crc32c(&self.buf[pos + 6..end]);
-            // The crc covers type (byte 6), log number (7..11) and payload,
-            // which are contiguous from byte 6 of the header.
-            if crc::unmask(stored_crc) != actual {
+            if h.crc_matches(rest) != Some(true) {
                 self.drop_block(pos);
                 return Ok(Physical::Bad {
                     offset,
                     what: "record checksum mismatch".into(),
                 });
             }
-            if log_number != self.log_number {
+            if h.log_number != self.log_number {
                 // A valid record of another log: this file was recycled and
                 // what follows is the previous log's data.
                 self.ended = true;

@@ -26,13 +26,13 @@ use crate::error::{Error, Result};
 use crate::key;
 use crate::options::ZipTableOptions;
 use crate::sst::builder::TableFileInfo;
-use crate::sst::format::COMPRESSION_ZSTD;
+use crate::sst::format::{COMPRESSION_ZSTD, MAX_UNCOMPRESSED_BLOCK};
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
     sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, ZIP_FORMAT_VERSION,
 };
-use crate::util::coding::put_varint32;
+use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
 
 /// Bytes of working memory all zip table builds of a process may hold at
@@ -394,21 +394,20 @@ impl ZipTableBuilder {
                     mem_pos += len;
                 }
             }
+            // A group larger than the reader's decompression limit (huge
+            // values) is stored raw: raw groups have no such limit.
             out.clear();
-            out.reserve(zstd::zstd_safe::compress_bound(raw.len()));
-            cctx.compress2(&mut out, &raw)
-                .map_err(|c| self.zstd_err("zstd compress", c))?;
-            let compressed = out.len() < raw.len();
+            if raw.len() <= MAX_UNCOMPRESSED_BLOCK {
+                out.reserve(zstd::zstd_safe::compress_bound(raw.len()));
+                cctx.compress2(&mut out, &raw)
+                    .map_err(|c| self.zstd_err("zstd compress", c))?;
+            }
+            let compressed = !out.is_empty() && out.len() < raw.len();
             let body: &[u8] = if compressed { &out } else { &raw };
-            let Ok(raw_len) = u32::try_from(raw.len()) else {
-                return Err(Error::invalid(format!(
-                    "zip table builder for {}: a group of {} bytes is too large (lower zip.group_size)",
-                    self.path_str(),
-                    raw.len()
-                )));
-            };
+            // varint64: a group of values up to u32::MAX bytes each can be
+            // 2 GiB or more, whose `raw_len << 1` would not fit a u32.
             head.clear();
-            put_varint32(&mut head, (raw_len << 1) | compressed as u32);
+            put_varint64(&mut head, ((raw.len() as u64) << 1) | compressed as u64);
             let c = crc::mask(crc::extend(crc::crc32c(&head), body));
             offsets.push(offset);
             self.file.append(&c.to_le_bytes())?;

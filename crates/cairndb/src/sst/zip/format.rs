@@ -5,6 +5,15 @@
 //! Decoding never panics: malformed input is a `Corruption` error naming the
 //! file and the offset of the damaged structure. Plain data: no locks.
 
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -118,8 +127,7 @@ impl Meta {
                 as i64 as i32,
             sections: [Section::default(); 6],
         };
-        for (i, s) in m.sections.iter_mut().enumerate() {
-            let name = SECTION_NAMES[i];
+        for (s, name) in m.sections.iter_mut().zip(SECTION_NAMES) {
             s.offset = r
                 .varint64()
                 .ok_or_else(|| bad(&format!("truncated {name} handle")))?;

@@ -7,9 +7,34 @@
 //! are read in place from the mapping, and each group's CRC is checked when it
 //! is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
-//! contexts are per thread (point reads) or per iterator. Nothing here panics
-//! on file contents: every malformed structure is a `Corruption` error naming
-//! the file and an offset.
+//! contexts are per thread (point reads) or per iterator. Nothing in this
+//! module panics on file contents: every malformed structure it decodes is a
+//! `Corruption` error naming the file and an offset.
+//!
+//! What the checksums do and do not buy. The CRCs (footer, meta, sections,
+//! groups) catch accidental damage; they are no defence against a file forged
+//! on purpose with valid CRCs and hostile content. Behind that gate this code
+//! trusts two decoders it does not own: zstd (dictionary and group frames;
+//! `DDict::try_create` and the decompress calls report malformed input as
+//! errors, which become `Corruption`, and the decoded size is capped by the
+//! group header and `MAX_UNCOMPRESSED_BLOCK`) and the fst crate (the key
+//! index; `open` checks its header, root address and its own checksum with
+//! `Fst::verify`, but fst does not validate node layout, so forged nodes with
+//! a matching fst checksum can make its lookups and streams return wrong
+//! keys or ordinals, or panic on a bounds check inside fst, which is safe
+//! Rust: no undefined behaviour). Everything else (offsets, packed arrays,
+//! trailers, key starts, record lengths) is bounds-checked here. So a forged
+//! file can give wrong answers (wrong values, keys, versions) and, through
+//! fst, a panic; it cannot cause undefined behaviour through this module.
+
+// Decoders of file bytes: no indexing, unwrap or panic on input (a proven
+// index carries a narrow `#[expect]` with its reason).
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -30,7 +55,7 @@ use crate::sst::zip::format::{
     sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, SECTION_NAMES,
     ZIP_FOOTER_LEN,
 };
-use crate::util::coding::{get_varint32, Reader};
+use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
 
 /// Counters of zip-table point reads, shared by every zip table of a
@@ -55,7 +80,8 @@ struct SectionBytes {
 
 impl AsRef<[u8]> for SectionBytes {
     fn as_ref(&self) -> &[u8] {
-        &self.data[self.start..self.end]
+        // In range: `ZipTable::open` checked the section lies in the file.
+        self.data.get(self.start..self.end).unwrap_or_default()
     }
 }
 
@@ -125,37 +151,38 @@ impl ZipTable {
         let path: Arc<Path> = Arc::from(file.path());
         let data = file.map_all()?;
         let size = data.len() as u64;
-        if size < ZIP_FOOTER_LEN as u64 {
+        let Some(fb) = data.last_chunk::<ZIP_FOOTER_LEN>() else {
             return Err(Error::corruption(
                 &*path,
                 0,
                 format!("file too short to be a zip table ({size} bytes)"),
             ));
-        }
+        };
         let foff = size - ZIP_FOOTER_LEN as u64;
-        let mut fb = [0u8; ZIP_FOOTER_LEN];
-        fb.copy_from_slice(&data[foff as usize..]);
-        let footer = ZipFooter::decode(&path, foff, &fb)?;
+        let footer = ZipFooter::decode(&path, foff, fb)?;
         let meta_bytes = section(&data, &path, foff, footer.meta, "meta")?;
         let meta = Meta::decode(&path, footer.meta.offset, meta_bytes)?;
         let mut groups_end = footer.meta.offset;
-        for (i, s) in meta.sections.iter().enumerate() {
-            section(&data, &path, footer.meta.offset, *s, SECTION_NAMES[i])?;
+        let mut secs: [&[u8]; SECTION_NAMES.len()] = Default::default();
+        for ((s, name), bytes) in meta.sections.iter().zip(SECTION_NAMES).zip(&mut secs) {
+            *bytes = section(&data, &path, footer.meta.offset, *s, name)?;
             groups_end = groups_end.min(s.offset);
         }
         let bad = |s: usize, what: &str| {
             Error::corruption(
                 &*path,
-                meta.sections[s].offset,
-                format!("zip {}: {what}", SECTION_NAMES[s]),
+                meta.sections.get(s).map_or(0, |x| x.offset),
+                format!("zip {}: {what}", SECTION_NAMES.get(s).unwrap_or(&"section")),
             )
         };
-        let sec_bytes = |s: usize| {
-            let x = meta.sections[s];
-            &data[x.offset as usize..(x.offset + x.size) as usize]
-        };
+        let sec_bytes = |s: usize| secs.get(s).copied().unwrap_or_default();
+        // `DDict::create` panics when zstd refuses the dictionary (a zstd
+        // dictionary header with bad entropy tables); `try_create` says so.
         let ddict = if meta.flags & FLAG_HAS_DICT != 0 {
-            Some(DDict::create(sec_bytes(sec::DICT)))
+            Some(
+                DDict::try_create(sec_bytes(sec::DICT))
+                    .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+            )
         } else {
             None
         };
@@ -212,6 +239,12 @@ impl ZipTable {
             end: (x.offset + x.size) as usize,
         })
         .map_err(|e| bad(sec::INDEX, &e.to_string()))?;
+        // fst's own checksum over its bytes, once: `Map::new` only checks
+        // the header and the root address.
+        index
+            .as_fst()
+            .verify()
+            .map_err(|e| bad(sec::INDEX, &format!("fst check: {e}")))?;
         if index.len() as u64 != meta.num_keys {
             return Err(bad(
                 sec::INDEX,
@@ -330,26 +363,36 @@ impl ZipTable {
                 ))
             }
         };
-        let bytes = &self.data[start as usize..end as usize];
-        if bytes.len() < GROUP_CRC_LEN + 1 {
+        let bytes = self
+            .data
+            .get(start as usize..end as usize)
+            .unwrap_or_default();
+        let Some((c, rest)) = bytes.split_first_chunk::<GROUP_CRC_LEN>() else {
+            return Err(self.corrupt(start, format!("zip group {g}: too short")));
+        };
+        if rest.is_empty() {
             return Err(self.corrupt(start, format!("zip group {g}: too short")));
         }
-        let (c, rest) = bytes.split_at(GROUP_CRC_LEN);
-        let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        let stored = u32::from_le_bytes(*c);
         if stored != crc::mask(crc::crc32c(rest)) {
             return Err(self.corrupt(start, format!("zip group {g}: checksum mismatch")));
         }
-        let Some((h, hl)) = get_varint32(rest) else {
+        let Some((h, hl)) = get_varint64(rest) else {
             return Err(self.corrupt(start, format!("zip group {g}: bad header")));
         };
-        let raw_len = (h >> 1) as usize;
-        if raw_len > MAX_UNCOMPRESSED_BLOCK {
+        let Ok(raw_len) = usize::try_from(h >> 1) else {
+            return Err(self.corrupt(start, format!("zip group {g}: bad header")));
+        };
+        // The cap bounds what a forged header can make zstd allocate; a raw
+        // group's bytes are in the file already (and huge values make raw
+        // groups above the cap).
+        if h & 1 == 1 && raw_len > MAX_UNCOMPRESSED_BLOCK {
             return Err(self.corrupt(
                 start,
                 format!("zip group {g}: decoded size {raw_len} is too large"),
             ));
         }
-        let body = &rest[hl..];
+        let body = rest.get(hl..).unwrap_or_default();
         out.raw.clear();
         if h & 1 == 1 {
             out.raw.reserve(raw_len);
@@ -546,7 +589,17 @@ fn section<'a>(
             ))
         }
     }
-    let bytes = &data[s.offset as usize..(s.offset + s.size) as usize];
+    let Some(bytes) = usize::try_from(s.offset)
+        .ok()
+        .zip(end.and_then(|e| usize::try_from(e).ok()))
+        .and_then(|(a, b)| data.get(a..b))
+    else {
+        return Err(Error::corruption(
+            path,
+            s.offset,
+            format!("zip {name} section runs past the end of the file"),
+        ));
+    };
     if section_crc(bytes) != s.crc {
         return Err(Error::corruption(
             path,

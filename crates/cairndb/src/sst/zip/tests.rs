@@ -344,3 +344,99 @@ fn corrupted_dictionary_offsets_index_groups_footer_are_errors() {
         assert!(open(&fs, &p).is_err(), "truncated to {cut} bytes");
     }
 }
+
+/// The table `orig` with section `s` replaced by `new` (same length) and
+/// every checksum that covers it recomputed, the way the
+/// `zip_table_reader` fuzz target forges files: the CRC gate passes and the
+/// decoder behind it sees `new`.
+fn forge_section(orig: &[u8], meta: &Meta, footer: &ZipFooter, s: usize, new: &[u8]) -> Vec<u8> {
+    use crate::sst::zip::format::section_crc;
+    let x = meta.sections[s];
+    assert_eq!(
+        new.len() as u64,
+        x.size,
+        "forged section must keep its size"
+    );
+    let mut b = orig.to_vec();
+    b[x.offset as usize..(x.offset + x.size) as usize].copy_from_slice(new);
+    let mut m = meta.clone();
+    m.sections[s].crc = section_crc(new);
+    let mb = m.encode();
+    assert_eq!(mb.len() as u64, footer.meta.size);
+    let mo = footer.meta.offset as usize;
+    b[mo..mo + mb.len()].copy_from_slice(&mb);
+    let mut f = *footer;
+    f.meta.crc = section_crc(&mb);
+    let foff = b.len() - ZIP_FOOTER_LEN;
+    b[foff..].copy_from_slice(&f.encode());
+    b
+}
+
+#[test]
+fn malformed_zip_dictionary_is_corruption_not_panic() {
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &model(1000), ZipTableOptions::default(), 1 << 30);
+    let (orig, meta, footer) = layout(&fs, &p);
+    let n = meta.sections[sec::DICT].size as usize;
+    assert!(n > 64, "test needs a dictionary");
+    // A zstd dictionary header (magic, id) followed by entropy tables that
+    // do not decode.
+    let mut dict = vec![0xffu8; n];
+    dict[..4].copy_from_slice(&0xEC30_A437u32.to_le_bytes());
+    dict[4..8].copy_from_slice(&7u32.to_le_bytes());
+    assert!(
+        zstd::zstd_safe::DDict::try_create(&dict).is_none(),
+        "the forged dictionary must be one zstd rejects"
+    );
+    fs.write_atomic(&p, &forge_section(&orig, &meta, &footer, sec::DICT, &dict))
+        .unwrap();
+    let err = open(&fs, &p).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&p.display().to_string()), "{msg}");
+    assert!(msg.contains("dictionary"), "{msg}");
+}
+
+#[test]
+fn damaged_fst_index_with_valid_section_crc_is_corruption_at_open() {
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &model(1000), ZipTableOptions::default(), 1 << 30);
+    let (orig, meta, footer) = layout(&fs, &p);
+    let x = meta.sections[sec::INDEX];
+    let mut index = orig[x.offset as usize..(x.offset + x.size) as usize].to_vec();
+    let mid = index.len() / 2;
+    index[mid] ^= 0x5a;
+    fs.write_atomic(
+        &p,
+        &forge_section(&orig, &meta, &footer, sec::INDEX, &index),
+    )
+    .unwrap();
+    let err = open(&fs, &p).unwrap_err();
+    assert!(err.is_corruption(), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains(&p.display().to_string()), "{msg}");
+    assert!(msg.contains("key index"), "{msg}");
+}
+
+#[test]
+fn zip_group_over_the_decompression_limit_reads_back() {
+    // A value larger than MAX_UNCOMPRESSED_BLOCK: the builder used to
+    // compress its group anyway, and the reader then refused the group's
+    // decoded size as corruption.
+    use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
+    let (fs, dir) = mem();
+    let big = b"0123456789abcdef".repeat(MAX_UNCOMPRESSED_BLOCK / 16 + 1);
+    let m: Model = vec![
+        (
+            make_internal_key(b"k00000010", 9, ValueType::Value),
+            b"small".to_vec(),
+        ),
+        (make_internal_key(b"k00000020", 8, ValueType::Value), big),
+    ];
+    let zip = ZipTableOptions {
+        group_size: 2,
+        ..ZipTableOptions::default()
+    };
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    check_against_model(&open(&fs, &p).unwrap(), &m);
+}

@@ -146,7 +146,8 @@ impl Arena {
         // SAFETY: `layout` has a non-zero size (callers never ask for 0 bytes).
         let p = unsafe { alloc(layout) };
         let p = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
-        #[cfg(target_os = "linux")]
+        // (Not under Miri, which cannot call madvise; the advice is a hint.)
+        #[cfg(all(target_os = "linux", not(miri)))]
         if bytes >= HUGE_PAGE {
             let len = bytes / HUGE_PAGE * HUGE_PAGE;
             // SAFETY: `[p, p + len)` lies inside the allocation just made and

@@ -14,7 +14,8 @@
 #     only an #anchor; its #anchor is dropped. A path must exist relative
 #     to the repository root or to the document's own directory.
 #     Placeholders are not checked: words containing <, >, *, $, {, ...,
-#     NNNNNN, DIR, FILE or Wn.
+#     NNNNNN, DIR, FILE or Wn. Nor is ../shared/... (the peers live beside
+#     the repository, not in it, and CI's clone may sit elsewhere).
 # (b) Names. In a code span, each word, or each ::-separated part of it, that
 #     is a snake_case identifier of at least four words ([a-z0-9_], three or
 #     more underscores, no dots, slashes or spaces) must occur as a whole
@@ -54,6 +55,7 @@ report() {
 is_placeholder() {
     case "$1" in
     *'<'* | *'>'* | *'*'* | *'$'* | *'{'* | *...* | *NNNNNN* | *DIR* | *FILE* | *Wn*) return 0 ;;
+    ../shared/*) return 0 ;;
     esac
     return 1
 }

@@ -48,15 +48,21 @@ fn table_numbers(fs: &MemFs) -> Vec<u64> {
     v
 }
 
+/// A database holding `k` = `v1` in a table.
+fn db_with_compacted_k() -> (MemFs, Db) {
+    let fs = MemFs::new();
+    let db = Db::open("/db", mem_opts(&fs)).unwrap();
+    put(&db, b"k", b"v1");
+    db.compact_range(None, None).unwrap();
+    (fs, db)
+}
+
 /// `get` chose its sequence number before taking the super-version: a
 /// write, flush and compaction in between dropped the version that
 /// sequence could see, and a key present at both moments read as absent.
 #[test]
 fn get_racing_flush_and_compaction_finds_existing_key() {
-    let fs = MemFs::new();
-    let db = Db::open("/db", mem_opts(&fs)).unwrap();
-    put(&db, b"k", b"v1");
-    db.compact_range(None, None).unwrap();
+    let (_fs, db) = db_with_compacted_k();
     db.inner.hooks.set(hooks::READ_BETWEEN, |i| {
         overwrite_and_compact(i, b"k", b"v2")
     });
@@ -70,10 +76,7 @@ fn get_racing_flush_and_compaction_finds_existing_key() {
 /// The same race for iterators.
 #[test]
 fn iter_racing_flush_and_compaction_finds_existing_key() {
-    let fs = MemFs::new();
-    let db = Db::open("/db", mem_opts(&fs)).unwrap();
-    put(&db, b"k", b"v1");
-    db.compact_range(None, None).unwrap();
+    let (_fs, db) = db_with_compacted_k();
     db.inner.hooks.set(hooks::READ_BETWEEN, |i| {
         overwrite_and_compact(i, b"k", b"v2")
     });
@@ -89,10 +92,7 @@ fn iter_racing_flush_and_compaction_finds_existing_key() {
 /// new snapshot needed.
 #[test]
 fn snapshot_racing_compaction_keeps_its_versions() {
-    let fs = MemFs::new();
-    let db = Db::open("/db", mem_opts(&fs)).unwrap();
-    put(&db, b"k", b"v1");
-    db.compact_range(None, None).unwrap();
+    let (_fs, db) = db_with_compacted_k();
     db.inner
         .hooks
         .set(hooks::SNAPSHOT, |i| overwrite_and_compact(i, b"k", b"v2"));

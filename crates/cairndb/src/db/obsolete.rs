@@ -1,7 +1,68 @@
 //! Deleting obsolete files: old WALs and MANIFESTs, tables no version or
 //! reader needs, temporaries of failed builds. WALs may be kept for reuse.
+//!
+//! The decisions are pure functions of what the collector gathered
+//! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
+//! gathers (taking each lock briefly, see `db/mod.rs`) and unlinks with no
+//! lock but `gc_lock` held.
 
 use super::*;
+
+/// What the collector knows when it decides about one file.
+pub(super) struct Keep<'a> {
+    /// Tables of the current version.
+    pub(super) live: &'a HashSet<u64>,
+    /// Table numbers being written (flush or compaction outputs).
+    pub(super) pending: &'a HashSet<u64>,
+    /// Tables an older version, held by a reader, still refers to.
+    pub(super) held: &'a HashSet<u64>,
+    /// WALs to delete (from [`decide_logs`]).
+    pub(super) obsolete_logs: &'a HashSet<u64>,
+    /// The current MANIFEST.
+    pub(super) manifest_number: u64,
+}
+
+impl Keep<'_> {
+    /// Whether file `num` of type `t` must stay.
+    pub(super) fn keep(&self, t: FileType, num: u64) -> bool {
+        match t {
+            FileType::Log => !self.obsolete_logs.contains(&num),
+            FileType::Table => {
+                self.live.contains(&num) || self.pending.contains(&num) || self.held.contains(&num)
+            }
+            FileType::Manifest => num >= self.manifest_number,
+            FileType::Temp => self.pending.contains(&num),
+            FileType::Current | FileType::Lock => true,
+        }
+    }
+}
+
+/// Decides about the listed WALs below `log_number` (none of which holds
+/// an unflushed write): each goes into the recycle `pool` while it has room
+/// for `recycle`, or is returned for deletion. A WAL in the pool stays. A
+/// WAL that was in the pool when the listing was taken (`pooled_before`)
+/// but no longer is was reused (renamed) since: its listed name is stale,
+/// and it is neither pooled again nor deleted.
+pub(super) fn decide_logs(
+    listed: impl IntoIterator<Item = u64>,
+    log_number: u64,
+    pool: &mut Vec<u64>,
+    pooled_before: &[u64],
+    recycle: usize,
+) -> HashSet<u64> {
+    let mut delete = HashSet::new();
+    for num in listed {
+        if num >= log_number || pool.contains(&num) || pooled_before.contains(&num) {
+            continue;
+        }
+        if pool.len() < recycle {
+            pool.push(num);
+        } else {
+            delete.insert(num);
+        }
+    }
+    delete
+}
 
 impl DbInner {
     /// Deletes files no version or writer needs: old WALs and MANIFESTs,
@@ -64,36 +125,25 @@ impl DbInner {
             .filter_map(|n| filename::parse_file_name(&n).map(|(t, num)| (n, t, num)))
             .collect();
         // The WAL decisions, made under the pool lock with no I/O.
-        let obsolete_logs: HashSet<u64> = {
-            let mut pool = self.recycle_pool.lock();
-            let recycle = self.opts.effective_recycle_log_file_num();
-            let mut delete = HashSet::new();
-            for &(_, t, num) in &files {
-                if t != FileType::Log || num >= log_number || pool.contains(&num) {
-                    continue;
-                }
-                if pooled_before.contains(&num) {
-                    continue; // reused since the listing: no longer this name
-                }
-                if pool.len() < recycle {
-                    pool.push(num);
-                } else {
-                    delete.insert(num);
-                }
-            }
-            delete
+        let obsolete_logs = decide_logs(
+            files
+                .iter()
+                .filter(|(_, t, _)| *t == FileType::Log)
+                .map(|&(_, _, num)| num),
+            log_number,
+            &mut self.recycle_pool.lock(),
+            &pooled_before,
+            self.opts.effective_recycle_log_file_num(),
+        );
+        let rule = Keep {
+            live: &live,
+            pending: &pending,
+            held: &held,
+            obsolete_logs: &obsolete_logs,
+            manifest_number,
         };
         for (name, t, num) in files {
-            let keep = match t {
-                FileType::Log => !obsolete_logs.contains(&num),
-                FileType::Table => {
-                    live.contains(&num) || pending.contains(&num) || held.contains(&num)
-                }
-                FileType::Manifest => num >= manifest_number,
-                FileType::Temp => pending.contains(&num),
-                FileType::Current | FileType::Lock => true,
-            };
-            if !keep {
+            if !rule.keep(t, num) {
                 if t == FileType::Table {
                     self.table_cache.evict(num);
                 }
@@ -107,5 +157,66 @@ impl DbInner {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[u64]) -> HashSet<u64> {
+        v.iter().copied().collect()
+    }
+
+    #[test]
+    fn tables_stay_while_live_pending_or_held() {
+        let (live, pending, held, none) = (set(&[1]), set(&[2]), set(&[3]), set(&[]));
+        let k = Keep {
+            live: &live,
+            pending: &pending,
+            held: &held,
+            obsolete_logs: &none,
+            manifest_number: 10,
+        };
+        for n in [1, 2, 3] {
+            assert!(k.keep(FileType::Table, n), "table {n}");
+        }
+        assert!(!k.keep(FileType::Table, 4));
+        // A temporary stays only while its number is a pending output.
+        assert!(k.keep(FileType::Temp, 2));
+        assert!(!k.keep(FileType::Temp, 4));
+        // Older MANIFESTs go; CURRENT and LOCK never do.
+        assert!(k.keep(FileType::Manifest, 10) && k.keep(FileType::Manifest, 11));
+        assert!(!k.keep(FileType::Manifest, 9));
+        assert!(k.keep(FileType::Current, 0) && k.keep(FileType::Lock, 0));
+    }
+
+    #[test]
+    fn logs_at_or_after_the_log_number_are_never_touched() {
+        let mut pool = Vec::new();
+        let d = decide_logs([5, 6, 7], 5, &mut pool, &[], 2);
+        assert!(d.is_empty() && pool.is_empty());
+    }
+
+    #[test]
+    fn obsolete_logs_fill_the_pool_then_are_deleted() {
+        let mut pool = vec![1];
+        let d = decide_logs([1, 2, 3, 4], 10, &mut pool, &[1], 2);
+        assert_eq!(pool, vec![1, 2]);
+        assert_eq!(d, set(&[3, 4]));
+        // Recycling off: every obsolete log is deleted.
+        let mut pool = Vec::new();
+        assert_eq!(decide_logs([1, 2], 10, &mut pool, &[], 0), set(&[1, 2]));
+    }
+
+    /// The listing still shows a pooled log that a memtable switch took
+    /// from the pool and renamed meanwhile: pooling it again would make the
+    /// next switch rename a file that no longer exists.
+    #[test]
+    fn log_reused_since_the_listing_is_neither_pooled_nor_deleted() {
+        let mut pool = Vec::new(); // 3 was popped (and renamed) since
+        let d = decide_logs([3], 10, &mut pool, &[3], 2);
+        assert!(d.is_empty());
+        assert!(pool.is_empty());
     }
 }

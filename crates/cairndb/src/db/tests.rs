@@ -34,7 +34,8 @@ fn overwrite_and_compact(inner: &super::DbInner, k: &[u8], v: &[u8]) {
     inner.compact_range(None, None).unwrap();
 }
 
-fn table_numbers(fs: &MemFs) -> Vec<u64> {
+/// The table files in `/db`, ascending.
+fn table_numbers(fs: &dyn Fs) -> Vec<u64> {
     let mut v: Vec<u64> = fs
         .list_dir(Path::new("/db"))
         .unwrap()
@@ -126,7 +127,7 @@ fn collector_after_compaction_install_keeps_inputs_readers_hold() {
     let (tx, rx) = mpsc::channel();
     db.inner.hooks.set(hooks::COMPACTION_INSTALLED, move |i| {
         i.delete_obsolete_files();
-        tx.send(table_numbers_of(i)).unwrap();
+        tx.send(table_numbers(i.fs.as_ref())).unwrap();
     });
     db.compact_range(None, None).unwrap();
     let after_gc = rx.recv().unwrap();
@@ -137,17 +138,6 @@ fn collector_after_compaction_install_keeps_inputs_readers_hold() {
         );
     }
     drop(it);
-}
-
-fn table_numbers_of(i: &super::DbInner) -> Vec<u64> {
-    i.fs.list_dir(&i.path)
-        .unwrap()
-        .iter()
-        .filter_map(|n| match filename::parse_file_name(n) {
-            Some((FileType::Table, num)) => Some(num),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The collector held the recycle pool across its directory listing, the

@@ -43,7 +43,7 @@ fn make_db(dir: &Path) {
 
 /// The tests run one at a time: a child process forked by one test while
 /// another test's database is open briefly shares that database's LOCK
-/// descriptor (until its exec), which could make a verify see `Busy`.
+/// descriptor (until its exec), which could make a verify see `LockFileHeld`.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn run_verify(dir: &Path) -> (bool, String) {

@@ -38,9 +38,33 @@ pub enum Error {
     /// A caller passed a value the engine cannot accept (an option, a key).
     InvalidArgument(String),
     /// Another opener holds the database's LOCK file.
-    Busy {
+    LockFileHeld {
         /// The LOCK file that is held.
         path: PathBuf,
+    },
+    /// A transaction conflicts with a write it cannot see: the key changed
+    /// after the transaction's snapshot (or, optimistically, after it was
+    /// read), or the database's lock limit was reached. Roll back and
+    /// retry.
+    Busy {
+        /// The key concerned.
+        key: Vec<u8>,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A transaction waited `lock_timeout` for a lock held by another.
+    TimedOut {
+        /// The key whose lock was not granted.
+        key: Vec<u8>,
+        /// How long the transaction waited.
+        waited: std::time::Duration,
+    },
+    /// Waiting for the lock would close a cycle of transactions waiting on
+    /// each other. The transaction that got this error was rolled back and
+    /// its locks released.
+    Deadlock {
+        /// The key whose lock would have closed the cycle.
+        key: Vec<u8>,
     },
     /// The database hit an unrecoverable background or write error earlier and
     /// refuses further writes until it is reopened. Reads keep working.
@@ -105,10 +129,26 @@ impl fmt::Display for Error {
                 )
             }
             Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
-            Error::Busy { path } => write!(
+            Error::LockFileHeld { path } => write!(
                 f,
-                "database is busy: lock file {} is held by another opener",
+                "database is in use: lock file {} is held by another opener",
                 path.display()
+            ),
+            Error::Busy { key, reason } => write!(
+                f,
+                "transaction conflict on key \"{}\": {reason}",
+                key.escape_ascii()
+            ),
+            Error::TimedOut { key, waited } => write!(
+                f,
+                "lock wait timed out after {} ms on key \"{}\"",
+                waited.as_millis(),
+                key.escape_ascii()
+            ),
+            Error::Deadlock { key } => write!(
+                f,
+                "deadlock found waiting for the lock on key \"{}\"; the transaction was rolled back",
+                key.escape_ascii()
             ),
             Error::ReadOnly { cause } => write!(
                 f,

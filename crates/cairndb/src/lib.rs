@@ -41,6 +41,7 @@ mod db;
 pub mod env;
 #[doc(hidden)]
 pub mod internals;
+mod txn;
 
 // Engine modules live behind `internals` (for the CLI, fuzz targets and
 // examples); inside the crate they keep their short paths.
@@ -60,4 +61,8 @@ pub use iter::db_iter::DbIterator;
 pub use options::{
     CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, TableFormat,
     WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
+};
+pub use txn::{
+    OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions, TransactionIterator,
+    TransactionOptions,
 };

@@ -6,7 +6,7 @@
 //! background work, as `ReadOnly` on every later write) while reads keep
 //! working; after the fault clears, a reopen recovers everything that was
 //! acknowledged. Also: a second opener of the same directory, in this
-//! process or another, gets `Error::Busy`.
+//! process or another, gets `Error::LockFileHeld`.
 
 mod common;
 
@@ -235,7 +235,7 @@ fn second_opener_in_this_process_is_busy() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     match Db::open(dir.path(), Options::default()) {
-        Err(Error::Busy { .. }) => {}
+        Err(Error::LockFileHeld { .. }) => {}
         other => panic!("second open gave {other:?}"),
     }
     db.close().unwrap();
@@ -243,14 +243,14 @@ fn second_opener_in_this_process_is_busy() {
     Db::open(dir.path(), Options::default()).unwrap();
 }
 
-/// Child entry point: tries to open the directory and exits 7 on Busy.
+/// Child entry point: tries to open the directory and exits 7 on LockFileHeld.
 #[test]
 fn busy_child_opener() {
     let Ok(dir) = std::env::var("CAIRNDB_BUSY_CHILD") else {
         return;
     };
     match Db::open(&dir, Options::default()) {
-        Err(Error::Busy { .. }) => std::process::exit(7),
+        Err(Error::LockFileHeld { .. }) => std::process::exit(7),
         Ok(_) => std::process::exit(0),
         Err(e) => {
             eprintln!("{e}");

@@ -240,8 +240,8 @@ fn second_opener_gets_busy() {
     let o = common::small_options(cairndb::env::posix::PosixFs::shared());
     let db = Db::open(dir.path(), o.clone()).unwrap();
     match Db::open(dir.path(), o.clone()) {
-        Err(cairndb::Error::Busy { path }) => assert!(path.ends_with("LOCK")),
-        other => panic!("expected Busy, got {other:?}"),
+        Err(cairndb::Error::LockFileHeld { path }) => assert!(path.ends_with("LOCK")),
+        other => panic!("expected LockFileHeld, got {other:?}"),
     }
     db.close().unwrap();
     Db::open(dir.path(), o).unwrap();

@@ -10,7 +10,7 @@
 //! queue lock is never held across I/O.
 
 use super::events::{WriteStallCause, WriteStallInfo};
-use super::pipeline::{Turn, Writer};
+use super::pipeline::{ConflictCheck, Turn, Writer};
 use super::*;
 
 /// Largest group a write leader assembles, in bytes.
@@ -35,9 +35,22 @@ pub(super) struct GroupCommit {
 
 impl DbInner {
     pub(super) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        self.write_checked(opts, batch, None)
+    }
+
+    /// Writes `batch` if `check` (an optimistic transaction's read and
+    /// write set) still holds when its group is written: the check and the
+    /// write are one atomic step. A failed check returns `Error::Busy` and
+    /// writes nothing.
+    pub(crate) fn write_checked(
+        &self,
+        opts: &WriteOptions,
+        batch: WriteBatch,
+        check: Option<ConflictCheck>,
+    ) -> Result<()> {
         let p = &self.pipeline;
         let _active = p.enter();
-        let w = match p.join(batch, *opts) {
+        let w = match p.join(batch, *opts, check) {
             Turn::Done(r) => return r,
             Turn::Lead(w) => w,
         };
@@ -60,6 +73,9 @@ impl DbInner {
                 if commit.count > 0 {
                     let mut seq = commit.first_seq;
                     for m in &commit.group {
+                        if m.check.is_some() && m.rejected.lock().is_some() {
+                            continue;
+                        }
                         seq += mem.insert_batch(&m.batch, seq);
                     }
                     debug_assert_eq!(seq, commit.first_seq + commit.count);
@@ -70,7 +86,11 @@ impl DbInner {
             Err(e) => Err(e.clone()),
         };
         p.finish(&commit.group, &w, &result, commit.synced);
-        result
+        let rejected = w.rejected.lock().take();
+        match rejected {
+            Some(e) => Err(e),
+            None => result,
+        }
     }
 
     /// Logs a group led by `leader`: sequence numbers, one WAL record, at
@@ -111,9 +131,15 @@ impl DbInner {
         let group = self.pipeline.gather(leader, max);
         let n = group.len();
         let first_seq = log.last_assigned_seq + 1;
+        if group.iter().any(|m| m.check.is_some()) {
+            self.check_conflicts(log, &group);
+        }
         let mut scratch = std::mem::take(&mut log.scratch);
         scratch.clear();
         for m in &group {
+            if m.check.is_some() && m.rejected.lock().is_some() {
+                continue;
+            }
             scratch.append(&m.batch);
         }
         scratch.set_sequence(first_seq);
@@ -178,6 +204,56 @@ impl DbInner {
             first_seq,
             count,
             synced: sync && count > 0 && !leader.opts.disable_wal,
+        }
+    }
+
+    /// Runs the conflict checks of `group`'s optimistic transactions, in
+    /// group order, marking the members that fail as rejected. A check sees
+    /// every write assigned before this group (it first waits for their
+    /// memtable inserts) and the batches of the members ahead of it in the
+    /// group that were not rejected. REQUIRES: `log` held, so no other
+    /// group is assigned meanwhile.
+    fn check_conflicts(&self, log: &LogState, group: &[Arc<Writer>]) {
+        self.pipeline.wait_published(log.last_assigned_seq);
+        let mut written: HashSet<&[u8]> = HashSet::new();
+        for m in group {
+            if let Some(check) = &m.check {
+                let mut verdict = Ok(());
+                for (key, seen) in &check.keys {
+                    if written.contains(key.as_slice()) {
+                        verdict = Err(Error::Busy {
+                            key: key.clone(),
+                            reason: "written by a transaction that committed first",
+                        });
+                        break;
+                    }
+                    match self.latest_seq(key, Some(*seen)) {
+                        Ok(Some(s)) if s > *seen => {
+                            verdict = Err(Error::Busy {
+                                key: key.clone(),
+                                reason: "written by a transaction that committed first",
+                            });
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            verdict = Err(e);
+                            break;
+                        }
+                    }
+                }
+                if let Err(e) = verdict {
+                    *m.rejected.lock() = Some(e);
+                    continue;
+                }
+            }
+            for op in m.batch.iter().flatten() {
+                match op {
+                    crate::batch::BatchOp::Put(k, _) | crate::batch::BatchOp::Delete(k) => {
+                        written.insert(k);
+                    }
+                }
+            }
         }
     }
 

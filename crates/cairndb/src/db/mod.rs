@@ -57,7 +57,7 @@ mod flush;
 mod hooks;
 mod obsolete;
 mod open;
-mod pipeline;
+pub(crate) mod pipeline;
 mod read;
 pub mod snapshot;
 mod stats;
@@ -85,12 +85,14 @@ use crate::filename::{self, FileType};
 use crate::iter::db_iter::DbIterator;
 use crate::iter::merge::MergingIterator;
 use crate::iter::InternalIterator;
-use crate::key::{lookup_key, pack_trailer, user_key, SeqNo, TRAILER_LEN, TYPE_FOR_SEEK};
+use crate::key::{
+    lookup_key, pack_trailer, user_key, SeqNo, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK,
+};
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
 use crate::sst::{OutputBuilder, ZipMemBudget, ZipStats};
 use crate::version::set::VersionSet;
-use crate::version::{FileMeta, TableGet, Version, VersionEdit};
+use crate::version::{FileMeta, Version, VersionEdit};
 use crate::wal::LogWriter;
 use pipeline::CommitPipeline;
 use snapshot::{Snapshot, SnapshotList};
@@ -103,6 +105,8 @@ pub(crate) struct SuperVersion {
     /// Newest first.
     imms: Vec<Arc<MemTable>>,
     version: Arc<Version>,
+    /// `version.max_seq()`: every write newer than this is in a memtable.
+    tables_max_seq: SeqNo,
 }
 
 struct Imm {
@@ -229,6 +233,43 @@ impl Db {
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.inner.check_open()?;
         self.inner.get(opts, key)
+    }
+
+    /// Copies the value of `key` into `buf` (cleared first; its capacity
+    /// is reused, so a loop of reads allocates nothing once `buf` is large
+    /// enough); returns false when the key has no value.
+    pub fn get_into(&self, opts: &ReadOptions, key: &[u8], buf: &mut Vec<u8>) -> Result<bool> {
+        self.inner.check_open()?;
+        self.inner.get_into(opts, key, buf)
+    }
+
+    /// The sequence number of the last published write.
+    pub fn last_sequence(&self) -> u64 {
+        self.inner.pipeline.last_seq()
+    }
+
+    /// `write` with an optimistic transaction's conflict check (see
+    /// `DbInner::write_checked`).
+    pub(crate) fn write_checked(
+        &self,
+        opts: &WriteOptions,
+        batch: WriteBatch,
+        check: Option<pipeline::ConflictCheck>,
+    ) -> Result<()> {
+        self.inner.check_open()?;
+        batch.check_sizes()?;
+        self.inner.write_checked(opts, batch, check)
+    }
+
+    /// The newest sequence number of `key` if newer than `since` (see
+    /// `DbInner::latest_seq`).
+    pub(crate) fn inner_latest_seq(&self, key: &[u8], since: SeqNo) -> Result<Option<SeqNo>> {
+        self.inner.check_open()?;
+        self.inner.latest_seq(key, Some(since))
+    }
+
+    pub(crate) fn prefix_extractor(&self) -> Option<Arc<dyn crate::options::SliceTransform>> {
+        self.inner.opts.prefix_extractor.clone()
     }
 
     /// A snapshot of the current state, for reads and iterators.
@@ -416,6 +457,7 @@ impl DbInner {
         let sv = Arc::new(SuperVersion {
             mem: st.mem.clone(),
             imms: st.imms.iter().rev().map(|i| i.mem.clone()).collect(),
+            tables_max_seq: version.max_seq(),
             version,
         });
         *self.sv.write() = sv;

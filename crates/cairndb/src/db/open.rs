@@ -170,6 +170,7 @@ impl Db {
         let sv = Arc::new(SuperVersion {
             mem: mem.clone(),
             imms: Vec::new(),
+            tables_max_seq: version.max_seq(),
             version,
         });
         let inner = Arc::new(DbInner {

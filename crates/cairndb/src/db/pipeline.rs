@@ -30,10 +30,21 @@ use crate::options::WriteOptions;
 /// How long a queued writer spins before it sleeps until its group is done.
 const WRITER_SPIN: Duration = Duration::from_micros(20);
 
+/// What an optimistic transaction's commit must verify when its group is
+/// written: none of `keys` has an entry newer than the sequence beside it.
+pub(crate) struct ConflictCheck {
+    pub(crate) keys: Vec<(Vec<u8>, SeqNo)>,
+}
+
 /// One `Db::write` call waiting in the queue.
 pub(crate) struct Writer {
     pub(crate) batch: WriteBatch,
     pub(crate) opts: WriteOptions,
+    /// Checked by the leader with every earlier write applied; a failed
+    /// check leaves this writer out of the group with `rejected`.
+    pub(crate) check: Option<ConflictCheck>,
+    /// Set by the leader (before `finish`) when `check` failed.
+    pub(crate) rejected: Mutex<Option<crate::error::Error>>,
     done: AtomicBool,
     /// Set (under `queue`) when this writer reaches the queue front.
     leader: AtomicBool,
@@ -94,10 +105,17 @@ impl CommitPipeline {
 
     /// Queues a write and waits until it is either done by another leader
     /// or at the queue front.
-    pub(crate) fn join(&self, batch: WriteBatch, opts: WriteOptions) -> Turn {
+    pub(crate) fn join(
+        &self,
+        batch: WriteBatch,
+        opts: WriteOptions,
+        check: Option<ConflictCheck>,
+    ) -> Turn {
         let w = Arc::new(Writer {
             batch,
             opts,
+            check,
+            rejected: Mutex::new(None),
             done: AtomicBool::new(false),
             leader: AtomicBool::new(false),
             result: Mutex::new(None),
@@ -131,7 +149,10 @@ impl CommitPipeline {
             }
         }
         if w.done.load(Ordering::Acquire) {
-            return Turn::Done(w.result.lock().take().unwrap_or(Ok(())));
+            return Turn::Done(match w.rejected.lock().take() {
+                Some(e) => Err(e),
+                None => w.result.lock().take().unwrap_or(Ok(())),
+            });
         }
         Turn::Lead(w)
     }
@@ -305,16 +326,18 @@ mod tests {
     #[test]
     fn failed_group_wakes_members_with_its_error_and_promotes_next() {
         let p = Arc::new(CommitPipeline::new(0));
-        let Turn::Lead(leader) = p.join(batch(b"a"), WriteOptions::default()) else {
+        let Turn::Lead(leader) = p.join(batch(b"a"), WriteOptions::default(), None) else {
             panic!("the first writer must lead");
         };
         // Two members queue behind the leader, then a third writer.
         let spawn = |k: &'static [u8]| {
             let p = p.clone();
-            std::thread::spawn(move || match p.join(batch(k), WriteOptions::default()) {
-                Turn::Done(r) => Err(r),
-                Turn::Lead(w) => Ok(w),
-            })
+            std::thread::spawn(
+                move || match p.join(batch(k), WriteOptions::default(), None) {
+                    Turn::Done(r) => Err(r),
+                    Turn::Lead(w) => Ok(w),
+                },
+            )
         };
         let m1 = spawn(b"b");
         let m2 = spawn(b"c");

@@ -13,6 +13,26 @@ impl DbInner {
     }
 
     pub(super) fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut out = None;
+        self.find(opts, key, |v| out = Some(v.to_vec()))?;
+        Ok(out)
+    }
+
+    /// Copies the value of `key` into `buf` (cleared first; its capacity
+    /// is reused); false when the key has no value.
+    pub(super) fn get_into(
+        &self,
+        opts: &ReadOptions,
+        key: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Result<bool> {
+        buf.clear();
+        self.find(opts, key, |v| buf.extend_from_slice(v))
+    }
+
+    /// The point read: hands the visible value of `key` (borrowed from a
+    /// memtable or a block) to `f`; returns whether there was one.
+    fn find(&self, opts: &ReadOptions, key: &[u8], f: impl FnOnce(&[u8])) -> Result<bool> {
         // The super-version first, then the sequence: every write at or
         // below a sequence read later is either in this super-version's
         // memtables and tables or in a newer memtable that holds only
@@ -25,31 +45,54 @@ impl DbInner {
         let seq = self.read_seq(opts);
         for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
             match m.get(key, seq) {
-                Some(MemGet::Value(v)) => return Ok(Some(v.to_vec())),
-                Some(MemGet::Deleted) => return Ok(None),
+                Some(MemGet::Value(v)) => {
+                    f(v);
+                    return Ok(true);
+                }
+                Some(MemGet::Deleted) => return Ok(false),
                 None => {}
             }
         }
-        // The lookup key is built on the stack unless the key is long.
-        let mut stack = [0u8; 256];
-        let heap;
-        let lk: &[u8] = if key.len() + TRAILER_LEN <= stack.len() {
-            let n = key.len();
-            stack[..n].copy_from_slice(key);
-            stack[n..n + TRAILER_LEN]
-                .copy_from_slice(&pack_trailer(seq, TYPE_FOR_SEEK).to_le_bytes());
-            &stack[..n + TRAILER_LEN]
-        } else {
-            heap = lookup_key(key, seq);
-            &heap
-        };
-        match sv
-            .version
-            .get(&self.table_cache, lk, !opts.fill_cache_off)?
-        {
-            Some(TableGet::Value(v)) => Ok(Some(v)),
-            Some(TableGet::Deleted) | None => Ok(None),
+        let mut f = Some(f);
+        let found = with_lookup_key(key, seq, |lk| {
+            sv.version
+                .find(&self.table_cache, lk, !opts.fill_cache_off, |t, _, v| {
+                    if t == ValueType::Value {
+                        if let Some(f) = f.take() {
+                            f(v);
+                        }
+                        true
+                    } else {
+                        false
+                    }
+                })
+        })?;
+        Ok(found == Some(true))
+    }
+
+    /// The sequence number of the newest entry for `key` (a value or a
+    /// tombstone), searching every memtable and table; None when the key
+    /// was never written or every trace of it was compacted away. A
+    /// transaction's conflict check: with `since`, the search stops at the
+    /// memtables when the tables hold nothing newer than `since` (the
+    /// answer is then only known to be `<= since`, returned as None).
+    pub(crate) fn latest_seq(&self, key: &[u8], since: Option<SeqNo>) -> Result<Option<SeqNo>> {
+        let sv = self.current_sv();
+        for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+            if let Some((_, s)) = m.find(key, MAX_SEQ) {
+                return Ok(Some(s));
+            }
         }
+        if let Some(since) = since {
+            // Every write newer than the newest table entry is in a
+            // memtable searched above.
+            if sv.tables_max_seq <= since {
+                return Ok(None);
+            }
+        }
+        with_lookup_key(key, MAX_SEQ, |lk| {
+            sv.version.find(&self.table_cache, lk, false, |_, s, _| s)
+        })
     }
 
     pub(super) fn iter(&self, opts: &ReadOptions) -> DbIterator {
@@ -85,5 +128,19 @@ impl DbInner {
             Box::new(sv),
             rebuild,
         )
+    }
+}
+
+/// Runs `f` with the internal lookup key of `(key, seq)`, built on the stack
+/// unless the key is long.
+fn with_lookup_key<R>(key: &[u8], seq: SeqNo, f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut stack = [0u8; 256];
+    let n = key.len();
+    if n + TRAILER_LEN <= stack.len() {
+        stack[..n].copy_from_slice(key);
+        stack[n..n + TRAILER_LEN].copy_from_slice(&pack_trailer(seq, TYPE_FOR_SEEK).to_le_bytes());
+        f(&stack[..n + TRAILER_LEN])
+    } else {
+        f(&lookup_key(key, seq))
     }
 }

@@ -365,7 +365,7 @@ impl Fs for MemFs {
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let mut ns = self.ns.lock();
         if !ns.locks.insert(path.to_path_buf()) {
-            return Err(Error::Busy {
+            return Err(Error::LockFileHeld {
                 path: path.to_path_buf(),
             });
         }
@@ -442,7 +442,7 @@ mod tests {
         let fs = MemFs::new();
         let p = Path::new("/db/LOCK");
         let l = fs.lock(p).unwrap();
-        assert!(matches!(fs.lock(p), Err(Error::Busy { .. })));
+        assert!(matches!(fs.lock(p), Err(Error::LockFileHeld { .. })));
         drop(l);
         fs.lock(p).unwrap();
     }

@@ -123,7 +123,7 @@ pub trait Fs: Send + Sync {
     /// Makes the directory's entries (creations, renames, removals) durable.
     fn sync_dir(&self, path: &Path) -> Result<()>;
     /// Takes an exclusive lock on `path` (created if missing). A second lock
-    /// of the same path, from this process or another, fails with `Error::Busy`.
+    /// of the same path, from this process or another, fails with `Error::LockFileHeld`.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 
     /// Reads a whole (small) file.

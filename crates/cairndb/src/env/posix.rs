@@ -413,7 +413,7 @@ impl Fs for PosixFs {
         {
             let mut set = locked_paths().lock();
             if !set.insert(canonical.clone()) {
-                return Err(Error::Busy {
+                return Err(Error::LockFileHeld {
                     path: path.to_path_buf(),
                 });
             }
@@ -438,7 +438,7 @@ impl Fs for PosixFs {
             let e = std::io::Error::last_os_error();
             locked_paths().lock().remove(&canonical);
             if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Err(Error::Busy {
+                return Err(Error::LockFileHeld {
                     path: path.to_path_buf(),
                 });
             }
@@ -518,7 +518,7 @@ mod tests {
         let p = dir.path().join("LOCK");
         let l = fs.lock(&p).unwrap();
         match fs.lock(&p) {
-            Err(Error::Busy { path }) => assert_eq!(path, p),
+            Err(Error::LockFileHeld { path }) => assert_eq!(path, p),
             Err(e) => panic!("expected busy, got {e}"),
             Ok(_) => panic!("expected busy, got a lock"),
         }

@@ -99,6 +99,11 @@ impl MemTable {
     /// The newest entry for `user_key` with sequence number `<= seq`, if any.
     /// Does not allocate for user keys shorter than 120 bytes.
     pub fn get(&self, user_key: &[u8], seq: SeqNo) -> Option<MemGet<'_>> {
+        self.find(user_key, seq).map(|(g, _)| g)
+    }
+
+    /// Like [`MemTable::get`], with the sequence number of the entry found.
+    pub fn find(&self, user_key: &[u8], seq: SeqNo) -> Option<(MemGet<'_>, SeqNo)> {
         if let Some(f) = &self.filter {
             if !f.may_contain(user_key) {
                 return None;
@@ -120,9 +125,11 @@ impl MemTable {
         if key::user_key(k) != user_key {
             return None;
         }
-        match ValueType::from_u8((key::trailer(k) & 0xff) as u8) {
-            Some(ValueType::Value) => Some(MemGet::Value(v)),
-            Some(ValueType::Deletion) => Some(MemGet::Deleted),
+        let t = key::trailer(k);
+        let found_seq = t >> 8;
+        match ValueType::from_u8((t & 0xff) as u8) {
+            Some(ValueType::Value) => Some((MemGet::Value(v), found_seq)),
+            Some(ValueType::Deletion) => Some((MemGet::Deleted, found_seq)),
             // Only `add` writes trailers, always with a known type.
             None => None,
         }

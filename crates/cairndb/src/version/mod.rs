@@ -89,14 +89,27 @@ impl Version {
         lookup: &[u8],
         fill_cache: bool,
     ) -> Result<Option<TableGet>> {
+        self.find(tables, lookup, fill_cache, |t, _, v| match t {
+            ValueType::Value => TableGet::Value(v.to_vec()),
+            ValueType::Deletion => TableGet::Deleted,
+        })
+    }
+
+    /// Point lookup that hands the newest entry for the user key of `lookup`
+    /// with sequence <= the one in `lookup` to `f` (its type, sequence and
+    /// value, borrowed from the block) instead of copying it.
+    pub fn find<R>(
+        &self,
+        tables: &TableCache,
+        lookup: &[u8],
+        fill_cache: bool,
+        mut f: impl FnMut(ValueType, SeqNo, &[u8]) -> R,
+    ) -> Result<Option<R>> {
         let ukey = user_key(lookup);
-        let probe = |number: u64| -> Result<Option<TableGet>> {
+        let mut probe = |number: u64| -> Result<Option<R>> {
             let t = tables.get(number)?;
             let r = t.get(lookup, fill_cache, |k, v| match parse_internal_key(k) {
-                Some(p) if p.user_key == ukey => Some(match p.vtype {
-                    ValueType::Value => TableGet::Value(v.to_vec()),
-                    ValueType::Deletion => TableGet::Deleted,
-                }),
+                Some(p) if p.user_key == ukey => Some(f(p.vtype, p.seq, v)),
                 _ => None,
             })?;
             Ok(r.flatten())

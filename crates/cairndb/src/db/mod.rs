@@ -18,7 +18,7 @@
 //! |---|---|---|---|
 //! | `compaction_lock` | one compaction at a time (background or `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `sv` |
 //! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables` |
-//! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool` |
+//! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool` |
 //! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables` |
 //! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |
 //! | `pipeline.queue` | the writer queue and leader hand-off | no | none |

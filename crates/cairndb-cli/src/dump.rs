@@ -175,9 +175,14 @@ fn dump_wal(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<u64, String> {
             b.count(),
             rec.len()
         );
-        for (i, op) in b.iter().enumerate() {
-            let seq = b.sequence() + i as u64;
+        let mut i = 0u64;
+        for op in b.iter() {
+            let seq = b.sequence() + i;
+            if !matches!(op, Ok(BatchOp::Marker(..))) {
+                i += 1;
+            }
             match op {
+                Ok(BatchOp::Marker(m, name)) => println!("  {m:?} transaction '{}'", escape(name)),
                 Ok(BatchOp::Put(k, v)) => {
                     println!(
                         "  PUT '{}' @ {seq} => '{}'",

@@ -4,7 +4,11 @@
 //! "Write batch"): a 12-byte header (first sequence number fixed64, count
 //! fixed32) followed by `count` records, each a type byte (1 = put, 0 =
 //! delete), a length-prefixed key and, for puts, a length-prefixed value.
-//! Record `i` gets sequence number `first + i`.
+//! Record `i` gets sequence number `first + i`. Two-phase commit adds
+//! transaction markers (type bytes `0x10` prepare, `0x11` commit, `0x12`
+//! rollback, each with a length-prefixed transaction name): they are not
+//! counted in `count`, take no sequence number and are never applied to a
+//! memtable.
 
 // Decoders of file bytes: no indexing, unwrap or panic on input (a proven
 // index carries a narrow `#[expect]` with its reason).
@@ -26,6 +30,8 @@ pub const HEADER_LEN: usize = 12;
 #[derive(Clone, PartialEq, Eq)]
 pub struct WriteBatch {
     rep: Vec<u8>,
+    /// The batch holds a transaction marker (`mark`).
+    markers: bool,
     /// The first key or value added over its limit; `Db::write` refuses
     /// such a batch before anything is logged (its bytes would be wrong, or
     /// the memtable could not hold it).
@@ -79,6 +85,40 @@ pub enum BatchOp<'a> {
     Put(&'a [u8], &'a [u8]),
     /// Remove `key`.
     Delete(&'a [u8]),
+    /// A two-phase-commit marker naming a transaction (not applied).
+    Marker(Marker, &'a [u8]),
+}
+
+/// What a transaction marker records (`docs/format/wal.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// The batch is the prepared transaction of this name: logged, not
+    /// applied, until a commit or rollback marker of the same name.
+    Prepare,
+    /// The batch's records commit the prepared transaction of this name.
+    Commit,
+    /// The prepared transaction of this name is rolled back.
+    Rollback,
+}
+
+impl Marker {
+    /// Its type byte.
+    pub const fn tag(self) -> u8 {
+        match self {
+            Marker::Prepare => 0x10,
+            Marker::Commit => 0x11,
+            Marker::Rollback => 0x12,
+        }
+    }
+
+    fn from_tag(tag: u8) -> Option<Marker> {
+        match tag {
+            0x10 => Some(Marker::Prepare),
+            0x11 => Some(Marker::Commit),
+            0x12 => Some(Marker::Rollback),
+            _ => None,
+        }
+    }
 }
 
 impl WriteBatch {
@@ -86,6 +126,7 @@ impl WriteBatch {
     pub fn new() -> Self {
         WriteBatch {
             rep: vec![0u8; HEADER_LEN],
+            markers: false,
             oversized: None,
         }
     }
@@ -108,6 +149,46 @@ impl WriteBatch {
         put_length_prefixed(&mut self.rep, key.as_ref());
     }
 
+    /// Adds a transaction marker (not counted, not applied).
+    pub(crate) fn mark(&mut self, m: Marker, name: &[u8]) {
+        self.markers = true;
+        self.rep.push(m.tag());
+        put_length_prefixed(&mut self.rep, name);
+    }
+
+    /// The name of the prepared transaction this batch is, when its first
+    /// record is a prepare marker.
+    pub fn prepared_name(&self) -> Option<&[u8]> {
+        if !self.markers {
+            return None;
+        }
+        match self.iter().next() {
+            Some(Ok(BatchOp::Marker(Marker::Prepare, name))) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// True when the batch holds a transaction marker.
+    pub fn has_markers(&self) -> bool {
+        self.markers
+    }
+
+    /// The names of the commit and rollback markers in the batch: the
+    /// prepared transactions it decides.
+    pub fn decided_names(&self) -> impl Iterator<Item = &[u8]> {
+        self.iter().filter_map(|op| match op {
+            Ok(BatchOp::Marker(Marker::Commit | Marker::Rollback, name)) if self.markers => {
+                Some(name)
+            }
+            _ => None,
+        })
+    }
+
+    /// True when the batch holds records or markers (something to log).
+    pub(crate) fn has_content(&self) -> bool {
+        self.rep.len() > HEADER_LEN
+    }
+
     /// Remembers the first key or value over its limit.
     fn note_len(&mut self, what: &'static str, len: usize, limit: usize) {
         if len > limit && self.oversized.is_none() {
@@ -128,6 +209,7 @@ impl WriteBatch {
     /// Removes every record.
     pub fn clear(&mut self) {
         self.oversized = None;
+        self.markers = false;
         self.rep.clear();
         self.rep.resize(HEADER_LEN, 0);
     }
@@ -189,6 +271,7 @@ impl WriteBatch {
         if self.oversized.is_none() {
             self.oversized = other.oversized;
         }
+        self.markers |= other.markers;
         self.set_count(self.count() + other.count());
         self.rep.extend_from_slice(other.records());
     }
@@ -207,15 +290,22 @@ impl WriteBatch {
                 ),
             ));
         }
-        let b = WriteBatch {
+        let mut b = WriteBatch {
             rep: data.to_vec(),
+            markers: false,
             oversized: None,
         };
         let mut n = 0u32;
+        let mut markers = false;
         for op in b.iter() {
-            op.map_err(|what| Error::corruption(file, offset, what))?;
-            n += 1;
+            let op = op.map_err(|what| Error::corruption(file, offset, what))?;
+            if matches!(op, BatchOp::Marker(..)) {
+                markers = true;
+            } else {
+                n += 1;
+            }
         }
+        b.markers = markers;
         if n != b.count() {
             return Err(Error::corruption(
                 file,
@@ -253,6 +343,9 @@ impl<'a> Iterator for BatchIter<'a> {
         let item = (|| {
             let tag = self.r.u8().ok_or("truncated record tag")?;
             let key = self.r.length_prefixed().ok_or("truncated key")?;
+            if let Some(m) = Marker::from_tag(tag) {
+                return Ok(BatchOp::Marker(m, key));
+            }
             match ValueType::from_u8(tag) {
                 Some(ValueType::Value) => {
                     let v = self.r.length_prefixed().ok_or("truncated value")?;
@@ -299,6 +392,42 @@ mod tests {
                 BatchOp::Put(b"", b"")
             ]
         );
+    }
+
+    #[test]
+    fn transaction_markers_round_trip_uncounted() {
+        let mut b = WriteBatch::new();
+        b.mark(Marker::Prepare, b"xid-1");
+        b.put(b"k", b"v");
+        b.delete(b"d");
+        assert_eq!(b.count(), 2);
+        let d = WriteBatch::from_data(b.data(), Path::new("wal"), 0).unwrap();
+        assert_eq!(d.count(), 2);
+        assert!(d.has_markers());
+        assert_eq!(d.prepared_name(), Some(&b"xid-1"[..]));
+        assert_eq!(d.decided_names().count(), 0);
+
+        let mut c = WriteBatch::new();
+        c.put(b"a", b"1");
+        let mut commit = WriteBatch::new();
+        commit.mark(Marker::Commit, b"xid-1");
+        commit.put(b"k", b"v");
+        let mut rollback = WriteBatch::new();
+        rollback.mark(Marker::Rollback, b"xid-2");
+        // A group: plain batch, then a commit, then a rollback.
+        c.append(&commit);
+        c.append(&rollback);
+        let d = WriteBatch::from_data(c.data(), Path::new("wal"), 0).unwrap();
+        assert_eq!(d.count(), 2);
+        assert_eq!(d.prepared_name(), None);
+        let names: Vec<&[u8]> = d.decided_names().collect();
+        assert_eq!(names, vec![&b"xid-1"[..], &b"xid-2"[..]]);
+        // A marker counted as a record is a miscount.
+        let mut bad = rollback.data().to_vec();
+        bad[8] = 1;
+        assert!(WriteBatch::from_data(&bad, Path::new("wal"), 0).is_err());
+        assert!(!WriteBatch::new().has_content());
+        assert!(rollback.has_content());
     }
 
     #[test]

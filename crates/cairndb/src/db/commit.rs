@@ -143,12 +143,15 @@ impl DbInner {
             scratch.append(&m.batch);
         }
         scratch.set_sequence(first_seq);
-        let count = scratch.count() as u64;
+        // A prepared transaction's records take their sequence numbers
+        // when it commits.
+        let prepare = leader.batch.prepared_name().is_some();
+        let count = if prepare { 0 } else { scratch.count() as u64 };
         let sync = group.iter().any(|m| m.opts.sync);
         let user_bytes: usize = group.iter().map(|m| m.batch.size_in_bytes()).sum();
         self.pace_if_slowed(log, l0_files, user_bytes);
 
-        if count > 0 && !leader.opts.disable_wal {
+        if scratch.has_content() && !leader.opts.disable_wal {
             let r = (|| -> Result<()> {
                 let w = log.writer.as_mut().ok_or(Error::Closed)?;
                 if sync {
@@ -185,7 +188,12 @@ impl DbInner {
             self.counters
                 .wal_bytes_written
                 .fetch_add(scratch.size_in_bytes() as u64, Ordering::Relaxed);
-            log.last_logged_seq = first_seq + count - 1;
+            if count > 0 {
+                log.last_logged_seq = first_seq + count - 1;
+            }
+            if scratch.has_markers() {
+                self.note_markers(&scratch);
+            }
         } else if count > 0 {
             mem.mark_unlogged();
         }
@@ -204,6 +212,19 @@ impl DbInner {
             first_seq,
             count,
             synced: sync && count > 0 && !leader.opts.disable_wal,
+        }
+    }
+
+    /// Records the prepared transactions a logged group prepared or
+    /// decided (the set a new WAL starts with, see `wal_files.rs`).
+    /// REQUIRES: `log` held, the group's record written.
+    fn note_markers(&self, scratch: &WriteBatch) {
+        let mut prepared = self.prepared.lock();
+        if let Some(name) = scratch.prepared_name() {
+            prepared.insert(name.to_vec(), scratch.data().to_vec());
+        }
+        for name in scratch.decided_names() {
+            prepared.remove(name);
         }
     }
 
@@ -252,6 +273,7 @@ impl DbInner {
                     crate::batch::BatchOp::Put(k, _) | crate::batch::BatchOp::Delete(k) => {
                         written.insert(k);
                     }
+                    crate::batch::BatchOp::Marker(..) => {}
                 }
             }
         }

@@ -18,7 +18,7 @@
 //! |---|---|---|---|
 //! | `compaction_lock` | one compaction at a time (background or `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `sv` |
 //! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables` |
-//! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool` |
+//! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool`, `prepared` |
 //! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables` |
 //! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |
 //! | `pipeline.queue` | the writer queue and leader hand-off | no | none |
@@ -26,6 +26,7 @@
 //! | `recycle_pool` | WAL numbers kept for reuse | yes: the rename that reuses one (under `log`) | none |
 //! | `pending_outputs` | table numbers being written | no | none |
 //! | `obsolete_tables` | tables dropped from the current version | no | none |
+//! | `prepared` | prepared two-phase-commit transactions (taken under `log`) | no | none |
 //! | `sv` (RwLock) | the published super-version | no | none |
 //!
 //! `log` and `versions` are never held together, nor `log` and
@@ -65,7 +66,7 @@ mod stats;
 mod tests;
 mod wal_files;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -177,6 +178,11 @@ pub(crate) struct DbInner {
     /// memtable has been flushed.
     closed_logs: Mutex<Vec<(u64, LogWriter)>>,
     obsolete_tables: Mutex<Vec<Arc<FileMeta>>>,
+    /// Prepared transactions not yet committed or rolled back: name ->
+    /// their prepare record. Every WAL starts with these records, so the
+    /// newest WAL (always replayed) holds all of them. Changed only under
+    /// `log`, after the record that prepares or decides one is written.
+    prepared: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
     gc_lock: Mutex<()>,
     closed: AtomicBool,
     counters: Counters,
@@ -266,6 +272,18 @@ impl Db {
     pub(crate) fn inner_latest_seq(&self, key: &[u8], since: SeqNo) -> Result<Option<SeqNo>> {
         self.inner.check_open()?;
         self.inner.latest_seq(key, Some(since))
+    }
+
+    /// The prepared two-phase-commit transactions not yet decided:
+    /// (name, prepare batch).
+    pub(crate) fn undecided_prepared(&self) -> Result<Vec<(Vec<u8>, WriteBatch)>> {
+        let path = filename::log_file_name(&self.inner.path, 0);
+        self.inner
+            .prepared
+            .lock()
+            .iter()
+            .map(|(name, rec)| Ok((name.clone(), WriteBatch::from_data(rec, &path, 0)?)))
+            .collect()
     }
 
     pub(crate) fn prefix_extractor(&self) -> Option<Arc<dyn crate::options::SliceTransform>> {

@@ -4,7 +4,7 @@
 
 use super::events::Events;
 use super::flush::build_table;
-use super::wal_files::new_log;
+use super::wal_files::{new_log, relog_prepared};
 use super::*;
 
 impl Db {
@@ -92,6 +92,8 @@ impl Db {
         let mut mem = Arc::new(MemTable::new());
         // Set when the previous log ended in damage: (log number, offset).
         let mut prev_damaged: Option<(u64, u64)> = None;
+        // Prepared transactions not (yet) decided by a later record.
+        let mut prepared: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for &num in &logs {
             let lp = filename::log_file_name(&path, num);
             let mut first = true;
@@ -124,6 +126,14 @@ impl Db {
                             // Stops this replay; handled below.
                             return Ok(ControlFlow::Break(()));
                         }
+                    }
+                    if let Some(name) = b.prepared_name() {
+                        // Logged, not applied, until its commit record.
+                        prepared.insert(name.to_vec(), rec.to_vec());
+                        return Ok(ControlFlow::Continue(()));
+                    }
+                    for name in b.decided_names() {
+                        prepared.remove(name);
                     }
                     if b.count() > 0 {
                         mem.insert_batch(&b, seq);
@@ -161,7 +171,9 @@ impl Db {
         }
         // A fresh WAL for new writes; the replayed ones become obsolete.
         let log_number = versions.new_file_number();
-        let writer = new_log(&fs, &path, log_number, None, max_seq)?;
+        let mut writer = new_log(&fs, &path, log_number, None, max_seq)?;
+        let records: Vec<Vec<u8>> = prepared.values().cloned().collect();
+        relog_prepared(&mut writer, &records)?;
         edit.log_number = Some(log_number);
         edit.last_sequence = Some(max_seq);
         let version = versions.log_and_apply(edit)?;
@@ -209,6 +221,7 @@ impl Db {
             recycle_pool: Mutex::new(Vec::new()),
             closed_logs: Mutex::new(Vec::new()),
             obsolete_tables: Mutex::new(Vec::new()),
+            prepared: Mutex::new(prepared),
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
             counters: Counters::default(),

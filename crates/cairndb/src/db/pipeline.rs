@@ -174,14 +174,20 @@ impl CommitPipeline {
 
     /// The leader's group: the writers at the queue front, leader first,
     /// with the same `disable_wal`, up to `max_bytes` of batches (the
-    /// leader always).
+    /// leader always); a prepared transaction's batch is alone in its
+    /// group.
     pub(crate) fn gather(&self, leader: &Arc<Writer>, max_bytes: usize) -> Vec<Arc<Writer>> {
         let q = self.queue.lock();
         debug_assert!(q.front().is_some_and(|f| Arc::ptr_eq(f, leader)));
         let mut size = 0usize;
         let mut g = Vec::new();
+        // A prepared transaction's batch is a WAL record of its own (it is
+        // logged, not applied).
+        if leader.batch.prepared_name().is_some() {
+            return vec![leader.clone()];
+        }
         for m in q.iter() {
-            if m.opts.disable_wal != leader.opts.disable_wal {
+            if m.opts.disable_wal != leader.opts.disable_wal || m.batch.prepared_name().is_some() {
                 break;
             }
             size += m.batch.size_in_bytes();

@@ -40,6 +40,21 @@ pub(super) fn new_log(
     Ok(w)
 }
 
+/// Writes the prepare records of the transactions still undecided to a
+/// new WAL `w`, right after its start marker, and syncs it if there were
+/// any: the WALs they were first written to can then be deleted with
+/// their memtables, and the newest WAL, which recovery always replays,
+/// holds every undecided transaction.
+pub(super) fn relog_prepared(w: &mut LogWriter, records: &[Vec<u8>]) -> Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    for r in records {
+        w.add_record(r)?;
+    }
+    w.sync()
+}
+
 impl DbInner {
     /// Makes sure the mutable memtable has room, switching it (and the WAL)
     /// when full, delaying or stopping writes while background work is
@@ -154,7 +169,8 @@ impl DbInner {
                 let reuse = pool.pop();
                 new_log(&self.fs, &self.path, number, reuse, log.last_logged_seq)
             })();
-            let writer = match fresh {
+            let relog = self.prepared.lock().values().cloned().collect::<Vec<_>>();
+            let writer = match fresh.and_then(|mut w| relog_prepared(&mut w, &relog).map(|()| w)) {
                 Ok(w) => w,
                 Err(e) => {
                     self.set_bg_error(e.clone());

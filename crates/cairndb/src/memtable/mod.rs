@@ -183,6 +183,7 @@ impl MemTable {
             match op {
                 Ok(BatchOp::Put(k, v)) => self.add(seq, ValueType::Value, k, v),
                 Ok(BatchOp::Delete(k)) => self.add(seq, ValueType::Deletion, k, &[]),
+                Ok(BatchOp::Marker(..)) => continue,
                 Err(_) => break,
             }
             seq += 1;

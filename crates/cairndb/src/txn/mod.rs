@@ -28,13 +28,15 @@
 mod iter;
 mod lock;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::batch::WriteBatch;
+use parking_lot::Mutex;
+
+use crate::batch::{BatchOp, Marker, WriteBatch};
 use crate::db::pipeline::ConflictCheck;
 use crate::db::Db;
 use crate::error::{Error, Result};
@@ -104,6 +106,19 @@ struct Shared {
     locks: Option<LockManager>,
     opts: TransactionDbOptions,
     next_id: AtomicU64,
+    /// Names of live named transactions (unique).
+    names: Mutex<HashSet<Vec<u8>>>,
+    /// Prepared transactions no `Transaction` holds: found at open, or
+    /// dropped while prepared. Their locks stay held under their ids.
+    undecided: Mutex<Vec<Undecided>>,
+}
+
+/// A prepared transaction waiting for `prepared_transactions`.
+struct Undecided {
+    id: TxnId,
+    name: Vec<u8>,
+    writes: WriteSet,
+    wopts: WriteOptions,
 }
 
 impl Shared {
@@ -131,6 +146,7 @@ impl Shared {
             savepoints: Vec::new(),
             undo: Vec::new(),
             since_savepoint: Vec::new(),
+            name: None,
             state: State::Active,
         };
         if topts.set_snapshot {
@@ -170,17 +186,83 @@ impl TransactionDb {
         txn_opts: TransactionDbOptions,
     ) -> Result<TransactionDb> {
         let db = Db::open(path, opts)?;
+        let locks = LockManager::new(txn_opts.num_stripes, txn_opts.max_num_locks);
+        // Transactions prepared before the restart and not decided: they
+        // take their locks again before any new transaction can start.
+        let mut undecided = Vec::new();
+        let mut names = HashSet::new();
+        let mut next_id = 1;
+        for (name, batch) in db.undecided_prepared()? {
+            let id = next_id;
+            next_id += 1;
+            let mut writes = WriteSet::new();
+            for op in batch.iter() {
+                match op {
+                    Ok(BatchOp::Put(k, v)) => {
+                        writes.insert(k.to_vec(), Some(v.to_vec()));
+                    }
+                    Ok(BatchOp::Delete(k)) => {
+                        writes.insert(k.to_vec(), None);
+                    }
+                    Ok(BatchOp::Marker(..)) => {}
+                    Err(what) => {
+                        return Err(Error::invalid(format!(
+                            "prepared transaction \"{}\": {what}",
+                            name.escape_ascii()
+                        )))
+                    }
+                }
+            }
+            for k in writes.keys() {
+                let req = LockRequest {
+                    exclusive: true,
+                    timeout: Duration::ZERO,
+                    deadlock_depth: 0,
+                };
+                locks.lock(id, k, req)?;
+            }
+            names.insert(name.clone());
+            undecided.push(Undecided {
+                id,
+                name,
+                writes,
+                wopts: WriteOptions {
+                    sync: true,
+                    disable_wal: false,
+                },
+            });
+        }
         Ok(TransactionDb {
             shared: Arc::new(Shared {
                 db,
-                locks: Some(LockManager::new(
-                    txn_opts.num_stripes,
-                    txn_opts.max_num_locks,
-                )),
+                locks: Some(locks),
                 opts: txn_opts,
-                next_id: AtomicU64::new(1),
+                next_id: AtomicU64::new(next_id),
+                names: Mutex::new(names),
+                undecided: Mutex::new(undecided),
             }),
         })
+    }
+
+    /// The prepared transactions no `Transaction` holds: those found
+    /// prepared and undecided when the database was opened, and those
+    /// dropped while prepared. Each holds its locks; `commit` or
+    /// `rollback` decides it (with `sync` set). Each is handed out once.
+    pub fn prepared_transactions(&self) -> Vec<Transaction> {
+        let taken = std::mem::take(&mut *self.shared.undecided.lock());
+        taken
+            .into_iter()
+            .map(|u| {
+                let mut t = self.shared.begin(&u.wopts, &TransactionOptions::default());
+                // `begin` took a fresh id; the locks are held under the old.
+                t.id = u.id;
+                t.locked = u.writes.keys().map(|k| (k.clone(), true)).collect();
+                t.writes = Arc::new(u.writes);
+                t.name = Some(u.name);
+                t.state = State::Prepared;
+                t
+            })
+            .collect()
     }
 
     /// Starts a transaction.
@@ -228,6 +310,7 @@ impl TransactionDb {
         for op in batch.iter() {
             let key = match op {
                 Ok(crate::batch::BatchOp::Put(k, _)) | Ok(crate::batch::BatchOp::Delete(k)) => k,
+                Ok(crate::batch::BatchOp::Marker(..)) => continue,
                 Err(what) => {
                     result = Err(Error::invalid(format!("malformed write batch: {what}")));
                     break;
@@ -292,6 +375,8 @@ impl OptimisticTransactionDb {
                 locks: None,
                 opts: TransactionDbOptions::default(),
                 next_id: AtomicU64::new(1),
+                names: Mutex::new(HashSet::new()),
+                undecided: Mutex::new(Vec::new()),
             }),
         })
     }
@@ -316,6 +401,9 @@ impl OptimisticTransactionDb {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Active,
+    /// Two-phase commit: the prepare record is logged; only `commit` or
+    /// `rollback` may follow.
+    Prepared,
     Committed,
     RolledBack,
 }
@@ -352,6 +440,8 @@ pub struct Transaction {
     /// While a savepoint exists: keys first locked (pessimistic) or
     /// tracked (optimistic) since, in order.
     since_savepoint: Vec<Vec<u8>>,
+    /// Two-phase commit: the name given by `set_name`.
+    name: Option<Vec<u8>>,
     state: State,
 }
 
@@ -392,6 +482,9 @@ impl Transaction {
     fn check_active(&self) -> Result<()> {
         match self.state {
             State::Active => Ok(()),
+            State::Prepared => Err(Error::invalid(
+                "the transaction is prepared: only commit or rollback may follow",
+            )),
             State::Committed => Err(Error::invalid("the transaction has already committed")),
             State::RolledBack => Err(Error::invalid("the transaction has been rolled back")),
         }
@@ -646,18 +739,16 @@ impl Transaction {
     /// failed database write, whether the batch reached the WAL is known
     /// only after reopening: all of it or none.
     pub fn commit(&mut self) -> Result<()> {
+        if self.state == State::Prepared {
+            return self.decide(true);
+        }
         self.check_active()?;
         let optimistic = self.shared.locks.is_none();
         let result = if self.writes.is_empty() && (!optimistic || self.tracked.is_empty()) {
             Ok(())
         } else {
             let mut batch = WriteBatch::new();
-            for (k, v) in self.writes.iter() {
-                match v {
-                    Some(v) => batch.put(k, v),
-                    None => batch.delete(k),
-                }
-            }
+            self.append_writes(&mut batch);
             let check = optimistic.then(|| ConflictCheck {
                 keys: self.tracked.drain().collect(),
             });
@@ -675,11 +766,113 @@ impl Transaction {
         }
     }
 
-    /// Discards the transaction's writes and releases its locks.
+    /// Discards the transaction's writes and releases its locks. A
+    /// prepared transaction first logs its rollback.
     pub fn rollback(&mut self) -> Result<()> {
+        if self.state == State::Prepared {
+            return self.decide(false);
+        }
         self.check_active()?;
         self.finish(State::RolledBack);
         Ok(())
+    }
+
+    /// Names the transaction for two-phase commit (RocksDB's `SetName`).
+    /// The name must be non-empty and unique among the database's live
+    /// named transactions, prepared ones included; it is set once.
+    pub fn set_name(&mut self, name: &[u8]) -> Result<()> {
+        self.check_active()?;
+        if self.name.is_some() {
+            return Err(Error::invalid("the transaction already has a name"));
+        }
+        if name.is_empty() {
+            return Err(Error::invalid("a transaction name must not be empty"));
+        }
+        check_len(
+            "transaction name",
+            name.len(),
+            crate::batch::CHECKED_MAX_KEY_LEN,
+        )?;
+        if !self.shared.names.lock().insert(name.to_vec()) {
+            return Err(Error::invalid(format!(
+                "a live transaction is already named \"{}\"",
+                name.escape_ascii()
+            )));
+        }
+        self.name = Some(name.to_vec());
+        Ok(())
+    }
+
+    /// The name given by `set_name`.
+    pub fn name(&self) -> Option<&[u8]> {
+        self.name.as_deref()
+    }
+
+    /// Two-phase commit, first phase (pessimistic, named, WAL enabled):
+    /// logs the transaction's writes as a prepare record (synced if its
+    /// write options say so) without applying them. The transaction keeps
+    /// its locks; after a crash, `TransactionDb::prepared_transactions`
+    /// hands it back until `commit` or `rollback` decides it.
+    pub fn prepare(&mut self) -> Result<()> {
+        self.check_active()?;
+        if self.shared.locks.is_none() {
+            return Err(Error::invalid(
+                "prepare needs a TransactionDb (optimistic transactions commit in one phase)",
+            ));
+        }
+        let Some(name) = self.name.clone() else {
+            return Err(Error::invalid("prepare needs a name (set_name)"));
+        };
+        if self.wopts.disable_wal {
+            return Err(Error::invalid("prepare needs the WAL (disable_wal is set)"));
+        }
+        let mut batch = WriteBatch::new();
+        batch.mark(Marker::Prepare, &name);
+        self.append_writes(&mut batch);
+        match self.shared.db.write(&self.wopts, batch) {
+            Ok(()) => {
+                self.savepoints.clear();
+                self.undo.clear();
+                self.since_savepoint.clear();
+                self.state = State::Prepared;
+                Ok(())
+            }
+            Err(e) => {
+                self.finish(State::RolledBack);
+                Err(e)
+            }
+        }
+    }
+
+    /// Logs the decision on a prepared transaction: a commit record with
+    /// its writes (applied like any write), or a rollback record.
+    fn decide(&mut self, commit: bool) -> Result<()> {
+        let name = self.name.clone().unwrap_or_default();
+        let mut batch = WriteBatch::new();
+        if commit {
+            batch.mark(Marker::Commit, &name);
+            self.append_writes(&mut batch);
+        } else {
+            batch.mark(Marker::Rollback, &name);
+        }
+        let r = self.shared.db.write(&self.wopts, batch);
+        // On failure the database is read-only and the transaction stays
+        // prepared in the log: a reopen offers it again.
+        self.finish(if commit && r.is_ok() {
+            State::Committed
+        } else {
+            State::RolledBack
+        });
+        r
+    }
+
+    fn append_writes(&self, batch: &mut WriteBatch) {
+        for (k, v) in self.writes.iter() {
+            match v {
+                Some(v) => batch.put(k, v),
+                None => batch.delete(k),
+            }
+        }
     }
 
     fn finish(&mut self, state: State) {
@@ -693,14 +886,29 @@ impl Transaction {
         self.undo.clear();
         self.since_savepoint.clear();
         self.snapshot = None;
+        if let Some(name) = self.name.take() {
+            self.shared.names.lock().remove(&name);
+        }
         self.state = state;
     }
 }
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        if self.state == State::Active {
-            self.finish(State::RolledBack);
+        match self.state {
+            State::Active => self.finish(State::RolledBack),
+            // Never decided by a drop: it keeps its locks and goes back to
+            // `prepared_transactions`.
+            State::Prepared => {
+                let writes = std::mem::take(&mut self.writes);
+                self.shared.undecided.lock().push(Undecided {
+                    id: self.id,
+                    name: self.name.take().unwrap_or_default(),
+                    writes: Arc::try_unwrap(writes).unwrap_or_else(|a| (*a).clone()),
+                    wopts: self.wopts,
+                });
+            }
+            State::Committed | State::RolledBack => {}
         }
     }
 }

@@ -520,3 +520,167 @@ proptest! {
         prop_assert_eq!(got, base.into_iter().collect::<Vec<_>>());
     }
 }
+
+// ------------------------------------------------------ two-phase commit
+
+fn pess_on(fs: &MemFs, write_buffer_size: usize) -> TransactionDb {
+    TransactionDb::open(
+        "/db",
+        Options {
+            write_buffer_size,
+            ..mem_opts(fs)
+        },
+        TransactionDbOptions::default(),
+    )
+    .unwrap()
+}
+
+fn sync() -> WriteOptions {
+    WriteOptions {
+        sync: true,
+        ..Default::default()
+    }
+}
+
+fn prepared(db: &TransactionDb, name: &str) -> Transaction {
+    let mut t = db.begin(&sync(), &TransactionOptions::default());
+    t.set_name(name.as_bytes()).unwrap();
+    t.put(format!("{name}-a").as_bytes(), b"1").unwrap();
+    t.delete(format!("{name}-gone").as_bytes()).unwrap();
+    t.put(format!("{name}-b").as_bytes(), b"2").unwrap();
+    t.prepare().unwrap();
+    t
+}
+
+#[test]
+fn prepared_transaction_survives_power_loss_and_is_offered_with_its_locks() {
+    let fs = MemFs::new();
+    let db = pess_on(&fs, 4 << 20);
+    db.put(&w(), b"x1-gone", b"old").unwrap();
+    let t = prepared(&db, "x1");
+    // Prepared writes are not visible.
+    assert_eq!(db.get(&r(), b"x1-a").unwrap(), None);
+    let image = fs.power_loss_image();
+    drop(t);
+    drop(db);
+
+    let db = pess_on(&image, 4 << 20);
+    assert_eq!(db.get(&r(), b"x1-a").unwrap(), None);
+    let mut ts = db.prepared_transactions();
+    assert_eq!(ts.len(), 1);
+    assert_eq!(ts[0].name(), Some(&b"x1"[..]));
+    // Its locks were taken again before any new transaction.
+    let mut other = db.begin(
+        &w(),
+        &TransactionOptions {
+            lock_timeout: Some(Duration::ZERO),
+            ..Default::default()
+        },
+    );
+    assert!(matches!(
+        other.put(b"x1-a", b"no"),
+        Err(Error::TimedOut { .. })
+    ));
+    // The name is taken while it is undecided.
+    assert!(other.set_name(b"x1").is_err());
+    drop(other);
+    ts[0].commit().unwrap();
+    assert_eq!(db.get(&r(), b"x1-a").unwrap(), Some(b"1".to_vec()));
+    assert_eq!(db.get(&r(), b"x1-gone").unwrap(), None);
+    assert_eq!(db.num_locks(), 0);
+    db.close().unwrap();
+    drop(db);
+
+    let db = pess_on(&image, 4 << 20);
+    assert!(db.prepared_transactions().is_empty());
+    assert_eq!(db.get(&r(), b"x1-b").unwrap(), Some(b"2".to_vec()));
+}
+
+#[test]
+fn rolled_back_prepared_transaction_leaves_nothing_after_reopen() {
+    let fs = MemFs::new();
+    let db = pess_on(&fs, 4 << 20);
+    let mut t = prepared(&db, "x2");
+    t.rollback().unwrap();
+    assert_eq!(db.num_locks(), 0);
+    let image = fs.power_loss_image();
+    drop(db);
+    let db = pess_on(&image, 4 << 20);
+    assert!(db.prepared_transactions().is_empty());
+    assert_eq!(db.get(&r(), b"x2-a").unwrap(), None);
+}
+
+#[test]
+fn prepared_transaction_outlives_the_wal_it_was_written_to() {
+    let fs = MemFs::new();
+    // Small memtables: the writes below switch WALs and flush many times,
+    // so the WAL holding the prepare record becomes obsolete and goes.
+    let db = pess_on(&fs, 64 << 10);
+    let t = prepared(&db, "x3");
+    for i in 0..20_000u32 {
+        db.put(&w(), format!("k{i:06}").as_bytes(), &[7u8; 64])
+            .unwrap();
+    }
+    db.db().flush().unwrap();
+    db.db().wait_for_compactions().unwrap();
+    let image = fs.power_loss_image();
+    drop(t);
+    drop(db);
+    let db = pess_on(&image, 64 << 10);
+    let mut ts = db.prepared_transactions();
+    assert_eq!(ts.len(), 1, "the prepare record was lost with its WAL");
+    ts[0].commit().unwrap();
+    assert_eq!(db.get(&r(), b"x3-b").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(db.get(&r(), b"k019999").unwrap(), Some(vec![7u8; 64]));
+}
+
+#[test]
+fn dropping_a_prepared_transaction_does_not_decide_it() {
+    let fs = MemFs::new();
+    let db = pess_on(&fs, 4 << 20);
+    let t = prepared(&db, "x4");
+    drop(t);
+    assert_eq!(db.num_locks(), 3, "a prepared transaction keeps its locks");
+    let mut ts = db.prepared_transactions();
+    assert_eq!(ts.len(), 1);
+    assert!(db.prepared_transactions().is_empty(), "handed out once");
+    ts[0].commit().unwrap();
+    assert_eq!(db.get(&r(), b"x4-a").unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn prepare_is_refused_without_a_name_twice_named_or_optimistic() {
+    let db = pess();
+    let mut t = db.begin(&w(), &TransactionOptions::default());
+    t.put(b"k", b"v").unwrap();
+    assert!(matches!(t.prepare(), Err(Error::InvalidArgument(_))));
+    t.set_name(b"n").unwrap();
+    assert!(t.set_name(b"m").is_err());
+    let mut u = db.begin(&w(), &TransactionOptions::default());
+    assert!(
+        u.set_name(b"n").is_err(),
+        "names are unique among live transactions"
+    );
+    t.prepare().unwrap();
+    assert!(
+        t.put(b"k2", b"v").is_err(),
+        "a prepared transaction takes no writes"
+    );
+    t.commit().unwrap();
+    u.set_name(b"n").unwrap();
+
+    let o = opt();
+    let mut t = o.begin(&w(), &TransactionOptions::default());
+    t.set_name(b"n").unwrap();
+    assert!(matches!(t.prepare(), Err(Error::InvalidArgument(_))));
+
+    let mut t = db.begin(
+        &WriteOptions {
+            disable_wal: true,
+            ..Default::default()
+        },
+        &TransactionOptions::default(),
+    );
+    t.set_name(b"q").unwrap();
+    assert!(matches!(t.prepare(), Err(Error::InvalidArgument(_))));
+}

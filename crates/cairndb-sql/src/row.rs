@@ -26,7 +26,7 @@ use crate::types::{Collation, ColumnType, StrKind, Value};
 pub const ROW_FORMAT_V1: u8 = 0x01;
 
 /// One column of a table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnDef {
     /// Its name as created.
     pub name: String,
@@ -41,7 +41,7 @@ pub struct ColumnDef {
 }
 
 /// An index: its engine id and columns (positions in the table).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IndexDef {
     /// Its name (`PRIMARY` for the primary key).
     pub name: String,
@@ -54,7 +54,7 @@ pub struct IndexDef {
 }
 
 /// A table's schema.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableDef {
     /// Its name as created.
     pub name: String,

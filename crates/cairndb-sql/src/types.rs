@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// How a string column compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Collation {
     /// Bytes (BINARY, VARBINARY, BLOB).
     Binary,
@@ -58,7 +58,7 @@ fn trim_spaces(s: &[u8]) -> &[u8] {
 }
 
 /// The string column kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum StrKind {
     /// CHAR(n): trailing spaces are removed when read.
     Char,
@@ -75,7 +75,7 @@ pub enum StrKind {
 }
 
 /// A column's type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ColumnType {
     /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
     Int {
@@ -230,7 +230,7 @@ pub fn unpack_datetime(v: i64) -> (i64, u32, u32, u32, u32) {
 }
 
 /// A value the executor computes with.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Value {
     /// SQL NULL.
     Null,

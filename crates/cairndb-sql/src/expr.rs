@@ -294,6 +294,10 @@ impl<'a> Compiler<'a> {
         Ok(match e {
             A::Identifier(id) => self.identifier(None, id)?,
             A::CompoundIdentifier(parts) => match parts.as_slice() {
+                // `@@session.name`, `@@global.name`.
+                [t, c] if t.quote_style.is_none() && t.value.starts_with("@@") => {
+                    Expr::SysVar(c.value.to_lowercase())
+                }
                 [t, c] => self.identifier(Some(&t.value), c)?,
                 [_db, t, c] => self.identifier(Some(&t.value), c)?,
                 _ => return Err(SqlError::unsupported(e)),
@@ -493,10 +497,6 @@ impl<'a> Compiler<'a> {
                     _ => {}
                 }
             }
-        }
-        if let (Some(t), true) = (table, name.starts_with("@@")) {
-            // @@session.x parses as a compound identifier.
-            let _ = t;
         }
         Ok(Expr::Column(self.scope.resolve(table, name)?))
     }

@@ -8,14 +8,29 @@
 
 pub mod catalog;
 pub mod convert;
+pub mod db;
+mod ddl;
+mod dml;
 pub mod error;
+pub mod exec;
 pub mod expr;
 pub mod funcs;
 pub mod keys;
+pub mod output;
+pub mod plan;
+pub mod preparse;
 pub mod row;
+pub mod session;
+mod show;
 pub mod types;
+mod vars;
 
+pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
 pub use error::{SqlError, SqlResult};
+pub use output::{Collect, ColumnInfo, OutType, Output};
+pub use preparse::split_statements;
+pub use session::{PrepareInfo, Session};
+pub use types::Value;
 
 /// The server version clients see (`SELECT VERSION()`, the handshake).
 pub const SERVER_VERSION: &str = "8.0.36-CairnDB";

@@ -337,8 +337,45 @@ pub fn row_value(t: &TableDef, row: &[Value], out: &mut Vec<u8>) {
 /// columns). `key` is the whole key, index id included. Returns the hidden
 /// row id (0 without one).
 pub fn decode_row(t: &TableDef, key: &[u8], value: &[u8], row: &mut Vec<Value>) -> Option<u64> {
-    row.clear();
     row.resize(t.columns.len(), Value::Null);
+    decode_row_into(t, key, value, row, &mut Vec::new())
+}
+
+/// Stores `v` in `slot`, reusing the string buffer already there.
+fn put_slot(slot: &mut Value, v: Value) {
+    match (&mut *slot, v) {
+        (Value::Str(dst), Value::Str(src)) => {
+            dst.clear();
+            dst.extend_from_slice(&src);
+        }
+        (_, v) => *slot = v,
+    }
+}
+
+/// Stores the bytes `b` as a string in `slot`, reusing its buffer.
+fn put_slot_bytes(slot: &mut Value, b: &[u8]) {
+    match slot {
+        Value::Str(dst) => {
+            dst.clear();
+            dst.extend_from_slice(b);
+        }
+        other => *other = Value::Str(b.to_vec()),
+    }
+}
+
+/// [`decode_row`] into a slice of exactly the table's width, reusing the
+/// string buffers of the values already in it (no allocation per row
+/// once warm).
+pub fn decode_row_into(
+    t: &TableDef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut [Value],
+    _tmp: &mut Vec<Value>,
+) -> Option<u64> {
+    if row.len() != t.columns.len() {
+        return None;
+    }
     let mut k = key.get(keys::INDEX_ID_LEN..)?;
     let mut hidden = 0;
     if t.hidden_pk {
@@ -346,30 +383,50 @@ pub fn decode_row(t: &TableDef, key: &[u8], value: &[u8], row: &mut Vec<Value>) 
     } else {
         for &c in &t.primary.columns {
             let col = t.columns.get(c)?;
-            *row.get_mut(c)? = get_key_value(&mut k, &col.ty, col.nullable)?;
+            let v = get_key_value(&mut k, &col.ty, col.nullable)?;
+            put_slot(row.get_mut(c)?, v);
         }
     }
     let (fmt, mut v) = value.split_first()?;
     if *fmt != ROW_FORMAT_V1 {
         return None;
     }
-    let cols: Vec<usize> = t.value_columns().collect();
-    let (bitmap, rest) = v.split_at_checked(cols.len().div_ceil(8))?;
+    let ncols = t.columns.len()
+        - if t.hidden_pk {
+            0
+        } else {
+            t.primary.columns.len()
+        };
+    let (bitmap, rest) = v.split_at_checked(ncols.div_ceil(8))?;
     v = rest;
-    for (bit, &c) in cols.iter().enumerate() {
+    let mut bit = 0usize;
+    for (c, col) in t.columns.iter().enumerate() {
+        if t.in_pk(c) {
+            continue;
+        }
         let null = bitmap
             .get(bit / 8)
             .is_some_and(|b| b & (1 << (bit % 8)) != 0);
+        bit += 1;
+        let slot = row.get_mut(c)?;
         if null {
+            *slot = Value::Null;
             continue;
         }
-        let col = t.columns.get(c)?;
-        *row.get_mut(c)? = get_stored(&mut v, &col.ty)?;
+        if let ColumnType::Str { .. } = col.ty {
+            let n = usize::try_from(get_varint(&mut v)?).ok()?;
+            let (b, rest) = v.split_at_checked(n)?;
+            v = rest;
+            put_slot_bytes(slot, b);
+        } else {
+            *slot = get_stored(&mut v, &col.ty)?;
+        }
     }
     for &c in &t.primary.columns {
         let col = t.columns.get(c)?;
         if col.ty.is_text() {
-            *row.get_mut(c)? = get_unpack(&mut v)?;
+            let u = get_unpack(&mut v)?;
+            put_slot(row.get_mut(c)?, u);
         }
     }
     v.is_empty().then_some(hidden)
@@ -387,17 +444,33 @@ pub fn decode_secondary(
 ) -> Option<u64> {
     row.clear();
     row.resize(t.columns.len(), Value::Null);
+    decode_secondary_into(t, ix, key, value, row)
+}
+
+/// [`decode_secondary`] into a slice of exactly the table's width; slots
+/// of columns not in the entry are left as they were.
+pub fn decode_secondary_into(
+    t: &TableDef,
+    ix: &IndexDef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut [Value],
+) -> Option<u64> {
+    if row.len() != t.columns.len() {
+        return None;
+    }
     let mut k = key.get(keys::INDEX_ID_LEN..)?;
     let mut v = value;
     let suffix = t.pk_suffix(ix);
     for &c in ix.columns.iter().chain(&suffix) {
         let col = t.columns.get(c)?;
         let kv = get_key_value(&mut k, &col.ty, col.nullable)?;
-        *row.get_mut(c)? = if col.ty.is_text() {
+        let val = if col.ty.is_text() {
             get_unpack(&mut v)?
         } else {
             kv
         };
+        put_slot(row.get_mut(c)?, val);
     }
     let hidden = if t.hidden_pk {
         keys::get_uint(&mut k, 8)?

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod check;
 pub mod convert;
 pub mod db;
 mod ddl;

@@ -484,3 +484,22 @@ fn catalog_and_rows_survive_a_restart() {
     assert_eq!(err(&mut s, "SELECT * FROM sbtest1"), 1146);
     q(&mut s, "DROP DATABASE sbtest");
 }
+
+#[test]
+fn sql_check_reports_an_index_entry_without_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    let t = db.table("sbtest", "sbtest1").unwrap();
+    let k1 = t.secondary[0].id;
+    let mut stray = k1.to_be_bytes().to_vec();
+    stray.extend_from_slice(&[0x80, 0, 0, 9, 0x80, 0, 0x10, 0]);
+    db.engine()
+        .db()
+        .put(&Default::default(), &stray, b"")
+        .unwrap();
+    let rep = cairndb_sql::check::check(&db).unwrap();
+    assert_eq!(rep.problems.len(), 1, "{:?}", rep.problems);
+    assert!(rep.problems[0].contains("k_1"), "{:?}", rep.problems);
+}

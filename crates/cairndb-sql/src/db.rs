@@ -72,9 +72,15 @@ pub struct SqlDb {
 impl SqlDb {
     /// Opens (or creates) the SQL database in `dir`.
     pub fn open(dir: impl AsRef<Path>, opts: SqlOptions) -> SqlResult<Arc<SqlDb>> {
+        let mut engine = opts.engine.clone();
+        if opts.flush_log_at_trx_commit == FlushLogAtCommit::EverySecond
+            && engine.wal_sync_interval.is_zero()
+        {
+            engine.wal_sync_interval = std::time::Duration::from_secs(1);
+        }
         let db = TransactionDb::open(
             dir,
-            opts.engine.clone(),
+            engine,
             TransactionDbOptions {
                 transaction_lock_timeout: std::time::Duration::from_secs(
                     opts.lock_wait_timeout_secs,

@@ -80,9 +80,10 @@ fn check_table(
     while it.valid() {
         rep.rows += 1;
         match row::decode_row(t, it.key(), it.value(), &mut r) {
-            None => rep
-                .problems
-                .push(format!("{name}: row {} does not decode", it.key().escape_ascii())),
+            None => rep.problems.push(format!(
+                "{name}: row {} does not decode",
+                it.key().escape_ascii()
+            )),
             Some(hidden) => {
                 for (i, ix) in t.secondary.iter().enumerate() {
                     row::secondary_entry(t, ix, &r, hidden, &mut k, &mut v);

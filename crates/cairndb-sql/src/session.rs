@@ -206,6 +206,14 @@ impl Session {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> SqlResult<PrepareInfo> {
+        let id = self.next_stmt;
+        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
+        self.prepare_as(id, sql)
+    }
+
+    /// COM_STMT_PREPARE under an id the caller chose (the protocol
+    /// layer's); an id in use is replaced.
+    pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
         let pre = classify(sql)?;
         let (ast, params, columns) = match &pre {
             Pre::Sql(text) => {
@@ -215,8 +223,6 @@ impl Session {
             }
             _ => (None, 0, Vec::new()),
         };
-        let id = self.next_stmt;
-        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
         self.prepared.insert(
             id,
             Prepared {

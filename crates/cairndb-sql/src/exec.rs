@@ -477,11 +477,19 @@ pub(crate) fn select_rows(
     // Derived tables first.
     let mut derived: Vec<Vec<Vec<Value>>> = Vec::new();
     for src in &p.sources {
-        if let Source::Derived { plan, .. } = src {
-            let mut rows = Vec::new();
-            let mut sub = Scratch::default();
-            select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
-            derived.push(rows);
+        if let Source::Derived {
+            plan, rows: fixed, ..
+        } = src
+        {
+            match plan {
+                Some(plan) => {
+                    let mut rows = Vec::new();
+                    let mut sub = Scratch::default();
+                    select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+                    derived.push(rows);
+                }
+                None => derived.push(fixed.clone()),
+            }
         }
     }
     let sorted = !p.order.is_empty() && !p.order_by_index;

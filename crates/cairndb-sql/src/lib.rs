@@ -16,6 +16,7 @@ pub mod error;
 pub mod exec;
 pub mod expr;
 pub mod funcs;
+mod infoschema;
 pub mod keys;
 pub mod output;
 pub mod plan;

@@ -102,10 +102,13 @@ pub enum Source {
         /// matching).
         on: Option<Expr>,
     },
-    /// A derived table (subquery in FROM), materialised.
+    /// A derived table (subquery in FROM), materialised, or a table of
+    /// constant rows (`information_schema`).
     Derived {
-        /// Its plan.
-        plan: Box<SelectPlan>,
+        /// The subquery's plan (None: `rows`).
+        plan: Option<Box<SelectPlan>>,
+        /// The constant rows when there is no plan.
+        rows: Vec<Vec<Value>>,
         /// First row slot.
         offset: usize,
         /// Number of columns.
@@ -327,7 +330,7 @@ pub(crate) fn compile_query(
     }
     enum PendingKind {
         Table(TableRef),
-        Derived(Box<SelectPlan>, usize, usize),
+        Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
     }
     let mut pending: Vec<Pending> = Vec::new();
     let add_factor = |f: &ast::TableFactor,
@@ -339,6 +342,22 @@ pub(crate) fn compile_query(
      -> SqlResult<PendingKind> {
         let _ = (left, on);
         match f {
+            ast::TableFactor::Table { name, alias, .. }
+                if crate::infoschema::is_info_schema(s, name) =>
+            {
+                let (table, names, rows) = crate::infoschema::table(s, name)?;
+                let alias = alias_of(alias, &table);
+                let offset = scope.cols.len();
+                for n in &names {
+                    scope.cols.push(ScopeColumn {
+                        table: alias.clone(),
+                        name: n.clone(),
+                        ty: None,
+                    });
+                    types.push(None);
+                }
+                Ok(PendingKind::Derived(None, rows, offset, names.len()))
+            }
             ast::TableFactor::Table { name, alias, .. } => {
                 let (db, def) = resolve_table(s, name)?;
                 let alias = alias_of(alias, &def.name);
@@ -371,7 +390,12 @@ pub(crate) fn compile_query(
                     types.push(None);
                 }
                 let width = plan.columns.len();
-                Ok(PendingKind::Derived(Box::new(plan), offset, width))
+                Ok(PendingKind::Derived(
+                    Some(Box::new(plan)),
+                    Vec::new(),
+                    offset,
+                    width,
+                ))
             }
             other => Err(SqlError::unsupported(other)),
         }
@@ -478,8 +502,9 @@ pub(crate) fn compile_query(
                 left: p.left,
                 on,
             },
-            PendingKind::Derived(plan, offset, width) => Source::Derived {
+            PendingKind::Derived(plan, rows, offset, width) => Source::Derived {
                 plan,
+                rows,
                 offset,
                 width,
                 left: p.left,

@@ -503,3 +503,25 @@ fn sql_check_reports_an_index_entry_without_its_row() {
     assert_eq!(rep.problems.len(), 1, "{:?}", rep.problems);
     assert!(rep.problems[0].contains("k_1"), "{:?}", rep.problems);
 }
+
+#[test]
+fn information_schema_describes_tables_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    assert_eq!(
+        rows(&q(&mut s, "SELECT TABLE_NAME, ENGINE FROM information_schema.tables WHERE table_schema = 'sbtest'")),
+        vec!["sbtest1|CairnDB"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT column_name, data_type, column_key FROM information_schema.COLUMNS WHERE table_name = 'sbtest1' ORDER BY ordinal_position")),
+        vec!["id|int|PRI", "k|int|MUL", "c|char|", "pad|char|"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 'sbtest1'"
+        )),
+        vec!["2"]
+    );
+}

@@ -438,14 +438,14 @@ fn bank_transfers_keep_the_total_under_flushes_and_compactions_optimistic() {
 // ---------------------------------------------------------------------------
 // Lost updates
 
-/// T threads × K increments of one counter (read for update, put, commit)
+/// 4 threads × 2000 increments of one counter (read for update, put, commit)
 /// while a fifth thread flushes, so the history the optimistic check reads
 /// is often in tables. Pessimistic: every attempt commits (one key, no
 /// deadlock, a lock timeout longer than the run). Optimistic: retried on
 /// Busy. Either way the counter ends at exactly T × K.
 fn increments_run(flavour: Flavour) {
     const THREADS: usize = 4;
-    const INCREMENTS: usize = 250;
+    const INCREMENTS: usize = 2000;
     let fs = MemFs::new();
     let o = churn_options(&fs);
     let db = TxDb::open(flavour, "/db", o.clone()).unwrap();
@@ -475,6 +475,10 @@ fn increments_run(flavour: Flavour) {
                             let n = txn
                                 .get_for_update(&r(), b"counter", true)?
                                 .map_or(0, |v| parse_i64(&v, "counter"));
+                            if i % 3 == 0 {
+                                // Widen the window between read and write.
+                                std::thread::yield_now();
+                            }
                             txn.put(b"counter", (n + 1).to_string().as_bytes())?;
                             // Filler, so memtables fill and switch.
                             txn.put(format!("inc/{t}/{i:04}").as_bytes(), &[b'i'; 200])?;

@@ -95,8 +95,7 @@ fn failed_unlink_of_an_obsolete_file_makes_the_db_read_only() {
 /// files the engine does not own make the collector's directory listing
 /// long, which widens the window, and the test tries many times.
 #[test]
-#[ignore = "engine bug: the file collector can delete the outputs of a compaction whose MANIFEST sync failed"]
-fn manifest_sync_failure_racing_the_file_collector_deletes_listed_tables() {
+fn manifest_sync_failure_racing_the_file_collector_keeps_listed_tables() {
     use cairndb::env::Fs;
     let attempts = 100;
     for attempt in 0..attempts {

@@ -1054,8 +1054,6 @@ struct FaultRun {
     /// The chain stopped at the failure (else it failed in the background
     /// or only cost clean-up).
     stopped: bool,
-    /// A reopen met the known engine bug (see `fault_run`).
-    known_bug: bool,
 }
 
 /// Commits a chain of transactions over a `FaultFs` whose rule fails the
@@ -1118,29 +1116,16 @@ fn fault_run(flavour: Flavour, name: &str, rule: FaultRule, n: u64) -> FaultRun 
         Ok(()) => (acked + 1, None),
         Err(e) => panic!("{what}: a commit after the failure gave {e}, not Ok or ReadOnly"),
     };
-    let manifest_failed = read_only_cause.is_some_and(|c| c.contains("MANIFEST"));
+    let _ = read_only_cause;
     let p = check_chain(db.db(), CHAIN + 1, live_has, &big, &format!("{what}, live"));
     assert!(p <= live_has, "{what}: live count {p} > {live_has}");
     let image = mem.power_loss_image();
     let _ = db.close();
     drop(db);
     mem.process_crash();
-    let mut known_bug = false;
     let mut reopen = |fs: &MemFs, must: usize, how: &str| {
         let d = match TxDb::open(flavour, "/db", fault_options(Arc::new(fs.clone()))) {
             Ok(d) => d,
-            Err(e)
-                if manifest_failed
-                    && e.to_string().contains("listed in the MANIFEST is missing") =>
-            {
-                // KNOWN ENGINE BUG, see `fault_regressions.rs`
-                // manifest_sync_failure_racing_the_file_collector_deletes_listed_tables:
-                // the file collector deleted the outputs of the edit whose
-                // MANIFEST write or sync failed. Remove this arm with the fix.
-                eprintln!("{what}: reopen after {how}: known engine bug: {e}");
-                known_bug = true;
-                return;
-            }
             Err(e) => panic!("{what}: reopen after {how}: {e}"),
         };
         let p = check_chain(
@@ -1159,7 +1144,6 @@ fn fault_run(flavour: Flavour, name: &str, rule: FaultRule, n: u64) -> FaultRun 
     FaultRun {
         fired,
         stopped: acked < CHAIN,
-        known_bug,
     }
 }
 
@@ -1169,19 +1153,18 @@ fn fault_run(flavour: Flavour, name: &str, rule: FaultRule, n: u64) -> FaultRun 
 fn faults_at_every_point(flavour: Flavour) {
     let mut summary = Vec::new();
     for (name, rule) in fault_kinds() {
-        let (mut points, mut stopped, mut known) = (0u64, 0, 0);
+        let (mut points, mut stopped) = (0u64, 0);
         loop {
             let run = fault_run(flavour, name, rule.clone(), points);
             if !run.fired {
                 break;
             }
             stopped += run.stopped as usize;
-            known += run.known_bug as usize;
             points += 1;
             assert!(points < 5000, "{name}: more fault points than expected");
         }
         summary.push(format!(
-            "{name}: {points} points, {stopped} stopped the chain, {known} met the known bug"
+            "{name}: {points} points, {stopped} stopped the chain"
         ));
     }
     eprintln!("faults {flavour:?}: {}", summary.join("; "));

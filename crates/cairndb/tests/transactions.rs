@@ -1123,7 +1123,7 @@ fn fault_run(flavour: Flavour, name: &str, rule: FaultRule, n: u64) -> FaultRun 
     let _ = db.close();
     drop(db);
     mem.process_crash();
-    let mut reopen = |fs: &MemFs, must: usize, how: &str| {
+    let reopen = |fs: &MemFs, must: usize, how: &str| {
         let d = match TxDb::open(flavour, "/db", fault_options(Arc::new(fs.clone()))) {
             Ok(d) => d,
             Err(e) => panic!("{what}: reopen after {how}: {e}"),

@@ -108,7 +108,11 @@ impl Out {
         let at = self.buf.len();
         self.buf.extend_from_slice(&status.bits().to_le_bytes());
         self.buf.extend_from_slice(&warnings.to_le_bytes());
-        self.buf.extend_from_slice(info);
+        // The manual says string<EOF>, but servers write a length-encoded
+        // string and clients read one (libmysqlclient, mysql_common).
+        if !info.is_empty() {
+            self.buf.put_lenenc_str(info);
+        }
         self.end();
         at
     }
@@ -225,7 +229,7 @@ mod tests {
         );
         assert_eq!(
             o.buf,
-            [11, 0, 0, 0, 0, 1, 0xFC, 0x2C, 0x01, 2, 0, 2, 0, b'h', b'i']
+            [12, 0, 0, 0, 0, 1, 0xFC, 0x2C, 0x01, 2, 0, 2, 0, 2, b'h', b'i']
         );
         assert_eq!(at, 9);
         o.patch_status(at, StatusFlags::SERVER_MORE_RESULTS_EXISTS);

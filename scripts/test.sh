@@ -11,5 +11,5 @@ cargo test --workspace
 # Kill-and-verify crash loop for a bounded time (docs/reliability.md).
 scripts/crash-test.sh --duration 60
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
-# about 25 s of fuzzing plus a one-time build, under 3 minutes cold on 2 cores.
+# about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

@@ -108,11 +108,15 @@ impl Column {
     pub fn new(name: impl Into<Cow<'static, str>>, col_type: ColumnType) -> Self {
         use ColumnType::*;
         let (charset, length, decimals, flags) = match col_type {
-            MYSQL_TYPE_VARCHAR | MYSQL_TYPE_VAR_STRING | MYSQL_TYPE_STRING | MYSQL_TYPE_ENUM
-            | MYSQL_TYPE_SET | MYSQL_TYPE_JSON => {
-                (Self::UTF8MB4, 1024, 0, ColumnFlags::empty())
-            }
-            MYSQL_TYPE_TINY_BLOB | MYSQL_TYPE_MEDIUM_BLOB | MYSQL_TYPE_LONG_BLOB
+            MYSQL_TYPE_VARCHAR
+            | MYSQL_TYPE_VAR_STRING
+            | MYSQL_TYPE_STRING
+            | MYSQL_TYPE_ENUM
+            | MYSQL_TYPE_SET
+            | MYSQL_TYPE_JSON => (Self::UTF8MB4, 1024, 0, ColumnFlags::empty()),
+            MYSQL_TYPE_TINY_BLOB
+            | MYSQL_TYPE_MEDIUM_BLOB
+            | MYSQL_TYPE_LONG_BLOB
             | MYSQL_TYPE_BLOB => (
                 Self::BINARY,
                 u32::MAX,
@@ -129,7 +133,9 @@ impl Column {
                 (Self::BINARY, 66, 30, ColumnFlags::NUM_FLAG)
             }
             MYSQL_TYPE_DATE | MYSQL_TYPE_NEWDATE => (Self::BINARY, 10, 0, ColumnFlags::BINARY_FLAG),
-            MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP | MYSQL_TYPE_DATETIME2
+            MYSQL_TYPE_DATETIME
+            | MYSQL_TYPE_TIMESTAMP
+            | MYSQL_TYPE_DATETIME2
             | MYSQL_TYPE_TIMESTAMP2 => (Self::BINARY, 19, 0, ColumnFlags::BINARY_FLAG),
             MYSQL_TYPE_TIME | MYSQL_TYPE_TIME2 => (Self::BINARY, 10, 0, ColumnFlags::BINARY_FLAG),
             _ => (Self::BINARY, 255, 0, ColumnFlags::BINARY_FLAG),
@@ -288,7 +294,11 @@ impl SqlError {
     }
     /// 1146.
     pub fn no_such_table(db: &str, table: &str) -> Self {
-        Self::new(1146, b"42S02", format!("Table '{db}.{table}' doesn't exist"))
+        Self::new(
+            1146,
+            b"42S02",
+            format!("Table '{db}.{table}' doesn't exist"),
+        )
     }
     /// 1062.
     pub fn dup_key(entry: &str, key: &str) -> Self {

@@ -258,10 +258,12 @@ impl Auth {
             None => false,
             Some(pw) if pw.is_empty() => data.is_empty(),
             Some(pw) => match plugin {
-                AuthPlugin::MysqlNativePassword => scramble_native(&self.nonce, pw.as_bytes())
-                    .is_some_and(|s| same(&s, data)),
-                AuthPlugin::CachingSha2Password => scramble_sha256(&self.nonce, pw.as_bytes())
-                    .is_some_and(|s| same(&s, data)),
+                AuthPlugin::MysqlNativePassword => {
+                    scramble_native(&self.nonce, pw.as_bytes()).is_some_and(|s| same(&s, data))
+                }
+                AuthPlugin::CachingSha2Password => {
+                    scramble_sha256(&self.nonce, pw.as_bytes()).is_some_and(|s| same(&s, data))
+                }
             },
         };
         if !ok {
@@ -284,7 +286,11 @@ mod tests {
     use super::*;
 
     fn users() -> HashMap<String, String> {
-        [("root".to_string(), String::new()), ("u".into(), "pw".into())].into()
+        [
+            ("root".to_string(), String::new()),
+            ("u".into(), "pw".into()),
+        ]
+        .into()
     }
 
     fn response(user: &str, plugin: &[u8], data: &[u8]) -> Vec<u8> {
@@ -314,9 +320,14 @@ mod tests {
         assert_eq!(hs.connection_id(), 7);
         assert_eq!(hs.server_version_ref(), SERVER_VERSION.as_bytes());
         assert_eq!(hs.nonce(), a.nonce);
-        assert_eq!(hs.auth_plugin_name_ref(), Some(&b"mysql_native_password"[..]));
+        assert_eq!(
+            hs.auth_plugin_name_ref(),
+            Some(&b"mysql_native_password"[..])
+        );
         assert_eq!(hs.default_collation(), 45);
-        assert!(hs.capabilities().contains(CapabilityFlags::CLIENT_DEPRECATE_EOF));
+        assert!(hs
+            .capabilities()
+            .contains(CapabilityFlags::CLIENT_DEPRECATE_EOF));
     }
 
     #[test]
@@ -326,13 +337,23 @@ mod tests {
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
         let s = scramble_native(&a.nonce, b"pw").unwrap();
         let mut out = Out::default();
-        let r = a.on_packet(&response("u", b"mysql_native_password", &s), &u, "h", &mut out);
+        let r = a.on_packet(
+            &response("u", b"mysql_native_password", &s),
+            &u,
+            "h",
+            &mut out,
+        );
         assert!(matches!(r, AuthStep::Done(ref l) if l.user == "u"));
         // sha2 fast auth
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
         let s = scramble_sha256(&a.nonce, b"pw").unwrap();
         let mut out = Out::default();
-        let r = a.on_packet(&response("u", b"caching_sha2_password", &s), &u, "h", &mut out);
+        let r = a.on_packet(
+            &response("u", b"caching_sha2_password", &s),
+            &u,
+            "h",
+            &mut out,
+        );
         assert!(matches!(r, AuthStep::Done(_)));
         assert_eq!(out.buf, [2, 0, 0, 0, 1, 3]);
         // switch from an unknown plugin
@@ -347,15 +368,30 @@ mod tests {
         // wrong password, unknown user, empty password
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
         let mut out = Out::default();
-        let r = a.on_packet(&response("u", b"mysql_native_password", &[1; 20]), &u, "h", &mut out);
+        let r = a.on_packet(
+            &response("u", b"mysql_native_password", &[1; 20]),
+            &u,
+            "h",
+            &mut out,
+        );
         assert!(matches!(r, AuthStep::Fail));
         assert_eq!(out.buf[4], 0xFF);
         assert_eq!(&out.buf[5..7], &1045u16.to_le_bytes());
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
-        let r = a.on_packet(&response("nobody", b"mysql_native_password", b""), &u, "h", &mut Out::default());
+        let r = a.on_packet(
+            &response("nobody", b"mysql_native_password", b""),
+            &u,
+            "h",
+            &mut Out::default(),
+        );
         assert!(matches!(r, AuthStep::Fail));
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
-        let r = a.on_packet(&response("root", b"mysql_native_password", b""), &u, "h", &mut Out::default());
+        let r = a.on_packet(
+            &response("root", b"mysql_native_password", b""),
+            &u,
+            "h",
+            &mut Out::default(),
+        );
         assert!(matches!(r, AuthStep::Done(_)));
     }
 
@@ -364,7 +400,10 @@ mod tests {
         for p in [&b""[..], b"\x00\x02\x00\x00", b"\xff\xff\xff\xff\x00"] {
             let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
             let mut out = Out::default();
-            assert!(matches!(a.on_packet(p, &users(), "h", &mut out), AuthStep::Fail));
+            assert!(matches!(
+                a.on_packet(p, &users(), "h", &mut out),
+                AuthStep::Fail
+            ));
         }
     }
 }

@@ -148,7 +148,8 @@ impl<S: Session> Core<S> {
             0x03 => match std::str::from_utf8(c.rest()) {
                 Ok(sql) => {
                     let status = self.session.status();
-                    let mut enc = Encoder::new(out, spill, &mut self.cols, self.caps, false, status);
+                    let mut enc =
+                        Encoder::new(out, spill, &mut self.cols, self.caps, false, status);
                     self.session.query(sql, &mut enc);
                     enc.finish(self.session.status());
                 }

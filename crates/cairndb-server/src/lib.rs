@@ -33,7 +33,7 @@ pub use api::{
     Backend, Column, DateTime, Prepared, Results, RowWriter, Session, SqlError, Time, Value,
 };
 pub use mysql_common::constants::{ColumnFlags, ColumnType, StatusFlags};
-pub use server::{serve, shutdown_signal, AuthPlugin, Config, Executor, Server};
+pub use server::{blocking, serve, shutdown_signal, AuthPlugin, Config, Executor, Server};
 
 /// Test and fuzzing hooks; not a stable interface.
 #[doc(hidden)]

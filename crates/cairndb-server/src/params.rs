@@ -139,7 +139,13 @@ fn value<'a>(c: &mut Cur<'a>, ty: u8, unsigned: bool) -> Result<Value<'a>, Param
             "mysqld_stmt_execute",
         )));
     };
-    let int = |u: u64, i: i64| if unsigned { Value::UInt(u) } else { Value::Int(i) };
+    let int = |u: u64, i: i64| {
+        if unsigned {
+            Value::UInt(u)
+        } else {
+            Value::Int(i)
+        }
+    };
     Ok(match t {
         MYSQL_TYPE_NULL => Value::Null,
         MYSQL_TYPE_TINY => {
@@ -160,8 +166,12 @@ fn value<'a>(c: &mut Cur<'a>, ty: u8, unsigned: bool) -> Result<Value<'a>, Param
         }
         MYSQL_TYPE_FLOAT => Value::Float(f32::from_bits(c.u32().ok_or(m)?)),
         MYSQL_TYPE_DOUBLE => Value::Double(f64::from_bits(c.u64().ok_or(m)?)),
-        MYSQL_TYPE_DATE | MYSQL_TYPE_DATETIME | MYSQL_TYPE_TIMESTAMP | MYSQL_TYPE_NEWDATE
-        | MYSQL_TYPE_DATETIME2 | MYSQL_TYPE_TIMESTAMP2 => {
+        MYSQL_TYPE_DATE
+        | MYSQL_TYPE_DATETIME
+        | MYSQL_TYPE_TIMESTAMP
+        | MYSQL_TYPE_NEWDATE
+        | MYSQL_TYPE_DATETIME2
+        | MYSQL_TYPE_TIMESTAMP2 => {
             let len = c.u8().ok_or(ParamError::Malformed)?;
             let b = c.take(usize::from(len)).ok_or(ParamError::Malformed)?;
             Value::DateTime(datetime(b).ok_or(ParamError::Malformed)?)
@@ -249,7 +259,14 @@ mod tests {
                 ..Default::default()
             })
         );
-        assert!(matches!(out[5], Value::Time(Time { negative: true, hours: 3, .. })));
+        assert!(matches!(
+            out[5],
+            Value::Time(Time {
+                negative: true,
+                hours: 3,
+                ..
+            })
+        ));
         assert_eq!(types.len(), 12);
 
         // Second execute: no types sent, the first ones apply; long data

@@ -387,11 +387,7 @@ fn write_text_datetime(buf: &mut Vec<u8>, d: &DateTime, date_only: bool, decimal
 fn write_text_time(buf: &mut Vec<u8>, t: &Time, decimals: u8) {
     let hours = u64::from(t.days) * 24 + u64::from(t.hours);
     let sign = if t.negative { "-" } else { "" };
-    let _ = write!(
-        buf,
-        "{sign}{hours:02}:{:02}:{:02}",
-        t.minutes, t.seconds
-    );
+    let _ = write!(buf, "{sign}{hours:02}:{:02}:{:02}", t.minutes, t.seconds);
     write_frac(buf, t.micros, decimals);
 }
 
@@ -518,8 +514,12 @@ impl RowWriter for Encoder<'_> {
         let buf = self.buf();
         match (int_width(c.ty), c.ty) {
             (Some(w), _) => put_bin_int(buf, w, v as u64),
-            (None, ColumnType::MYSQL_TYPE_FLOAT) => buf.extend_from_slice(&(v as f32).to_le_bytes()),
-            (None, ColumnType::MYSQL_TYPE_DOUBLE) => buf.extend_from_slice(&(v as f64).to_le_bytes()),
+            (None, ColumnType::MYSQL_TYPE_FLOAT) => {
+                buf.extend_from_slice(&(v as f32).to_le_bytes())
+            }
+            (None, ColumnType::MYSQL_TYPE_DOUBLE) => {
+                buf.extend_from_slice(&(v as f64).to_le_bytes())
+            }
             (None, ty) if is_temporal(ty) => buf.push(0),
             _ => put_text_i64(buf, v),
         }
@@ -533,8 +533,12 @@ impl RowWriter for Encoder<'_> {
         let buf = self.buf();
         match (int_width(c.ty), c.ty) {
             (Some(w), _) => put_bin_int(buf, w, v),
-            (None, ColumnType::MYSQL_TYPE_FLOAT) => buf.extend_from_slice(&(v as f32).to_le_bytes()),
-            (None, ColumnType::MYSQL_TYPE_DOUBLE) => buf.extend_from_slice(&(v as f64).to_le_bytes()),
+            (None, ColumnType::MYSQL_TYPE_FLOAT) => {
+                buf.extend_from_slice(&(v as f32).to_le_bytes())
+            }
+            (None, ColumnType::MYSQL_TYPE_DOUBLE) => {
+                buf.extend_from_slice(&(v as f64).to_le_bytes())
+            }
             (None, ty) if is_temporal(ty) => buf.push(0),
             _ => put_text_u64(buf, false, v),
         }
@@ -548,7 +552,9 @@ impl RowWriter for Encoder<'_> {
         let buf = self.buf();
         match (int_width(c.ty), c.ty) {
             (Some(w), _) => put_bin_int(buf, w, v as i64 as u64),
-            (None, ColumnType::MYSQL_TYPE_FLOAT) => buf.extend_from_slice(&(v as f32).to_le_bytes()),
+            (None, ColumnType::MYSQL_TYPE_FLOAT) => {
+                buf.extend_from_slice(&(v as f32).to_le_bytes())
+            }
             (None, ColumnType::MYSQL_TYPE_DOUBLE) => buf.extend_from_slice(&v.to_le_bytes()),
             (None, ty) if is_temporal(ty) => buf.push(0),
             _ => put_lenenc_with(buf, |b| write_double(b, v)),
@@ -854,7 +860,10 @@ mod tests {
     #[test]
     fn date_and_time_text_parsing_round_trips() {
         let d = parse_datetime(b"2023-12-31 23:59:58.5").unwrap();
-        assert_eq!((d.year, d.month, d.day, d.second, d.micros), (2023, 12, 31, 58, 500_000));
+        assert_eq!(
+            (d.year, d.month, d.day, d.second, d.micros),
+            (2023, 12, 31, 58, 500_000)
+        );
         let t = parse_time(b"-100:01:02.000003").unwrap();
         assert_eq!((t.negative, t.days, t.hours, t.micros), (true, 4, 4, 3));
         assert!(parse_time(b"1:2").is_none());

@@ -30,8 +30,8 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-pub use crate::auth::AuthPlugin;
 use crate::api::{Backend, Session, SqlError};
+pub use crate::auth::AuthPlugin;
 use crate::auth::{Auth, AuthStep};
 use crate::conn::{Core, Flow, Stats};
 use crate::framing::{Frame, FrameError, Framer, SHRINK_ABOVE};
@@ -209,6 +209,19 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs `f`, which may block (a row-lock wait, a synced commit), without
+/// stalling the other connections of the calling worker thread: through
+/// `tokio::task::block_in_place` when called on a multi-threaded tokio
+/// worker, directly otherwise. For a session run with
+/// [`Executor::Inline`], which must wrap its waits in this; under the
+/// other executors it is not needed (and costs nothing but a check).
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }
 

@@ -198,8 +198,10 @@ mod tests {
 
     #[test]
     fn long_payload_is_split_and_a_multiple_ends_with_an_empty_packet() {
-        let mut o = Out::default();
-        o.seq = 3;
+        let mut o = Out {
+            seq: 3,
+            ..Default::default()
+        };
         o.begin();
         o.buf.resize(4 + MAX_CHUNK, 7);
         o.end();
@@ -219,14 +221,7 @@ mod tests {
     #[test]
     fn ok_and_eof_layouts() {
         let mut o = Out::default();
-        let at = o.ok(
-            0,
-            1,
-            300,
-            StatusFlags::SERVER_STATUS_AUTOCOMMIT,
-            2,
-            b"hi",
-        );
+        let at = o.ok(0, 1, 300, StatusFlags::SERVER_STATUS_AUTOCOMMIT, 2, b"hi");
         assert_eq!(
             o.buf,
             [12, 0, 0, 0, 0, 1, 0xFC, 0x2C, 0x01, 2, 0, 2, 0, 2, b'h', b'i']

@@ -36,7 +36,11 @@ fn mariadb_cli() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(out, "1\n1\n@@version_comment\nCairnDB\n");
 
     // A password, an error (exit status 1, the server's message).
@@ -55,7 +59,14 @@ fn mariadb_cli() {
     assert!(!o.status.success());
     assert!(err.contains("ERROR 1064 (42000)"), "{err}");
     let o = Command::new("mariadb")
-        .args(["-h127.0.0.1", &format!("-P{port}"), "-uu", "-pwrong", "-e", "select 1"])
+        .args([
+            "-h127.0.0.1",
+            &format!("-P{port}"),
+            "-uu",
+            "-pwrong",
+            "-e",
+            "select 1",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

@@ -35,7 +35,10 @@ async fn exercise(cfg: Config) {
     assert_eq!(vc.as_deref(), Some("CairnDB"));
     let rows: Vec<(i64, Option<String>, f64, String)> = c.query("SELECT rows").await.unwrap();
     assert_eq!(rows.len(), 3);
-    assert_eq!(rows[0], (1, Some("name1".into()), 1.5, "2024-01-01 12:30:15".into()));
+    assert_eq!(
+        rows[0],
+        (1, Some("name1".into()), 1.5, "2024-01-01 12:30:15".into())
+    );
     assert_eq!(rows[1].1, None);
     let e = c.query_drop("bad").await.unwrap_err();
     assert_eq!(server_code(&e), Some(1064));
@@ -75,7 +78,10 @@ async fn exercise(cfg: Config) {
     assert_eq!(c.query_first::<i64, _>("SELECT 1").await.unwrap(), Some(1));
 
     // Prepared statements, every parameter type, echoed back in binary.
-    let stmt = c.prep("SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?").await.unwrap();
+    let stmt = c
+        .prep("SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?")
+        .await
+        .unwrap();
     assert_eq!(stmt.num_params(), 11);
     let params = vec![
         Value::Int(-5),
@@ -90,11 +96,7 @@ async fn exercise(cfg: Config) {
         Value::Date(1999, 12, 31, 23, 59, 58, 123456),
         Value::Time(true, 2, 3, 4, 5, 6),
     ];
-    let row: mysql_async::Row = c
-        .exec_first(&stmt, params.clone())
-        .await
-        .unwrap()
-        .unwrap();
+    let row: mysql_async::Row = c.exec_first(&stmt, params.clone()).await.unwrap().unwrap();
     let got: Vec<Value> = row.unwrap();
     assert_eq!(got.len(), params.len());
     assert_eq!(got[0], Value::Int(-5));
@@ -109,7 +111,10 @@ async fn exercise(cfg: Config) {
     assert_eq!(got[9], Value::Date(1999, 12, 31, 23, 59, 58, 123456));
     assert_eq!(got[10], Value::Time(true, 2, 3, 4, 5, 6));
     // Again with the same statement: types sent again, values differ.
-    let row: Option<(i64, Option<String>)> = c.exec_first("SELECT ?, ?", (7, None::<String>)).await.unwrap();
+    let row: Option<(i64, Option<String>)> = c
+        .exec_first("SELECT ?, ?", (7, None::<String>))
+        .await
+        .unwrap();
     assert_eq!(row, Some((7, None)));
     // A statement without parameters; a binary result set of three rows.
     let rows: Vec<(i64, Option<String>, f64, Value)> = c.exec("SELECT rows", ()).await.unwrap();
@@ -172,11 +177,17 @@ async fn everything_inline() {
 async fn authentication() {
     let srv = start(config());
     // No password for root.
-    let mut c = connect(&format!("mysql://root@127.0.0.1:{}", srv.port)).await.unwrap();
+    let mut c = connect(&format!("mysql://root@127.0.0.1:{}", srv.port))
+        .await
+        .unwrap();
     assert_eq!(c.query_first::<i64, _>("SELECT 1").await.unwrap(), Some(1));
     c.disconnect().await.unwrap();
     // Wrong password, unknown user, password where none is set.
-    for url in [srv.url("u", "wrong"), srv.url("nobody", "x"), srv.url("root", "x")] {
+    for url in [
+        srv.url("u", "wrong"),
+        srv.url("nobody", "x"),
+        srv.url("root", "x"),
+    ] {
         let e = connect(&url).await.unwrap_err();
         assert_eq!(server_code(&e), Some(1045), "{url}");
     }
@@ -260,5 +271,7 @@ async fn graceful_shutdown_finishes_the_command_in_flight() {
     assert!(busy.ping().await.is_err());
     drop(idle);
     srv.stop().unwrap();
-    assert!(connect(&format!("mysql://root@127.0.0.1:{port}")).await.is_err());
+    assert!(connect(&format!("mysql://root@127.0.0.1:{port}"))
+        .await
+        .is_err());
 }

@@ -18,8 +18,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use cairndb_server::{
-    Backend, Column, ColumnFlags, ColumnType, Config, DateTime, Prepared, Results, Server,
-    Session, SqlError, StatusFlags, Value,
+    Backend, Column, ColumnFlags, ColumnType, Config, DateTime, Prepared, Results, Server, Session,
+    SqlError, StatusFlags, Value,
 };
 
 pub struct Mock;
@@ -72,7 +72,10 @@ impl MockSession {
             out.end_result_set();
         } else if let Some(vars) = l.strip_prefix("select @@") {
             let vars = vars.trim_end_matches(" limit 1");
-            let names: Vec<&str> = vars.split(',').map(|v| v.trim().trim_start_matches("@@")).collect();
+            let names: Vec<&str> = vars
+                .split(',')
+                .map(|v| v.trim().trim_start_matches("@@"))
+                .collect();
             let cols: Vec<Column> = names
                 .iter()
                 .map(|n| Column::new(format!("@@{n}"), ColumnType::MYSQL_TYPE_VAR_STRING))
@@ -221,7 +224,11 @@ impl Session for MockSession {
         if params.is_empty() {
             return self.statement(&sql, sql.len(), out);
         }
-        let cols: Vec<Column> = params.iter().enumerate().map(|(i, v)| value_column(i, v)).collect();
+        let cols: Vec<Column> = params
+            .iter()
+            .enumerate()
+            .map(|(i, v)| value_column(i, v))
+            .collect();
         out.begin_result_set(&cols);
         let r = out.row();
         for v in params {
@@ -425,7 +432,10 @@ pub mod raw {
         pub fn login(port: u16) -> Raw {
             let mut r = Raw::connect(port);
             r.greeting();
-            r.send(&packet(1, &Raw::response("root", b"", "mysql_native_password")));
+            r.send(&packet(
+                1,
+                &Raw::response("root", b"", "mysql_native_password"),
+            ));
             let (seq, ok) = r.read().expect("login answer");
             assert_eq!((seq, ok[0]), (2, 0), "login OK: {ok:?}");
             r

@@ -67,7 +67,7 @@ fn echo(params: &[Value<'_>], out: &mut dyn Results) {
         }
     }
     r.finish();
-    out.end_result_set();
+    out.end_result_set(0);
 }
 
 impl Session for MockSession {
@@ -92,7 +92,7 @@ impl Session for MockSession {
                         r.bytes(w.as_bytes());
                         r.finish();
                     }
-                    out.end_result_set();
+                    out.end_result_set(0);
                 }
                 s if s.starts_with('i') => out.ok(1, 2, 0, s),
                 s => out.error(SqlError::syntax(s)),

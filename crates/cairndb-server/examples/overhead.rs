@@ -36,7 +36,7 @@ impl Session for OneSession {
         let r = out.row();
         r.int(1);
         r.finish();
-        out.end_result_set();
+        out.end_result_set(0);
     }
     fn prepare(&mut self, _: u32, _: &str) -> Result<Prepared, SqlError> {
         Err(SqlError::not_supported("prepare"))

@@ -212,7 +212,7 @@ pub enum Value<'a> {
 ///
 /// A command's answer is a sequence of results, each one of: `ok(..)`;
 /// `error(..)`; or `begin_result_set(..)`, then for each row `row()`, the
-/// row's values and `finish()`, then `end_result_set()`. When a result
+/// row's values and `finish()`, then `end_result_set(0)`. When a result
 /// begins after another has ended, the earlier one's terminator (OK or
 /// EOF) gets SERVER_MORE_RESULTS_EXISTS: so a session just reports its
 /// statements' results in order and never says in advance whether more
@@ -244,8 +244,8 @@ pub trait Results {
     /// value in order, then `finish()`.
     fn row(&mut self) -> &mut dyn RowWriter;
 
-    /// Ends the current result set.
-    fn end_result_set(&mut self);
+    /// Ends the current result set; `warnings` goes into its terminator.
+    fn end_result_set(&mut self, warnings: u16);
 }
 
 /// The values of one row, written left to right. A value that does not

@@ -123,9 +123,9 @@ impl<'a> Encoder<'a> {
         match self.state {
             State::Row => {
                 self.finish_row();
-                self.end_rows();
+                self.end_rows(0);
             }
-            State::Rows => self.end_rows(),
+            State::Rows => self.end_rows(0),
             State::StrayRow => self.state = State::Idle,
             State::Idle | State::Failed => {}
         }
@@ -145,8 +145,8 @@ impl<'a> Encoder<'a> {
         true
     }
 
-    fn end_rows(&mut self) {
-        self.pending = Some(self.out.eof(self.caps, self.status, 0));
+    fn end_rows(&mut self, warnings: u16) {
+        self.pending = Some(self.out.eof(self.caps, self.status, warnings));
         self.state = State::Idle;
     }
 
@@ -256,13 +256,13 @@ impl Results for Encoder<'_> {
         self
     }
 
-    fn end_result_set(&mut self) {
+    fn end_result_set(&mut self, warnings: u16) {
         match self.state {
             State::Row => {
                 self.finish_row();
-                self.end_rows();
+                self.end_rows(warnings);
             }
-            State::Rows => self.end_rows(),
+            State::Rows => self.end_rows(warnings),
             State::StrayRow => self.state = State::Idle,
             State::Idle | State::Failed => {}
         }
@@ -695,7 +695,7 @@ mod tests {
                 r.int(-42);
                 r.finish();
                 e.row().null();
-                e.end_result_set();
+                e.end_result_set(7);
                 e.ok(3, 0, 0, "");
             },
             CapabilityFlags::CLIENT_DEPRECATE_EOF,
@@ -713,6 +713,7 @@ mod tests {
         // The terminator is an OK with header 0xFE and MORE_RESULTS set.
         assert_eq!(p[4].1[0], 0xFE);
         assert_eq!(u16::from_le_bytes([p[4].1[3], p[4].1[4]]) & 0x0008, 0x0008);
+        assert_eq!(u16::from_le_bytes([p[4].1[5], p[4].1[6]]), 7);
         // The final OK has only AUTOCOMMIT.
         assert_eq!(p[5].1, [0, 3, 0, 2, 0, 0, 0]);
     }
@@ -782,7 +783,7 @@ mod tests {
             micros: 5,
         });
         r.finish();
-        e.end_result_set();
+        e.end_result_set(0);
         e.finish(StatusFlags::empty());
         let p = packets(&out.buf);
         let row = &p[6].1;

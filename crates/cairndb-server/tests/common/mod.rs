@@ -69,7 +69,7 @@ impl MockSession {
             let r = out.row();
             r.int(1);
             r.finish();
-            out.end_result_set();
+            out.end_result_set(0);
         } else if let Some(vars) = l.strip_prefix("select @@") {
             let vars = vars.trim_end_matches(" limit 1");
             let names: Vec<&str> = vars
@@ -91,7 +91,7 @@ impl MockSession {
                 }
             }
             r.finish();
-            out.end_result_set();
+            out.end_result_set(0);
         } else if l == "select rows" {
             out.begin_result_set(&rows_columns());
             for i in 1..=3i64 {
@@ -114,7 +114,7 @@ impl MockSession {
                 });
                 r.finish();
             }
-            out.end_result_set();
+            out.end_result_set(0);
         } else if let Some(n) = l.strip_prefix("select big ") {
             let n: usize = n.trim().parse().unwrap_or(0);
             out.begin_result_set(&[
@@ -128,16 +128,16 @@ impl MockSession {
                 r.bytes(&pad);
                 r.finish();
             }
-            out.end_result_set();
+            out.end_result_set(0);
         } else if l.starts_with("select length") {
             out.begin_result_set(&[Column::new("len", ColumnType::MYSQL_TYPE_LONGLONG)]);
             out.row().uint(sql_len as u64);
-            out.end_result_set();
+            out.end_result_set(0);
         } else if l == "select sleep" {
             std::thread::sleep(Duration::from_millis(300));
             out.begin_result_set(&[Column::new("slept", ColumnType::MYSQL_TYPE_LONGLONG)]);
             out.row().int(1);
-            out.end_result_set();
+            out.end_result_set(0);
         } else if l == "begin" || l == "start transaction" {
             self.in_trans = true;
             out.set_status(self.status());
@@ -244,7 +244,7 @@ impl Session for MockSession {
             }
         }
         r.finish();
-        out.end_result_set();
+        out.end_result_set(0);
     }
 
     fn close_statement(&mut self, stmt: u32) {

@@ -22,6 +22,8 @@ use crate::wire::MAX_CHUNK;
 
 /// Capacity of an idle connection's input buffer.
 pub(crate) const INITIAL: usize = 4096;
+/// Room reserved ahead of the received bytes, at most.
+const MAX_RESERVE: usize = 256 * 1024;
 /// A buffer grown beyond this for a large packet is given back afterwards.
 pub(crate) const SHRINK_ABOVE: usize = 64 * 1024;
 
@@ -76,10 +78,12 @@ impl Framer {
     }
 
     /// Moves unconsumed bytes to the front and reserves room for the next
-    /// read; returns the buffer to read into (append only).
+    /// read; returns the buffer to read into (append only). At most
+    /// `MAX_RESERVE` is reserved ahead of the bytes received, so a header
+    /// announcing a large payload costs memory only as the payload arrives.
     pub(crate) fn read_buf(&mut self) -> &mut Vec<u8> {
         self.compact();
-        let want = self.need.max(INITIAL / 2);
+        let want = self.need.clamp(INITIAL / 2, MAX_RESERVE);
         if self.buf.capacity() - self.buf.len() < want {
             self.buf.reserve(want);
         }
@@ -249,6 +253,15 @@ mod tests {
         let mut f = Framer::new();
         f.push(&[0xFF, 0xFF, 0x10, 0]);
         assert_eq!(f.next(0, 1 << 20).unwrap_err(), FrameError::TooLarge);
+    }
+
+    #[test]
+    fn a_large_announced_length_reserves_little_until_bytes_arrive() {
+        let mut f = Framer::new();
+        f.push(&[0xFF, 0xFF, 0x7F, 0]); // 8 MiB announced
+        assert!(f.next(0, 1 << 26).unwrap().is_none());
+        let b = f.read_buf();
+        assert!(b.capacity() <= INITIAL + MAX_RESERVE);
     }
 
     #[test]

@@ -4,7 +4,13 @@
 # the stress oracle, and repeat until the time is up. Every few cycles the
 # offline checker `cairndb verify` also runs over the database files.
 #
-# usage: scripts/crash-test.sh [--duration SECONDS] [--debug] [--dir DIR] [--max-key N]
+# usage: scripts/crash-test.sh [--mode default|txn] [--duration SECONDS] [--debug] [--dir DIR] [--max-key N]
+#
+# --mode txn runs `cairndb stress --txn` instead: bank transfers in
+# transactions with synced commits, a TransactionDb in even cycles and an
+# OptimisticTransactionDb in odd ones, verified by `stress --txn --verify`
+# (total balance unchanged, every acknowledged transfer applied whole,
+# nothing else; crates/cairndb-cli/src/stress/txn.rs).
 #
 # Prints one line per cycle and a summary: cycles, operations (the sum of the
 # last progress report before each kill: a lower bound), recovery time, and
@@ -13,12 +19,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=default
 duration=60
 profile=release
 dir=""
 max_key=100000
 while [ $# -gt 0 ]; do
     case "$1" in
+        --mode) mode="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --debug) profile=debug; shift ;;
         --dir) dir="$2"; shift 2 ;;
@@ -26,6 +34,11 @@ while [ $# -gt 0 ]; do
         *) echo "crash-test: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+
+case "$mode" in
+    default | txn) ;;
+    *) echo "crash-test: --mode must be default or txn, not $mode" >&2; exit 2 ;;
+esac
 
 target="${CARGO_TARGET_DIR:-target}"
 if [ "$profile" = release ]; then
@@ -53,11 +66,33 @@ violations=0
 rec_sum=0
 rec_max=0
 offline_checks=0
-echo "crash-test: $profile binary, max_key $max_key, ${duration}s, in $dir"
+if [ "$mode" = txn ]; then
+    echo "crash-test: mode txn, $profile binary, ${duration}s, in $dir"
+    # The oracle's shape: stress --txn with its default --accounts.
+    key_args=(--txn)
+    label=" mode txn"
+else
+    echo "crash-test: $profile binary, max_key $max_key, ${duration}s, in $dir"
+    key_args=(--max_key "$max_key")
+    label=""
+fi
 while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
     threads=$(( RANDOM % 6 + 2 ))
-    sync_percent=$(( RANDOM % 101 ))
-    "$bin" stress --db "$db" --max_key "$max_key" --threads "$threads" \
+    if [ "$mode" = txn ]; then
+        # Every commit synced; the flavour alternates per cycle.
+        sync_percent=100
+        flavour=pessimistic
+        extra=()
+        if [ $((cycles % 2)) -eq 1 ]; then
+            flavour=optimistic
+            extra=(--optimistic)
+        fi
+    else
+        sync_percent=$(( RANDOM % 101 ))
+        flavour=""
+        extra=()
+    fi
+    "$bin" stress --db "$db" "${key_args[@]}" ${extra[@]+"${extra[@]}"} --threads "$threads" \
         --sync_percent "$sync_percent" --progress_ms 50 >"$log" 2>&1 &
     pid=$!
     # Run 0.3 .. 4.3 s before the kill (the start includes settling the oracle).
@@ -83,7 +118,7 @@ while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
     n=${n:-0}
     ops=$((ops + n))
     cycles=$((cycles + 1))
-    if ! out=$("$bin" stress --db "$db" --max_key "$max_key" --verify 2>&1); then
+    if ! out=$("$bin" stress --db "$db" "${key_args[@]}" --verify 2>&1); then
         echo "crash-test: cycle $cycles: verify failed:" >&2
         echo "$out" | head -40 >&2
         violations=$((violations + 1))
@@ -104,12 +139,12 @@ while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
         offline_checks=$((offline_checks + 1))
         check=", offline verify ok"
     fi
-    echo "cycle $cycles: threads $threads sync% $sync_percent ops $n, ${out#verify: }$check"
+    echo "cycle $cycles: ${flavour:+$flavour }threads $threads sync% $sync_percent ops $n, ${out#verify: }$check"
 done
 elapsed=$(( $(date +%s) - start ))
 avg=0
 [ "$cycles" -gt 0 ] && avg=$((rec_sum / cycles))
-echo "crash-test summary: duration ${elapsed}s cycles $cycles operations $ops recovery_ms avg $avg max $rec_max offline_verifies $offline_checks violations $violations"
+echo "crash-test summary:$label duration ${elapsed}s cycles $cycles operations $ops recovery_ms avg $avg max $rec_max offline_verifies $offline_checks violations $violations"
 if [ "$violations" -ne 0 ]; then
     echo "crash-test: state kept in $dir" >&2
     exit 1

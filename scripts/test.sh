@@ -10,6 +10,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 # Kill-and-verify crash loop for a bounded time (docs/reliability.md).
 scripts/crash-test.sh --duration 60
+# The same for transactions: bank transfers with synced commits, both
+# flavours (the release binary is already built, so 20 s and the kills).
+scripts/crash-test.sh --mode txn --duration 20
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
 # about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

@@ -22,6 +22,11 @@
 //! Threads own disjoint keys (`key % threads`), so each thread can check its
 //! own keys exactly while it runs (gets, scans, snapshots); values of other
 //! threads' keys are checked for self-consistency.
+//!
+//! `--txn` runs another workload, bank transfers in transactions, with its
+//! own oracle (`stress/txn.rs`).
+
+mod txn;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -86,6 +91,16 @@ struct StressArgs {
     /// Skip the close-reopen-verify at the end of a load run.
     #[arg(long, default_value_t = false)]
     no_final_verify: bool,
+    /// Run bank transfers in transactions instead (`stress/txn.rs`); with
+    /// `--verify`, check such a database.
+    #[arg(long, default_value_t = false)]
+    txn: bool,
+    /// With `--txn`: an `OptimisticTransactionDb` (default: `TransactionDb`).
+    #[arg(long, default_value_t = false)]
+    optimistic: bool,
+    /// With `--txn`: number of accounts (fixed by the first run).
+    #[arg(long, default_value_t = 64)]
+    accounts: u64,
 }
 
 const MAGIC: &[u8; 8] = b"CAIRNORC";
@@ -782,14 +797,17 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     if a.threads == 0 || a.threads > MAX_THREADS {
         return Err(format!("--threads must be 1..={MAX_THREADS}"));
     }
-    if a.max_key == 0 || a.max_key >= 10u64.pow(10) {
-        return Err("--max_key must be 1..10^10".into());
-    }
     let oracle_path = a.expected_state.clone().unwrap_or_else(|| {
         let mut s = a.db.as_os_str().to_owned();
         s.push(".expected");
         PathBuf::from(s)
     });
+    if a.txn {
+        return txn::main(a, &oracle_path);
+    }
+    if a.max_key == 0 || a.max_key >= 10u64.pow(10) {
+        return Err("--max_key must be 1..10^10".into());
+    }
     let oracle = Oracle::open(&oracle_path, a.max_key)?;
     if a.verify {
         let rep = verify(&a, &oracle)?;

@@ -108,3 +108,86 @@ fn stress_run_kill_and_verify() {
     assert!(!ok, "a foreign value went unnoticed:\n{text}");
     assert!(text.contains("foreign value"), "{text}");
 }
+
+fn txn_stress(db: &Path, extra: &[&str]) -> (bool, String) {
+    stress(db, &[&["--txn"], extra].concat())
+}
+
+fn sync() -> WriteOptions {
+    WriteOptions {
+        sync: true,
+        ..Default::default()
+    }
+}
+
+/// `cairndb stress --txn`: runs of both flavours verify themselves, a
+/// SIGKILL in the middle of synced transfers passes `--verify`, and
+/// `--verify` catches a balance moved behind the oracle's back (the total
+/// unchanged) and a missing acknowledged transfer.
+#[test]
+fn stress_txn_run_kill_and_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let (ok, text) = txn_stress(&db, &["--ops_per_thread", "300", "--seed", "7"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("violations 0"), "{text}");
+    let (ok, text) = txn_stress(&db, &["--optimistic", "--ops_per_thread", "300"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("violations 0"), "{text}");
+
+    let mut child = Command::new(bin())
+        .arg("stress")
+        .arg("--db")
+        .arg(&db)
+        .args(["--txn", "--threads", "4", "--sync_percent", "100"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (ok, text) = txn_stress(&db, &["--verify"]);
+    assert!(ok, "{text}");
+
+    // Move 5 between two accounts behind the oracle's back: the total
+    // holds, the accounts do not.
+    let shift = |amount: i64| {
+        let d = Db::open(&db, opts()).unwrap();
+        for (k, delta) in [(&b"a000000"[..], -amount), (b"a000001", amount)] {
+            let v = d.get(&ReadOptions::default(), k).unwrap().unwrap();
+            let b: i64 = std::str::from_utf8(&v).unwrap().parse().unwrap();
+            d.put(&sync(), k, (b + delta).to_string().as_bytes())
+                .unwrap();
+        }
+        d.close().unwrap();
+    };
+    shift(5);
+    let (ok, text) = txn_stress(&db, &["--verify"]);
+    assert!(!ok, "a moved balance went unnoticed:\n{text}");
+    assert!(text.contains("account 0: balance"), "{text}");
+    shift(-5);
+    let (ok, text) = txn_stress(&db, &["--verify"]);
+    assert!(ok, "{text}");
+
+    // A run left unverified, then its last acknowledged transfer of
+    // thread 0 deleted.
+    let (ok, text) = txn_stress(&db, &["--ops_per_thread", "100", "--no_final_verify"]);
+    assert!(ok, "{text}");
+    let d = Db::open(&db, opts()).unwrap();
+    let mut it = d.iter(&ReadOptions::default()).unwrap();
+    it.seek_for_prev(b"x01");
+    assert!(it.valid() && it.key().starts_with(b"x00"));
+    let last = it.key().to_vec();
+    drop(it);
+    d.delete(&sync(), &last).unwrap();
+    d.close().unwrap();
+    drop(d);
+    let (ok, text) = txn_stress(&db, &["--verify"]);
+    assert!(!ok, "a missing transfer went unnoticed:\n{text}");
+    let n: u64 = std::str::from_utf8(&last[3..]).unwrap().parse().unwrap();
+    assert!(
+        text.contains(&format!("transfer 0/{n} was acknowledged but is missing")),
+        "{text}"
+    );
+}

@@ -80,3 +80,71 @@ fn failed_unlink_of_an_obsolete_file_makes_the_db_read_only() {
     fault.clear();
     db.close().unwrap();
 }
+
+/// The fix of `manifest_sync_failure_deletes_tables_the_manifest_lists`
+/// has a window: the file collector checks for a background error first,
+/// then lists the directory and only then reads the pending outputs. A
+/// compaction whose MANIFEST sync fails in between records the error and
+/// takes its outputs out of the pending set; the collector (here the flush
+/// thread's, run after the flush that triggered the compaction) then finds
+/// them neither pending nor live and deletes them, although the failed
+/// record may be in the MANIFEST. After a process crash the reopen fails:
+/// "table of level 1 listed in the MANIFEST is missing". Found by
+/// `transactions.rs` (`fault_at_every_point_of_transaction_commits_*`,
+/// about one run in a hundred at its MANIFEST-sync fault points). A race:
+/// files the engine does not own make the collector's directory listing
+/// long, which widens the window, and the test tries many times.
+#[test]
+#[ignore = "engine bug: the file collector can delete the outputs of a compaction whose MANIFEST sync failed"]
+fn manifest_sync_failure_racing_the_file_collector_deletes_listed_tables() {
+    use cairndb::env::Fs;
+    let attempts = 100;
+    for attempt in 0..attempts {
+        let mem = MemFs::new();
+        mem.create_dir_all(std::path::Path::new("/db")).unwrap();
+        for j in 0..3000 {
+            mem.create(&std::path::Path::new("/db").join(format!("other-{j}")))
+                .unwrap();
+        }
+        let fault = FaultFs::new(Arc::new(mem.clone()));
+        let o = common::small_options(Arc::new(fault.clone()));
+        let db = Db::open("/db", o.clone()).unwrap();
+        let n = 50;
+        for i in 0..n {
+            db.put(&WriteOptions::default(), &k(i), &v(i)).unwrap();
+        }
+        db.flush().unwrap();
+        // The same keys again: the two level-0 tables overlap, so the
+        // compaction merges them into new tables (not a trivial move).
+        for i in 0..n {
+            db.put(&WriteOptions::default(), &k(i), &v(i)).unwrap();
+        }
+        // The second flush's MANIFEST sync passes; the next one, the
+        // compaction's that the second flush triggers, fails.
+        fault.inject(
+            FaultRule::new(FaultOp::Sync, libc::EIO)
+                .on_path("MANIFEST")
+                .after(1)
+                .times(1),
+        );
+        let _ = db.flush();
+        let _ = db.wait_for_compactions();
+        assert!(
+            fault.injected() > 0,
+            "attempt {attempt}: no MANIFEST sync failed"
+        );
+        fault.clear();
+        let _ = db.close();
+        drop(db);
+        mem.process_crash();
+        let db = Db::open("/db", o)
+            .unwrap_or_else(|e| panic!("attempt {attempt}: reopen after the failed sync: {e}"));
+        for i in 0..n {
+            let got = db.get(&ReadOptions::default(), &k(i));
+            assert!(
+                matches!(&got, Ok(Some(x)) if *x == v(i)),
+                "attempt {attempt}: key {i}: {got:?}"
+            );
+        }
+    }
+}

@@ -98,6 +98,15 @@ impl DbInner {
         self.hook(hooks::GC_LISTED);
         // Order matters: pending outputs before the version (see flush_one).
         let pending = self.pending_outputs.lock().clone();
+        // A failed install records the background error before its outputs
+        // leave the pending set, so checked after reading the set, the
+        // error covers every output missing from it. (The check above
+        // alone leaves a window: an install failing between it and the
+        // read would have its outputs, possibly listed in the MANIFEST,
+        // deleted as unowned.)
+        if self.state.lock().bg_error.is_some() {
+            return;
+        }
         let (live, log_number, manifest_number) = {
             let vs = self.versions.lock();
             let live: HashSet<u64> = vs

@@ -599,6 +599,27 @@ impl Transaction {
         Ok(())
     }
 
+    /// Sets `key` to `value` in this transaction without locking the key
+    /// (pessimistic) or tracking it for the commit's check (optimistic):
+    /// RocksDB's `PutUntracked`. For keys no other transaction writes,
+    /// such as secondary-index entries that embed a locked primary key.
+    pub fn put_untracked(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.check_active()?;
+        check_len("key", key.len(), crate::batch::CHECKED_MAX_KEY_LEN)?;
+        check_len("value", value.len(), crate::batch::MAX_VALUE_LEN)?;
+        self.record_write(key, Some(value));
+        Ok(())
+    }
+
+    /// Removes `key` in this transaction without locking or tracking it
+    /// (RocksDB's `DeleteUntracked`; see [`Transaction::put_untracked`]).
+    pub fn delete_untracked(&mut self, key: &[u8]) -> Result<()> {
+        self.check_active()?;
+        check_len("key", key.len(), crate::batch::CHECKED_MAX_KEY_LEN)?;
+        self.record_write(key, None);
+        Ok(())
+    }
+
     /// The value of `key` as this transaction sees it: its own write if
     /// it made one, else the database at `opts.snapshot`, the
     /// transaction's snapshot, or now. Takes no lock.

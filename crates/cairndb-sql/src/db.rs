@@ -1,0 +1,277 @@
+//! `SqlDb`: one CairnDB database holding SQL databases and tables, the
+//! catalog cache, AUTO_INCREMENT and hidden row-id counters, and the
+//! durability setting of commits.
+//!
+//! Locking: `catalog` (RwLock) is read for an `Arc<TableDef>` copy and
+//! released before any engine call; `ddl_lock` serialises DDL (held
+//! across its engine writes); `counters` is a leaf taken briefly to
+//! reserve AUTO_INCREMENT values. Statements never hold these while they
+//! wait for row locks.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use cairndb::{
+    Options, ReadOptions, TransactionDb, TransactionDbOptions, TransactionOptions, WriteOptions,
+};
+use parking_lot::{Mutex, RwLock};
+
+use crate::catalog::{self, Catalog};
+use crate::error::SqlResult;
+use crate::keys;
+use crate::row::TableDef;
+
+/// When commits reach the disk (MyRocks' `rocksdb_flush_log_at_trx_commit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushLogAtCommit {
+    /// 0: never synced by a commit (the WAL is written; the OS decides).
+    Never,
+    /// 1: every commit is synced before it is acknowledged (the default).
+    EveryCommit,
+    /// 2: synced in the background about once a second.
+    EverySecond,
+}
+
+/// Options of the SQL layer.
+#[derive(Clone)]
+pub struct SqlOptions {
+    /// Engine options.
+    pub engine: Options,
+    /// Commit durability.
+    pub flush_log_at_trx_commit: FlushLogAtCommit,
+    /// Default lock wait timeout (`innodb_lock_wait_timeout`), seconds.
+    pub lock_wait_timeout_secs: u64,
+}
+
+impl Default for SqlOptions {
+    fn default() -> Self {
+        SqlOptions {
+            engine: Options::default(),
+            flush_log_at_trx_commit: FlushLogAtCommit::EveryCommit,
+            lock_wait_timeout_secs: 50,
+        }
+    }
+}
+
+/// The SQL database.
+pub struct SqlDb {
+    pub(crate) db: TransactionDb,
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) ddl_lock: Mutex<()>,
+    /// Bumped by every DDL statement: cached plans compare it.
+    pub(crate) schema_epoch: AtomicU64,
+    /// Next AUTO_INCREMENT value (or hidden row id) per primary index id,
+    /// loaded lazily from the table's largest key.
+    pub(crate) counters: Mutex<HashMap<u32, u64>>,
+    pub(crate) opts: SqlOptions,
+    next_conn: AtomicU64,
+}
+
+impl SqlDb {
+    /// Opens (or creates) the SQL database in `dir`.
+    pub fn open(dir: impl AsRef<Path>, opts: SqlOptions) -> SqlResult<Arc<SqlDb>> {
+        let mut engine = opts.engine.clone();
+        if opts.flush_log_at_trx_commit == FlushLogAtCommit::EverySecond
+            && engine.wal_sync_interval.is_zero()
+        {
+            engine.wal_sync_interval = std::time::Duration::from_secs(1);
+        }
+        let db = TransactionDb::open(
+            dir,
+            engine,
+            TransactionDbOptions {
+                transaction_lock_timeout: std::time::Duration::from_secs(
+                    opts.lock_wait_timeout_secs,
+                ),
+                ..Default::default()
+            },
+        )?;
+        // Undecided two-phase transactions have no coordinator here.
+        for mut t in db.prepared_transactions() {
+            t.rollback()?;
+        }
+        let catalog = Catalog::load(&db)?;
+        Ok(Arc::new(SqlDb {
+            db,
+            catalog: RwLock::new(catalog),
+            ddl_lock: Mutex::new(()),
+            schema_epoch: AtomicU64::new(1),
+            counters: Mutex::new(HashMap::new()),
+            opts,
+            next_conn: AtomicU64::new(1),
+        }))
+    }
+
+    /// The engine database underneath.
+    pub fn engine(&self) -> &TransactionDb {
+        &self.db
+    }
+
+    /// Flushes and closes the engine.
+    pub fn close(&self) -> SqlResult<()> {
+        self.db.close()?;
+        Ok(())
+    }
+
+    /// A new connection id.
+    pub fn next_connection_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Write options of a commit under the durability setting.
+    pub(crate) fn commit_options(&self) -> WriteOptions {
+        WriteOptions {
+            sync: self.opts.flush_log_at_trx_commit == FlushLogAtCommit::EveryCommit,
+            disable_wal: false,
+        }
+    }
+
+    /// A table by database and name.
+    pub fn table(&self, db: &str, name: &str) -> SqlResult<Arc<TableDef>> {
+        self.catalog.read().table(db, name)
+    }
+
+    /// The current schema epoch.
+    pub(crate) fn epoch(&self) -> u64 {
+        self.schema_epoch.load(Ordering::Acquire)
+    }
+
+    /// Reserves `n` consecutive AUTO_INCREMENT values (or hidden row ids)
+    /// for `t`, at least `floor`; returns the first.
+    pub(crate) fn reserve_ids(&self, t: &TableDef, n: u64, floor: u64) -> SqlResult<u64> {
+        let mut c = self.counters.lock();
+        let next = match c.get(&t.primary.id) {
+            Some(v) => *v,
+            None => self.load_counter(t)?,
+        };
+        let first = next.max(floor).max(1);
+        c.insert(t.primary.id, first + n);
+        Ok(first)
+    }
+
+    /// Records that `v` was used explicitly, so later generated values
+    /// come after it.
+    pub(crate) fn note_explicit_id(&self, t: &TableDef, v: u64) -> SqlResult<()> {
+        let mut c = self.counters.lock();
+        let next = match c.get(&t.primary.id) {
+            Some(v) => *v,
+            None => self.load_counter(t)?,
+        };
+        if v >= next {
+            c.insert(t.primary.id, v.saturating_add(1));
+        }
+        Ok(())
+    }
+
+    /// One more than the largest value of the table's auto-increment
+    /// column (or hidden row id) stored, read from the last key.
+    fn load_counter(&self, t: &TableDef) -> SqlResult<u64> {
+        let mut lo = Vec::new();
+        keys::put_index_id(&mut lo, t.primary.id);
+        let mut hi = Vec::new();
+        keys::put_index_id(&mut hi, t.primary.id + 1);
+        let mut it = self.db.db().iter(&ReadOptions {
+            iterate_lower_bound: Some(lo),
+            iterate_upper_bound: Some(hi),
+            ..Default::default()
+        })?;
+        it.seek_to_last();
+        if !it.valid() {
+            it.status()?;
+            return Ok(1);
+        }
+        let mut k = it.key().get(keys::INDEX_ID_LEN..).unwrap_or_default();
+        if t.hidden_pk {
+            return Ok(keys::get_uint(&mut k, 8).unwrap_or(0) + 1);
+        }
+        // The auto-increment column leads the primary key (MySQL requires
+        // it to lead some index; CairnDB requires the primary key).
+        let Some(&c0) = t.primary.columns.first() else {
+            return Ok(1);
+        };
+        let col = &t.columns[c0];
+        let v = crate::row::get_key_value(&mut k, &col.ty, col.nullable);
+        Ok(match v {
+            Some(crate::types::Value::Int(i)) => (i.max(0) as u64) + 1,
+            Some(crate::types::Value::UInt(u)) => u + 1,
+            _ => 1,
+        })
+    }
+
+    /// Runs `f` in a transaction of its own and commits it (synced).
+    pub(crate) fn with_txn<T>(
+        &self,
+        f: impl FnOnce(&mut cairndb::Transaction) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        let mut t = self.db.begin(
+            &WriteOptions {
+                sync: true,
+                disable_wal: false,
+            },
+            &TransactionOptions::default(),
+        );
+        let r = f(&mut t)?;
+        t.commit()?;
+        Ok(r)
+    }
+
+    /// Installs a changed catalog (DDL), bumping the schema epoch.
+    pub(crate) fn install_catalog(&self, cat: Catalog) {
+        *self.catalog.write() = cat;
+        self.schema_epoch.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Deletes every key of the given index ids (DROP TABLE, TRUNCATE,
+    /// DROP INDEX), in batches.
+    pub(crate) fn delete_index_data(&self, ids: &[u32]) -> SqlResult<u64> {
+        let mut n = 0u64;
+        for &id in ids {
+            let mut lo = Vec::new();
+            keys::put_index_id(&mut lo, id);
+            let mut hi = Vec::new();
+            keys::put_index_id(&mut hi, id + 1);
+            loop {
+                let mut it = self.db.db().iter(&ReadOptions {
+                    iterate_lower_bound: Some(lo.clone()),
+                    iterate_upper_bound: Some(hi.clone()),
+                    ..Default::default()
+                })?;
+                it.seek(&lo);
+                let mut batch = cairndb::WriteBatch::new();
+                let mut count = 0;
+                while it.valid() && count < 10_000 {
+                    batch.delete(it.key());
+                    count += 1;
+                    it.next();
+                }
+                it.status()?;
+                if count == 0 {
+                    break;
+                }
+                n += count;
+                self.db.db().write(&WriteOptions::default(), batch)?;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Writes a dictionary entry inside `t`.
+pub(crate) fn put_dict(t: &mut cairndb::Transaction, key: &[u8], value: &[u8]) -> SqlResult<()> {
+    t.put(key, value)?;
+    Ok(())
+}
+
+/// Makes sure the dictionary has its version and next-id entries.
+pub(crate) fn dict_header(t: &mut cairndb::Transaction, next_id: u32) -> SqlResult<()> {
+    put_dict(t, &catalog::dict_version_key(), &[catalog::DICT_VERSION])?;
+    put_dict(t, &catalog::next_id_key(), &next_id.to_be_bytes())
+}
+
+impl std::fmt::Debug for SqlDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlDb").finish()
+    }
+}

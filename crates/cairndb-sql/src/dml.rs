@@ -1,0 +1,548 @@
+//! INSERT, REPLACE, UPDATE and DELETE on the engine's transaction.
+//!
+//! Every write locks the row's primary key (also a key that does not yet
+//! exist, so two inserts of one id serialise and the second sees the
+//! first), reads the latest committed row, and writes the row and its
+//! secondary-index entries in the transaction. A unique secondary index
+//! is checked against the latest data and the transaction's own writes
+//! under a lock on the unique value. The transaction's commit makes the
+//! statement's (or transaction's) writes visible atomically.
+
+use std::collections::HashSet;
+
+use crate::error::{SqlError, SqlResult};
+use crate::exec::{scan_table, select_rows, successor, Effects, Reader, Scratch};
+use crate::expr::{eval, to_i64, truth};
+use crate::keys;
+use crate::output::Output;
+use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, UpdatePlan};
+use crate::row::{self, IndexDef, TableDef};
+use crate::session::Session;
+use crate::types::Value;
+
+/// A row with its sort keys: (keys, (primary key, row)).
+type SortedRow = (Vec<Value>, (Vec<u8>, Vec<Value>));
+
+fn txn<'a>(rd: &'a mut Reader) -> SqlResult<&'a mut cairndb::Transaction> {
+    rd.txn
+        .as_deref_mut()
+        .ok_or_else(|| SqlError::internal("a write outside a transaction"))
+}
+
+/// The unique-value lock key of `ix` for `row` (None when a column is
+/// NULL: NULLs never collide).
+fn unique_prefix(t: &TableDef, ix: &IndexDef, row: &[Value]) -> Option<Vec<u8>> {
+    if ix
+        .columns
+        .iter()
+        .any(|c| row.get(*c).is_none_or(Value::is_null))
+    {
+        return None;
+    }
+    let vals: Vec<Value> = ix.columns.iter().map(|c| row[*c].clone()).collect();
+    let mut k = Vec::new();
+    row::index_prefix(t, ix, &vals, &mut k);
+    Some(k)
+}
+
+/// Checks unique secondary indexes for `row` (whose primary key is
+/// `pk`); returns the first violated index's name and value.
+fn check_unique(
+    rd: &mut Reader,
+    t: &TableDef,
+    row: &[Value],
+    pk: &[u8],
+) -> SqlResult<Option<(String, String)>> {
+    for ix in t.secondary.iter().filter(|ix| ix.unique) {
+        let Some(prefix) = unique_prefix(t, ix, row) else {
+            continue;
+        };
+        // Serialise writers of this unique value.
+        let mut buf = Vec::new();
+        let tx = txn(rd)?;
+        tx.get_for_update_into(&Default::default(), &prefix, true, &mut buf)?;
+        let it_hi = successor(&prefix);
+        let mut it = tx.iter(&cairndb::ReadOptions {
+            iterate_lower_bound: Some(prefix.clone()),
+            iterate_upper_bound: Some(it_hi),
+            ..Default::default()
+        })?;
+        it.seek(&prefix);
+        let mut other = Vec::new();
+        while it.valid() {
+            other.clear();
+            let mut r = vec![Value::Null; t.columns.len()];
+            let hidden =
+                row::decode_secondary_into(t, ix, it.key(), it.value(), &mut r).unwrap_or(0);
+            row::pk_key(t, &r, hidden, &mut other);
+            if other != pk {
+                let shown: Vec<String> = ix.columns.iter().map(|c| row[*c].to_string()).collect();
+                return Ok(Some((ix.name.clone(), shown.join("-"))));
+            }
+            it.next();
+        }
+        it.status()?;
+    }
+    Ok(None)
+}
+
+/// Writes `row`'s secondary entries.
+fn put_secondary(rd: &mut Reader, t: &TableDef, row: &[Value], hidden: u64) -> SqlResult<()> {
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    for ix in &t.secondary {
+        row::secondary_entry(t, ix, row, hidden, &mut k, &mut v);
+        txn(rd)?.put_untracked(&k, &v)?;
+    }
+    Ok(())
+}
+
+/// Deletes `row`'s secondary entries.
+fn delete_secondary(rd: &mut Reader, t: &TableDef, row: &[Value], hidden: u64) -> SqlResult<()> {
+    let (mut k, mut v) = (Vec::new(), Vec::new());
+    for ix in &t.secondary {
+        row::secondary_entry(t, ix, row, hidden, &mut k, &mut v);
+        txn(rd)?.delete_untracked(&k)?;
+    }
+    Ok(())
+}
+
+/// Hidden row id of a decoded row key (tables without a primary key).
+fn hidden_of(t: &TableDef, key: &[u8]) -> u64 {
+    if !t.hidden_pk {
+        return 0;
+    }
+    let mut k = key.get(keys::INDEX_ID_LEN..).unwrap_or_default();
+    keys::get_uint(&mut k, 8).unwrap_or(0)
+}
+
+/// The full row of an INSERT: given values converted, defaults for the
+/// rest, AUTO_INCREMENT generated for 0/NULL.
+fn build_row(
+    s: &Session,
+    t: &TableDef,
+    cols: &[usize],
+    given: Vec<Option<Value>>,
+    row_no: u64,
+    auto_first: &mut Option<u64>,
+) -> SqlResult<Vec<Value>> {
+    let mut row: Vec<Option<Value>> = vec![None; t.columns.len()];
+    for (k, v) in given.into_iter().enumerate() {
+        if let (Some(c), Some(v)) = (cols.get(k), v) {
+            row[*c] = Some(v);
+        }
+    }
+    let mut out = Vec::with_capacity(t.columns.len());
+    for (i, col) in t.columns.iter().enumerate() {
+        let v = match row[i].take() {
+            Some(v) => v,
+            None => match &col.default {
+                Some(d) => d.clone(),
+                None if col.auto_increment || col.nullable => Value::Null,
+                None => {
+                    return Err(SqlError::new(
+                        1364,
+                        "HY000",
+                        format!("Field '{}' doesn't have a default value", col.name),
+                    ))
+                }
+            },
+        };
+        let v = if col.auto_increment {
+            let n = to_i64(&v);
+            match n {
+                None | Some(0) => {
+                    let id = s.db.reserve_ids(t, 1, 1)?;
+                    auto_first.get_or_insert(id);
+                    match col.ty {
+                        crate::types::ColumnType::Int { unsigned: true, .. } => Value::UInt(id),
+                        _ => Value::Int(id as i64),
+                    }
+                }
+                Some(n) => {
+                    if n > 0 {
+                        s.db.note_explicit_id(t, n as u64)?;
+                    }
+                    v
+                }
+            }
+        } else {
+            v
+        };
+        out.push(crate::convert::to_column(v, col, row_no)?);
+    }
+    Ok(out)
+}
+
+/// Runs an INSERT / REPLACE.
+pub(crate) fn insert(
+    s: &Session,
+    rd: &mut Reader,
+    p: &InsertPlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    let t = &p.t.def;
+    let mut sources: Vec<Vec<Option<Value>>> = Vec::new();
+    if let Some(sel) = &p.select {
+        let mut rows = Vec::new();
+        // Read the source at the statement's view, without locks.
+        let lock = rd.lock.take();
+        let mut sub = Scratch::default();
+        let r = select_rows(s, rd, sel, &mut sub, &mut |r| {
+            rows.push(r.iter().cloned().map(Some).collect())
+        });
+        rd.lock = lock;
+        r?;
+        sources = rows;
+    } else {
+        for r in &p.rows {
+            let mut vals = Vec::with_capacity(r.len());
+            for e in r {
+                vals.push(match e {
+                    Some(e) => Some(eval(e, &[], &[], &[], s)?),
+                    None => None,
+                });
+            }
+            sources.push(vals);
+        }
+    }
+    let mut affected = 0u64;
+    let mut auto_first: Option<u64> = None;
+    let (mut k, mut v) = (
+        std::mem::take(&mut scratch.key),
+        std::mem::take(&mut scratch.val),
+    );
+    let mut existing_buf = Vec::new();
+    for (n, given) in sources.into_iter().enumerate() {
+        let row_no = n as u64 + 1;
+        let row = build_row(s, t, &p.cols, given, row_no, &mut auto_first)?;
+        let hidden = if t.hidden_pk {
+            s.db.reserve_ids(t, 1, 1)?
+        } else {
+            0
+        };
+        row::pk_key(t, &row, hidden, &mut k);
+        // Lock the key (also when absent) and read the latest row.
+        let exists = if t.hidden_pk {
+            false
+        } else {
+            txn(rd)?.get_for_update_into(&Default::default(), &k, true, &mut existing_buf)?
+        };
+        if exists {
+            let mut old = vec![Value::Null; t.columns.len()];
+            row::decode_row_into(t, &k, &existing_buf, &mut old, &mut Vec::new())
+                .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", t.name)))?;
+            if p.replace {
+                delete_secondary(rd, t, &old, 0)?;
+                affected += 1;
+            } else if !p.on_dup.is_empty() {
+                // ON DUPLICATE KEY UPDATE: old row slots, then VALUES().
+                let mut ctx = old.clone();
+                ctx.extend(row.iter().cloned());
+                let mut new = old.clone();
+                for (c, e) in &p.on_dup {
+                    let val = eval(e, &ctx, &[], &[], s)?;
+                    new[*c] = crate::convert::to_column(val, &t.columns[*c], row_no)?;
+                    ctx[*c] = new[*c].clone();
+                }
+                if new != old {
+                    update_row(rd, t, &k, &old, &new, row_no)?;
+                    affected += 2;
+                }
+                continue;
+            } else if p.ignore {
+                continue;
+            } else {
+                let shown: Vec<String> = t
+                    .primary
+                    .columns
+                    .iter()
+                    .map(|c| row[*c].to_string())
+                    .collect();
+                return Err(SqlError::duplicate_key(
+                    &shown.join("-"),
+                    &format!("{}.PRIMARY", t.name),
+                ));
+            }
+        }
+        if let Some((ix, val)) = check_unique(rd, t, &row, &k)? {
+            if p.ignore {
+                continue;
+            }
+            if p.replace {
+                return Err(SqlError::unsupported("REPLACE over a unique secondary key"));
+            }
+            return Err(SqlError::duplicate_key(&val, &format!("{}.{ix}", t.name)));
+        }
+        row::row_value(t, &row, &mut v);
+        txn(rd)?.put(&k, &v)?;
+        put_secondary(rd, t, &row, hidden)?;
+        affected += 1;
+    }
+    scratch.key = k;
+    scratch.val = v;
+    let id = auto_first.unwrap_or(0);
+    out.ok(affected, id, 0, "");
+    Ok(Effects {
+        row_count: Some(affected as i64),
+        last_insert_id: auto_first,
+        ..Default::default()
+    })
+}
+
+/// Replaces row `old` (at primary key `k`) with `new`.
+fn update_row(
+    rd: &mut Reader,
+    t: &TableDef,
+    k: &[u8],
+    old: &[Value],
+    new: &[Value],
+    row_no: u64,
+) -> SqlResult<()> {
+    let _ = row_no;
+    let hidden = hidden_of(t, k);
+    let mut nk = Vec::new();
+    row::pk_key(t, new, hidden, &mut nk);
+    if nk != k {
+        // The primary key changes: a delete and an insert.
+        let mut buf = Vec::new();
+        if txn(rd)?.get_for_update_into(&Default::default(), &nk, true, &mut buf)? {
+            let shown: Vec<String> = t
+                .primary
+                .columns
+                .iter()
+                .map(|c| new[*c].to_string())
+                .collect();
+            return Err(SqlError::duplicate_key(
+                &shown.join("-"),
+                &format!("{}.PRIMARY", t.name),
+            ));
+        }
+        txn(rd)?.delete(k)?;
+    }
+    // Unique secondary indexes whose value changes.
+    let changed_unique = t
+        .secondary
+        .iter()
+        .any(|ix| ix.unique && ix.columns.iter().any(|c| old[*c] != new[*c]));
+    if changed_unique {
+        if let Some((ix, val)) = check_unique(rd, t, new, &nk)? {
+            return Err(SqlError::duplicate_key(&val, &format!("{}.{ix}", t.name)));
+        }
+    }
+    let (mut ok, mut ov, mut nkk, mut nv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let pk_changed = nk != k;
+    for ix in &t.secondary {
+        row::secondary_entry(t, ix, old, hidden, &mut ok, &mut ov);
+        row::secondary_entry(t, ix, new, hidden, &mut nkk, &mut nv);
+        if ok != nkk {
+            txn(rd)?.delete_untracked(&ok)?;
+            txn(rd)?.put_untracked(&nkk, &nv)?;
+        } else if ov != nv || pk_changed {
+            txn(rd)?.put_untracked(&nkk, &nv)?;
+        }
+    }
+    let mut v = Vec::new();
+    row::row_value(t, new, &mut v);
+    txn(rd)?.put(&nk, &v)?;
+    Ok(())
+}
+
+/// The rows a scan plan selects, locked: (primary key, row).
+fn locked_rows(
+    s: &Session,
+    rd: &mut Reader,
+    scan: &SelectPlan,
+    scratch: &mut Scratch,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let Some(Source::Table { t, access, .. }) = scan.sources.first() else {
+        return Err(SqlError::internal("scan without a table"));
+    };
+    let limit_early = match &scan.limit {
+        Some(e) => to_i64(&eval(e, &[], &[], &[], s)?)
+            .filter(|n| *n >= 0)
+            .map(|n| n as u64),
+        None => None,
+    };
+    if t.def.hidden_pk {
+        return hidden_rows(s, rd, scan, limit_early, scratch);
+    }
+    let limit = match &scan.limit {
+        Some(e) => Some(
+            to_i64(&eval(e, &[], &[], &[], s)?)
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT"))?
+                as u64,
+        ),
+        None => None,
+    };
+    let mut found = Vec::new();
+    let mut row = vec![Value::Null; scan.width];
+    let ordered = !scan.order.is_empty() && !scan.order_by_index;
+    let def = t.def.clone();
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    scan_table(s, rd, t, access, &mut row, scratch, &mut |_rd, row, _sc| {
+        if let Some(f) = &scan.filter {
+            if truth(&eval(f, row, &[], &scan.types, s)?) != Some(true) {
+                return Ok(true);
+            }
+        }
+        let mut k = Vec::new();
+        row::pk_key(&def, row, 0, &mut k);
+        if !seen.insert(k.clone()) {
+            return Ok(true);
+        }
+        found.push((k, row.clone()));
+        Ok(ordered || limit.is_none_or(|l| (found.len() as u64) < l))
+    })?;
+    if ordered {
+        let types = &scan.types;
+        let mut keyed: Vec<SortedRow> = Vec::new();
+        for (k, r) in found {
+            let ks = scan
+                .order
+                .iter()
+                .map(|(e, _)| eval(e, &r, &[], types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            keyed.push((ks, (k, r)));
+        }
+        keyed.sort_by(|a, b| {
+            for (i, (e, asc)) in scan.order.iter().enumerate() {
+                let coll = crate::expr::collation_of(e, types);
+                let o = crate::expr::compare(&a.0[i], &b.0[i], coll)
+                    .unwrap_or_else(|| a.0[i].is_null().cmp(&b.0[i].is_null()).reverse());
+                let o = if *asc { o } else { o.reverse() };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        found = keyed.into_iter().map(|(_, r)| r).collect();
+        if let Some(l) = limit {
+            found.truncate(l as usize);
+        }
+    }
+    Ok(found)
+}
+
+/// `locked_rows` for a table without a primary key: a full scan that
+/// keeps each row's hidden key.
+fn hidden_rows(
+    s: &Session,
+    rd: &mut Reader,
+    scan: &SelectPlan,
+    limit: Option<u64>,
+    _scratch: &mut Scratch,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let Some(Source::Table { t, .. }) = scan.sources.first() else {
+        return Err(SqlError::internal("scan without a table"));
+    };
+    let def = &t.def;
+    let mut lo = Vec::new();
+    keys::put_index_id(&mut lo, def.primary.id);
+    let mut hi = Vec::new();
+    keys::put_index_id(&mut hi, def.primary.id + 1);
+    let mut it = rd.iter(lo, hi)?;
+    it.seek_to_first();
+    let mut keys_ = Vec::new();
+    while it.valid() {
+        keys_.push(it.key().to_vec());
+        it.next();
+    }
+    it.status()?;
+    drop(it);
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for k in keys_ {
+        if !rd.get(&k, &mut buf)? {
+            continue;
+        }
+        let mut r = vec![Value::Null; def.columns.len()];
+        row::decode_row_into(def, &k, &buf, &mut r, &mut Vec::new())
+            .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", def.name)))?;
+        if let Some(f) = &scan.filter {
+            if truth(&eval(f, &r, &[], &scan.types, s)?) != Some(true) {
+                continue;
+            }
+        }
+        out.push((k, r));
+        if limit.is_some_and(|l| out.len() as u64 >= l) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Runs an UPDATE.
+pub(crate) fn update(
+    s: &Session,
+    rd: &mut Reader,
+    p: &UpdatePlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    let Some(Source::Table { t, .. }) = p.scan.sources.first() else {
+        return Err(SqlError::internal("update without a table"));
+    };
+    let def = t.def.clone();
+    let rows = locked_rows(s, rd, &p.scan, scratch)?;
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for (n, (k, old)) in rows.into_iter().enumerate() {
+        matched += 1;
+        let mut new = old.clone();
+        for (c, e) in &p.sets {
+            // MySQL evaluates assignments left to right over the row as
+            // updated so far.
+            let val = eval(e, &new, &[], &p.scan.types, s)?;
+            new[*c] = crate::convert::to_column(val, &def.columns[*c], n as u64 + 1)?;
+        }
+        if new == old {
+            continue;
+        }
+        update_row(rd, &def, &k, &old, &new, n as u64 + 1)?;
+        changed += 1;
+    }
+    let affected = if s.client_found_rows {
+        matched
+    } else {
+        changed
+    };
+    out.ok(
+        affected,
+        0,
+        0,
+        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+    );
+    Ok(Effects {
+        row_count: Some(affected as i64),
+        ..Default::default()
+    })
+}
+
+/// Runs a DELETE.
+pub(crate) fn delete(
+    s: &Session,
+    rd: &mut Reader,
+    p: &DeletePlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    let Some(Source::Table { t, .. }) = p.scan.sources.first() else {
+        return Err(SqlError::internal("delete without a table"));
+    };
+    let def = t.def.clone();
+    let rows = locked_rows(s, rd, &p.scan, scratch)?;
+    let mut n = 0u64;
+    for (k, old) in rows {
+        let hidden = hidden_of(&def, &k);
+        txn(rd)?.delete(&k)?;
+        delete_secondary(rd, &def, &old, hidden)?;
+        n += 1;
+    }
+    out.ok(n, 0, 0, "");
+    Ok(Effects {
+        row_count: Some(n as i64),
+        ..Default::default()
+    })
+}

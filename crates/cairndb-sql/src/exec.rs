@@ -1,0 +1,1054 @@
+//! Running plans: reading rows through an access path (in the session's
+//! transaction when it has one, with row locks for locking reads and
+//! writes), nested-loop joins, filtering, grouping and aggregates,
+//! DISTINCT, ORDER BY (streamed in index order when the plan says so,
+//! else sorted, bounded by LIMIT), and sending rows to the output.
+//!
+//! Buffers for keys, values and rows live in [`Scratch`] and are reused
+//! from statement to statement, so a primary-key point select allocates
+//! nothing per row once warm.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use cairndb::{DbIterator, ReadOptions, Snapshot, Transaction, TransactionIterator};
+
+use crate::error::{SqlError, SqlResult};
+use crate::expr::{compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr};
+use crate::keys;
+use crate::output::Output;
+use crate::plan::{Access, IndexAccess, Plan, SelectPlan, Source, TableRef};
+use crate::row::{self, ColumnDef, TableDef};
+use crate::session::Session;
+use crate::types::{Collation, ColumnType, StrKind, Value};
+
+/// Reused buffers.
+#[derive(Default)]
+pub struct Scratch {
+    pub(crate) key: Vec<u8>,
+    pub(crate) val: Vec<u8>,
+    pub(crate) row: Vec<Value>,
+    pub(crate) out: Vec<Value>,
+}
+
+/// How rows are read: through the session's transaction (own writes
+/// first) or the database; at a snapshot or the latest; locking or not.
+pub(crate) struct Reader<'a> {
+    pub(crate) db: &'a cairndb::Db,
+    pub(crate) txn: Option<&'a mut Transaction>,
+    pub(crate) snapshot: Option<Snapshot>,
+    /// Some(exclusive): lock each row read and read its latest version.
+    pub(crate) lock: Option<bool>,
+}
+
+/// An iterator of either kind.
+pub(crate) enum RIter {
+    Db(DbIterator),
+    Txn(TransactionIterator),
+}
+
+macro_rules! both {
+    ($s:expr, $i:ident => $e:expr) => {
+        match $s {
+            RIter::Db($i) => $e,
+            RIter::Txn($i) => $e,
+        }
+    };
+}
+
+impl RIter {
+    pub(crate) fn valid(&self) -> bool {
+        both!(self, i => i.valid())
+    }
+    pub(crate) fn key(&self) -> &[u8] {
+        both!(self, i => i.key())
+    }
+    pub(crate) fn value(&self) -> &[u8] {
+        both!(self, i => i.value())
+    }
+    pub(crate) fn next(&mut self) {
+        both!(self, i => i.next())
+    }
+    pub(crate) fn prev(&mut self) {
+        both!(self, i => i.prev())
+    }
+    pub(crate) fn seek_to_first(&mut self) {
+        both!(self, i => i.seek_to_first())
+    }
+    pub(crate) fn seek_to_last(&mut self) {
+        both!(self, i => i.seek_to_last())
+    }
+    pub(crate) fn status(&self) -> SqlResult<()> {
+        both!(self, i => i.status().map_err(SqlError::from))
+    }
+}
+
+impl Reader<'_> {
+    fn read_opts(&self) -> ReadOptions {
+        ReadOptions {
+            snapshot: if self.lock.is_some() {
+                None
+            } else {
+                self.snapshot.clone()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Point read of `key` into `buf`.
+    pub(crate) fn get(&mut self, key: &[u8], buf: &mut Vec<u8>) -> SqlResult<bool> {
+        let ro = self.read_opts();
+        Ok(match (&mut self.txn, self.lock) {
+            (Some(t), Some(x)) => t.get_for_update_into(&ro, key, x, buf)?,
+            (Some(t), None) => t.get_into(&ro, key, buf)?,
+            (None, _) => self.db.get_into(&ro, key, buf)?,
+        })
+    }
+
+    /// An iterator over `[lo, hi)`.
+    pub(crate) fn iter(&self, lo: Vec<u8>, hi: Vec<u8>) -> SqlResult<RIter> {
+        let ro = ReadOptions {
+            iterate_lower_bound: Some(lo),
+            iterate_upper_bound: Some(hi),
+            ..self.read_opts()
+        };
+        Ok(match &self.txn {
+            Some(t) => RIter::Txn(t.iter(&ro)?),
+            None => RIter::Db(self.db.iter(&ro)?),
+        })
+    }
+}
+
+/// The smallest byte string greater than every string starting with `p`.
+pub(crate) fn successor(p: &[u8]) -> Vec<u8> {
+    let mut v = p.to_vec();
+    while let Some(last) = v.pop() {
+        if last != 0xFF {
+            v.push(last + 1);
+            return v;
+        }
+    }
+    vec![0xFF; p.len() + 1]
+}
+
+/// Runs any plan.
+pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResult<()> {
+    let mut txn = s.txn.take();
+    let snapshot = if txn.is_some() {
+        s.txn = txn.take();
+        let snap = match plan {
+            Plan::Select(p) if p.lock.is_none() => s.read_snapshot(),
+            Plan::Insert(p) if p.select.is_some() => s.read_snapshot(),
+            _ => None,
+        };
+        txn = s.txn.take();
+        snap
+    } else {
+        None
+    };
+    let mut scratch = std::mem::take(&mut s.scratch);
+    let db = s.db.clone();
+    let lock = match plan {
+        Plan::Select(p) => p.lock,
+        _ => Some(true),
+    };
+    let mut rd = Reader {
+        db: db.engine().db(),
+        txn: txn.as_mut().map(|t| &mut t.txn),
+        snapshot,
+        lock,
+    };
+    let r = match plan {
+        Plan::Select(p) => run_select(s, &mut rd, p, out, &mut scratch).map(|n| Effects {
+            found_rows: Some(n),
+            ..Default::default()
+        }),
+        Plan::Insert(p) => crate::dml::insert(s, &mut rd, p, out, &mut scratch),
+        Plan::Update(p) => crate::dml::update(s, &mut rd, p, out, &mut scratch),
+        Plan::Delete(p) => crate::dml::delete(s, &mut rd, p, out, &mut scratch),
+    };
+    drop(rd);
+    s.txn = txn;
+    s.scratch = scratch;
+    let e = r?;
+    if let Some(n) = e.found_rows {
+        s.found_rows = n;
+        s.row_count = -1;
+    }
+    if let Some(n) = e.row_count {
+        s.row_count = n;
+    }
+    if let Some(id) = e.last_insert_id {
+        s.last_insert_id = id;
+    }
+    Ok(())
+}
+
+/// What a statement changes in the session.
+#[derive(Default)]
+pub(crate) struct Effects {
+    pub(crate) found_rows: Option<u64>,
+    pub(crate) row_count: Option<i64>,
+    pub(crate) last_insert_id: Option<u64>,
+}
+
+/// Converts `v` to a column's type exactly, for use in a key; None when
+/// the conversion would change the value (the access path then widens).
+pub(crate) fn key_value(col: &ColumnDef, v: &Value) -> Option<Value> {
+    if v.is_null() {
+        return None;
+    }
+    match col.ty {
+        ColumnType::Int { bytes, unsigned } => {
+            let n: i128 = match v {
+                Value::Int(i) => i128::from(*i),
+                Value::UInt(u) => i128::from(*u),
+                Value::Decimal(d, s) => {
+                    let p = 10i128.checked_pow(u32::from(*s))?;
+                    if d % p != 0 {
+                        return None;
+                    }
+                    d / p
+                }
+                Value::Double(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => *f as i128,
+                Value::Str(s) => std::str::from_utf8(s).ok()?.trim().parse::<i128>().ok()?,
+                _ => return None,
+            };
+            let (lo, hi) = ColumnType::int_range(bytes, unsigned);
+            if n < lo || n > hi {
+                return None;
+            }
+            Some(if unsigned {
+                Value::UInt(n as u64)
+            } else {
+                Value::Int(n as i64)
+            })
+        }
+        ColumnType::Str { kind, .. } => match v {
+            Value::Str(s) => {
+                if matches!(kind, StrKind::Char | StrKind::VarChar | StrKind::Text)
+                    && std::str::from_utf8(s).is_err()
+                {
+                    return None;
+                }
+                Some(Value::Str(s.clone()))
+            }
+            _ => None,
+        },
+        ColumnType::Double | ColumnType::Float => match v {
+            Value::Int(i) => Some(Value::Double(*i as f64)),
+            Value::Double(f) => Some(Value::Double(*f)),
+            Value::Decimal(d, s) => Some(Value::Double(*d as f64 / 10f64.powi(i32::from(*s)))),
+            _ => None,
+        }
+        .filter(|_| col.ty == ColumnType::Double),
+        _ => crate::convert::to_column(v.clone(), col, 0)
+            .ok()
+            .filter(|c| compare(c, v, Collation::Binary) == Some(Ordering::Equal)),
+    }
+}
+
+/// Key bytes of a group or DISTINCT value (strings by collation weight).
+fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Str(s) => {
+            out.push(1);
+            let mut w = Vec::new();
+            match coll {
+                Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, &mut w),
+                _ => w.extend_from_slice(s),
+            }
+            keys::put_bytes(out, &w);
+        }
+        Value::Int(i) => {
+            out.push(2);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        Value::UInt(u) if *u <= i64::MAX as u64 => {
+            out.push(2);
+            out.extend_from_slice(&(*u as i64).to_be_bytes());
+        }
+        other => {
+            out.push(3);
+            keys::put_bytes(out, other.to_string().as_bytes());
+        }
+    }
+}
+
+/// One aggregate's running state.
+#[derive(Clone)]
+enum Acc {
+    Count(u64),
+    Sum(Option<Value>),
+    Avg(Option<Value>, u64),
+    MinMax(Option<Value>),
+}
+
+fn new_acc(a: &AggCall) -> Acc {
+    match a.func {
+        AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
+        AggFunc::Sum => Acc::Sum(None),
+        AggFunc::Avg => Acc::Avg(None, 0),
+        AggFunc::Min | AggFunc::Max => Acc::MinMax(None),
+    }
+}
+
+fn add(a: &Value, b: &Value) -> SqlResult<Value> {
+    // Integers sum as decimals (MySQL's SUM of INT is DECIMAL).
+    let a = match a {
+        Value::Int(i) => Value::Decimal(i128::from(*i), 0),
+        Value::UInt(u) => Value::Decimal(i128::from(*u), 0),
+        o => o.clone(),
+    };
+    eval(
+        &Expr::Binary(
+            crate::expr::BinOp::Add,
+            Box::new(Expr::Const(a)),
+            Box::new(Expr::Const(b.clone())),
+        ),
+        &[],
+        &[],
+        &[],
+        &NoEnv,
+    )
+}
+
+struct NoEnv;
+impl Env for NoEnv {
+    fn params(&self) -> &[Value] {
+        &[]
+    }
+    fn sys_var(&self, name: &str) -> SqlResult<Value> {
+        Err(SqlError::internal(format!("no variable {name} here")))
+    }
+    fn user_var(&self, _: &str) -> Value {
+        Value::Null
+    }
+    fn database(&self) -> Option<String> {
+        None
+    }
+    fn connection_id(&self) -> u64 {
+        0
+    }
+    fn last_insert_id(&self) -> u64 {
+        0
+    }
+    fn user(&self) -> String {
+        String::new()
+    }
+    fn found_rows(&self) -> u64 {
+        0
+    }
+    fn row_count(&self) -> i64 {
+        0
+    }
+}
+
+fn numeric(v: Value) -> Value {
+    match v {
+        Value::Str(s) => Value::Double(crate::expr::str_to_f64(&s)),
+        Value::Date(_) | Value::DateTime(_) => Value::Int(to_i64(&v).unwrap_or(0)),
+        o => o,
+    }
+}
+
+fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
+    match acc {
+        Acc::Count(n) => {
+            if a.func == AggFunc::CountStar || v.as_ref().is_some_and(|v| !v.is_null()) {
+                *n += 1;
+            }
+        }
+        Acc::Sum(s) => {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                let v = numeric(v);
+                *s = Some(match s.take() {
+                    None => add(&Value::Int(0), &v)?,
+                    Some(cur) => add(&cur, &v)?,
+                });
+            }
+        }
+        Acc::Avg(s, n) => {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                let v = numeric(v);
+                *s = Some(match s.take() {
+                    None => add(&Value::Int(0), &v)?,
+                    Some(cur) => add(&cur, &v)?,
+                });
+                *n += 1;
+            }
+        }
+        Acc::MinMax(m) => {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                let replace = match m {
+                    None => true,
+                    Some(cur) => {
+                        let o = compare(&v, cur, coll);
+                        if a.func == AggFunc::Min {
+                            o == Some(Ordering::Less)
+                        } else {
+                            o == Some(Ordering::Greater)
+                        }
+                    }
+                };
+                if replace {
+                    *m = Some(v);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn finish(acc: &Acc) -> SqlResult<Value> {
+    Ok(match acc {
+        Acc::Count(n) => Value::Int(*n as i64),
+        Acc::Sum(s) => s.clone().unwrap_or(Value::Null),
+        Acc::Avg(None, _) | Acc::Avg(_, 0) => Value::Null,
+        Acc::Avg(Some(s), n) => eval(
+            &Expr::Binary(
+                crate::expr::BinOp::Div,
+                Box::new(Expr::Const(s.clone())),
+                Box::new(Expr::Const(Value::Int(*n as i64))),
+            ),
+            &[],
+            &[],
+            &[],
+            &NoEnv,
+        )?,
+        Acc::MinMax(m) => m.clone().unwrap_or(Value::Null),
+    })
+}
+
+struct Group {
+    row: Vec<Value>,
+    accs: Vec<Acc>,
+    seen: Vec<Option<std::collections::HashSet<Vec<u8>>>>,
+}
+
+/// Evaluates a LIMIT / OFFSET expression.
+fn count_of(e: &Option<Expr>, env: &dyn Env) -> SqlResult<Option<u64>> {
+    match e {
+        None => Ok(None),
+        Some(x) => {
+            let v = eval(x, &[], &[], &[], env)?;
+            match to_i64(&v) {
+                Some(n) if n >= 0 => Ok(Some(n as u64)),
+                _ => Err(SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT")),
+            }
+        }
+    }
+}
+
+/// Runs a SELECT, sending its result set; returns the rows sent.
+pub(crate) fn run_select(
+    s: &Session,
+    rd: &mut Reader,
+    p: &SelectPlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<u64> {
+    out.columns(&p.columns);
+    let mut rows_out = 0u64;
+    let mut emit = |vals: &[Value]| {
+        out.row(vals);
+        rows_out += 1;
+    };
+    select_rows(s, rd, p, scratch, &mut emit)?;
+    out.end(0);
+    Ok(rows_out)
+}
+
+/// Produces a SELECT's output rows (after grouping, ordering, DISTINCT
+/// and LIMIT) to `emit`.
+pub(crate) fn select_rows(
+    s: &Session,
+    rd: &mut Reader,
+    p: &SelectPlan,
+    scratch: &mut Scratch,
+    emit: &mut dyn FnMut(&[Value]),
+) -> SqlResult<()> {
+    let limit = count_of(&p.limit, s)?;
+    let offset = count_of(&p.offset, s)?.unwrap_or(0);
+    if limit == Some(0) {
+        return Ok(());
+    }
+    // Derived tables first.
+    let mut derived: Vec<Vec<Vec<Value>>> = Vec::new();
+    for src in &p.sources {
+        if let Source::Derived {
+            plan, rows: fixed, ..
+        } = src
+        {
+            match plan {
+                Some(plan) => {
+                    let mut rows = Vec::new();
+                    let mut sub = Scratch::default();
+                    select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+                    derived.push(rows);
+                }
+                None => derived.push(fixed.clone()),
+            }
+        }
+    }
+    let sorted = !p.order.is_empty() && !p.order_by_index;
+    let grouped = p.grouped();
+    let mut row = std::mem::take(&mut scratch.row);
+    row.clear();
+    row.resize(p.width, Value::Null);
+    let mut proj_row = std::mem::take(&mut scratch.out);
+
+    // Consumers.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut buffered: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    let mut skipped = 0u64;
+    let mut sent = 0u64;
+    let stream_limit = if !sorted && !grouped {
+        limit.map(|l| l + offset)
+    } else {
+        None
+    };
+    let types = &p.types;
+    let mut produced = 0u64;
+    let mut err: Option<SqlError> = None;
+    {
+        let mut sink = |r: &[Value]| -> SqlResult<bool> {
+            if let Some(f) = &p.filter {
+                if truth(&eval(f, r, &[], types, s)?) != Some(true) {
+                    return Ok(true);
+                }
+            }
+            if grouped {
+                let mut gk = Vec::new();
+                for g in &p.group {
+                    let v = eval(g, r, &[], types, s)?;
+                    group_key(&mut gk, &v, crate::expr::collation_of(g, types));
+                }
+                let gi = match group_index.get(&gk) {
+                    Some(i) => *i,
+                    None => {
+                        groups.push(Group {
+                            row: r.to_vec(),
+                            accs: p.aggs.iter().map(new_acc).collect(),
+                            seen: p
+                                .aggs
+                                .iter()
+                                .map(|a| a.distinct.then(std::collections::HashSet::new))
+                                .collect(),
+                        });
+                        group_index.insert(gk, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                let g = &mut groups[gi];
+                for (k, a) in p.aggs.iter().enumerate() {
+                    let v = match &a.arg {
+                        Some(e) => Some(eval(e, r, &[], types, s)?),
+                        None => None,
+                    };
+                    if let (Some(set), Some(v)) = (g.seen[k].as_mut(), v.as_ref()) {
+                        if v.is_null() {
+                            continue;
+                        }
+                        let mut kb = Vec::new();
+                        group_key(&mut kb, v, Collation::Utf8mb4GeneralCi);
+                        if !set.insert(kb) {
+                            continue;
+                        }
+                    }
+                    let coll = a.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
+                        crate::expr::collation_of(e, types)
+                    });
+                    feed(&mut g.accs[k], a, v, coll)?;
+                }
+                return Ok(true);
+            }
+            produced += 1;
+            proj_row.resize(p.proj.len(), Value::Null);
+            for (k, e) in p.proj.iter().enumerate() {
+                match e {
+                    Expr::Column(i) => assign(&mut proj_row[k], r.get(*i).unwrap_or(&Value::Null)),
+                    other => proj_row[k] = eval(other, r, &[], types, s)?,
+                }
+            }
+            if p.distinct {
+                let mut kb = Vec::new();
+                for (k, v) in proj_row.iter().enumerate() {
+                    group_key(&mut kb, v, crate::expr::collation_of(&p.proj[k], types));
+                }
+                if !seen.insert(kb) {
+                    return Ok(true);
+                }
+            }
+            if sorted {
+                let keys = p
+                    .order
+                    .iter()
+                    .map(|(e, _)| eval(e, r, &[], types, s))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                buffered.push((keys, proj_row.clone()));
+                // A bounded sort: keep the buffer near the limit.
+                if let Some(l) = limit {
+                    let keep = (l + offset) as usize;
+                    if buffered.len() >= keep.saturating_mul(2).max(1024) {
+                        sort_rows(&mut buffered, &p.order, types);
+                        buffered.truncate(keep);
+                    }
+                }
+                return Ok(true);
+            }
+            if skipped < offset {
+                skipped += 1;
+                return Ok(true);
+            }
+            emit(&proj_row);
+            sent += 1;
+            Ok(stream_limit.is_none_or(|l| skipped + sent < l))
+        };
+        if p.sources.is_empty() {
+            sink(&row)?;
+        } else if let Err(e) = join(s, rd, p, 0, &mut row, &derived, scratch, &mut sink) {
+            err = Some(e);
+        }
+    }
+    scratch.row = row;
+    if let Some(e) = err {
+        scratch.out = proj_row;
+        return Err(e);
+    }
+    let _ = produced;
+    if grouped {
+        // An aggregate without GROUP BY over no rows still has one row.
+        if groups.is_empty() && p.group.is_empty() {
+            groups.push(Group {
+                row: vec![Value::Null; p.width],
+                accs: p.aggs.iter().map(new_acc).collect(),
+                seen: Vec::new(),
+            });
+        }
+        for g in &groups {
+            let aggs = g.accs.iter().map(finish).collect::<SqlResult<Vec<_>>>()?;
+            if let Some(h) = &p.having {
+                if truth(&eval(h, &g.row, &aggs, types, s)?) != Some(true) {
+                    continue;
+                }
+            }
+            let vals = p
+                .proj
+                .iter()
+                .map(|e| eval(e, &g.row, &aggs, types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            if p.distinct {
+                let mut kb = Vec::new();
+                for v in &vals {
+                    group_key(&mut kb, v, Collation::Utf8mb4GeneralCi);
+                }
+                if !seen.insert(kb) {
+                    continue;
+                }
+            }
+            let keys = p
+                .order
+                .iter()
+                .map(|(e, _)| eval(e, &g.row, &aggs, types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            buffered.push((keys, vals));
+        }
+        if !p.order.is_empty() {
+            sort_rows(&mut buffered, &p.order, types);
+        }
+    } else if sorted {
+        sort_rows(&mut buffered, &p.order, types);
+    }
+    if grouped || sorted {
+        let start = (offset as usize).min(buffered.len());
+        let end = match limit {
+            Some(l) => (start + l as usize).min(buffered.len()),
+            None => buffered.len(),
+        };
+        for (_, vals) in buffered.get(start..end).unwrap_or_default() {
+            emit(vals);
+        }
+    }
+    scratch.out = proj_row;
+    Ok(())
+}
+
+fn sort_rows(
+    rows: &mut [(Vec<Value>, Vec<Value>)],
+    order: &[(Expr, bool)],
+    types: &[Option<ColumnType>],
+) {
+    rows.sort_by(|a, b| {
+        for (k, (e, asc)) in order.iter().enumerate() {
+            let coll = crate::expr::collation_of(e, types);
+            let (x, y) = (&a.0[k], &b.0[k]);
+            let o = match (x.is_null(), y.is_null()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Less,
+                (false, true) => Ordering::Greater,
+                _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
+            };
+            let o = if *asc { o } else { o.reverse() };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+}
+
+/// Copies `v` into `slot`, reusing a string buffer already there.
+pub(crate) fn assign(slot: &mut Value, v: &Value) {
+    match (slot, v) {
+        (Value::Str(dst), Value::Str(src)) => {
+            dst.clear();
+            dst.extend_from_slice(src);
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+type Sink<'a> = dyn FnMut(&[Value]) -> SqlResult<bool> + 'a;
+
+/// The nested loop over `p.sources[level..]`; returns false to stop.
+#[allow(clippy::too_many_arguments)]
+fn join(
+    s: &Session,
+    rd: &mut Reader,
+    p: &SelectPlan,
+    level: usize,
+    row: &mut Vec<Value>,
+    derived: &[Vec<Vec<Value>>],
+    scratch: &mut Scratch,
+    sink: &mut Sink,
+) -> SqlResult<bool> {
+    let Some(src) = p.sources.get(level) else {
+        return sink(row);
+    };
+    match src {
+        Source::Derived {
+            offset,
+            width,
+            left,
+            on,
+            ..
+        } => {
+            let di = p.sources[..level]
+                .iter()
+                .filter(|s| matches!(s, Source::Derived { .. }))
+                .count();
+            let mut matched = false;
+            for r in derived.get(di).map(Vec::as_slice).unwrap_or_default() {
+                for (k, v) in r.iter().enumerate() {
+                    row[offset + k] = v.clone();
+                }
+                if let Some(c) = on {
+                    if truth(&eval(c, row, &[], &p.types, s)?) != Some(true) {
+                        continue;
+                    }
+                }
+                matched = true;
+                if !join(s, rd, p, level + 1, row, derived, scratch, sink)? {
+                    return Ok(false);
+                }
+            }
+            if *left && !matched {
+                for k in 0..*width {
+                    row[offset + k] = Value::Null;
+                }
+                return join(s, rd, p, level + 1, row, derived, scratch, sink);
+            }
+            Ok(true)
+        }
+        Source::Table {
+            t,
+            access,
+            left,
+            on,
+        } => {
+            let mut matched = false;
+            let mut cont = true;
+            let single = p.sources.len() == 1;
+            let mut each =
+                |rd: &mut Reader, row: &mut Vec<Value>, scratch: &mut Scratch| -> SqlResult<bool> {
+                    if let Some(c) = on {
+                        if truth(&eval(c, row, &[], &p.types, s)?) != Some(true) {
+                            return Ok(true);
+                        }
+                    }
+                    matched = true;
+                    join(s, rd, p, level + 1, row, derived, scratch, sink)
+                };
+            let _ = single;
+            scan_table(s, rd, t, access, row, scratch, &mut |rd, row, scratch| {
+                let r = each(rd, row, scratch)?;
+                if !r {
+                    cont = false;
+                }
+                Ok(r)
+            })?;
+            if !cont {
+                return Ok(false);
+            }
+            if *left && !matched {
+                for k in 0..t.def.columns.len() {
+                    row[t.offset + k] = Value::Null;
+                }
+                return join(s, rd, p, level + 1, row, derived, scratch, sink);
+            }
+            Ok(true)
+        }
+    }
+}
+
+type RowFn<'a> = dyn FnMut(&mut Reader, &mut Vec<Value>, &mut Scratch) -> SqlResult<bool> + 'a;
+
+/// Decodes a primary-key entry into the row's slots of table `t`.
+fn decode_into(
+    t: &TableRef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut [Value],
+    tmp: &mut Vec<Value>,
+) -> SqlResult<()> {
+    let n = t.def.columns.len();
+    let dst = row
+        .get_mut(t.offset..t.offset + n)
+        .ok_or_else(|| SqlError::internal("row slots"))?;
+    row::decode_row_into(&t.def, key, value, dst, tmp).ok_or_else(|| {
+        SqlError::internal(format!(
+            "row of table {} is damaged (key {})",
+            t.def.name,
+            key.escape_ascii()
+        ))
+    })?;
+    Ok(())
+}
+
+/// Enumerates the rows of table `t` through `access`, writing each into
+/// `row` and calling `f`; stops when `f` returns false.
+pub(crate) fn scan_table(
+    s: &Session,
+    rd: &mut Reader,
+    t: &TableRef,
+    access: &Access,
+    row: &mut Vec<Value>,
+    scratch: &mut Scratch,
+    f: &mut RowFn,
+) -> SqlResult<()> {
+    let def = t.def.clone();
+    let ia = match access {
+        Access::Full => None,
+        Access::Index(ia) => Some(ia),
+    };
+    // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
+    let ranges = match ia {
+        None => vec![full_range(def.primary.id)],
+        Some(ia) => match index_ranges(s, &def, ia, row)? {
+            Some(r) => r,
+            None => vec![full_range(index_id_of(&def, ia.index))],
+        },
+    };
+    let index = ia.and_then(|ia| ia.index);
+    let covering = ia.is_some_and(|ia| ia.covering);
+    let reverse = ia.is_some_and(|ia| ia.reverse);
+    let mut tmp = Vec::new();
+    let mut key = std::mem::take(&mut scratch.key);
+    let mut val = std::mem::take(&mut scratch.val);
+    let result = (|| -> SqlResult<()> {
+        for (lo, hi, point) in ranges {
+            if point && index.is_none() {
+                // Primary-key point read.
+                if rd.get(&lo, &mut val)? {
+                    decode_into(t, &lo, &val, row, &mut tmp)?;
+                    if !f(rd, row, scratch)? {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+            let mut it = rd.iter(lo, hi)?;
+            if reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            while it.valid() {
+                match index {
+                    None => {
+                        if rd.lock.is_some() {
+                            // Lock the row and read its latest version.
+                            key.clear();
+                            key.extend_from_slice(it.key());
+                            if rd.get(&key, &mut val)? {
+                                decode_into(t, &key, &val, row, &mut tmp)?;
+                            } else {
+                                advance(&mut it, reverse);
+                                continue;
+                            }
+                        } else {
+                            decode_into(t, it.key(), it.value(), row, &mut tmp)?;
+                        }
+                    }
+                    Some(i) => {
+                        let ix = &def.secondary[i];
+                        let n = def.columns.len();
+                        let dst = row
+                            .get_mut(t.offset..t.offset + n)
+                            .ok_or_else(|| SqlError::internal("row slots"))?;
+                        let hidden =
+                            row::decode_secondary_into(&def, ix, it.key(), it.value(), dst)
+                                .ok_or_else(|| {
+                                    SqlError::internal(format!(
+                                        "index {} of table {} is damaged",
+                                        ix.name, def.name
+                                    ))
+                                })?;
+                        if !covering || rd.lock.is_some() {
+                            let pkvals: Vec<Value> = row[t.offset..t.offset + n].to_vec();
+                            row::pk_key(&def, &pkvals, hidden, &mut key);
+                            if !rd.get(&key, &mut val)? {
+                                // The index entry outlived its row (a
+                                // concurrent delete): skip it.
+                                advance(&mut it, reverse);
+                                continue;
+                            }
+                            decode_into(t, &key, &val, row, &mut tmp)?;
+                        }
+                    }
+                }
+                if !f(rd, row, scratch)? {
+                    return Ok(());
+                }
+                advance(&mut it, reverse);
+            }
+            it.status()?;
+        }
+        Ok(())
+    })();
+    scratch.key = key;
+    scratch.val = val;
+    result
+}
+
+fn advance(it: &mut RIter, reverse: bool) {
+    if reverse {
+        it.prev()
+    } else {
+        it.next()
+    }
+}
+
+fn index_id_of(def: &TableDef, index: Option<usize>) -> u32 {
+    match index {
+        None => def.primary.id,
+        Some(i) => def.secondary.get(i).map_or(def.primary.id, |ix| ix.id),
+    }
+}
+
+/// A key range to read: `[lo, hi)`, or the single key `lo` when the
+/// flag is set (a primary-key point).
+type KeyRange = (Vec<u8>, Vec<u8>, bool);
+
+fn full_range(id: u32) -> KeyRange {
+    let mut lo = Vec::new();
+    keys::put_index_id(&mut lo, id);
+    let mut hi = Vec::new();
+    keys::put_index_id(&mut hi, id + 1);
+    (lo, hi, false)
+}
+
+/// The byte ranges of an index access for the current outer row; None
+/// when a bound cannot be encoded exactly (the caller scans the whole
+/// index and the filter decides).
+fn index_ranges(
+    s: &Session,
+    def: &TableDef,
+    ia: &IndexAccess,
+    outer: &[Value],
+) -> SqlResult<Option<Vec<KeyRange>>> {
+    let ix = match ia.index {
+        None => &def.primary,
+        Some(i) => &def.secondary[i],
+    };
+    let mut prefix = Vec::with_capacity(32);
+    keys::put_index_id(&mut prefix, ix.id);
+    for (k, e) in ia.eq.iter().enumerate() {
+        let v = eval(e, outer, &[], &[], s)?;
+        if v.is_null() {
+            // `col = NULL` matches nothing.
+            return Ok(Some(Vec::new()));
+        }
+        let col = &def.columns[ix.columns[k]];
+        let Some(kv) = key_value(col, &v) else {
+            return Ok(None);
+        };
+        row::put_key_value(&mut prefix, &col.ty, col.nullable, &kv);
+    }
+    let pk_point = ia.index.is_none() && ia.eq.len() == ix.columns.len();
+    if pk_point {
+        return Ok(Some(vec![(prefix, Vec::new(), true)]));
+    }
+    let next = ix.columns.get(ia.eq.len()).map(|c| &def.columns[*c]);
+    if let (Some(list), Some(col)) = (&ia.in_list, next) {
+        let mut keys_: Vec<Vec<u8>> = Vec::new();
+        for e in list {
+            let v = eval(e, outer, &[], &[], s)?;
+            if v.is_null() {
+                continue;
+            }
+            let Some(kv) = key_value(col, &v) else {
+                return Ok(None);
+            };
+            let mut k = prefix.clone();
+            row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
+            keys_.push(k);
+        }
+        keys_.sort();
+        keys_.dedup();
+        let point = ia.index.is_none() && ia.eq.len() + 1 == ix.columns.len();
+        return Ok(Some(
+            keys_
+                .into_iter()
+                .map(|k| {
+                    let hi = successor(&k);
+                    (k, hi, point)
+                })
+                .collect(),
+        ));
+    }
+    let mut lo = prefix.clone();
+    let mut hi = successor(&prefix);
+    if let Some(col) = next {
+        if let Some((e, incl)) = &ia.lo {
+            let v = eval(e, outer, &[], &[], s)?;
+            if v.is_null() {
+                return Ok(Some(Vec::new()));
+            }
+            if let Some(kv) = key_value(col, &v) {
+                let mut k = prefix.clone();
+                row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
+                lo = if *incl { k } else { successor(&k) };
+            }
+        }
+        if let Some((e, incl)) = &ia.hi {
+            let v = eval(e, outer, &[], &[], s)?;
+            if v.is_null() {
+                return Ok(Some(Vec::new()));
+            }
+            if let Some(kv) = key_value(col, &v) {
+                let mut k = prefix.clone();
+                row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
+                hi = if *incl { successor(&k) } else { k };
+            }
+        }
+    }
+    if lo >= hi {
+        return Ok(Some(Vec::new()));
+    }
+    Ok(Some(vec![(lo, hi, false)]))
+}

@@ -1,0 +1,1420 @@
+//! Expressions: compiled from the parser's AST against a scope of
+//! columns (so a cached plan evaluates without name lookups), and
+//! evaluated with MySQL's semantics: three-valued logic, NULL
+//! propagation, numeric comparison of mixed types, string comparison
+//! under the column's collation (`utf8mb4_general_ci` by default),
+//! integer overflow as an error.
+//!
+//! No locks, no I/O; evaluation allocates only for string results.
+
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+
+use crate::error::{SqlError, SqlResult};
+use crate::types::{format_decimal, Collation, ColumnType, Value};
+
+/// A column visible to an expression: the row slot it reads.
+#[derive(Debug, Clone)]
+pub struct ScopeColumn {
+    /// Table alias (or name) it belongs to, lower-case.
+    pub table: String,
+    /// Column name as created.
+    pub name: String,
+    /// Its type, when it comes from a table.
+    pub ty: Option<ColumnType>,
+}
+
+/// The columns an expression may name, in row-slot order.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Slots.
+    pub cols: Vec<ScopeColumn>,
+}
+
+impl Scope {
+    /// The slot of `table.name` (table None: any table; ambiguous names
+    /// are an error).
+    pub fn resolve(&self, table: Option<&str>, name: &str) -> SqlResult<usize> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if c.name.eq_ignore_ascii_case(name)
+                && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t))
+            {
+                if found.is_some() {
+                    return Err(SqlError::new(
+                        1052,
+                        "23000",
+                        format!("Column '{name}' in field list is ambiguous"),
+                    ));
+                }
+                found = Some(i);
+            }
+        }
+        found.ok_or_else(|| {
+            let full = match table {
+                Some(t) => format!("{t}.{name}"),
+                None => name.to_string(),
+            };
+            SqlError::unknown_column(&full, "field list")
+        })
+    }
+}
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (decimal or double result)
+    Div,
+    /// `DIV`
+    IntDiv,
+    /// `%`, MOD
+    Mod,
+    /// `=`
+    Eq,
+    /// `<=>` (NULL-safe)
+    NullSafeEq,
+    /// `<>`, `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// AND
+    And,
+    /// OR
+    Or,
+    /// XOR
+    Xor,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+}
+
+/// Built-in scalar functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    /// CONCAT
+    Concat,
+    /// LENGTH / OCTET_LENGTH (bytes)
+    Length,
+    /// CHAR_LENGTH
+    CharLength,
+    /// UPPER / UCASE
+    Upper,
+    /// LOWER / LCASE
+    Lower,
+    /// SUBSTRING / SUBSTR / MID
+    Substring,
+    /// IFNULL
+    IfNull,
+    /// COALESCE
+    Coalesce,
+    /// IF
+    If,
+    /// NULLIF
+    NullIf,
+    /// ABS
+    Abs,
+    /// ROUND
+    Round,
+    /// FLOOR
+    Floor,
+    /// CEIL / CEILING
+    Ceil,
+    /// DATABASE / SCHEMA
+    Database,
+    /// VERSION
+    Version,
+    /// CONNECTION_ID
+    ConnectionId,
+    /// LAST_INSERT_ID
+    LastInsertId,
+    /// USER / CURRENT_USER / SESSION_USER / SYSTEM_USER
+    User,
+    /// NOW / CURRENT_TIMESTAMP / SYSDATE / LOCALTIMESTAMP
+    Now,
+    /// CURDATE / CURRENT_DATE
+    CurDate,
+    /// UNIX_TIMESTAMP()
+    UnixTimestamp,
+    /// GREATEST
+    Greatest,
+    /// LEAST
+    Least,
+    /// TRIM
+    Trim,
+    /// FOUND_ROWS (rows of the last SELECT)
+    FoundRows,
+    /// ROW_COUNT (rows changed by the last statement)
+    RowCount,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone)]
+pub enum Expr {
+    /// A constant.
+    Const(Value),
+    /// A row slot.
+    Column(usize),
+    /// A `?` parameter of a prepared statement.
+    Param(usize),
+    /// A system variable (`@@name`, lower-case, without scope).
+    SysVar(String),
+    /// A user variable (`@name`).
+    UserVar(String),
+    /// `NOT e`
+    Not(Box<Expr>),
+    /// `-e`
+    Neg(Box<Expr>),
+    /// `a op b`
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `e IS [NOT] NULL`
+    IsNull(Box<Expr>, bool),
+    /// `e [NOT] IN (list)`
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// `e [NOT] BETWEEN lo AND hi`
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    /// `e [NOT] LIKE pattern`
+    Like(Box<Expr>, Box<Expr>, bool),
+    /// `CASE [operand] WHEN .. THEN .. ELSE .. END`
+    Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
+    /// A scalar function.
+    Func(Func, Vec<Expr>),
+    /// The result of aggregate number `n` (in a grouped query).
+    Agg(usize),
+    /// `CAST(e AS type)`: Signed, Unsigned, Char, Decimal, Double, Date, DateTime.
+    Cast(Box<Expr>, CastTo),
+}
+
+/// Targets of CAST / CONVERT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastTo {
+    /// SIGNED [INTEGER]
+    Signed,
+    /// UNSIGNED [INTEGER]
+    Unsigned,
+    /// CHAR / BINARY
+    Char,
+    /// DECIMAL(p, s)
+    Decimal(u8),
+    /// DOUBLE / FLOAT / REAL
+    Double,
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    /// COUNT(*)
+    CountStar,
+    /// COUNT(e)
+    Count,
+    /// SUM
+    Sum,
+    /// AVG
+    Avg,
+    /// MIN
+    Min,
+    /// MAX
+    Max,
+}
+
+/// An aggregate call found while compiling a grouped query.
+#[derive(Debug, Clone)]
+pub struct AggCall {
+    /// Which.
+    pub func: AggFunc,
+    /// Its argument (None for COUNT(*)).
+    pub arg: Option<Expr>,
+    /// DISTINCT.
+    pub distinct: bool,
+}
+
+/// What evaluation may read besides the row.
+pub trait Env {
+    /// Parameters of the executing statement.
+    fn params(&self) -> &[Value];
+    /// A system variable's value.
+    fn sys_var(&self, name: &str) -> SqlResult<Value>;
+    /// A user variable's value (NULL when unset).
+    fn user_var(&self, name: &str) -> Value;
+    /// The current database.
+    fn database(&self) -> Option<String>;
+    /// The connection id.
+    fn connection_id(&self) -> u64;
+    /// LAST_INSERT_ID().
+    fn last_insert_id(&self) -> u64;
+    /// The user name.
+    fn user(&self) -> String;
+    /// Rows the last SELECT returned / the last statement changed.
+    fn found_rows(&self) -> u64;
+    /// ROW_COUNT().
+    fn row_count(&self) -> i64;
+}
+
+/// Compiles parser expressions against a scope.
+pub struct Compiler<'a> {
+    /// Columns an expression may name.
+    pub scope: &'a Scope,
+    /// Aggregates met (when `allow_agg`).
+    pub aggs: Vec<AggCall>,
+    /// Whether aggregates may appear.
+    pub allow_agg: bool,
+    /// Next `?` parameter number.
+    pub next_param: usize,
+}
+
+impl<'a> Compiler<'a> {
+    /// A compiler over `scope`.
+    pub fn new(scope: &'a Scope) -> Self {
+        Compiler {
+            scope,
+            aggs: Vec::new(),
+            allow_agg: false,
+            next_param: 0,
+        }
+    }
+
+    /// Compiles one expression.
+    pub fn compile(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => self.identifier(None, id)?,
+            A::CompoundIdentifier(parts) => match parts.as_slice() {
+                // `@@session.name`, `@@global.name`.
+                [t, c] if t.quote_style.is_none() && t.value.starts_with("@@") => {
+                    Expr::SysVar(c.value.to_lowercase())
+                }
+                [t, c] => self.identifier(Some(&t.value), c)?,
+                [_db, t, c] => self.identifier(Some(&t.value), c)?,
+                _ => return Err(SqlError::unsupported(e)),
+            },
+            A::Value(v) => self.value(&v.value)?,
+            A::Nested(inner) => self.compile(inner)?,
+            A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
+            A::IsNotNull(x) => Expr::IsNull(Box::new(self.compile(x)?), true),
+            A::IsTrue(x) => self.truth(x, true, false)?,
+            A::IsNotTrue(x) => self.truth(x, true, true)?,
+            A::IsFalse(x) => self.truth(x, false, false)?,
+            A::IsNotFalse(x) => self.truth(x, false, true)?,
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => Expr::InList(
+                Box::new(self.compile(expr)?),
+                list.iter()
+                    .map(|x| self.compile(x))
+                    .collect::<SqlResult<_>>()?,
+                *negated,
+            ),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(low)?),
+                Box::new(self.compile(high)?),
+                *negated,
+            ),
+            A::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char: None,
+            } => Expr::Like(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(pattern)?),
+                *negated,
+            ),
+            A::BinaryOp { left, op, right } => {
+                let op = match op {
+                    ast::BinaryOperator::Plus => BinOp::Add,
+                    ast::BinaryOperator::Minus => BinOp::Sub,
+                    ast::BinaryOperator::Multiply => BinOp::Mul,
+                    ast::BinaryOperator::Divide => BinOp::Div,
+                    ast::BinaryOperator::Modulo => BinOp::Mod,
+                    ast::BinaryOperator::MyIntegerDivide => BinOp::IntDiv,
+                    ast::BinaryOperator::Eq => BinOp::Eq,
+                    ast::BinaryOperator::Spaceship => BinOp::NullSafeEq,
+                    ast::BinaryOperator::NotEq => BinOp::Ne,
+                    ast::BinaryOperator::Lt => BinOp::Lt,
+                    ast::BinaryOperator::LtEq => BinOp::Le,
+                    ast::BinaryOperator::Gt => BinOp::Gt,
+                    ast::BinaryOperator::GtEq => BinOp::Ge,
+                    ast::BinaryOperator::And => BinOp::And,
+                    ast::BinaryOperator::Or => BinOp::Or,
+                    ast::BinaryOperator::Xor => BinOp::Xor,
+                    ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+                    ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
+                    ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                };
+                Expr::Binary(
+                    op,
+                    Box::new(self.compile(left)?),
+                    Box::new(self.compile(right)?),
+                )
+            }
+            A::UnaryOp { op, expr } => match op {
+                ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                    Expr::Not(Box::new(self.compile(expr)?))
+                }
+                ast::UnaryOperator::Minus => match self.compile(expr)? {
+                    Expr::Const(Value::Int(i)) => Expr::Const(Value::Int(-i)),
+                    Expr::Const(Value::Decimal(d, s)) => Expr::Const(Value::Decimal(-d, s)),
+                    Expr::Const(Value::Double(f)) => Expr::Const(Value::Double(-f)),
+                    Expr::Const(Value::UInt(u)) if u == 1u64 << 63 => {
+                        Expr::Const(Value::Int(i64::MIN))
+                    }
+                    x => Expr::Neg(Box::new(x)),
+                },
+                ast::UnaryOperator::Plus => self.compile(expr)?,
+                other => return Err(SqlError::unsupported(format!("operator {other}"))),
+            },
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = match operand {
+                    Some(o) => Some(Box::new(self.compile(o)?)),
+                    None => None,
+                };
+                let mut arms = Vec::new();
+                for w in conditions {
+                    arms.push((self.compile(&w.condition)?, self.compile(&w.result)?));
+                }
+                let els = match else_result {
+                    Some(x) => Some(Box::new(self.compile(x)?)),
+                    None => None,
+                };
+                Expr::Case(operand, arms, els)
+            }
+            A::Cast {
+                expr, data_type, ..
+            } => Expr::Cast(Box::new(self.compile(expr)?), cast_target(data_type)?),
+            A::Convert {
+                expr,
+                data_type: Some(dt),
+                ..
+            } => Expr::Cast(Box::new(self.compile(expr)?), cast_target(dt)?),
+            A::Convert {
+                expr,
+                data_type: None,
+                ..
+            } => self.compile(expr)?,
+            A::Function(f) => self.function(f)?,
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.compile(expr)?];
+                if let Some(f) = substring_from {
+                    args.push(self.compile(f)?);
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.compile(f)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            A::Trim {
+                expr,
+                trim_where: None,
+                trim_what: None,
+                ..
+            } => Expr::Func(Func::Trim, vec![self.compile(expr)?]),
+            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr)?]),
+            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr)?]),
+            A::TypedString(ts) => self.value(&ts.value.value)?,
+            _ => return Err(SqlError::unsupported(e)),
+        })
+    }
+
+    fn truth(&mut self, x: &ast::Expr, want: bool, negated: bool) -> SqlResult<Expr> {
+        // `x IS TRUE` = coalesce(x <> 0, false); built from the pieces.
+        let v = self.compile(x)?;
+        let test = Expr::Func(
+            Func::IfNull,
+            vec![
+                if want {
+                    Expr::Binary(BinOp::Ne, Box::new(v), Box::new(Expr::Const(Value::Int(0))))
+                } else {
+                    Expr::Binary(BinOp::Eq, Box::new(v), Box::new(Expr::Const(Value::Int(0))))
+                },
+                Expr::Const(Value::Int(0)),
+            ],
+        );
+        Ok(if negated {
+            Expr::Not(Box::new(test))
+        } else {
+            test
+        })
+    }
+
+    fn identifier(&mut self, table: Option<&str>, id: &ast::Ident) -> SqlResult<Expr> {
+        let name = id.value.as_str();
+        if id.quote_style.is_none() {
+            if let Some(var) = name.strip_prefix("@@") {
+                let var = var
+                    .strip_prefix("session.")
+                    .or_else(|| var.strip_prefix("SESSION."))
+                    .or_else(|| var.strip_prefix("global."))
+                    .or_else(|| var.strip_prefix("GLOBAL."))
+                    .or_else(|| var.strip_prefix("local."))
+                    .unwrap_or(var);
+                return Ok(Expr::SysVar(var.to_lowercase()));
+            }
+            if let Some(var) = name.strip_prefix('@') {
+                return Ok(Expr::UserVar(var.to_lowercase()));
+            }
+            if table.is_none() {
+                match name.to_ascii_lowercase().as_str() {
+                    "current_timestamp" | "localtimestamp" | "localtime" => {
+                        return Ok(Expr::Func(Func::Now, vec![]))
+                    }
+                    "current_date" => return Ok(Expr::Func(Func::CurDate, vec![])),
+                    "current_user" => return Ok(Expr::Func(Func::User, vec![])),
+                    _ => {}
+                }
+            }
+        }
+        Ok(Expr::Column(self.scope.resolve(table, name)?))
+    }
+
+    fn value(&mut self, v: &ast::Value) -> SqlResult<Expr> {
+        use ast::Value as V;
+        Ok(Expr::Const(match v {
+            V::Number(n, _) => parse_number(n)?,
+            V::SingleQuotedString(s) | V::DoubleQuotedString(s) => {
+                Value::Str(s.clone().into_bytes())
+            }
+            V::HexStringLiteral(h) => Value::Str(parse_hex(h)?),
+            V::Boolean(b) => Value::Int(i64::from(*b)),
+            V::Null => Value::Null,
+            V::Placeholder(p) if p == "?" => {
+                let n = self.next_param;
+                self.next_param += 1;
+                return Ok(Expr::Param(n));
+            }
+            other => return Err(SqlError::unsupported(other)),
+        }))
+    }
+
+    fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, false),
+            ast::FunctionArguments::List(l) => {
+                let distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let mut star = false;
+                let mut args = Vec::new();
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(SqlError::unsupported(other)),
+                    }
+                }
+                (args, distinct, star)
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported(f)),
+        };
+        let agg = match name.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "avg" => Some(AggFunc::Avg),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if !self.allow_agg {
+                return Err(SqlError::new(
+                    1111,
+                    "HY000",
+                    "Invalid use of group function",
+                ));
+            }
+            let arg = match (func, args.as_slice()) {
+                (AggFunc::CountStar, []) => None,
+                (_, [a]) => {
+                    // An aggregate's argument cannot itself aggregate.
+                    self.allow_agg = false;
+                    let r = self.compile(a);
+                    self.allow_agg = true;
+                    Some(r?)
+                }
+                _ => return Err(wrong_args(&name)),
+            };
+            self.aggs.push(AggCall {
+                func,
+                arg,
+                distinct,
+            });
+            return Ok(Expr::Agg(self.aggs.len() - 1));
+        }
+        let func = match name.as_str() {
+            "concat" => Func::Concat,
+            "length" | "octet_length" => Func::Length,
+            "char_length" | "character_length" => Func::CharLength,
+            "upper" | "ucase" => Func::Upper,
+            "lower" | "lcase" => Func::Lower,
+            "substring" | "substr" | "mid" => Func::Substring,
+            "ifnull" => Func::IfNull,
+            "coalesce" => Func::Coalesce,
+            "if" => Func::If,
+            "nullif" => Func::NullIf,
+            "abs" => Func::Abs,
+            "round" => Func::Round,
+            "floor" => Func::Floor,
+            "ceil" | "ceiling" => Func::Ceil,
+            "database" | "schema" => Func::Database,
+            "version" => Func::Version,
+            "connection_id" => Func::ConnectionId,
+            "last_insert_id" => Func::LastInsertId,
+            "user" | "current_user" | "session_user" | "system_user" => Func::User,
+            "now" | "current_timestamp" | "sysdate" | "localtimestamp" | "localtime" => Func::Now,
+            "curdate" | "current_date" => Func::CurDate,
+            "unix_timestamp" => Func::UnixTimestamp,
+            "greatest" => Func::Greatest,
+            "least" => Func::Least,
+            "trim" => Func::Trim,
+            "found_rows" => Func::FoundRows,
+            "row_count" => Func::RowCount,
+            _ => {
+                return Err(SqlError::new(
+                    1305,
+                    "42000",
+                    format!("FUNCTION {name} does not exist"),
+                ))
+            }
+        };
+        let args = args
+            .into_iter()
+            .map(|a| self.compile(a))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let arity_ok = match func {
+            Func::Concat | Func::Coalesce | Func::Greatest | Func::Least => !args.is_empty(),
+            Func::Length
+            | Func::CharLength
+            | Func::Upper
+            | Func::Lower
+            | Func::Abs
+            | Func::Floor
+            | Func::Ceil
+            | Func::Trim => args.len() == 1,
+            Func::Substring => (2..=3).contains(&args.len()),
+            Func::IfNull | Func::NullIf => args.len() == 2,
+            Func::If => args.len() == 3,
+            Func::Round => (1..=2).contains(&args.len()),
+            Func::LastInsertId => args.len() <= 1,
+            Func::Now | Func::UnixTimestamp => args.len() <= 1,
+            _ => args.is_empty(),
+        };
+        if !arity_ok {
+            return Err(wrong_args(&name));
+        }
+        Ok(Expr::Func(func, args))
+    }
+}
+
+fn wrong_args(name: &str) -> SqlError {
+    SqlError::new(
+        1582,
+        "42000",
+        format!("Incorrect parameter count in the call to native function '{name}'"),
+    )
+}
+
+fn cast_target(dt: &ast::DataType) -> SqlResult<CastTo> {
+    use ast::DataType as D;
+    Ok(match dt {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
+        D::Unsigned | D::UnsignedInteger => CastTo::Unsigned,
+        D::Char(_) | D::Binary(_) | D::Varchar(_) | D::Text | D::String(_) => CastTo::Char,
+        D::Decimal(info) | D::Numeric(info) => CastTo::Decimal(match info {
+            ast::ExactNumberInfo::PrecisionAndScale(_, s) => (*s).clamp(0, 30) as u8,
+            _ => 0,
+        }),
+        D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastTo::Double,
+        other => return Err(SqlError::unsupported(format!("CAST AS {other}"))),
+    })
+}
+
+/// Parses a numeric literal: integers as Int (UInt above i64::MAX),
+/// numbers with a point as Decimal, with an exponent as Double.
+pub fn parse_number(n: &str) -> SqlResult<Value> {
+    if n.contains(['e', 'E']) {
+        return n
+            .parse::<f64>()
+            .map(Value::Double)
+            .map_err(|_| SqlError::syntax(format!("bad number {n}")));
+    }
+    if let Some((int, frac)) = n.split_once('.') {
+        let scale = frac.len();
+        if scale > 30 {
+            return n
+                .parse::<f64>()
+                .map(Value::Double)
+                .map_err(|_| SqlError::syntax(format!("bad number {n}")));
+        }
+        let digits: String = format!("{int}{frac}");
+        return match digits.parse::<i128>() {
+            Ok(d) => Ok(Value::Decimal(d, scale as u8)),
+            Err(_) => n
+                .parse::<f64>()
+                .map(Value::Double)
+                .map_err(|_| SqlError::syntax(format!("bad number {n}"))),
+        };
+    }
+    if let Ok(i) = n.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = n.parse::<u64>() {
+        return Ok(Value::UInt(u));
+    }
+    match n.parse::<i128>() {
+        Ok(d) => Ok(Value::Decimal(d, 0)),
+        Err(_) => n
+            .parse::<f64>()
+            .map(Value::Double)
+            .map_err(|_| SqlError::syntax(format!("bad number {n}"))),
+    }
+}
+
+fn parse_hex(h: &str) -> SqlResult<Vec<u8>> {
+    let h = if h.len() % 2 == 1 {
+        format!("0{h}")
+    } else {
+        h.to_string()
+    };
+    (0..h.len())
+        .step_by(2)
+        .map(|i| {
+            h.get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+                .ok_or_else(|| SqlError::syntax(format!("bad hex literal {h}")))
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------ evaluation
+
+/// A numeric view of a value for arithmetic and comparison.
+#[derive(Debug, Clone, Copy)]
+enum Num {
+    Int(i64),
+    UInt(u64),
+    Dec(i128, u8),
+    Dbl(f64),
+}
+
+/// The leading number of a string, as MySQL converts strings in numeric
+/// context ("12abc" is 12, "abc" is 0).
+pub fn str_to_f64(s: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(s);
+    let t = s.trim_start();
+    let mut end = 0;
+    let b = t.as_bytes();
+    let mut seen_digit = false;
+    let mut seen_dot = false;
+    let mut seen_e = false;
+    while end < b.len() {
+        let c = b.get(end).copied().unwrap_or(0);
+        let ok = match c {
+            b'0'..=b'9' => {
+                seen_digit = true;
+                true
+            }
+            b'+' | b'-' => end == 0 || matches!(b.get(end - 1), Some(b'e' | b'E')),
+            b'.' if !seen_dot && !seen_e => {
+                seen_dot = true;
+                true
+            }
+            b'e' | b'E' if seen_digit && !seen_e => {
+                seen_e = true;
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            break;
+        }
+        end += 1;
+    }
+    let mut cand = t.get(..end).unwrap_or("");
+    while !cand.is_empty() {
+        if let Ok(v) = cand.parse::<f64>() {
+            return v;
+        }
+        cand = cand.get(..cand.len() - 1).unwrap_or("");
+    }
+    0.0
+}
+
+fn num(v: &Value) -> Option<Num> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Int(i) => Num::Int(*i),
+        Value::UInt(u) => Num::UInt(*u),
+        Value::Decimal(d, s) => Num::Dec(*d, *s),
+        Value::Double(f) => Num::Dbl(*f),
+        Value::Str(s) => {
+            let t = String::from_utf8_lossy(s);
+            let t = t.trim();
+            match t.parse::<i64>() {
+                Ok(i) => Num::Int(i),
+                Err(_) => Num::Dbl(str_to_f64(s)),
+            }
+        }
+        Value::Date(d) => {
+            let (y, m, dd) = crate::types::unpack_date(*d);
+            Num::Int(i64::from(y) * 10_000 + i64::from(m) * 100 + i64::from(dd))
+        }
+        Value::DateTime(t) => {
+            let (d, h, mi, s, _) = crate::types::unpack_datetime(*t);
+            let (y, m, dd) = crate::types::unpack_date(d);
+            Num::Int(
+                ((i64::from(y) * 100 + i64::from(m)) * 100 + i64::from(dd)) * 1_000_000
+                    + i64::from(h) * 10_000
+                    + i64::from(mi) * 100
+                    + i64::from(s),
+            )
+        }
+    })
+}
+
+fn to_f64(n: Num) -> f64 {
+    match n {
+        Num::Int(i) => i as f64,
+        Num::UInt(u) => u as f64,
+        Num::Dec(d, s) => d as f64 / 10f64.powi(i32::from(s)),
+        Num::Dbl(f) => f,
+    }
+}
+
+fn to_dec(n: Num, scale: u8) -> Option<i128> {
+    let p = 10i128.checked_pow(u32::from(scale))?;
+    match n {
+        Num::Int(i) => i128::from(i).checked_mul(p),
+        Num::UInt(u) => i128::from(u).checked_mul(p),
+        Num::Dec(d, s) if s <= scale => d.checked_mul(10i128.checked_pow(u32::from(scale - s))?),
+        Num::Dec(d, s) => Some(d / 10i128.checked_pow(u32::from(s - scale))?),
+        Num::Dbl(f) => Some((f * p as f64).round() as i128),
+    }
+}
+
+/// The value as a signed integer (MySQL rounding for decimals and
+/// doubles); None for NULL.
+pub fn to_i64(v: &Value) -> Option<i64> {
+    Some(match num(v)? {
+        Num::Int(i) => i,
+        Num::UInt(u) => u as i64,
+        Num::Dec(d, s) => {
+            let p = 10i128.pow(u32::from(s));
+            let q = d / p;
+            let r = d % p;
+            let q = if r.abs() * 2 >= p { q + d.signum() } else { q };
+            q.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+        }
+        Num::Dbl(f) => f.round().clamp(i64::MIN as f64, i64::MAX as f64) as i64,
+    })
+}
+
+/// Truthiness: NULL is unknown (None); numbers are true when non-zero;
+/// strings by their leading number.
+pub fn truth(v: &Value) -> Option<bool> {
+    Some(match num(v)? {
+        Num::Int(i) => i != 0,
+        Num::UInt(u) => u != 0,
+        Num::Dec(d, _) => d != 0,
+        Num::Dbl(f) => f != 0.0,
+    })
+}
+
+fn overflow(what: &str) -> SqlError {
+    SqlError::new(
+        1690,
+        "22003",
+        format!("BIGINT value is out of range in '{what}'"),
+    )
+}
+
+fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    let (Some(x), Some(y)) = (num(a), num(b)) else {
+        return Ok(Value::Null);
+    };
+    let any_dbl = matches!(x, Num::Dbl(_)) || matches!(y, Num::Dbl(_));
+    let any_dec = matches!(x, Num::Dec(..)) || matches!(y, Num::Dec(..));
+    if op == BinOp::Div {
+        let d = to_f64(y);
+        if d == 0.0 {
+            return Ok(Value::Null);
+        }
+        if any_dbl {
+            return Ok(Value::Double(to_f64(x) / d));
+        }
+        // Decimal division: the dividend's scale plus 4.
+        let sx = match x {
+            Num::Dec(_, s) => s,
+            _ => 0,
+        };
+        let scale = (sx + 4).min(30);
+        let sy = match y {
+            Num::Dec(_, s) => s,
+            _ => 0,
+        };
+        let (Some(nx), Some(ny)) = (to_dec(x, scale + sy), to_dec(y, sy)) else {
+            return Ok(Value::Double(to_f64(x) / d));
+        };
+        if ny == 0 {
+            return Ok(Value::Null);
+        }
+        // Round half away from zero.
+        let q = nx / ny;
+        let r = nx % ny;
+        let q = if r.abs() * 2 >= ny.abs() {
+            q + nx.signum() * ny.signum()
+        } else {
+            q
+        };
+        return Ok(Value::Decimal(q, scale));
+    }
+    if op == BinOp::IntDiv {
+        let d = to_f64(y);
+        if d == 0.0 {
+            return Ok(Value::Null);
+        }
+        return Ok(Value::Int((to_f64(x) / d).trunc() as i64));
+    }
+    if any_dbl {
+        let (p, q) = (to_f64(x), to_f64(y));
+        return Ok(match op {
+            BinOp::Add => Value::Double(p + q),
+            BinOp::Sub => Value::Double(p - q),
+            BinOp::Mul => Value::Double(p * q),
+            BinOp::Mod if q == 0.0 => Value::Null,
+            BinOp::Mod => Value::Double(p % q),
+            _ => Value::Null,
+        });
+    }
+    if any_dec {
+        let sx = match x {
+            Num::Dec(_, s) => s,
+            _ => 0,
+        };
+        let sy = match y {
+            Num::Dec(_, s) => s,
+            _ => 0,
+        };
+        let ovf = || overflow("decimal arithmetic");
+        return Ok(match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mod => {
+                let s = sx.max(sy);
+                let (p, q) = (to_dec(x, s).ok_or_else(ovf)?, to_dec(y, s).ok_or_else(ovf)?);
+                match op {
+                    BinOp::Add => Value::Decimal(p.checked_add(q).ok_or_else(ovf)?, s),
+                    BinOp::Sub => Value::Decimal(p.checked_sub(q).ok_or_else(ovf)?, s),
+                    _ if q == 0 => Value::Null,
+                    _ => Value::Decimal(p % q, s),
+                }
+            }
+            BinOp::Mul => {
+                let s = (sx + sy).min(30);
+                let p = to_dec(x, sx).ok_or_else(ovf)?;
+                let q = to_dec(y, sy).ok_or_else(ovf)?;
+                Value::Decimal(p.checked_mul(q).ok_or_else(ovf)?, s)
+            }
+            _ => Value::Null,
+        });
+    }
+    // Integers: signed unless an unsigned operand forces unsigned.
+    let unsigned = matches!(x, Num::UInt(_)) || matches!(y, Num::UInt(_));
+    let xi = match x {
+        Num::Int(i) => i128::from(i),
+        Num::UInt(u) => i128::from(u),
+        _ => 0,
+    };
+    let yi = match y {
+        Num::Int(i) => i128::from(i),
+        Num::UInt(u) => i128::from(u),
+        _ => 0,
+    };
+    let r = match op {
+        BinOp::Add => xi + yi,
+        BinOp::Sub => xi - yi,
+        BinOp::Mul => xi
+            .checked_mul(yi)
+            .ok_or_else(|| overflow("multiplication"))?,
+        BinOp::Mod if yi == 0 => return Ok(Value::Null),
+        BinOp::Mod => xi % yi,
+        _ => return Ok(Value::Null),
+    };
+    if unsigned {
+        if (0..=i128::from(u64::MAX)).contains(&r) {
+            return Ok(if r <= i128::from(i64::MAX) {
+                Value::Int(r as i64)
+            } else {
+                Value::UInt(r as u64)
+            });
+        }
+        return Err(overflow("unsigned arithmetic"));
+    }
+    i64::try_from(r)
+        .map(Value::Int)
+        .map_err(|_| overflow("integer arithmetic"))
+}
+
+/// Compares two non-NULL values the way MySQL does: numbers numerically,
+/// strings under `coll`, a number and a string as doubles, dates by their
+/// packed value.
+pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Str(x), Value::Str(y)) => Some(coll.cmp(x, y)),
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::UInt(x), Value::UInt(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::UInt(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
+        (Value::UInt(x), Value::Int(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
+        (Value::Date(x) | Value::DateTime(x), Value::Date(y) | Value::DateTime(y))
+            if std::mem::discriminant(a) == std::mem::discriminant(b) =>
+        {
+            Some(x.cmp(y))
+        }
+        (Value::Date(_) | Value::DateTime(_), Value::Str(s)) => {
+            let parsed = crate::convert::parse_datetime_str(s)?;
+            let lhs = match a {
+                Value::Date(d) => crate::types::pack_datetime(*d, 0, 0, 0, 0),
+                Value::DateTime(t) => *t,
+                _ => return None,
+            };
+            Some(lhs.cmp(&parsed))
+        }
+        (Value::Str(_), Value::Date(_) | Value::DateTime(_)) => {
+            compare(b, a, coll).map(Ordering::reverse)
+        }
+        (Value::Date(d), Value::DateTime(t)) => {
+            Some(crate::types::pack_datetime(*d, 0, 0, 0, 0).cmp(t))
+        }
+        (Value::DateTime(t), Value::Date(d)) => {
+            Some(t.cmp(&crate::types::pack_datetime(*d, 0, 0, 0, 0)))
+        }
+        _ => {
+            let (x, y) = (num(a)?, num(b)?);
+            match (x, y) {
+                (
+                    Num::Dec(..) | Num::Int(_) | Num::UInt(_),
+                    Num::Dec(..) | Num::Int(_) | Num::UInt(_),
+                ) => {
+                    let s = match (x, y) {
+                        (Num::Dec(_, s1), Num::Dec(_, s2)) => s1.max(s2),
+                        (Num::Dec(_, s), _) | (_, Num::Dec(_, s)) => s,
+                        _ => 0,
+                    };
+                    match (to_dec(x, s), to_dec(y, s)) {
+                        (Some(p), Some(q)) => Some(p.cmp(&q)),
+                        _ => to_f64(x).partial_cmp(&to_f64(y)),
+                    }
+                }
+                _ => to_f64(x).partial_cmp(&to_f64(y)),
+            }
+        }
+    }
+}
+
+/// The collation an expression's strings compare under: a column's own,
+/// else `utf8mb4_general_ci`.
+pub fn collation_of(e: &Expr, scope_types: &[Option<ColumnType>]) -> Collation {
+    match e {
+        Expr::Column(i) => {
+            scope_types
+                .get(*i)
+                .and_then(|t| t.as_ref())
+                .map_or(Collation::Utf8mb4GeneralCi, |t| {
+                    if matches!(t, ColumnType::Str { .. }) {
+                        t.collation()
+                    } else {
+                        Collation::Utf8mb4GeneralCi
+                    }
+                })
+        }
+        _ => Collation::Utf8mb4GeneralCi,
+    }
+}
+
+/// `s LIKE pattern` with `%`, `_` and `\` escapes, under `coll`.
+pub fn like(s: &[u8], pat: &[u8], coll: Collation) -> bool {
+    let fold = |c: char| -> char {
+        if coll == Collation::Utf8mb4GeneralCi {
+            c.to_uppercase().next().unwrap_or(c)
+        } else {
+            c
+        }
+    };
+    let s: Vec<char> = String::from_utf8_lossy(s).chars().map(fold).collect();
+    let p: Vec<char> = String::from_utf8_lossy(pat).chars().collect();
+    // Iterative matcher with backtracking to the last `%`.
+    let (mut si, mut pi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        let pc = p.get(pi).copied();
+        match pc {
+            Some('%') => {
+                star = Some((pi, si));
+                pi += 1;
+                continue;
+            }
+            Some('_') => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            Some('\\')
+                if p.get(pi + 1).is_some()
+                    && p.get(pi + 1).map(|c| fold(*c)) == s.get(si).copied() =>
+            {
+                si += 1;
+                pi += 2;
+                continue;
+            }
+            Some('\\') if p.get(pi + 1).is_some() => {}
+            Some(c) if Some(fold(c)) == s.get(si).copied() => {
+                si += 1;
+                pi += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while p.get(pi) == Some(&'%') {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// Evaluates `e` over `row`; `aggs` holds aggregate results in a grouped
+/// query; `types` are the scope's column types (for collations).
+pub fn eval(
+    e: &Expr,
+    row: &[Value],
+    aggs: &[Value],
+    types: &[Option<ColumnType>],
+    env: &dyn Env,
+) -> SqlResult<Value> {
+    let ev = |x: &Expr| eval(x, row, aggs, types, env);
+    Ok(match e {
+        Expr::Const(v) => v.clone(),
+        Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Param(i) => env.params().get(*i).cloned().ok_or_else(|| {
+            SqlError::new(1210, "HY000", "Incorrect arguments to mysqld_stmt_execute")
+        })?,
+        Expr::SysVar(n) => env.sys_var(n)?,
+        Expr::UserVar(n) => env.user_var(n),
+        Expr::Agg(i) => aggs.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Not(x) => match truth(&ev(x)?) {
+            None => Value::Null,
+            Some(b) => Value::Int(i64::from(!b)),
+        },
+        Expr::Neg(x) => match ev(x)? {
+            Value::Null => Value::Null,
+            Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| overflow("negation"))?),
+            Value::UInt(u) if u <= 1 << 63 => Value::Int((u as i64).wrapping_neg()),
+            Value::Decimal(d, s) => Value::Decimal(-d, s),
+            v => Value::Double(-to_f64(num(&v).unwrap_or(Num::Int(0)))),
+        },
+        Expr::Binary(op, l, r) => match op {
+            BinOp::And => {
+                let a = truth(&ev(l)?);
+                if a == Some(false) {
+                    return Ok(Value::Int(0));
+                }
+                let b = truth(&ev(r)?);
+                match (a, b) {
+                    (_, Some(false)) => Value::Int(0),
+                    (Some(true), Some(true)) => Value::Int(1),
+                    _ => Value::Null,
+                }
+            }
+            BinOp::Or => {
+                let a = truth(&ev(l)?);
+                if a == Some(true) {
+                    return Ok(Value::Int(1));
+                }
+                let b = truth(&ev(r)?);
+                match (a, b) {
+                    (_, Some(true)) => Value::Int(1),
+                    (Some(false), Some(false)) => Value::Int(0),
+                    _ => Value::Null,
+                }
+            }
+            BinOp::Xor => match (truth(&ev(l)?), truth(&ev(r)?)) {
+                (Some(a), Some(b)) => Value::Int(i64::from(a ^ b)),
+                _ => Value::Null,
+            },
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::NullSafeEq => {
+                let (a, b) = (ev(l)?, ev(r)?);
+                let coll = match collation_of(l, types) {
+                    Collation::Utf8mb4GeneralCi => collation_of(r, types),
+                    c => c,
+                };
+                if *op == BinOp::NullSafeEq {
+                    return Ok(Value::Int(i64::from(match (&a, &b) {
+                        (Value::Null, Value::Null) => true,
+                        (Value::Null, _) | (_, Value::Null) => false,
+                        _ => compare(&a, &b, coll) == Some(Ordering::Equal),
+                    })));
+                }
+                match compare(&a, &b, coll) {
+                    None => Value::Null,
+                    Some(o) => Value::Int(i64::from(match op {
+                        BinOp::Eq => o == Ordering::Equal,
+                        BinOp::Ne => o != Ordering::Equal,
+                        BinOp::Lt => o == Ordering::Less,
+                        BinOp::Le => o != Ordering::Greater,
+                        BinOp::Gt => o == Ordering::Greater,
+                        _ => o != Ordering::Less,
+                    })),
+                }
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                let (a, b) = (ev(l)?, ev(r)?);
+                match (to_i64(&a), to_i64(&b)) {
+                    (Some(x), Some(y)) => {
+                        let (x, y) = (x as u64, y as u64);
+                        let v = match op {
+                            BinOp::BitAnd => x & y,
+                            BinOp::BitOr => x | y,
+                            _ => x ^ y,
+                        };
+                        if v <= i64::MAX as u64 {
+                            Value::Int(v as i64)
+                        } else {
+                            Value::UInt(v)
+                        }
+                    }
+                    _ => Value::Null,
+                }
+            }
+            _ => arith(*op, &ev(l)?, &ev(r)?)?,
+        },
+        Expr::IsNull(x, negated) => Value::Int(i64::from(ev(x)?.is_null() != *negated)),
+        Expr::InList(x, list, negated) => {
+            let v = ev(x)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let coll = collation_of(x, types);
+            let mut saw_null = false;
+            for item in list {
+                let w = ev(item)?;
+                match compare(&v, &w, coll) {
+                    Some(Ordering::Equal) => return Ok(Value::Int(i64::from(!*negated))),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*negated))
+            }
+        }
+        Expr::Between(x, lo, hi, negated) => {
+            let (v, a, b) = (ev(x)?, ev(lo)?, ev(hi)?);
+            let coll = collation_of(x, types);
+            match (compare(&v, &a, coll), compare(&v, &b, coll)) {
+                (Some(p), Some(q)) => {
+                    let inside = p != Ordering::Less && q != Ordering::Greater;
+                    Value::Int(i64::from(inside != *negated))
+                }
+                _ => Value::Null,
+            }
+        }
+        Expr::Like(x, p, negated) => {
+            let (v, pat) = (ev(x)?, ev(p)?);
+            match (&v, &pat) {
+                (Value::Null, _) | (_, Value::Null) => Value::Null,
+                _ => {
+                    let s = text_of(&v);
+                    let ps = text_of(&pat);
+                    Value::Int(i64::from(like(&s, &ps, collation_of(x, types)) != *negated))
+                }
+            }
+        }
+        Expr::Case(operand, arms, els) => {
+            let op = match operand {
+                Some(o) => Some(ev(o)?),
+                None => None,
+            };
+            for (w, t) in arms {
+                let hit = match &op {
+                    Some(o) => {
+                        compare(o, &ev(w)?, Collation::Utf8mb4GeneralCi) == Some(Ordering::Equal)
+                    }
+                    None => truth(&ev(w)?) == Some(true),
+                };
+                if hit {
+                    return ev(t);
+                }
+            }
+            match els {
+                Some(x) => ev(x)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Cast(x, to) => cast(&ev(x)?, *to),
+        Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
+    })
+}
+
+/// The text form of a value (strings as they are).
+pub fn text_of(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Str(s) => s.clone(),
+        Value::Null => Vec::new(),
+        other => other.to_string().into_bytes(),
+    }
+}
+
+fn cast(v: &Value, to: CastTo) -> Value {
+    if v.is_null() {
+        return Value::Null;
+    }
+    match to {
+        CastTo::Signed => to_i64(v).map_or(Value::Null, Value::Int),
+        CastTo::Unsigned => to_i64(v).map_or(Value::Null, |i| {
+            if i >= 0 {
+                Value::Int(i)
+            } else {
+                Value::UInt(i as u64)
+            }
+        }),
+        CastTo::Char => Value::Str(text_of(v)),
+        CastTo::Double => num(v).map_or(Value::Null, |n| Value::Double(to_f64(n))),
+        CastTo::Decimal(s) => num(v)
+            .and_then(|n| to_dec(n, s))
+            .map_or(Value::Null, |d| Value::Decimal(d, s)),
+    }
+}
+
+/// A number as a decimal string (for display of doubles MySQL-style).
+pub fn format_double(f: f64) -> String {
+    if f.is_finite() && f == f.trunc() && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        let s = format!("{f}");
+        if s.contains('e') {
+            format!("{f:e}")
+        } else {
+            s
+        }
+    }
+}
+
+/// Formats a decimal (re-exported for the executor).
+pub fn decimal_text(d: i128, s: u8) -> String {
+    format_decimal(d, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_matches_mysql_patterns() {
+        let ci = Collation::Utf8mb4GeneralCi;
+        assert!(like(b"Hello", b"h%", ci));
+        assert!(like(b"Hello", b"%LL%", ci));
+        assert!(like(b"Hello", b"H_llo", ci));
+        assert!(!like(b"Hello", b"H_lo", ci));
+        assert!(like(b"50%", b"50\\%", ci));
+        assert!(!like(b"500", b"50\\%", ci));
+        assert!(like(b"", b"%", ci));
+        assert!(!like(b"abc", b"ab", ci));
+        assert!(!like(b"Hello", b"h%", Collation::Utf8mb4Bin));
+    }
+
+    #[test]
+    fn numbers_parse_as_mysql_literals() {
+        assert_eq!(parse_number("42").unwrap(), Value::Int(42));
+        assert_eq!(parse_number("1.50").unwrap(), Value::Decimal(150, 2));
+        assert_eq!(parse_number("1e3").unwrap(), Value::Double(1000.0));
+        assert_eq!(
+            parse_number("18446744073709551615").unwrap(),
+            Value::UInt(u64::MAX)
+        );
+    }
+
+    #[test]
+    fn arithmetic_overflows_are_errors_and_division_is_decimal() {
+        assert!(arith(BinOp::Add, &Value::Int(i64::MAX), &Value::Int(1)).is_err());
+        assert_eq!(
+            arith(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap(),
+            Value::Decimal(3333, 4)
+        );
+        assert_eq!(
+            arith(BinOp::Div, &Value::Int(1), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(
+            arith(BinOp::Add, &Value::Decimal(150, 2), &Value::Int(1)).unwrap(),
+            Value::Decimal(250, 2)
+        );
+    }
+
+    #[test]
+    fn mixed_comparisons_follow_mysql() {
+        let ci = Collation::Utf8mb4GeneralCi;
+        assert_eq!(
+            compare(&Value::Int(10), &Value::Str(b"9".to_vec()), ci),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&Value::Str(b"a".to_vec()), &Value::Str(b"A ".to_vec()), ci),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&Value::Decimal(150, 2), &Value::Int(1), ci),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(compare(&Value::Null, &Value::Int(1), ci), None);
+    }
+}

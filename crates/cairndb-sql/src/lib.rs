@@ -1,0 +1,38 @@
+//! CairnDB's SQL layer: tables and indexes laid out on the engine the way
+//! MyRocks lays them out on RocksDB (`docs/format/sql-keys.md`), the data
+//! dictionary, expressions, and the planner and executor that
+//! `cairndb server` drives. No networking here.
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod catalog;
+pub mod check;
+pub mod convert;
+pub mod db;
+mod ddl;
+mod dml;
+pub mod error;
+pub mod exec;
+pub mod expr;
+pub mod funcs;
+mod infoschema;
+pub mod keys;
+pub mod output;
+pub mod plan;
+pub mod preparse;
+pub mod row;
+pub mod session;
+mod show;
+pub mod types;
+mod vars;
+
+pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
+pub use error::{SqlError, SqlResult};
+pub use output::{Collect, ColumnInfo, OutType, Output};
+pub use preparse::split_statements;
+pub use session::{PrepareInfo, Session};
+pub use types::Value;
+
+/// The server version clients see (`SELECT VERSION()`, the handshake).
+pub const SERVER_VERSION: &str = "8.0.36-CairnDB";

@@ -1,0 +1,1410 @@
+//! Planning: SELECT, INSERT, UPDATE and DELETE compiled into plans that
+//! name their tables, access paths and compiled expressions, so a
+//! prepared statement runs its cached plan with new parameters.
+//!
+//! Access paths: for each table in FROM order, the index (primary or
+//! secondary) whose leading columns the WHERE (and ON) conjuncts bind
+//! best: equalities on a prefix, then an IN list or a range on the next
+//! column; a primary key bound in full is a point read. The bounds may
+//! refer to tables earlier in the join (an index nested-loop join). The
+//! whole WHERE is always re-checked on the rows an access path returns,
+//! so a path only narrows what is read and never decides an answer.
+//!
+//! Parameters (`?`) are numbered in the order they are compiled, which
+//! follows the statement's text: projection, FROM/ON, WHERE, GROUP BY,
+//! HAVING, ORDER BY, LIMIT.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::error::{SqlError, SqlResult};
+use crate::expr::{AggCall, AggFunc, BinOp, Compiler, Expr, Scope, ScopeColumn};
+use crate::output::{ColumnInfo, OutType};
+use crate::row::TableDef;
+use crate::session::Session;
+use crate::types::{ColumnType, Value};
+
+/// A compiled statement.
+pub enum Plan {
+    /// SELECT.
+    Select(SelectPlan),
+    /// INSERT / REPLACE.
+    Insert(InsertPlan),
+    /// UPDATE.
+    Update(UpdatePlan),
+    /// DELETE.
+    Delete(DeletePlan),
+}
+
+impl Plan {
+    /// Whether the plan writes (or locks) and so needs a transaction.
+    pub fn writes(&self) -> bool {
+        match self {
+            Plan::Select(s) => s.lock.is_some(),
+            _ => true,
+        }
+    }
+}
+
+/// A table in a plan.
+#[derive(Debug, Clone)]
+pub struct TableRef {
+    /// Its database.
+    pub db: String,
+    /// Its schema.
+    pub def: Arc<TableDef>,
+    /// Alias or name (lower-case).
+    pub alias: String,
+    /// First row slot of its columns.
+    pub offset: usize,
+}
+
+/// How a table's rows are found.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// Every row, in primary-key order.
+    Full,
+    /// An index range (or point).
+    Index(Box<IndexAccess>),
+}
+
+/// An index access path.
+#[derive(Debug, Clone)]
+pub struct IndexAccess {
+    /// None: the primary key; Some(i): secondary index i.
+    pub index: Option<usize>,
+    /// Values of the leading columns (equalities).
+    pub eq: Vec<Expr>,
+    /// Values for the next column (IN list), each a point or prefix.
+    pub in_list: Option<Vec<Expr>>,
+    /// Lower bound of the next column, inclusive?
+    pub lo: Option<(Expr, bool)>,
+    /// Upper bound of the next column, inclusive?
+    pub hi: Option<(Expr, bool)>,
+    /// The index holds every column the query reads from this table.
+    pub covering: bool,
+    /// Scan in descending order (ORDER BY ... DESC on the index).
+    pub reverse: bool,
+}
+
+/// A FROM item.
+pub enum Source {
+    /// A stored table.
+    Table {
+        /// The table.
+        t: TableRef,
+        /// How its rows are found.
+        access: Access,
+        /// LEFT JOIN: emit a NULL-extended row when nothing matches.
+        left: bool,
+        /// ON condition (checked per candidate; for LEFT JOIN decides
+        /// matching).
+        on: Option<Expr>,
+    },
+    /// A derived table (subquery in FROM), materialised, or a table of
+    /// constant rows (`information_schema`).
+    Derived {
+        /// The subquery's plan (None: `rows`).
+        plan: Option<Box<SelectPlan>>,
+        /// The constant rows when there is no plan.
+        rows: Vec<Vec<Value>>,
+        /// First row slot.
+        offset: usize,
+        /// Number of columns.
+        width: usize,
+        /// LEFT JOIN.
+        left: bool,
+        /// ON condition.
+        on: Option<Expr>,
+    },
+}
+
+/// A compiled SELECT.
+pub struct SelectPlan {
+    /// FROM items in nested-loop order (empty: one empty row).
+    pub sources: Vec<Source>,
+    /// Width of the joined row.
+    pub width: usize,
+    /// Types of the joined row's slots (collations).
+    pub types: Vec<Option<ColumnType>>,
+    /// WHERE.
+    pub filter: Option<Expr>,
+    /// Output expressions.
+    pub proj: Vec<Expr>,
+    /// Output columns.
+    pub columns: Vec<ColumnInfo>,
+    /// Aggregates (grouped query when non-empty or `group` non-empty).
+    pub aggs: Vec<AggCall>,
+    /// GROUP BY.
+    pub group: Vec<Expr>,
+    /// HAVING.
+    pub having: Option<Expr>,
+    /// ORDER BY: expression and ascending.
+    pub order: Vec<(Expr, bool)>,
+    /// ORDER BY is satisfied by the access path's order.
+    pub order_by_index: bool,
+    /// SELECT DISTINCT.
+    pub distinct: bool,
+    /// LIMIT.
+    pub limit: Option<Expr>,
+    /// OFFSET.
+    pub offset: Option<Expr>,
+    /// FOR UPDATE (true) / FOR SHARE (false).
+    pub lock: Option<bool>,
+}
+
+impl SelectPlan {
+    /// Whether the query aggregates.
+    pub fn grouped(&self) -> bool {
+        !self.aggs.is_empty() || !self.group.is_empty()
+    }
+}
+
+/// A compiled INSERT or REPLACE.
+pub struct InsertPlan {
+    /// The table.
+    pub t: TableRef,
+    /// Column positions given, in order.
+    pub cols: Vec<usize>,
+    /// Rows of value expressions.
+    pub rows: Vec<Vec<Option<Expr>>>,
+    /// INSERT ... SELECT.
+    pub select: Option<Box<SelectPlan>>,
+    /// REPLACE.
+    pub replace: bool,
+    /// INSERT IGNORE.
+    pub ignore: bool,
+    /// ON DUPLICATE KEY UPDATE assignments (column, expression over the
+    /// existing row's slots and `VALUES(col)` as slots after them).
+    pub on_dup: Vec<(usize, Expr)>,
+}
+
+/// A compiled UPDATE.
+pub struct UpdatePlan {
+    /// The rows to change.
+    pub scan: SelectPlan,
+    /// Assignments (column, expression over the row).
+    pub sets: Vec<(usize, Expr)>,
+}
+
+/// A compiled DELETE.
+pub struct DeletePlan {
+    /// The rows to delete.
+    pub scan: SelectPlan,
+}
+
+/// Compiles a statement that has a plan (SELECT, INSERT, UPDATE, DELETE);
+/// None for the rest (DDL, run from the AST).
+pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
+    let mut params = 0usize;
+    Ok(Some(match st {
+        ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params)?),
+        ast::Statement::Insert(ins) => Plan::Insert(compile_insert(s, ins, &mut params)?),
+        ast::Statement::Update {
+            table,
+            assignments,
+            from: None,
+            selection,
+            limit,
+            ..
+        } => Plan::Update(compile_update(
+            s,
+            table,
+            assignments,
+            selection,
+            limit,
+            &mut params,
+        )?),
+        ast::Statement::Delete(d) => Plan::Delete(compile_delete(s, d, &mut params)?),
+        ast::Statement::Explain { .. } => return Ok(None),
+        _ => return Ok(None),
+    }))
+}
+
+/// For COM_STMT_PREPARE: the number of parameters and the result columns.
+pub fn describe(s: &Session, st: &ast::Statement) -> SqlResult<(usize, Vec<ColumnInfo>)> {
+    let params = count_placeholders(&st.to_string());
+    let cols = match compile(s, st) {
+        Ok(Some(Plan::Select(p))) => p.columns,
+        Ok(_) => Vec::new(),
+        // Tables that do not exist yet (prepared before CREATE) are
+        // reported at execution.
+        Err(e) if e.code == 1146 || e.code == 1046 => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    Ok((params, cols))
+}
+
+/// Counts `?` placeholders outside quotes.
+fn count_placeholders(sql: &str) -> usize {
+    let mut n = 0;
+    let mut q: Option<char> = None;
+    let mut prev = '\0';
+    for c in sql.chars() {
+        match q {
+            Some(x) if c == x && prev != '\\' => q = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' || c == '`' => q = Some(c),
+            None if c == '?' => n += 1,
+            None => {}
+        }
+        prev = c;
+    }
+    n
+}
+
+pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// Resolves `[db.]table` against the session's current database.
+pub(crate) fn resolve_table(
+    s: &Session,
+    name: &ast::ObjectName,
+) -> SqlResult<(String, Arc<TableDef>)> {
+    let parts = object_parts(name);
+    let (db, table) = match parts.as_slice() {
+        [t] => (
+            s.current_db.clone().ok_or_else(SqlError::no_database)?,
+            t.clone(),
+        ),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(SqlError::syntax(format!("bad table name {name}"))),
+    };
+    let def = s.db.table(&db, &table)?;
+    Ok((db, def))
+}
+
+fn add_table_scope(
+    scope: &mut Scope,
+    types: &mut Vec<Option<ColumnType>>,
+    t: &TableDef,
+    alias: &str,
+) {
+    for c in &t.columns {
+        scope.cols.push(ScopeColumn {
+            table: alias.to_string(),
+            name: c.name.clone(),
+            ty: Some(c.ty),
+        });
+        types.push(Some(c.ty));
+    }
+}
+
+fn alias_of(alias: &Option<ast::TableAlias>, default: &str) -> String {
+    alias
+        .as_ref()
+        .map_or(default.to_lowercase(), |a| a.name.value.to_lowercase())
+}
+
+/// Compiles a query (SELECT, possibly with ORDER BY / LIMIT / locks).
+pub(crate) fn compile_query(
+    s: &Session,
+    q: &ast::Query,
+    params: &mut usize,
+) -> SqlResult<SelectPlan> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH"));
+    }
+    let sel = match q.body.as_ref() {
+        ast::SetExpr::Select(sel) => sel,
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            return compile_query(s, inner, params)
+        }
+        other => return Err(SqlError::unsupported(other)),
+    };
+    // FROM: tables and their slots (no expressions yet).
+    let mut scope = Scope::default();
+    let mut types = Vec::new();
+    struct Pending<'a> {
+        kind: PendingKind,
+        left: bool,
+        on: Option<&'a ast::Expr>,
+    }
+    enum PendingKind {
+        Table(TableRef),
+        Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
+    }
+    let mut pending: Vec<Pending> = Vec::new();
+    let add_factor = |f: &ast::TableFactor,
+                      left: bool,
+                      on: Option<&'_ ast::Expr>,
+                      scope: &mut Scope,
+                      types: &mut Vec<Option<ColumnType>>,
+                      params: &mut usize|
+     -> SqlResult<PendingKind> {
+        let _ = (left, on);
+        match f {
+            ast::TableFactor::Table { name, alias, .. }
+                if crate::infoschema::is_info_schema(s, name) =>
+            {
+                let (table, names, rows) = crate::infoschema::table(s, name)?;
+                let alias = alias_of(alias, &table);
+                let offset = scope.cols.len();
+                for n in &names {
+                    scope.cols.push(ScopeColumn {
+                        table: alias.clone(),
+                        name: n.clone(),
+                        ty: None,
+                    });
+                    types.push(None);
+                }
+                Ok(PendingKind::Derived(None, rows, offset, names.len()))
+            }
+            ast::TableFactor::Table { name, alias, .. } => {
+                let (db, def) = resolve_table(s, name)?;
+                let alias = alias_of(alias, &def.name);
+                let offset = scope.cols.len();
+                add_table_scope(scope, types, &def, &alias);
+                Ok(PendingKind::Table(TableRef {
+                    db,
+                    def,
+                    alias,
+                    offset,
+                }))
+            }
+            ast::TableFactor::Derived {
+                subquery, alias, ..
+            } => {
+                let plan = compile_query(s, subquery, params)?;
+                let alias = alias
+                    .as_ref()
+                    .map(|a| a.name.value.to_lowercase())
+                    .ok_or_else(|| {
+                        SqlError::new(1248, "42000", "Every derived table must have its own alias")
+                    })?;
+                let offset = scope.cols.len();
+                for c in &plan.columns {
+                    scope.cols.push(ScopeColumn {
+                        table: alias.clone(),
+                        name: c.name.clone(),
+                        ty: None,
+                    });
+                    types.push(None);
+                }
+                let width = plan.columns.len();
+                Ok(PendingKind::Derived(
+                    Some(Box::new(plan)),
+                    Vec::new(),
+                    offset,
+                    width,
+                ))
+            }
+            other => Err(SqlError::unsupported(other)),
+        }
+    };
+    for twj in &sel.from {
+        let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
+        pending.push(Pending {
+            kind: k,
+            left: false,
+            on: None,
+        });
+        for j in &twj.joins {
+            let (left, on) = match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, constraint(c)?),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                    (true, constraint(c)?)
+                }
+                ast::JoinOperator::CrossJoin(c) => (false, constraint(c)?),
+                other => {
+                    return Err(SqlError::unsupported(
+                        format!("{other:?}")
+                            .split('(')
+                            .next()
+                            .unwrap_or("join")
+                            .to_string(),
+                    ))
+                }
+            };
+            let k = add_factor(&j.relation, left, on, &mut scope, &mut types, params)?;
+            pending.push(Pending { kind: k, left, on });
+        }
+    }
+
+    // Projection (first in the text).
+    let mut c = Compiler::new(&scope);
+    c.allow_agg = true;
+    c.next_param = *params;
+    let mut proj = Vec::new();
+    let mut columns = Vec::new();
+    for item in &sel.projection {
+        match item {
+            ast::SelectItem::Wildcard(_) => {
+                if pending.is_empty() {
+                    return Err(SqlError::new(1096, "HY000", "No tables used"));
+                }
+                for (i, sc) in scope.cols.iter().enumerate() {
+                    proj.push(Expr::Column(i));
+                    columns.push(column_info_for_slot(sc, &sc.name));
+                }
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let tname = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => object_parts(n)
+                        .last()
+                        .cloned()
+                        .unwrap_or_default()
+                        .to_lowercase(),
+                    other => return Err(SqlError::unsupported(other)),
+                };
+                let mut any = false;
+                for (i, sc) in scope.cols.iter().enumerate() {
+                    if sc.table == tname {
+                        any = true;
+                        proj.push(Expr::Column(i));
+                        columns.push(column_info_for_slot(sc, &sc.name));
+                    }
+                }
+                if !any {
+                    return Err(SqlError::new(
+                        1051,
+                        "42S02",
+                        format!("Unknown table '{tname}'"),
+                    ));
+                }
+            }
+            ast::SelectItem::UnnamedExpr(e) => {
+                let x = c.compile(e)?;
+                let label = label_of(e);
+                columns.push(info_for_expr(&x, &label, &scope, &c.aggs));
+                proj.push(x);
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                let x = c.compile(expr)?;
+                let mut info = info_for_expr(&x, &alias.value, &scope, &c.aggs);
+                info.name = alias.value.clone();
+                columns.push(info);
+                proj.push(x);
+            }
+        }
+    }
+
+    // ON conditions, in FROM order.
+    c.allow_agg = false;
+    let mut sources = Vec::new();
+    for p in pending {
+        let on = match p.on {
+            Some(e) => Some(c.compile(e)?),
+            None => None,
+        };
+        sources.push(match p.kind {
+            PendingKind::Table(t) => Source::Table {
+                t,
+                access: Access::Full,
+                left: p.left,
+                on,
+            },
+            PendingKind::Derived(plan, rows, offset, width) => Source::Derived {
+                plan,
+                rows,
+                offset,
+                width,
+                left: p.left,
+                on,
+            },
+        });
+    }
+    let filter = match &sel.selection {
+        Some(w) => Some(c.compile(w)?),
+        None => None,
+    };
+    let group = match &sel.group_by {
+        ast::GroupByExpr::Expressions(exprs, _) => exprs
+            .iter()
+            .map(|e| order_or_group_expr(&mut c, e, &sel.projection, &proj))
+            .collect::<SqlResult<Vec<_>>>()?,
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    c.allow_agg = true;
+    let having = match &sel.having {
+        Some(h) => Some(having_expr(&mut c, h, &sel.projection, &proj)?),
+        None => None,
+    };
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        match &ob.kind {
+            ast::OrderByKind::Expressions(list) => {
+                for o in list {
+                    let x = order_or_group_expr(&mut c, &o.expr, &sel.projection, &proj)?;
+                    order.push((x, o.options.asc.unwrap_or(true)));
+                }
+            }
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        }
+    }
+    c.allow_agg = false;
+    let (limit, offset) = match &q.limit_clause {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            match limit {
+                Some(l) => Some(c.compile(l)?),
+                None => None,
+            },
+            match offset {
+                Some(o) => Some(c.compile(&o.value)?),
+                None => None,
+            },
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            let o = c.compile(offset)?;
+            let l = c.compile(limit)?;
+            (Some(l), Some(o))
+        }
+    };
+    let lock = q
+        .locks
+        .first()
+        .map(|l| l.lock_type == ast::LockType::Update);
+    let distinct = match &sel.distinct {
+        None => false,
+        Some(ast::Distinct::Distinct) => true,
+        Some(ast::Distinct::On(_)) => return Err(SqlError::unsupported("DISTINCT ON")),
+    };
+    *params = c.next_param;
+    let aggs = std::mem::take(&mut c.aggs);
+    let width = scope.cols.len();
+    let mut plan = SelectPlan {
+        sources,
+        width,
+        types,
+        filter,
+        proj,
+        columns,
+        aggs,
+        group,
+        having,
+        order,
+        order_by_index: false,
+        distinct,
+        limit,
+        offset,
+        lock,
+    };
+    choose_access_paths(&mut plan);
+    Ok(plan)
+}
+
+fn constraint(c: &ast::JoinConstraint) -> SqlResult<Option<&ast::Expr>> {
+    match c {
+        ast::JoinConstraint::On(e) => Ok(Some(e)),
+        ast::JoinConstraint::None => Ok(None),
+        other => Err(SqlError::unsupported(
+            format!("join {other:?}")
+                .chars()
+                .take(40)
+                .collect::<String>(),
+        )),
+    }
+}
+
+fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {
+    match &sc.ty {
+        Some(ty) => {
+            let mut ci = ColumnInfo::of_column(ty, label);
+            ci.table = sc.table.clone();
+            ci.org_table = sc.table.clone();
+            ci.org_name = sc.name.clone();
+            ci
+        }
+        None => ColumnInfo::computed(label, OutType::VarString),
+    }
+}
+
+/// The label MySQL gives an unaliased select item.
+fn label_of(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(i) => i.value.clone(),
+        ast::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+/// Result metadata of an output expression.
+fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> ColumnInfo {
+    if let Expr::Column(i) = x {
+        if let Some(sc) = scope.cols.get(*i) {
+            let mut ci = column_info_for_slot(sc, label);
+            ci.name = label.to_string();
+            return ci;
+        }
+    }
+    ColumnInfo::computed(label, out_type(x, scope, aggs))
+}
+
+/// The type an expression's values are sent as.
+pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
+    match x {
+        Expr::Const(v) => match v {
+            Value::Null => OutType::Null,
+            Value::Int(_) | Value::UInt(_) => OutType::LongLong,
+            Value::Double(_) => OutType::Double,
+            Value::Decimal(..) => OutType::NewDecimal,
+            Value::Str(_) => OutType::VarString,
+            Value::Date(_) => OutType::Date,
+            Value::DateTime(_) => OutType::DateTime,
+        },
+        Expr::Column(i) => scope
+            .cols
+            .get(*i)
+            .and_then(|c| c.ty.as_ref())
+            .map_or(OutType::VarString, |t| ColumnInfo::of_column(t, "").ty),
+        Expr::Agg(i) => match aggs.get(*i) {
+            Some(a) => match a.func {
+                AggFunc::Count | AggFunc::CountStar => OutType::LongLong,
+                AggFunc::Avg => OutType::NewDecimal,
+                AggFunc::Sum => match a.arg.as_ref().map(|e| out_type(e, scope, aggs)) {
+                    Some(OutType::Double | OutType::Float) => OutType::Double,
+                    _ => OutType::NewDecimal,
+                },
+                AggFunc::Min | AggFunc::Max => a
+                    .arg
+                    .as_ref()
+                    .map_or(OutType::Null, |e| out_type(e, scope, aggs)),
+            },
+            None => OutType::Null,
+        },
+        Expr::Not(_) | Expr::IsNull(..) | Expr::InList(..) | Expr::Between(..) | Expr::Like(..) => {
+            OutType::LongLong
+        }
+        Expr::Binary(op, l, r) => match op {
+            BinOp::Eq
+            | BinOp::NullSafeEq
+            | BinOp::Ne
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::And
+            | BinOp::Or
+            | BinOp::Xor
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::IntDiv => OutType::LongLong,
+            BinOp::Div => match (out_type(l, scope, aggs), out_type(r, scope, aggs)) {
+                (OutType::Double | OutType::Float, _) | (_, OutType::Double | OutType::Float) => {
+                    OutType::Double
+                }
+                _ => OutType::NewDecimal,
+            },
+            _ => match (out_type(l, scope, aggs), out_type(r, scope, aggs)) {
+                (OutType::Double | OutType::Float | OutType::VarString, _)
+                | (_, OutType::Double | OutType::Float | OutType::VarString) => OutType::Double,
+                (OutType::NewDecimal, _) | (_, OutType::NewDecimal) => OutType::NewDecimal,
+                _ => OutType::LongLong,
+            },
+        },
+        Expr::Neg(e) => out_type(e, scope, aggs),
+        _ => OutType::VarString,
+    }
+}
+
+/// An ORDER BY / GROUP BY item: a position (`ORDER BY 2`), a projection
+/// alias, or an expression.
+fn order_or_group_expr(
+    c: &mut Compiler,
+    e: &ast::Expr,
+    items: &[ast::SelectItem],
+    proj: &[Expr],
+) -> SqlResult<Expr> {
+    if let ast::Expr::Value(v) = e {
+        if let ast::Value::Number(n, _) = &v.value {
+            let k: usize = n
+                .parse()
+                .map_err(|_| SqlError::syntax(format!("bad position {n}")))?;
+            return proj
+                .get(k.wrapping_sub(1))
+                .cloned()
+                .ok_or_else(|| SqlError::unknown_column(n, "order clause"));
+        }
+    }
+    if let ast::Expr::Identifier(id) = e {
+        for (i, it) in items.iter().enumerate() {
+            if let ast::SelectItem::ExprWithAlias { alias, .. } = it {
+                if alias.value.eq_ignore_ascii_case(&id.value) {
+                    // Aliases shadow columns only when no column of that
+                    // name exists (MySQL prefers the alias in ORDER BY).
+                    if let Some(x) = proj.get(i) {
+                        return Ok(x.clone());
+                    }
+                }
+            }
+        }
+    }
+    c.compile(e)
+}
+
+fn having_expr(
+    c: &mut Compiler,
+    e: &ast::Expr,
+    items: &[ast::SelectItem],
+    proj: &[Expr],
+) -> SqlResult<Expr> {
+    // HAVING may name select aliases anywhere inside it.
+    match e {
+        ast::Expr::Identifier(id) => {
+            for (i, it) in items.iter().enumerate() {
+                if let ast::SelectItem::ExprWithAlias { alias, .. } = it {
+                    if alias.value.eq_ignore_ascii_case(&id.value) {
+                        if let Some(x) = proj.get(i) {
+                            return Ok(x.clone());
+                        }
+                    }
+                }
+            }
+            c.compile(e)
+        }
+        ast::Expr::BinaryOp { left, op, right } => {
+            let l = having_expr(c, left, items, proj)?;
+            let r = having_expr(c, right, items, proj)?;
+            let fake = ast::Expr::BinaryOp {
+                left: Box::new(ast::Expr::Value(ast::Value::Null.into())),
+                op: op.clone(),
+                right: Box::new(ast::Expr::Value(ast::Value::Null.into())),
+            };
+            match c.compile(&fake)? {
+                Expr::Binary(o, _, _) => Ok(Expr::Binary(o, Box::new(l), Box::new(r))),
+                other => Ok(other),
+            }
+        }
+        ast::Expr::Nested(x) => having_expr(c, x, items, proj),
+        _ => c.compile(e),
+    }
+}
+
+// ----------------------------------------------------------- access paths
+
+/// The conjuncts of a condition (split at AND).
+fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::Binary(BinOp::And, l, r) => {
+            conjuncts(l, out);
+            conjuncts(r, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Every row slot an expression reads.
+pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
+    match e {
+        Expr::Column(i) => out.push(*i),
+        Expr::Const(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) | Expr::Agg(_) => {}
+        Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => slots(x, out),
+        Expr::Binary(_, l, r) | Expr::Like(l, r, _) => {
+            slots(l, out);
+            slots(r, out);
+        }
+        Expr::InList(x, l, _) => {
+            slots(x, out);
+            for y in l {
+                slots(y, out);
+            }
+        }
+        Expr::Between(a, b, c, _) => {
+            slots(a, out);
+            slots(b, out);
+            slots(c, out);
+        }
+        Expr::Case(o, arms, els) => {
+            if let Some(o) = o {
+                slots(o, out);
+            }
+            for (w, t) in arms {
+                slots(w, out);
+                slots(t, out);
+            }
+            if let Some(e) = els {
+                slots(e, out);
+            }
+        }
+        Expr::Func(_, args) => {
+            for a in args {
+                slots(a, out);
+            }
+        }
+    }
+}
+
+/// Whether `e` reads only slots below `avail` (earlier tables) and
+/// nothing that changes per row of this table.
+fn available(e: &Expr, avail: usize) -> bool {
+    let mut v = Vec::new();
+    slots(e, &mut v);
+    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_))
+}
+
+/// What the conjuncts say about one column (slot).
+#[derive(Default)]
+struct ColumnBounds {
+    eq: Option<Expr>,
+    in_list: Option<Vec<Expr>>,
+    lo: Option<(Expr, bool)>,
+    hi: Option<(Expr, bool)>,
+}
+
+fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
+    let mut b = ColumnBounds::default();
+    for c in conj {
+        match c {
+            Expr::Binary(op, l, r) => {
+                let (col_left, other, op) = match (l.as_ref(), r.as_ref()) {
+                    (Expr::Column(s), x) if *s == slot && available(x, avail) => (true, x, *op),
+                    (x, Expr::Column(s)) if *s == slot && available(x, avail) => (false, x, *op),
+                    _ => continue,
+                };
+                let op = if col_left {
+                    op
+                } else {
+                    match op {
+                        BinOp::Lt => BinOp::Gt,
+                        BinOp::Le => BinOp::Ge,
+                        BinOp::Gt => BinOp::Lt,
+                        BinOp::Ge => BinOp::Le,
+                        o => o,
+                    }
+                };
+                match op {
+                    BinOp::Eq if b.eq.is_none() => b.eq = Some(other.clone()),
+                    BinOp::Gt if b.lo.is_none() => b.lo = Some((other.clone(), false)),
+                    BinOp::Ge if b.lo.is_none() => b.lo = Some((other.clone(), true)),
+                    BinOp::Lt if b.hi.is_none() => b.hi = Some((other.clone(), false)),
+                    BinOp::Le if b.hi.is_none() => b.hi = Some((other.clone(), true)),
+                    _ => {}
+                }
+            }
+            Expr::Between(x, lo, hi, false)
+                if matches!(x.as_ref(), Expr::Column(s) if *s == slot)
+                    && available(lo, avail)
+                    && available(hi, avail) =>
+            {
+                if b.lo.is_none() {
+                    b.lo = Some(((**lo).clone(), true));
+                }
+                if b.hi.is_none() {
+                    b.hi = Some(((**hi).clone(), true));
+                }
+            }
+            Expr::InList(x, list, false)
+                if matches!(x.as_ref(), Expr::Column(s) if *s == slot)
+                    && list.iter().all(|e| available(e, avail))
+                    && b.in_list.is_none() =>
+            {
+                b.in_list = Some(list.clone());
+            }
+            _ => {}
+        }
+    }
+    b
+}
+
+/// Picks each table's access path from the WHERE and ON conjuncts.
+fn choose_access_paths(plan: &mut SelectPlan) {
+    let mut all: Vec<Expr> = Vec::new();
+    if let Some(f) = &plan.filter {
+        all.push(f.clone());
+    }
+    // Slots the query reads (for covering indexes).
+    let mut used = Vec::new();
+    for e in plan
+        .proj
+        .iter()
+        .chain(plan.group.iter())
+        .chain(plan.order.iter().map(|(e, _)| e))
+    {
+        slots(e, &mut used);
+    }
+    for a in &plan.aggs {
+        if let Some(e) = &a.arg {
+            slots(e, &mut used);
+        }
+    }
+    if let Some(h) = &plan.having {
+        slots(h, &mut used);
+    }
+    if let Some(f) = &plan.filter {
+        slots(f, &mut used);
+    }
+    let single = plan.sources.len() == 1;
+    let order = plan.order.clone();
+    let grouped = plan.grouped();
+    for src in plan.sources.iter_mut() {
+        let Source::Table {
+            t,
+            access,
+            left,
+            on,
+        } = src
+        else {
+            continue;
+        };
+        let mut conj_owned: Vec<Expr> = Vec::new();
+        if let Some(o) = on {
+            conj_owned.push(o.clone());
+            if let Some(ons) = on.as_ref() {
+                slots(ons, &mut used);
+            }
+        }
+        if !*left {
+            conj_owned.extend(all.iter().cloned());
+        }
+        let mut conj = Vec::new();
+        for e in &conj_owned {
+            conjuncts(e, &mut conj);
+        }
+        let avail = t.offset;
+        let def = t.def.clone();
+        let mut best: Option<(u32, IndexAccess)> = None;
+        let indexes: Vec<(Option<usize>, &crate::row::IndexDef)> =
+            std::iter::once((None, &def.primary))
+                .chain(
+                    def.secondary
+                        .iter()
+                        .enumerate()
+                        .map(|(i, ix)| (Some(i), ix)),
+                )
+                .collect();
+        for (which, ix) in indexes {
+            if which.is_none() && def.hidden_pk {
+                continue;
+            }
+            let mut ia = IndexAccess {
+                index: which,
+                eq: Vec::new(),
+                in_list: None,
+                lo: None,
+                hi: None,
+                covering: false,
+                reverse: false,
+            };
+            for &col in &ix.columns {
+                let b = bounds_for(t.offset + col, &conj, avail);
+                if let Some(e) = b.eq {
+                    ia.eq.push(e);
+                    continue;
+                }
+                if let Some(l) = b.in_list {
+                    ia.in_list = Some(l);
+                } else {
+                    ia.lo = b.lo;
+                    ia.hi = b.hi;
+                }
+                break;
+            }
+            let full_point = which.is_none() && ia.eq.len() == ix.columns.len();
+            let unique_point = ix.unique && ia.eq.len() == ix.columns.len();
+            let score = if full_point {
+                1000
+            } else if unique_point {
+                900
+            } else {
+                (ia.eq.len() as u32) * 10
+                    + u32::from(ia.in_list.is_some()) * 5
+                    + u32::from(ia.lo.is_some() || ia.hi.is_some()) * 3
+                    + u32::from(which.is_none()) // prefer the primary on ties
+            };
+            if score == 0 || score == 1 {
+                continue;
+            }
+            if best.as_ref().is_none_or(|(s, _)| score > *s) {
+                best = Some((score, ia));
+            }
+        }
+        // Covering: every slot of this table the query reads is in the
+        // index or the primary key.
+        if let Some((_, ia)) = best.as_mut() {
+            if let Some(i) = ia.index {
+                let ix = &def.secondary[i];
+                let n = def.columns.len();
+                ia.covering = !def.hidden_pk
+                    && used
+                        .iter()
+                        .filter(|s| **s >= t.offset && **s < t.offset + n)
+                        .all(|s| {
+                            let c = *s - t.offset;
+                            ix.columns.contains(&c) || def.primary.columns.contains(&c)
+                        });
+            }
+        }
+        // A covering scan of a secondary index when nothing binds it but
+        // the query reads only its columns (COUNT(k) over k_1).
+        if best.is_none() && !def.hidden_pk {
+            let n = def.columns.len();
+            for (i, ix) in def.secondary.iter().enumerate() {
+                let cov = used
+                    .iter()
+                    .filter(|s| **s >= t.offset && **s < t.offset + n)
+                    .all(|s| {
+                        let c = *s - t.offset;
+                        ix.columns.contains(&c) || def.primary.columns.contains(&c)
+                    });
+                let reads_non_pk = used.iter().any(|s| {
+                    *s >= t.offset
+                        && *s < t.offset + n
+                        && !def.primary.columns.contains(&(*s - t.offset))
+                });
+                if cov && reads_non_pk {
+                    best = Some((
+                        1,
+                        IndexAccess {
+                            index: Some(i),
+                            eq: Vec::new(),
+                            in_list: None,
+                            lo: None,
+                            hi: None,
+                            covering: true,
+                            reverse: false,
+                        },
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some((_, ia)) = best {
+            *access = Access::Index(Box::new(ia));
+        }
+    }
+    // ORDER BY satisfied by a single table's access order.
+    if single && !grouped && !plan.distinct && !order.is_empty() {
+        if let Some(Source::Table { t, access, .. }) = plan.sources.first_mut() {
+            let def = &t.def;
+            let (cols, eq_len): (Vec<usize>, usize) = match access {
+                Access::Full => (def.primary.columns.clone(), 0),
+                Access::Index(ia) if ia.in_list.is_none() => {
+                    let ix = match ia.index {
+                        None => &def.primary,
+                        Some(i) => &def.secondary[i],
+                    };
+                    let mut cols = ix.columns.clone();
+                    if ia.index.is_some() {
+                        cols.extend(def.pk_suffix(ix));
+                    }
+                    (cols, ia.eq.len())
+                }
+                _ => (Vec::new(), 0),
+            };
+            let asc = order[0].1;
+            let matches = !def.hidden_pk
+                && order.iter().all(|(_, a)| *a == asc)
+                && order.iter().enumerate().all(|(k, (e, _))| {
+                    matches!(e, Expr::Column(s) if cols.get(eq_len + k) == Some(&(*s - t.offset)))
+                        || matches!(e, Expr::Column(s) if cols[..eq_len.min(cols.len())].contains(&(*s - t.offset)))
+                });
+            if matches && !cols.is_empty() {
+                plan.order_by_index = true;
+                if !asc {
+                    match access {
+                        Access::Index(ia) => ia.reverse = true,
+                        Access::Full => {
+                            *access = Access::Index(Box::new(IndexAccess {
+                                index: None,
+                                eq: Vec::new(),
+                                in_list: None,
+                                lo: None,
+                                hi: None,
+                                covering: false,
+                                reverse: true,
+                            }))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- writes
+
+fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResult<InsertPlan> {
+    let name = match &ins.table {
+        ast::TableObject::TableName(n) => n,
+        other => return Err(SqlError::unsupported(other)),
+    };
+    let (db, def) = resolve_table(s, name)?;
+    let alias = def.name.to_lowercase();
+    let cols: Vec<usize> = if ins.columns.is_empty() {
+        (0..def.columns.len()).collect()
+    } else {
+        ins.columns
+            .iter()
+            .map(|c| {
+                def.column(&c.value)
+                    .ok_or_else(|| SqlError::unknown_column(&c.value, "field list"))
+            })
+            .collect::<SqlResult<_>>()?
+    };
+    let t = TableRef {
+        db,
+        def: def.clone(),
+        alias,
+        offset: 0,
+    };
+    let empty = Scope::default();
+    let mut rows = Vec::new();
+    let mut select = None;
+    let mut c = Compiler::new(&empty);
+    c.next_param = *params;
+    if !ins.assignments.is_empty() {
+        // INSERT ... SET a = 1, b = 2
+        let mut row = vec![None; def.columns.len()];
+        for a in &ins.assignments {
+            let col = assignment_column(&def, &a.target)?;
+            row[col] = Some(c.compile(&a.value)?);
+        }
+        *params = c.next_param;
+        return Ok(InsertPlan {
+            t,
+            cols: (0..def.columns.len()).collect(),
+            rows: vec![row],
+            select: None,
+            replace: ins.replace_into,
+            ignore: ins.ignore,
+            on_dup: Vec::new(),
+        });
+    }
+    match ins.source.as_deref() {
+        Some(q) => match q.body.as_ref() {
+            ast::SetExpr::Values(v) => {
+                for r in &v.rows {
+                    if r.len() != cols.len() {
+                        return Err(SqlError::new(
+                            1136,
+                            "21S01",
+                            "Column count doesn't match value count at row 1",
+                        ));
+                    }
+                    let mut row = Vec::with_capacity(r.len());
+                    for e in r {
+                        row.push(match e {
+                            ast::Expr::Identifier(id)
+                                if id.quote_style.is_none()
+                                    && id.value.eq_ignore_ascii_case("DEFAULT") =>
+                            {
+                                None
+                            }
+                            other => Some(c.compile(other)?),
+                        });
+                    }
+                    rows.push(row);
+                }
+                *params = c.next_param;
+            }
+            _ => {
+                let mut p = c.next_param;
+                let sp = compile_query(s, q, &mut p)?;
+                if sp.columns.len() != cols.len() {
+                    return Err(SqlError::new(
+                        1136,
+                        "21S01",
+                        "Column count doesn't match value count at row 1",
+                    ));
+                }
+                select = Some(Box::new(sp));
+                c.next_param = p;
+                *params = p;
+            }
+        },
+        None => return Err(SqlError::syntax("INSERT without values")),
+    }
+    // ON DUPLICATE KEY UPDATE: expressions over the existing row (slots
+    // 0..n) and VALUES(col) (slots n..2n, the row that was to be inserted).
+    let mut on_dup = Vec::new();
+    if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
+        let mut scope = Scope::default();
+        let mut types = Vec::new();
+        add_table_scope(&mut scope, &mut types, &def, &def.name.to_lowercase());
+        for (i, col) in def.columns.iter().enumerate() {
+            scope.cols.push(ScopeColumn {
+                table: "__values".into(),
+                name: format!("__values_{i}"),
+                ty: Some(col.ty),
+            });
+        }
+        let mut c2 = Compiler::new(&scope);
+        c2.next_param = *params;
+        for a in assigns {
+            let col = assignment_column(&def, &a.target)?;
+            let v = rewrite_values_fn(&a.value, &def)?;
+            on_dup.push((col, c2.compile(&v)?));
+        }
+        *params = c2.next_param;
+    } else if ins.on.is_some() {
+        return Err(SqlError::unsupported("ON CONFLICT"));
+    }
+    Ok(InsertPlan {
+        t,
+        cols,
+        rows,
+        select,
+        replace: ins.replace_into,
+        ignore: ins.ignore,
+        on_dup,
+    })
+}
+
+/// Replaces `VALUES(col)` in an ON DUPLICATE KEY UPDATE expression by a
+/// marker column `__values_<i>`, which names slot `n + i` (the row that
+/// was to be inserted, after the existing row's `n` slots).
+fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
+    let mut marks = Vec::new();
+    let text = e.to_string();
+    // Cheap textual rewrite: VALUES(x) -> x with a recorded position.
+    let mut out = String::new();
+    let up = text.to_ascii_uppercase();
+    let mut i = 0;
+    while let Some(p) = up.get(i..).and_then(|r| r.find("VALUES(")) {
+        let start = i + p;
+        out.push_str(text.get(i..start).unwrap_or(""));
+        let rest = text.get(start + 7..).unwrap_or("");
+        let end = rest
+            .find(')')
+            .ok_or_else(|| SqlError::syntax("VALUES( without )"))?;
+        let col = rest.get(..end).unwrap_or("").trim().trim_matches('`');
+        let idx = def
+            .column(col)
+            .ok_or_else(|| SqlError::unknown_column(col, "field list"))?;
+        marks.push(idx);
+        out.push_str(&format!("`__values_{idx}`"));
+        i = start + 7 + end + 1;
+    }
+    out.push_str(text.get(i..).unwrap_or(""));
+    if marks.is_empty() {
+        return Ok(e.clone());
+    }
+    sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+        .try_with_sql(&out)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::syntax(e.to_string()))
+}
+
+fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResult<usize> {
+    match target {
+        ast::AssignmentTarget::ColumnName(n) => {
+            let parts = object_parts(n);
+            let name = parts.last().cloned().unwrap_or_default();
+            def.column(&name)
+                .ok_or_else(|| SqlError::unknown_column(&name, "field list"))
+        }
+        ast::AssignmentTarget::Tuple(_) => Err(SqlError::unsupported("tuple assignment")),
+    }
+}
+
+fn single_table_scan(
+    s: &Session,
+    name: &ast::ObjectName,
+    alias: Option<&ast::TableAlias>,
+) -> SqlResult<(SelectPlan, Scope)> {
+    let (db, def) = resolve_table(s, name)?;
+    let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
+    let mut scope = Scope::default();
+    let mut types = Vec::new();
+    add_table_scope(&mut scope, &mut types, &def, &alias);
+    let width = scope.cols.len();
+    Ok((
+        SelectPlan {
+            sources: vec![Source::Table {
+                t: TableRef {
+                    db,
+                    def,
+                    alias,
+                    offset: 0,
+                },
+                access: Access::Full,
+                left: false,
+                on: None,
+            }],
+            width,
+            types,
+            filter: None,
+            proj: (0..width).map(Expr::Column).collect(),
+            columns: Vec::new(),
+            aggs: Vec::new(),
+            group: Vec::new(),
+            having: None,
+            order: Vec::new(),
+            order_by_index: false,
+            distinct: false,
+            limit: None,
+            offset: None,
+            lock: Some(true),
+        },
+        scope,
+    ))
+}
+
+fn compile_update(
+    s: &Session,
+    table: &ast::TableWithJoins,
+    assignments: &[ast::Assignment],
+    selection: &Option<ast::Expr>,
+    limit: &Option<ast::Expr>,
+    params: &mut usize,
+) -> SqlResult<UpdatePlan> {
+    if !table.joins.is_empty() {
+        return Err(SqlError::unsupported("multi-table UPDATE"));
+    }
+    let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
+        return Err(SqlError::unsupported(&table.relation));
+    };
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let def = match &scan.sources[0] {
+        Source::Table { t, .. } => t.def.clone(),
+        Source::Derived { .. } => return Err(SqlError::internal("update source")),
+    };
+    let mut c = Compiler::new(&scope);
+    c.next_param = *params;
+    let mut sets = Vec::new();
+    for a in assignments {
+        let col = assignment_column(&def, &a.target)?;
+        sets.push((col, c.compile(&a.value)?));
+    }
+    if let Some(w) = selection {
+        scan.filter = Some(c.compile(w)?);
+    }
+    if let Some(l) = limit {
+        scan.limit = Some(c.compile(l)?);
+    }
+    *params = c.next_param;
+    choose_access_paths(&mut scan);
+    Ok(UpdatePlan { scan, sets })
+}
+
+fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+    };
+    if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() || d.tables.len() > 1 {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    }
+    let ast::TableFactor::Table { name, alias, .. } = &from[0].relation else {
+        return Err(SqlError::unsupported(&from[0].relation));
+    };
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let mut c = Compiler::new(&scope);
+    c.next_param = *params;
+    if let Some(w) = &d.selection {
+        scan.filter = Some(c.compile(w)?);
+    }
+    for o in &d.order_by {
+        scan.order
+            .push((c.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
+    }
+    if let Some(l) = &d.limit {
+        scan.limit = Some(c.compile(l)?);
+    }
+    *params = c.next_param;
+    choose_access_paths(&mut scan);
+    Ok(DeletePlan { scan })
+}

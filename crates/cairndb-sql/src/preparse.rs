@@ -1,0 +1,725 @@
+//! Splitting a query text into statements, and the statements handled
+//! before (or instead of) the `sqlparser` crate: transaction control,
+//! USE, SET (MySQL's many forms, including Connector/J's comma lists),
+//! SHOW, and rewrites of forms `sqlparser` misreads (`LOCK IN SHARE
+//! MODE`).
+
+use crate::error::{SqlError, SqlResult};
+
+/// Splits `sql` at top-level semicolons (outside quotes and comments);
+/// returns the non-empty statements, trimmed.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b.get(i).copied().unwrap_or(0) {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() {
+                    let c = b.get(i).copied().unwrap_or(0);
+                    if c == b'\\' && q != b'`' {
+                        i += 2;
+                        continue;
+                    }
+                    if c == q {
+                        if b.get(i + 1) == Some(&q) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-')
+                && b.get(i + 2).is_none_or(|c| c.is_ascii_whitespace()) =>
+            {
+                while i < b.len() && b.get(i) != Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'#' => {
+                while i < b.len() && b.get(i) != Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b.get(i) == Some(&b'*') && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b';' => {
+                if let Some(s) = sql.get(start..i) {
+                    push_stmt(&mut out, s);
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(s) = sql.get(start..) {
+        push_stmt(&mut out, s);
+    }
+    out
+}
+
+fn push_stmt<'a>(out: &mut Vec<&'a str>, s: &'a str) {
+    let t = s.trim();
+    if !t.is_empty() && !strip_comments(t).trim().is_empty() {
+        out.push(t);
+    }
+}
+
+/// `s` without leading comments (`/* */`, `-- `, `#`), except MySQL's
+/// executable comments `/*! ... */`, whose content is kept.
+pub fn strip_comments(s: &str) -> &str {
+    let mut t = s.trim_start();
+    loop {
+        if let Some(rest) = t.strip_prefix("/*") {
+            if rest.starts_with('!') {
+                return t;
+            }
+            match rest.find("*/") {
+                Some(e) => t = rest.get(e + 2..).unwrap_or("").trim_start(),
+                None => return "",
+            }
+        } else if t.starts_with("-- ") || t.starts_with('#') || t == "--" {
+            match t.find('\n') {
+                Some(e) => t = t.get(e + 1..).unwrap_or("").trim_start(),
+                None => return "",
+            }
+        } else {
+            return t;
+        }
+    }
+}
+
+/// A small token of the pre-parser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tok {
+    /// A word or identifier (backticks removed).
+    Word(String),
+    /// A quoted string.
+    Str(String),
+    /// A number.
+    Num(String),
+    /// Punctuation (`=`, `,`, `.`, `(`, `)`, `:=`, `@`, `@@`...).
+    Punct(String),
+}
+
+impl Tok {
+    fn is_word(&self, w: &str) -> bool {
+        matches!(self, Tok::Word(x) if x.eq_ignore_ascii_case(w))
+    }
+}
+
+/// Tokenizes a statement for the pre-parser.
+pub fn tokens(s: &str) -> SqlResult<Vec<Tok>> {
+    let c: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    let at = |i: usize| c.get(i).copied().unwrap_or('\0');
+    while i < c.len() {
+        let ch = at(i);
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch == '/' && at(i + 1) == '*' {
+            // Executable comments `/*!40101 ... */` keep their content.
+            if at(i + 2) == '!' {
+                i += 3;
+                while at(i).is_ascii_digit() {
+                    i += 1;
+                }
+                continue;
+            }
+            i += 2;
+            while i < c.len() && !(at(i) == '*' && at(i + 1) == '/') {
+                i += 1;
+            }
+            i += 2;
+        } else if ch == '*' && at(i + 1) == '/' {
+            i += 2;
+        } else if ch == '#' || (ch == '-' && at(i + 1) == '-') {
+            while i < c.len() && at(i) != '\n' {
+                i += 1;
+            }
+        } else if ch == '\'' || ch == '"' {
+            let q = ch;
+            let mut v = String::new();
+            i += 1;
+            loop {
+                if i >= c.len() {
+                    return Err(SqlError::syntax("unterminated string"));
+                }
+                let x = at(i);
+                if x == '\\' {
+                    v.push(match at(i + 1) {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        '0' => '\0',
+                        o => o,
+                    });
+                    i += 2;
+                } else if x == q && at(i + 1) == q {
+                    v.push(q);
+                    i += 2;
+                } else if x == q {
+                    i += 1;
+                    break;
+                } else {
+                    v.push(x);
+                    i += 1;
+                }
+            }
+            out.push(Tok::Str(v));
+        } else if ch == '`' {
+            let mut v = String::new();
+            i += 1;
+            while i < c.len() && at(i) != '`' {
+                v.push(at(i));
+                i += 1;
+            }
+            i += 1;
+            out.push(Tok::Word(v));
+        } else if ch.is_ascii_digit() {
+            let mut v = String::new();
+            while at(i).is_ascii_alphanumeric() || at(i) == '.' {
+                v.push(at(i));
+                i += 1;
+            }
+            out.push(Tok::Num(v));
+        } else if ch.is_alphanumeric() || ch == '_' || ch == '$' {
+            let mut v = String::new();
+            while at(i).is_alphanumeric() || at(i) == '_' || at(i) == '$' {
+                v.push(at(i));
+                i += 1;
+            }
+            out.push(Tok::Word(v));
+        } else if ch == '@' && at(i + 1) == '@' {
+            out.push(Tok::Punct("@@".into()));
+            i += 2;
+        } else if ch == ':' && at(i + 1) == '=' {
+            out.push(Tok::Punct("=".into()));
+            i += 2;
+        } else {
+            out.push(Tok::Punct(ch.to_string()));
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Scope of a SET or SHOW.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarScope {
+    /// SESSION / LOCAL (the default).
+    Session,
+    /// GLOBAL / PERSIST.
+    Global,
+}
+
+/// One assignment of a SET statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetItem {
+    /// `@@[scope.]name = expr` / `[scope] name = expr`: the expression's text.
+    Var(VarScope, String, String),
+    /// `@name = expr`.
+    User(String, String),
+    /// `NAMES charset [COLLATE collation]` / `CHARACTER SET charset`.
+    Names(String, Option<String>),
+    /// `[scope] TRANSACTION ISOLATION LEVEL level`.
+    Isolation(VarScope, String),
+    /// `[scope] TRANSACTION READ ONLY|WRITE`.
+    ReadOnly(VarScope, bool),
+}
+
+/// SHOW statements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Show {
+    /// `SHOW [scope] VARIABLES [LIKE p | WHERE ...]`.
+    Variables(VarScope, Option<String>),
+    /// `SHOW [scope] STATUS [LIKE p]`.
+    Status(Option<String>),
+    /// `SHOW DATABASES [LIKE p]`.
+    Databases(Option<String>),
+    /// `SHOW [FULL] TABLES [FROM db] [LIKE p]`.
+    Tables(bool, Option<String>, Option<String>),
+    /// `SHOW TABLE STATUS [FROM db] [LIKE p]`.
+    TableStatus(Option<String>, Option<String>),
+    /// `SHOW CREATE TABLE [db.]t`.
+    CreateTable(Option<String>, String),
+    /// `SHOW CREATE DATABASE db`.
+    CreateDatabase(String),
+    /// `SHOW [FULL] COLUMNS FROM [db.]t [FROM db] [LIKE p]`.
+    Columns(bool, Option<String>, String, Option<String>),
+    /// `SHOW INDEX FROM [db.]t [FROM db]`.
+    Index(Option<String>, String),
+    /// `SHOW WARNINGS` / `SHOW ERRORS`.
+    Warnings,
+    /// `SHOW ENGINES`.
+    Engines,
+    /// `SHOW COLLATION [LIKE p]`.
+    Collation(Option<String>),
+    /// `SHOW CHARACTER SET [LIKE p]`.
+    Charset(Option<String>),
+    /// `SHOW [FULL] PROCESSLIST`.
+    ProcessList,
+    /// `SHOW GRANTS`.
+    Grants,
+}
+
+/// A statement recognised by the pre-parser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pre {
+    /// BEGIN / START TRANSACTION.
+    Begin,
+    /// COMMIT.
+    Commit,
+    /// ROLLBACK.
+    Rollback,
+    /// SAVEPOINT name.
+    Savepoint(String),
+    /// ROLLBACK TO [SAVEPOINT] name.
+    RollbackTo(String),
+    /// RELEASE SAVEPOINT name.
+    Release(String),
+    /// USE db.
+    Use(String),
+    /// SET ...
+    Set(Vec<SetItem>),
+    /// SHOW ...
+    Show(Show),
+    /// A statement with nothing to do (comments only, `DO 0`, FLUSH,
+    /// LOCK/UNLOCK TABLES...).
+    Nothing,
+    /// Everything else, for `sqlparser` (possibly rewritten).
+    Sql(String),
+}
+
+/// Classifies one statement.
+pub fn classify(stmt: &str) -> SqlResult<Pre> {
+    let body = strip_comments(stmt);
+    if body.is_empty() {
+        return Ok(Pre::Nothing);
+    }
+    let first = body
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    match first.as_str() {
+        "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "USE" | "SET"
+        | "SHOW" | "DESC" | "DESCRIBE" | "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE"
+        | "OPTIMIZE" => {}
+        _ => return Ok(Pre::Sql(rewrite(body))),
+    }
+    let t = tokens(body)?;
+    let w = |i: usize| match t.get(i) {
+        Some(Tok::Word(x)) => x.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let name_at = |i: usize| -> SqlResult<String> {
+        match t.get(i) {
+            Some(Tok::Word(x)) | Some(Tok::Str(x)) => Ok(x.clone()),
+            _ => Err(SqlError::syntax(format!("a name was expected in: {body}"))),
+        }
+    };
+    Ok(match first.as_str() {
+        "BEGIN" => Pre::Begin,
+        "START" if w(1) == "TRANSACTION" => Pre::Begin,
+        "COMMIT" => Pre::Commit,
+        "ROLLBACK" => {
+            let mut i = 1;
+            if w(i) == "WORK" {
+                i += 1;
+            }
+            if w(i) == "TO" {
+                i += 1;
+                if w(i) == "SAVEPOINT" {
+                    i += 1;
+                }
+                Pre::RollbackTo(name_at(i)?)
+            } else {
+                Pre::Rollback
+            }
+        }
+        "SAVEPOINT" => Pre::Savepoint(name_at(1)?),
+        "RELEASE" if w(1) == "SAVEPOINT" => Pre::Release(name_at(2)?),
+        "USE" => Pre::Use(name_at(1)?),
+        "SET" => Pre::Set(parse_set(body, &t)?),
+        "SHOW" => Pre::Show(parse_show(&t)?),
+        "DESC" | "DESCRIBE" => {
+            let (db, table) = qualified(&t, 1)?;
+            Pre::Show(Show::Columns(false, db, table, None))
+        }
+        "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE" | "OPTIMIZE" => Pre::Nothing,
+        _ => Pre::Sql(rewrite(body)),
+    })
+}
+
+/// Rewrites forms `sqlparser` rejects into equivalent ones it reads.
+fn rewrite(s: &str) -> String {
+    let up = s.to_ascii_uppercase();
+    if let Some(p) = up.rfind("LOCK IN SHARE MODE") {
+        let mut r = String::with_capacity(s.len());
+        r.push_str(s.get(..p).unwrap_or(s));
+        r.push_str("FOR SHARE");
+        r.push_str(s.get(p + "LOCK IN SHARE MODE".len()..).unwrap_or(""));
+        return r;
+    }
+    s.to_string()
+}
+
+/// `[db.]name` at token `i`.
+fn qualified(t: &[Tok], i: usize) -> SqlResult<(Option<String>, String)> {
+    let name = |j: usize| match t.get(j) {
+        Some(Tok::Word(x)) => Some(x.clone()),
+        _ => None,
+    };
+    let a = name(i).ok_or_else(|| SqlError::syntax("a table name was expected"))?;
+    if t.get(i + 1) == Some(&Tok::Punct(".".into())) {
+        let b = name(i + 2).ok_or_else(|| SqlError::syntax("a table name was expected"))?;
+        return Ok((Some(a), b));
+    }
+    Ok((None, a))
+}
+
+fn like_at(t: &[Tok], i: usize) -> Option<String> {
+    if t.get(i).is_some_and(|x| x.is_word("LIKE")) {
+        if let Some(Tok::Str(p)) = t.get(i + 1) {
+            return Some(p.clone());
+        }
+    }
+    // `WHERE Variable_name = 'x'` / `WHERE Variable_name LIKE 'x'`.
+    if t.get(i).is_some_and(|x| x.is_word("WHERE")) {
+        for j in i..t.len() {
+            if let Some(Tok::Str(p)) = t.get(j) {
+                return Some(p.clone());
+            }
+        }
+    }
+    None
+}
+
+fn parse_show(t: &[Tok]) -> SqlResult<Show> {
+    let w = |i: usize| match t.get(i) {
+        Some(Tok::Word(x)) => x.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let mut i = 1;
+    let mut scope = VarScope::Session;
+    let mut full = false;
+    loop {
+        match w(i).as_str() {
+            "GLOBAL" => scope = VarScope::Global,
+            "SESSION" | "LOCAL" => scope = VarScope::Session,
+            "FULL" | "EXTENDED" => full = true,
+            _ => break,
+        }
+        i += 1;
+    }
+    let from_db = |j: usize| -> Option<String> {
+        if matches!(w(j).as_str(), "FROM" | "IN") {
+            if let Some(Tok::Word(d)) = t.get(j + 1) {
+                return Some(d.clone());
+            }
+        }
+        None
+    };
+    Ok(match w(i).as_str() {
+        "VARIABLES" => Show::Variables(scope, like_at(t, i + 1)),
+        "STATUS" => Show::Status(like_at(t, i + 1)),
+        "DATABASES" | "SCHEMAS" => Show::Databases(like_at(t, i + 1)),
+        "TABLES" => {
+            let db = from_db(i + 1);
+            let j = if db.is_some() { i + 3 } else { i + 1 };
+            Show::Tables(full, db, like_at(t, j))
+        }
+        "TABLE" if w(i + 1) == "STATUS" => {
+            let db = from_db(i + 2);
+            let j = if db.is_some() { i + 4 } else { i + 2 };
+            Show::TableStatus(db, like_at(t, j))
+        }
+        "CREATE" if w(i + 1) == "TABLE" => {
+            let (db, table) = qualified(t, i + 2)?;
+            Show::CreateTable(db, table)
+        }
+        "CREATE" if matches!(w(i + 1).as_str(), "DATABASE" | "SCHEMA") => match t.get(i + 2) {
+            Some(Tok::Word(d)) => Show::CreateDatabase(d.clone()),
+            _ => return Err(SqlError::syntax("a database name was expected")),
+        },
+        "COLUMNS" | "FIELDS" => {
+            if !matches!(w(i + 1).as_str(), "FROM" | "IN") {
+                return Err(SqlError::syntax("SHOW COLUMNS FROM table"));
+            }
+            let (mut db, table) = qualified(t, i + 2)?;
+            let after = if db.is_some() { i + 5 } else { i + 3 };
+            if let Some(d) = from_db(after) {
+                db = Some(d);
+            }
+            let j = if from_db(after).is_some() {
+                after + 2
+            } else {
+                after
+            };
+            Show::Columns(full, db, table, like_at(t, j))
+        }
+        "INDEX" | "INDEXES" | "KEYS" => {
+            if !matches!(w(i + 1).as_str(), "FROM" | "IN") {
+                return Err(SqlError::syntax("SHOW INDEX FROM table"));
+            }
+            let (mut db, table) = qualified(t, i + 2)?;
+            let after = if db.is_some() { i + 5 } else { i + 3 };
+            if let Some(d) = from_db(after) {
+                db = Some(d);
+            }
+            Show::Index(db, table)
+        }
+        "WARNINGS" | "ERRORS" => Show::Warnings,
+        "ENGINES" | "STORAGE" => Show::Engines,
+        "COLLATION" => Show::Collation(like_at(t, i + 1)),
+        "CHARACTER" | "CHARSET" => {
+            let j = if w(i) == "CHARACTER" { i + 2 } else { i + 1 };
+            Show::Charset(like_at(t, j))
+        }
+        "PROCESSLIST" => Show::ProcessList,
+        "GRANTS" => Show::Grants,
+        other => return Err(SqlError::unsupported(format!("SHOW {other}"))),
+    })
+}
+
+fn parse_set(body: &str, t: &[Tok]) -> SqlResult<Vec<SetItem>> {
+    // Split the tokens after SET at top-level commas, and recover each
+    // item's value text from the statement by re-joining its tokens.
+    let mut items = Vec::new();
+    let mut depth = 0i32;
+    let mut cur: Vec<Tok> = Vec::new();
+    for tok in t.iter().skip(1) {
+        match tok {
+            Tok::Punct(p) if p == "(" => depth += 1,
+            Tok::Punct(p) if p == ")" => depth -= 1,
+            Tok::Punct(p) if p == "," && depth == 0 => {
+                items.push(set_item(body, std::mem::take(&mut cur))?);
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(tok.clone());
+    }
+    if !cur.is_empty() {
+        items.push(set_item(body, cur)?);
+    }
+    Ok(items)
+}
+
+fn scope_word(w: &str) -> Option<VarScope> {
+    match w.to_ascii_uppercase().as_str() {
+        "SESSION" | "LOCAL" => Some(VarScope::Session),
+        "GLOBAL" | "PERSIST" | "PERSIST_ONLY" => Some(VarScope::Global),
+        _ => None,
+    }
+}
+
+fn set_item(body: &str, t: Vec<Tok>) -> SqlResult<SetItem> {
+    let bad = || SqlError::syntax(format!("cannot read the SET statement: {body}"));
+    let mut i = 0;
+    let word = |i: usize| match t.get(i) {
+        Some(Tok::Word(x)) => x.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let mut scope = VarScope::Session;
+    if let Some(s) = scope_word(&word(0)) {
+        scope = s;
+        i = 1;
+    }
+    match word(i).as_str() {
+        "NAMES" => {
+            let cs = match t.get(i + 1) {
+                Some(Tok::Word(x)) | Some(Tok::Str(x)) => x.clone(),
+                _ => return Err(bad()),
+            };
+            let coll = if word(i + 2) == "COLLATE" {
+                match t.get(i + 3) {
+                    Some(Tok::Word(x)) | Some(Tok::Str(x)) => Some(x.clone()),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            return Ok(SetItem::Names(cs, coll));
+        }
+        "CHARACTER" | "CHARSET" => {
+            let j = if word(i) == "CHARACTER" { i + 2 } else { i + 1 };
+            let cs = match t.get(j) {
+                Some(Tok::Word(x)) | Some(Tok::Str(x)) => x.clone(),
+                _ => return Err(bad()),
+            };
+            return Ok(SetItem::Names(cs, None));
+        }
+        "TRANSACTION" => {
+            if word(i + 1) == "ISOLATION" && word(i + 2) == "LEVEL" {
+                let level: Vec<String> = (i + 3..t.len()).map(word).collect();
+                return Ok(SetItem::Isolation(scope, level.join(" ")));
+            }
+            if word(i + 1) == "READ" {
+                return Ok(SetItem::ReadOnly(scope, word(i + 2) == "ONLY"));
+            }
+            return Err(bad());
+        }
+        _ => {}
+    }
+    // A variable: `@@[scope.]name`, `@name`, or `name`.
+    let (user, name, next) = match (t.get(i), t.get(i + 1)) {
+        (Some(Tok::Punct(p)), Some(Tok::Word(n))) if p == "@@" => {
+            if t.get(i + 2) == Some(&Tok::Punct(".".into())) {
+                if let Some(s) = scope_word(n) {
+                    scope = s;
+                }
+                match t.get(i + 3) {
+                    Some(Tok::Word(n2)) => (false, n2.clone(), i + 4),
+                    _ => return Err(bad()),
+                }
+            } else {
+                (false, n.clone(), i + 2)
+            }
+        }
+        (Some(Tok::Punct(p)), Some(Tok::Word(n))) if p == "@" => (true, n.clone(), i + 2),
+        (Some(Tok::Punct(p)), Some(Tok::Str(n))) if p == "@" => (true, n.clone(), i + 2),
+        (Some(Tok::Word(n)), _) => (false, n.clone(), i + 1),
+        _ => return Err(bad()),
+    };
+    if t.get(next) != Some(&Tok::Punct("=".into())) {
+        return Err(bad());
+    }
+    let value = render(t.get(next + 1..).unwrap_or_default());
+    Ok(if user {
+        SetItem::User(name.to_lowercase(), value)
+    } else {
+        SetItem::Var(scope, name.to_lowercase(), value)
+    })
+}
+
+/// Renders tokens back into SQL text (for the value of a SET).
+fn render(t: &[Tok]) -> String {
+    let mut s = String::new();
+    for (k, tok) in t.iter().enumerate() {
+        if k > 0
+            && !matches!(tok, Tok::Punct(p) if p == "." || p == "(" || p == ")" || p == ",")
+            && !matches!(t.get(k - 1), Some(Tok::Punct(p)) if p == "." || p == "(" || p == "@" || p == "@@")
+        {
+            s.push(' ');
+        }
+        match tok {
+            Tok::Word(w) => s.push_str(w),
+            Tok::Num(n) => s.push_str(n),
+            Tok::Punct(p) => s.push_str(p),
+            Tok::Str(v) => {
+                s.push('\'');
+                for ch in v.chars() {
+                    match ch {
+                        '\'' => s.push_str("''"),
+                        '\\' => s.push_str("\\\\"),
+                        c => s.push(c),
+                    }
+                }
+                s.push('\'');
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_top_level_semicolons_only() {
+        let s = split_statements("select 'a;b'; select \"c;\" ; -- x;\n select 1; /* ; */ ");
+        assert_eq!(s, vec!["select 'a;b'", "select \"c;\"", "-- x;\n select 1"]);
+    }
+
+    #[test]
+    fn connector_j_set_list_is_read() {
+        let p = classify(
+            "SET autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES'), NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+        )
+        .unwrap();
+        let Pre::Set(items) = p else { panic!("{p:?}") };
+        assert_eq!(items.len(), 3);
+        assert_eq!(
+            items[0],
+            SetItem::Var(VarScope::Session, "autocommit".into(), "1".into())
+        );
+        assert!(
+            matches!(&items[1], SetItem::Var(_, n, v) if n == "sql_mode" && v.contains("concat"))
+        );
+        assert_eq!(
+            items[2],
+            SetItem::Names("utf8mb4".into(), Some("utf8mb4_general_ci".into()))
+        );
+    }
+
+    #[test]
+    fn set_session_transaction_keeps_its_scope() {
+        let Pre::Set(items) =
+            classify("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            items,
+            vec![SetItem::Isolation(
+                VarScope::Session,
+                "READ COMMITTED".into()
+            )]
+        );
+        let Pre::Set(items) = classify("set @@session.tx_isolation='REPEATABLE-READ'").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            items,
+            vec![SetItem::Var(
+                VarScope::Session,
+                "tx_isolation".into(),
+                "'REPEATABLE-READ'".into()
+            )]
+        );
+    }
+
+    #[test]
+    fn show_forms_are_read() {
+        assert_eq!(
+            classify("SHOW SESSION VARIABLES LIKE 'auto%'").unwrap(),
+            Pre::Show(Show::Variables(VarScope::Session, Some("auto%".into())))
+        );
+        assert_eq!(
+            classify("show table status like 'sbtest1'").unwrap(),
+            Pre::Show(Show::TableStatus(None, Some("sbtest1".into())))
+        );
+        assert_eq!(
+            classify("SHOW CREATE TABLE db.t").unwrap(),
+            Pre::Show(Show::CreateTable(Some("db".into()), "t".into()))
+        );
+    }
+
+    #[test]
+    fn lock_in_share_mode_becomes_for_share() {
+        assert_eq!(
+            classify("SELECT c FROM t WHERE id=1 LOCK IN SHARE MODE").unwrap(),
+            Pre::Sql("SELECT c FROM t WHERE id=1 FOR SHARE".into())
+        );
+        assert_eq!(
+            classify("rollback to savepoint s1").unwrap(),
+            Pre::RollbackTo("s1".into())
+        );
+        assert_eq!(classify("/* ping */").unwrap(), Pre::Nothing);
+    }
+}

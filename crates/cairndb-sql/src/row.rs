@@ -1,0 +1,745 @@
+//! Table schemas and the bytes of their rows and index entries on the
+//! engine (`docs/format/sql-keys.md`):
+//!
+//! * primary key: `index_id ‖ key(pk columns)` → `0x01 ‖ null bitmap ‖
+//!   non-key columns ‖ originals of text key columns`;
+//! * secondary index: `index_id ‖ key(index columns) ‖ key(pk columns
+//!   not in the index)` → originals of its text columns (often empty);
+//! * a table without a primary key gets a hidden 8-byte one.
+//!
+//! Invariants: keys of one index order as the index's SQL order (see
+//! `keys.rs`); decoding what was encoded gives back the row, with CHAR
+//! columns' trailing spaces removed as MySQL does. Decoders return
+//! `None` on malformed bytes, never panic. No locks, no I/O.
+
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use crate::keys::{self, KEY_NOT_NULL, KEY_NULL};
+use crate::types::{Collation, ColumnType, StrKind, Value};
+
+/// Format byte that starts every primary-key row value.
+pub const ROW_FORMAT_V1: u8 = 0x01;
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnDef {
+    /// Its name as created.
+    pub name: String,
+    /// Its type.
+    pub ty: ColumnType,
+    /// NULL allowed.
+    pub nullable: bool,
+    /// DEFAULT (None: no default, or NULL for a nullable column).
+    pub default: Option<Value>,
+    /// AUTO_INCREMENT.
+    pub auto_increment: bool,
+}
+
+/// An index: its engine id and columns (positions in the table).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IndexDef {
+    /// Its name (`PRIMARY` for the primary key).
+    pub name: String,
+    /// The 4-byte id every key of the index starts with.
+    pub id: u32,
+    /// Column positions, in index order.
+    pub columns: Vec<usize>,
+    /// UNIQUE (always for the primary key).
+    pub unique: bool,
+}
+
+/// A table's schema.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TableDef {
+    /// Its name as created.
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<ColumnDef>,
+    /// The primary key; with `hidden_pk`, its `columns` is empty and the
+    /// key is a hidden 8-byte row id.
+    pub primary: IndexDef,
+    /// True when the table declared no primary key.
+    pub hidden_pk: bool,
+    /// Secondary indexes.
+    pub secondary: Vec<IndexDef>,
+}
+
+impl TableDef {
+    /// Position of a column by name (case-insensitive, as MySQL).
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether column `i` is part of the primary key.
+    pub fn in_pk(&self, i: usize) -> bool {
+        self.primary.columns.contains(&i)
+    }
+
+    /// The non-key columns, in table order (the row value's columns).
+    fn value_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.columns.len()).filter(|i| !self.in_pk(*i))
+    }
+
+    /// The primary-key columns a secondary index appends after its own.
+    pub fn pk_suffix(&self, index: &IndexDef) -> Vec<usize> {
+        self.primary
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| !index.columns.contains(c))
+            .collect()
+    }
+}
+
+/// Appends the key encoding of `v` for a column of type `ty` (with the
+/// NULL-flag byte when `nullable`). `v` must already have the column's
+/// type (the executor converts).
+pub fn put_key_value(out: &mut Vec<u8>, ty: &ColumnType, nullable: bool, v: &Value) {
+    if nullable {
+        if v.is_null() {
+            out.push(KEY_NULL);
+            return;
+        }
+        out.push(KEY_NOT_NULL);
+    }
+    match (ty, v) {
+        (
+            ColumnType::Int {
+                bytes,
+                unsigned: false,
+            },
+            Value::Int(i),
+        ) => keys::put_int(out, *i, usize::from(*bytes)),
+        (
+            ColumnType::Int {
+                bytes,
+                unsigned: true,
+            },
+            Value::UInt(u),
+        ) => keys::put_uint(out, *u, usize::from(*bytes)),
+        (
+            ColumnType::Int {
+                bytes,
+                unsigned: true,
+            },
+            Value::Int(i),
+        ) => keys::put_uint(out, (*i).max(0) as u64, usize::from(*bytes)),
+        (ColumnType::Decimal { .. }, Value::Decimal(d, _)) => put_i128(out, *d),
+        (ColumnType::Float | ColumnType::Double, Value::Double(f)) => keys::put_f64(out, *f),
+        (
+            ColumnType::Str {
+                collation, kind, ..
+            },
+            Value::Str(s),
+        ) => {
+            let s = if *kind == StrKind::Char {
+                trim_end_spaces(s)
+            } else {
+                s
+            };
+            match collation {
+                Collation::Binary => keys::put_bytes(out, s),
+                Collation::Utf8mb4Bin => keys::put_bytes(out, trim_end_spaces(s)),
+                Collation::Utf8mb4GeneralCi => {
+                    let mut w = Vec::with_capacity(s.len() * 2);
+                    keys::general_ci_weights(s, &mut w);
+                    keys::put_bytes(out, &w);
+                }
+            }
+        }
+        (
+            ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. },
+            Value::Date(d) | Value::DateTime(d),
+        ) => keys::put_int(out, *d, 8),
+        // A value of another type than the column's: the executor converts
+        // first; as a last resort, encode its text form.
+        (_, other) => keys::put_bytes(out, other.to_string().as_bytes()),
+    }
+}
+
+fn put_i128(out: &mut Vec<u8>, v: i128) {
+    let bits = (v as u128) ^ (1u128 << 127);
+    out.extend_from_slice(&bits.to_be_bytes());
+}
+
+fn get_i128(input: &mut &[u8]) -> Option<i128> {
+    let (head, rest) = input.split_first_chunk::<16>()?;
+    *input = rest;
+    Some((u128::from_be_bytes(*head) ^ (1u128 << 127)) as i128)
+}
+
+fn trim_end_spaces(s: &[u8]) -> &[u8] {
+    let mut end = s.len();
+    while end > 0 && s.get(end - 1) == Some(&b' ') {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or_default()
+}
+
+/// Whether a key column's value can be read back from the key alone
+/// (text columns keep their original in the entry's value instead).
+pub fn key_is_decodable(ty: &ColumnType) -> bool {
+    !ty.is_text()
+}
+
+/// Reads one key column written by [`put_key_value`]; for a text column
+/// returns `Value::Null` as a placeholder (its original comes from the
+/// value's unpack part) after skipping its bytes.
+pub fn get_key_value(input: &mut &[u8], ty: &ColumnType, nullable: bool) -> Option<Value> {
+    if nullable {
+        let (flag, rest) = input.split_first()?;
+        *input = rest;
+        match *flag {
+            KEY_NULL => return Some(Value::Null),
+            KEY_NOT_NULL => {}
+            _ => return None,
+        }
+    }
+    Some(match ty {
+        ColumnType::Int {
+            bytes,
+            unsigned: false,
+        } => Value::Int(keys::get_int(input, usize::from(*bytes))?),
+        ColumnType::Int {
+            bytes,
+            unsigned: true,
+        } => Value::UInt(keys::get_uint(input, usize::from(*bytes))?),
+        ColumnType::Decimal { scale, .. } => Value::Decimal(get_i128(input)?, *scale),
+        ColumnType::Float | ColumnType::Double => Value::Double(keys::get_f64(input)?),
+        ColumnType::Str { .. } if ty.is_text() => {
+            keys::skip_bytes(input)?;
+            Value::Null
+        }
+        ColumnType::Str { .. } => {
+            let mut out = Vec::new();
+            keys::get_bytes(input, &mut out)?;
+            Value::Str(out)
+        }
+        ColumnType::Date => Value::Date(keys::get_int(input, 8)?),
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+            Value::DateTime(keys::get_int(input, 8)?)
+        }
+    })
+}
+
+/// The primary key of `row` (full table row, in column order), or of the
+/// hidden row id `hidden`.
+pub fn pk_key(t: &TableDef, row: &[Value], hidden: u64, out: &mut Vec<u8>) {
+    out.clear();
+    keys::put_index_id(out, t.primary.id);
+    if t.hidden_pk {
+        keys::put_uint(out, hidden, 8);
+        return;
+    }
+    for &c in &t.primary.columns {
+        if let (Some(col), Some(v)) = (t.columns.get(c), row.get(c)) {
+            put_key_value(out, &col.ty, col.nullable, v);
+        }
+    }
+}
+
+/// The key prefix of index `ix` for the leading `vals` (values of its
+/// first `vals.len()` columns): for point lookups and range bounds.
+pub fn index_prefix(t: &TableDef, ix: &IndexDef, vals: &[Value], out: &mut Vec<u8>) {
+    out.clear();
+    keys::put_index_id(out, ix.id);
+    for (&c, v) in ix.columns.iter().zip(vals) {
+        if let Some(col) = t.columns.get(c) {
+            put_key_value(out, &col.ty, col.nullable, v);
+        }
+    }
+}
+
+/// The secondary-index entry of `row` in `ix`: key and value.
+pub fn secondary_entry(
+    t: &TableDef,
+    ix: &IndexDef,
+    row: &[Value],
+    hidden: u64,
+    key: &mut Vec<u8>,
+    value: &mut Vec<u8>,
+) {
+    key.clear();
+    value.clear();
+    keys::put_index_id(key, ix.id);
+    let suffix = t.pk_suffix(ix);
+    for &c in ix.columns.iter().chain(&suffix) {
+        if let (Some(col), Some(v)) = (t.columns.get(c), row.get(c)) {
+            put_key_value(key, &col.ty, col.nullable, v);
+            if col.ty.is_text() {
+                put_unpack(value, v);
+            }
+        }
+    }
+    if t.hidden_pk {
+        keys::put_uint(key, hidden, 8);
+    }
+}
+
+fn put_unpack(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Str(s) => {
+            put_varint(out, s.len() as u64 + 1);
+            out.extend_from_slice(s);
+        }
+        // NULL: length 0.
+        _ => put_varint(out, 0),
+    }
+}
+
+fn get_unpack(input: &mut &[u8]) -> Option<Value> {
+    let n = get_varint(input)?;
+    if n == 0 {
+        return Some(Value::Null);
+    }
+    let n = usize::try_from(n - 1).ok()?;
+    let (s, rest) = input.split_at_checked(n)?;
+    *input = rest;
+    Some(Value::Str(s.to_vec()))
+}
+
+/// The primary-key row value of `row`.
+pub fn row_value(t: &TableDef, row: &[Value], out: &mut Vec<u8>) {
+    out.clear();
+    out.push(ROW_FORMAT_V1);
+    let cols: Vec<usize> = t.value_columns().collect();
+    let bitmap_at = out.len();
+    out.resize(bitmap_at + cols.len().div_ceil(8), 0);
+    for (bit, &c) in cols.iter().enumerate() {
+        let v = row.get(c).unwrap_or(&Value::Null);
+        if v.is_null() {
+            if let Some(b) = out.get_mut(bitmap_at + bit / 8) {
+                *b |= 1 << (bit % 8);
+            }
+            continue;
+        }
+        if let Some(col) = t.columns.get(c) {
+            put_stored(out, &col.ty, v);
+        }
+    }
+    for &c in &t.primary.columns {
+        if let (Some(col), Some(v)) = (t.columns.get(c), row.get(c)) {
+            if col.ty.is_text() {
+                put_unpack(out, v);
+            }
+        }
+    }
+}
+
+/// Decodes a primary-key entry into `row` (resized to the table's
+/// columns). `key` is the whole key, index id included. Returns the hidden
+/// row id (0 without one).
+pub fn decode_row(t: &TableDef, key: &[u8], value: &[u8], row: &mut Vec<Value>) -> Option<u64> {
+    row.resize(t.columns.len(), Value::Null);
+    decode_row_into(t, key, value, row, &mut Vec::new())
+}
+
+/// Stores `v` in `slot`, reusing the string buffer already there.
+fn put_slot(slot: &mut Value, v: Value) {
+    match (&mut *slot, v) {
+        (Value::Str(dst), Value::Str(src)) => {
+            dst.clear();
+            dst.extend_from_slice(&src);
+        }
+        (_, v) => *slot = v,
+    }
+}
+
+/// Stores the bytes `b` as a string in `slot`, reusing its buffer.
+fn put_slot_bytes(slot: &mut Value, b: &[u8]) {
+    match slot {
+        Value::Str(dst) => {
+            dst.clear();
+            dst.extend_from_slice(b);
+        }
+        other => *other = Value::Str(b.to_vec()),
+    }
+}
+
+/// [`decode_row`] into a slice of exactly the table's width, reusing the
+/// string buffers of the values already in it (no allocation per row
+/// once warm).
+pub fn decode_row_into(
+    t: &TableDef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut [Value],
+    _tmp: &mut Vec<Value>,
+) -> Option<u64> {
+    if row.len() != t.columns.len() {
+        return None;
+    }
+    let mut k = key.get(keys::INDEX_ID_LEN..)?;
+    let mut hidden = 0;
+    if t.hidden_pk {
+        hidden = keys::get_uint(&mut k, 8)?;
+    } else {
+        for &c in &t.primary.columns {
+            let col = t.columns.get(c)?;
+            let v = get_key_value(&mut k, &col.ty, col.nullable)?;
+            put_slot(row.get_mut(c)?, v);
+        }
+    }
+    let (fmt, mut v) = value.split_first()?;
+    if *fmt != ROW_FORMAT_V1 {
+        return None;
+    }
+    let ncols = t.columns.len()
+        - if t.hidden_pk {
+            0
+        } else {
+            t.primary.columns.len()
+        };
+    let (bitmap, rest) = v.split_at_checked(ncols.div_ceil(8))?;
+    v = rest;
+    let mut bit = 0usize;
+    for (c, col) in t.columns.iter().enumerate() {
+        if t.in_pk(c) {
+            continue;
+        }
+        let null = bitmap
+            .get(bit / 8)
+            .is_some_and(|b| b & (1 << (bit % 8)) != 0);
+        bit += 1;
+        let slot = row.get_mut(c)?;
+        if null {
+            *slot = Value::Null;
+            continue;
+        }
+        if let ColumnType::Str { .. } = col.ty {
+            let n = usize::try_from(get_varint(&mut v)?).ok()?;
+            let (b, rest) = v.split_at_checked(n)?;
+            v = rest;
+            put_slot_bytes(slot, b);
+        } else {
+            *slot = get_stored(&mut v, &col.ty)?;
+        }
+    }
+    for &c in &t.primary.columns {
+        let col = t.columns.get(c)?;
+        if col.ty.is_text() {
+            let u = get_unpack(&mut v)?;
+            put_slot(row.get_mut(c)?, u);
+        }
+    }
+    v.is_empty().then_some(hidden)
+}
+
+/// Decodes a secondary-index entry: the values of the index's columns
+/// and of the primary-key suffix, into `row` at their positions (other
+/// columns NULL). Returns the hidden row id (0 without one).
+pub fn decode_secondary(
+    t: &TableDef,
+    ix: &IndexDef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut Vec<Value>,
+) -> Option<u64> {
+    row.clear();
+    row.resize(t.columns.len(), Value::Null);
+    decode_secondary_into(t, ix, key, value, row)
+}
+
+/// [`decode_secondary`] into a slice of exactly the table's width; slots
+/// of columns not in the entry are left as they were.
+pub fn decode_secondary_into(
+    t: &TableDef,
+    ix: &IndexDef,
+    key: &[u8],
+    value: &[u8],
+    row: &mut [Value],
+) -> Option<u64> {
+    if row.len() != t.columns.len() {
+        return None;
+    }
+    let mut k = key.get(keys::INDEX_ID_LEN..)?;
+    let mut v = value;
+    let suffix = t.pk_suffix(ix);
+    for &c in ix.columns.iter().chain(&suffix) {
+        let col = t.columns.get(c)?;
+        let kv = get_key_value(&mut k, &col.ty, col.nullable)?;
+        let val = if col.ty.is_text() {
+            get_unpack(&mut v)?
+        } else {
+            kv
+        };
+        put_slot(row.get_mut(c)?, val);
+    }
+    let hidden = if t.hidden_pk {
+        keys::get_uint(&mut k, 8)?
+    } else {
+        0
+    };
+    (k.is_empty() && v.is_empty()).then_some(hidden)
+}
+
+/// Appends a non-key column's stored form.
+fn put_stored(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) {
+    match (ty, v) {
+        (ColumnType::Int { bytes, .. }, Value::Int(i)) => out.extend_from_slice(
+            i.to_le_bytes()
+                .get(..usize::from(*bytes))
+                .unwrap_or_default(),
+        ),
+        (ColumnType::Int { bytes, .. }, Value::UInt(u)) => out.extend_from_slice(
+            u.to_le_bytes()
+                .get(..usize::from(*bytes))
+                .unwrap_or_default(),
+        ),
+        (ColumnType::Decimal { .. }, Value::Decimal(d, _)) => {
+            out.extend_from_slice(&d.to_le_bytes())
+        }
+        (ColumnType::Float | ColumnType::Double, Value::Double(f)) => {
+            out.extend_from_slice(&f.to_le_bytes())
+        }
+        (
+            ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. },
+            Value::Date(d) | Value::DateTime(d),
+        ) => out.extend_from_slice(&d.to_le_bytes()),
+        (ColumnType::Str { kind, .. }, Value::Str(s)) => {
+            let s = if *kind == StrKind::Char {
+                trim_end_spaces(s)
+            } else {
+                s
+            };
+            put_varint(out, s.len() as u64);
+            out.extend_from_slice(s);
+        }
+        (_, other) => {
+            let s = other.to_string();
+            put_varint(out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+/// Reads a non-key column's stored form.
+fn get_stored(input: &mut &[u8], ty: &ColumnType) -> Option<Value> {
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, rest) = input.split_at_checked(n)?;
+        *input = rest;
+        Some(head)
+    };
+    Some(match ty {
+        ColumnType::Int { bytes, unsigned } => {
+            let b = take(usize::from(*bytes))?;
+            let mut le = [0u8; 8];
+            le.get_mut(..b.len())?.copy_from_slice(b);
+            let raw = u64::from_le_bytes(le);
+            if *unsigned {
+                Value::UInt(raw)
+            } else {
+                let shift = 64 - u32::from(*bytes) * 8;
+                Value::Int(((raw << shift) as i64) >> shift)
+            }
+        }
+        ColumnType::Decimal { scale, .. } => {
+            let b: [u8; 16] = take(16)?.try_into().ok()?;
+            Value::Decimal(i128::from_le_bytes(b), *scale)
+        }
+        ColumnType::Float | ColumnType::Double => {
+            let b: [u8; 8] = take(8)?.try_into().ok()?;
+            Value::Double(f64::from_le_bytes(b))
+        }
+        ColumnType::Date => {
+            let b: [u8; 8] = take(8)?.try_into().ok()?;
+            Value::Date(i64::from_le_bytes(b))
+        }
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+            let b: [u8; 8] = take(8)?.try_into().ok()?;
+            Value::DateTime(i64::from_le_bytes(b))
+        }
+        ColumnType::Str { .. } => {
+            let n = usize::try_from(get_varint(input)?).ok()?;
+            let (s, rest) = input.split_at_checked(n)?;
+            *input = rest;
+            Value::Str(s.to_vec())
+        }
+    })
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(input: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (b, rest) = input.split_first()?;
+        *input = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+    use crate::types::pack_date;
+    use proptest::prelude::*;
+
+    fn sbtest() -> TableDef {
+        let text = |kind, n| ColumnType::Str {
+            kind,
+            max_len: n,
+            collation: Collation::Utf8mb4GeneralCi,
+        };
+        TableDef {
+            name: "sbtest1".into(),
+            columns: vec![
+                ColumnDef {
+                    name: "id".into(),
+                    ty: ColumnType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    nullable: false,
+                    default: None,
+                    auto_increment: true,
+                },
+                ColumnDef {
+                    name: "k".into(),
+                    ty: ColumnType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    nullable: false,
+                    default: Some(Value::Int(0)),
+                    auto_increment: false,
+                },
+                ColumnDef {
+                    name: "c".into(),
+                    ty: text(StrKind::Char, 120),
+                    nullable: false,
+                    default: None,
+                    auto_increment: false,
+                },
+                ColumnDef {
+                    name: "pad".into(),
+                    ty: text(StrKind::VarChar, 60),
+                    nullable: true,
+                    default: None,
+                    auto_increment: false,
+                },
+                ColumnDef {
+                    name: "d".into(),
+                    ty: ColumnType::Date,
+                    nullable: true,
+                    default: None,
+                    auto_increment: false,
+                },
+            ],
+            primary: IndexDef {
+                name: "PRIMARY".into(),
+                id: 260,
+                columns: vec![0],
+                unique: true,
+            },
+            hidden_pk: false,
+            secondary: vec![
+                IndexDef {
+                    name: "k_1".into(),
+                    id: 261,
+                    columns: vec![1],
+                    unique: false,
+                },
+                IndexDef {
+                    name: "c_pad".into(),
+                    id: 262,
+                    columns: vec![2, 3],
+                    unique: false,
+                },
+            ],
+        }
+    }
+
+    fn row(id: i64, k: i64, c: &str, pad: Option<&str>) -> Vec<Value> {
+        vec![
+            Value::Int(id),
+            Value::Int(k),
+            Value::Str(c.as_bytes().to_vec()),
+            pad.map_or(Value::Null, |p| Value::Str(p.as_bytes().to_vec())),
+            Value::Date(pack_date(2024, 1, 31)),
+        ]
+    }
+
+    #[test]
+    fn primary_and_secondary_entries_round_trip() {
+        let t = sbtest();
+        let r = row(-7, 42, "Hello World", None);
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        pk_key(&t, &r, 0, &mut k);
+        row_value(&t, &r, &mut v);
+        let mut back = Vec::new();
+        decode_row(&t, &k, &v, &mut back).unwrap();
+        assert_eq!(back, r);
+        for ix in &t.secondary {
+            secondary_entry(&t, ix, &r, 0, &mut k, &mut v);
+            decode_secondary(&t, ix, &k, &v, &mut back).unwrap();
+            for &c in ix.columns.iter().chain(&t.primary.columns) {
+                assert_eq!(back[c], r[c], "column {c} of {}", ix.name);
+            }
+        }
+    }
+
+    #[test]
+    fn char_columns_lose_trailing_spaces_varchar_keep_them() {
+        let t = sbtest();
+        let r = row(1, 2, "abc   ", Some("x  "));
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        pk_key(&t, &r, 0, &mut k);
+        row_value(&t, &r, &mut v);
+        let mut back = Vec::new();
+        decode_row(&t, &k, &v, &mut back).unwrap();
+        assert_eq!(back[2], Value::Str(b"abc".to_vec()));
+        assert_eq!(back[3], Value::Str(b"x  ".to_vec()));
+    }
+
+    proptest! {
+        #[test]
+        fn secondary_keys_order_by_index_columns_then_pk(
+            a in (any::<i32>(), any::<i32>(), "[a-zA-Z ]{0,12}"),
+            b in (any::<i32>(), any::<i32>(), "[a-zA-Z ]{0,12}"),
+        ) {
+            let t = sbtest();
+            let ra = row(a.0 as i64, a.1 as i64, &a.2, Some("p"));
+            let rb = row(b.0 as i64, b.1 as i64, &b.2, Some("p"));
+            let (mut ka, mut kb, mut v) = (Vec::new(), Vec::new(), Vec::new());
+            secondary_entry(&t, &t.secondary[0], &ra, 0, &mut ka, &mut v);
+            secondary_entry(&t, &t.secondary[0], &rb, 0, &mut kb, &mut v);
+            prop_assert_eq!(ka.cmp(&kb), (a.1, a.0).cmp(&(b.1, b.0)));
+            secondary_entry(&t, &t.secondary[1], &ra, 0, &mut ka, &mut v);
+            secondary_entry(&t, &t.secondary[1], &rb, 0, &mut kb, &mut v);
+            let ord = Collation::Utf8mb4GeneralCi
+                .cmp(a.2.as_bytes(), b.2.as_bytes())
+                .then(a.0.cmp(&b.0));
+            prop_assert_eq!(ka.cmp(&kb), ord);
+        }
+
+        #[test]
+        fn decoders_never_panic_on_garbage(k in proptest::collection::vec(any::<u8>(), 0..48),
+                                           v in proptest::collection::vec(any::<u8>(), 0..48)) {
+            let t = sbtest();
+            let mut out = Vec::new();
+            let _ = decode_row(&t, &k, &v, &mut out);
+            for ix in &t.secondary {
+                let _ = decode_secondary(&t, ix, &k, &v, &mut out);
+            }
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! A client session: its current database, variables, transaction and
+//! prepared statements, and the dispatch of each statement.
+//!
+//! Transactions follow InnoDB: with autocommit on, each writing statement
+//! is a transaction of its own and reads see the latest committed data;
+//! in an explicit transaction, plain SELECTs read a snapshot taken at the
+//! first read (REPEATABLE READ) or at each statement (READ COMMITTED),
+//! while writes and locking reads lock the rows and read the latest
+//! committed version. A failed statement is rolled back alone (an engine
+//! savepoint around each statement); a deadlock rolls back the whole
+//! transaction.
+//!
+//! A session is used by one thread at a time; it holds no lock between
+//! calls.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use cairndb::{Snapshot, Transaction, TransactionOptions};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::db::SqlDb;
+use crate::error::{SqlError, SqlResult};
+use crate::expr::{Env, Scope};
+use crate::output::{ColumnInfo, Output};
+use crate::preparse::{classify, Pre, SetItem, VarScope};
+use crate::types::Value;
+use crate::vars;
+
+/// Transaction isolation of consistent reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// READ COMMITTED: each statement reads the latest committed data.
+    ReadCommitted,
+    /// REPEATABLE READ: the transaction's reads share one snapshot.
+    RepeatableRead,
+}
+
+impl Isolation {
+    /// MySQL's spelling (`REPEATABLE-READ`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "READ-COMMITTED",
+            Isolation::RepeatableRead => "REPEATABLE-READ",
+        }
+    }
+
+    fn parse(s: &str) -> SqlResult<Isolation> {
+        let n = s
+            .trim_matches(['\'', '"'])
+            .to_ascii_uppercase()
+            .replace(['-', '_'], " ");
+        match n.as_str() {
+            "READ COMMITTED" | "READ UNCOMMITTED" => Ok(Isolation::ReadCommitted),
+            "REPEATABLE READ" | "SERIALIZABLE" => Ok(Isolation::RepeatableRead),
+            _ => Err(SqlError::new(
+                1231,
+                "42000",
+                format!("Variable 'transaction_isolation' can't be set to the value of '{s}'"),
+            )),
+        }
+    }
+}
+
+/// The session's open transaction.
+pub(crate) struct TxnState {
+    pub(crate) txn: Transaction,
+    /// The consistent-read snapshot (taken at the first plain read).
+    pub(crate) snapshot: Option<Snapshot>,
+    /// Named savepoints, oldest first; each has an engine savepoint.
+    pub(crate) savepoints: Vec<String>,
+}
+
+/// A prepared statement.
+pub(crate) struct Prepared {
+    pub(crate) pre: Pre,
+    pub(crate) ast: Option<Statement>,
+    pub(crate) params: usize,
+    /// The compiled plan, with the schema epoch and database it was made
+    /// under.
+    pub(crate) plan: Option<(u64, Option<String>, Arc<crate::plan::Plan>)>,
+}
+
+/// What `prepare` reports.
+#[derive(Debug, Clone)]
+pub struct PrepareInfo {
+    /// Statement id.
+    pub id: u32,
+    /// Number of `?` parameters.
+    pub params: u16,
+    /// Result columns (empty for statements without a result set).
+    pub columns: Vec<ColumnInfo>,
+}
+
+/// One client session.
+pub struct Session {
+    pub(crate) db: Arc<SqlDb>,
+    pub(crate) conn_id: u64,
+    pub(crate) user: String,
+    pub(crate) current_db: Option<String>,
+    pub(crate) autocommit: bool,
+    pub(crate) isolation: Isolation,
+    pub(crate) txn: Option<TxnState>,
+    pub(crate) vars: BTreeMap<String, Value>,
+    pub(crate) user_vars: HashMap<String, Value>,
+    pub(crate) last_insert_id: u64,
+    pub(crate) found_rows: u64,
+    pub(crate) row_count: i64,
+    pub(crate) warnings: Vec<(u16, String)>,
+    pub(crate) params: Vec<Value>,
+    pub(crate) prepared: HashMap<u32, Prepared>,
+    next_stmt: u32,
+    /// The client asked for found rows (CLIENT_FOUND_ROWS): UPDATE
+    /// reports matched rows instead of changed ones.
+    pub client_found_rows: bool,
+    /// Reused buffers of the executor.
+    pub(crate) scratch: crate::exec::Scratch,
+}
+
+impl Session {
+    /// A new session of `user` on `db`.
+    pub fn new(db: Arc<SqlDb>, user: &str) -> Session {
+        let conn_id = db.next_connection_id();
+        Session {
+            db,
+            conn_id,
+            user: user.to_string(),
+            current_db: None,
+            autocommit: true,
+            isolation: Isolation::RepeatableRead,
+            txn: None,
+            vars: BTreeMap::new(),
+            user_vars: HashMap::new(),
+            last_insert_id: 0,
+            found_rows: 0,
+            row_count: -1,
+            warnings: Vec::new(),
+            params: Vec::new(),
+            prepared: HashMap::new(),
+            next_stmt: 1,
+            client_found_rows: false,
+            scratch: Default::default(),
+        }
+    }
+
+    /// The connection id.
+    pub fn connection_id(&self) -> u64 {
+        self.conn_id
+    }
+
+    /// Autocommit is on.
+    pub fn autocommit(&self) -> bool {
+        self.autocommit
+    }
+
+    /// A transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// The current database.
+    pub fn database(&self) -> Option<&str> {
+        self.current_db.as_deref()
+    }
+
+    /// `USE db` / COM_INIT_DB.
+    pub fn use_database(&mut self, name: &str) -> SqlResult<()> {
+        let cat = self.db.catalog.read();
+        let d = cat
+            .database(name)
+            .ok_or_else(|| SqlError::unknown_database(name))?;
+        self.current_db = Some(d.name.clone());
+        Ok(())
+    }
+
+    /// COM_RESET_CONNECTION: rolls back, forgets variables and statements.
+    pub fn reset(&mut self) {
+        self.txn = None;
+        self.vars.clear();
+        self.user_vars.clear();
+        self.prepared.clear();
+        self.autocommit = true;
+        self.isolation = Isolation::RepeatableRead;
+        self.last_insert_id = 0;
+        self.warnings.clear();
+    }
+
+    /// Runs one statement (the caller splits a multi-statement text with
+    /// `preparse::split_statements`).
+    pub fn query(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
+        self.params.clear();
+        let pre = classify(sql)?;
+        if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
+            self.warnings.clear();
+        }
+        match pre {
+            Pre::Sql(text) => {
+                let ast = parse_one(&text)?;
+                self.run_statement(&ast, None, out)
+            }
+            other => self.run_pre(other, out),
+        }
+    }
+
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> SqlResult<PrepareInfo> {
+        let id = self.next_stmt;
+        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
+        self.prepare_as(id, sql)
+    }
+
+    /// COM_STMT_PREPARE under an id the caller chose (the protocol
+    /// layer's); an id in use is replaced.
+    pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
+        let pre = classify(sql)?;
+        let (ast, params, columns) = match &pre {
+            Pre::Sql(text) => {
+                let ast = parse_one(text)?;
+                let (params, columns) = crate::plan::describe(self, &ast)?;
+                (Some(ast), params, columns)
+            }
+            _ => (None, 0, Vec::new()),
+        };
+        self.prepared.insert(
+            id,
+            Prepared {
+                pre,
+                ast,
+                params,
+                plan: None,
+            },
+        );
+        Ok(PrepareInfo {
+            id,
+            params: params as u16,
+            columns,
+        })
+    }
+
+    /// COM_STMT_EXECUTE.
+    pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
+        let Some(mut p) = self.prepared.remove(&id) else {
+            return Err(SqlError::new(
+                1243,
+                "HY000",
+                format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+            ));
+        };
+        self.warnings.clear();
+        self.params.clear();
+        self.params.extend_from_slice(params);
+        let r = if params.len() != p.params {
+            Err(SqlError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to mysqld_stmt_execute",
+            ))
+        } else {
+            match &p.ast {
+                Some(ast) => {
+                    let epoch = self.db.epoch();
+                    let fresh =
+                        matches!(&p.plan, Some((e, d, _)) if *e == epoch && *d == self.current_db);
+                    if !fresh {
+                        p.plan = crate::plan::compile(self, ast)?
+                            .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
+                    }
+                    match &p.plan {
+                        Some((_, _, plan)) => {
+                            let plan = plan.clone();
+                            self.run_plan(&plan, out)
+                        }
+                        None => self.run_statement(ast, None, out),
+                    }
+                }
+                None => self.run_pre(p.pre.clone(), out),
+            }
+        };
+        self.prepared.insert(id, p);
+        r
+    }
+
+    /// COM_STMT_CLOSE.
+    pub fn close_statement(&mut self, id: u32) {
+        self.prepared.remove(&id);
+    }
+
+    /// Runs a parsed statement.
+    fn run_statement(
+        &mut self,
+        ast: &Statement,
+        _unused: Option<()>,
+        out: &mut dyn Output,
+    ) -> SqlResult<()> {
+        match crate::plan::compile(self, ast)? {
+            Some(plan) => self.run_plan(&plan, out),
+            None => crate::ddl::run(self, ast, out),
+        }
+    }
+
+    /// Runs a compiled plan inside the right transaction context.
+    pub(crate) fn run_plan(
+        &mut self,
+        plan: &crate::plan::Plan,
+        out: &mut dyn Output,
+    ) -> SqlResult<()> {
+        if plan.writes() {
+            self.with_write_txn(|s| crate::exec::run(s, plan, out))
+        } else {
+            crate::exec::run(self, plan, out)
+        }
+    }
+
+    /// Runs a writing statement: in the open transaction under a
+    /// statement savepoint, or in a transaction of its own (autocommit).
+    pub(crate) fn with_write_txn<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> SqlResult<T>,
+    ) -> SqlResult<T> {
+        let own = self.txn.is_none() && self.autocommit;
+        if self.txn.is_none() {
+            self.begin_txn(false);
+        }
+        if let Some(t) = self.txn.as_mut() {
+            t.txn.set_savepoint();
+        }
+        let r = f(self);
+        match r {
+            Ok(v) => {
+                if let Some(t) = self.txn.as_mut() {
+                    let _ = t.txn.pop_savepoint();
+                }
+                if own {
+                    self.commit()?;
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                if e.code == 1213 || own {
+                    // A deadlock victim is rolled back whole (the engine
+                    // already released its locks); so is a statement that
+                    // was its own transaction.
+                    self.txn = None;
+                } else if let Some(t) = self.txn.as_mut() {
+                    if t.txn.rollback_to_savepoint().is_err() {
+                        self.txn = None;
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub(crate) fn begin_txn(&mut self, _explicit: bool) {
+        let wopts = self.db.commit_options();
+        let txn = self.db.db.begin(
+            &wopts,
+            &TransactionOptions {
+                lock_timeout: Some(std::time::Duration::from_secs(vars::lock_wait_timeout(
+                    self,
+                ))),
+                ..Default::default()
+            },
+        );
+        self.txn = Some(TxnState {
+            txn,
+            snapshot: None,
+            savepoints: Vec::new(),
+        });
+    }
+
+    /// Commits the open transaction, if any.
+    pub(crate) fn commit(&mut self) -> SqlResult<()> {
+        if let Some(mut t) = self.txn.take() {
+            t.txn.commit()?;
+        }
+        Ok(())
+    }
+
+    /// The snapshot plain reads use now: the transaction's (taken on
+    /// first use under REPEATABLE READ), or None (latest).
+    pub(crate) fn read_snapshot(&mut self) -> Option<Snapshot> {
+        let iso = self.isolation;
+        let db = self.db.clone();
+        let t = self.txn.as_mut()?;
+        if iso == Isolation::ReadCommitted {
+            return Some(db.db.db().snapshot());
+        }
+        Some(
+            t.snapshot
+                .get_or_insert_with(|| db.db.db().snapshot())
+                .clone(),
+        )
+    }
+
+    fn run_pre(&mut self, pre: Pre, out: &mut dyn Output) -> SqlResult<()> {
+        match pre {
+            Pre::Begin => {
+                self.commit()?;
+                self.begin_txn(true);
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Commit => {
+                self.commit()?;
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Rollback => {
+                if let Some(mut t) = self.txn.take() {
+                    let _ = t.txn.rollback();
+                }
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Savepoint(name) => {
+                if self.txn.is_none() {
+                    if self.autocommit {
+                        // MySQL accepts it and forgets it at once.
+                        out.ok(0, 0, 0, "");
+                        return Ok(());
+                    }
+                    self.begin_txn(false);
+                }
+                if let Some(t) = self.txn.as_mut() {
+                    if let Some(i) = t
+                        .savepoints
+                        .iter()
+                        .position(|s| s.eq_ignore_ascii_case(&name))
+                    {
+                        // Re-setting a name replaces it (and those after it).
+                        for _ in i..t.savepoints.len() {
+                            let _ = t.txn.pop_savepoint();
+                        }
+                        t.savepoints.truncate(i);
+                    }
+                    t.txn.set_savepoint();
+                    t.savepoints.push(name);
+                }
+                out.ok(0, 0, 0, "");
+            }
+            Pre::RollbackTo(name) => {
+                self.rollback_to_savepoint(&name)?;
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Release(name) => {
+                let missing =
+                    || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+                let t = self.txn.as_mut().ok_or_else(missing)?;
+                let i = t
+                    .savepoints
+                    .iter()
+                    .position(|s| s.eq_ignore_ascii_case(&name))
+                    .ok_or_else(missing)?;
+                // Releasing keeps the changes and forgets this savepoint
+                // and those set after it.
+                for _ in i..t.savepoints.len() {
+                    let _ = t.txn.pop_savepoint();
+                }
+                t.savepoints.truncate(i);
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Use(name) => {
+                self.use_database(&name)?;
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Set(items) => {
+                for it in items {
+                    self.set(it)?;
+                }
+                out.ok(0, 0, 0, "");
+            }
+            Pre::Show(s) => crate::show::run(self, s, out)?,
+            Pre::Nothing => out.ok(0, 0, 0, ""),
+            Pre::Sql(_) => return Err(SqlError::internal("statement misclassified")),
+        }
+        Ok(())
+    }
+
+    /// ROLLBACK TO SAVEPOINT (the savepoint stays).
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> SqlResult<()> {
+        let missing = || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+        let t = self.txn.as_mut().ok_or_else(missing)?;
+        let i = t
+            .savepoints
+            .iter()
+            .position(|s| s.eq_ignore_ascii_case(name))
+            .ok_or_else(missing)?;
+        let n = t.savepoints.len();
+        for _ in i..n {
+            t.txn.rollback_to_savepoint()?;
+        }
+        t.savepoints.truncate(i);
+        t.txn.set_savepoint();
+        t.savepoints.push(name.to_string());
+        Ok(())
+    }
+
+    fn set(&mut self, it: SetItem) -> SqlResult<()> {
+        match it {
+            SetItem::Names(_, _) => Ok(()),
+            SetItem::Isolation(VarScope::Session, level) => {
+                self.isolation = Isolation::parse(&level)?;
+                Ok(())
+            }
+            SetItem::Isolation(VarScope::Global, _) | SetItem::ReadOnly(..) => Ok(()),
+            SetItem::User(name, expr) => {
+                let v = self.eval_const(&expr)?;
+                self.user_vars.insert(name, v);
+                Ok(())
+            }
+            SetItem::Var(scope, name, expr) => {
+                let v = match expr.to_ascii_uppercase().as_str() {
+                    "DEFAULT" => vars::default_of(&name).unwrap_or(Value::Null),
+                    "ON" => Value::Int(1),
+                    "OFF" => Value::Int(0),
+                    _ => self.eval_const(&expr)?,
+                };
+                vars::set(self, scope, &name, v)
+            }
+        }
+    }
+
+    /// Evaluates a constant expression (SET values) in this session.
+    pub(crate) fn eval_const(&mut self, text: &str) -> SqlResult<Value> {
+        let e = Parser::new(&MySqlDialect {})
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| SqlError::syntax(e.to_string()))?;
+        let scope = Scope::default();
+        let mut c = crate::expr::Compiler::new(&scope);
+        let x = c.compile(&e);
+        let x = match x {
+            Ok(x) => x,
+            // `SET x = word`: a bare word is a string value.
+            Err(err) if err.code == 1054 => {
+                return Ok(Value::Str(text.trim_matches('`').as_bytes().to_vec()))
+            }
+            Err(err) => return Err(err),
+        };
+        crate::expr::eval(&x, &[], &[], &[], self)
+    }
+}
+
+/// Parses one statement with the MySQL dialect.
+pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
+    let mut v = Parser::parse_sql(&MySqlDialect {}, text)
+        .map_err(|e| SqlError::syntax(format!("You have an error in your SQL syntax: {e}")))?;
+    match v.len() {
+        1 => Ok(v.remove(0)),
+        0 => Err(SqlError::syntax("Query was empty")),
+        _ => Err(SqlError::syntax(
+            "several statements in one; send them separately or enable multi-statements",
+        )),
+    }
+}
+
+impl Env for Session {
+    fn params(&self) -> &[Value] {
+        &self.params
+    }
+    fn sys_var(&self, name: &str) -> SqlResult<Value> {
+        vars::get(self, name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.user_vars.get(name).cloned().unwrap_or(Value::Null)
+    }
+    fn database(&self) -> Option<String> {
+        self.current_db.clone()
+    }
+    fn connection_id(&self) -> u64 {
+        self.conn_id
+    }
+    fn last_insert_id(&self) -> u64 {
+        self.last_insert_id
+    }
+    fn user(&self) -> String {
+        self.user.clone()
+    }
+    fn found_rows(&self) -> u64 {
+        self.found_rows
+    }
+    fn row_count(&self) -> i64 {
+        self.row_count
+    }
+}

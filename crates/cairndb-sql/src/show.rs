@@ -1,0 +1,476 @@
+//! SHOW statements: variables, databases, tables, table status, CREATE
+//! TABLE, columns, indexes, warnings, engines, collations, character
+//! sets, the process list and grants, in MySQL's column layouts (clients
+//! and tools read them by position and by name).
+
+use crate::error::{SqlError, SqlResult};
+use crate::expr::like;
+use crate::output::{ColumnInfo, Output};
+use crate::preparse::{Show, VarScope};
+use crate::row::TableDef;
+use crate::session::Session;
+use crate::types::{Collation, Value};
+
+fn t(s: &str) -> Value {
+    Value::Str(s.as_bytes().to_vec())
+}
+
+fn matches(name: &str, pat: &Option<String>) -> bool {
+    pat.as_ref()
+        .is_none_or(|p| like(name.as_bytes(), p.as_bytes(), Collation::Utf8mb4GeneralCi))
+}
+
+fn header(out: &mut dyn Output, names: &[&str]) {
+    let cols: Vec<ColumnInfo> = names.iter().map(|n| ColumnInfo::text(n)).collect();
+    out.columns(&cols);
+}
+
+/// Runs a SHOW.
+pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<()> {
+    match sh {
+        Show::Variables(scope, pat) => {
+            header(out, &["Variable_name", "Value"]);
+            let mut all = crate::vars::defaults();
+            all.sort_by(|a, b| a.0.cmp(b.0));
+            for (name, default) in all {
+                if !matches(name, &pat) {
+                    continue;
+                }
+                let v = match scope {
+                    VarScope::Session => crate::vars::get(s, name)?,
+                    VarScope::Global => default,
+                };
+                let text = match v {
+                    Value::Str(b) => String::from_utf8_lossy(&b).into_owned(),
+                    Value::Int(1) if name == "autocommit" => "ON".into(),
+                    Value::Int(0) if name == "autocommit" => "OFF".into(),
+                    other => other.to_string(),
+                };
+                out.row(&[t(name), t(&text)]);
+            }
+            out.end(0);
+        }
+        Show::Status(pat) => {
+            header(out, &["Variable_name", "Value"]);
+            let stats = [
+                ("Threads_connected", "1".to_string()),
+                ("Uptime", "1".to_string()),
+                (
+                    "Rocksdb_block_cache_usage",
+                    s.db.engine()
+                        .db()
+                        .property("rocksdb.block-cache-usage")
+                        .unwrap_or_default(),
+                ),
+            ];
+            for (n, v) in stats {
+                if matches(n, &pat) {
+                    out.row(&[t(n), t(&v)]);
+                }
+            }
+            out.end(0);
+        }
+        Show::Databases(pat) => {
+            header(out, &["Database"]);
+            let names: Vec<String> =
+                s.db.catalog
+                    .read()
+                    .dbs
+                    .values()
+                    .map(|d| d.name.clone())
+                    .collect();
+            for n in names {
+                if matches(&n, &pat) {
+                    out.row(&[t(&n)]);
+                }
+            }
+            out.end(0);
+        }
+        Show::Tables(full, db, pat) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            let names: Vec<String> = {
+                let cat = s.db.catalog.read();
+                let d = cat
+                    .database(&db)
+                    .ok_or_else(|| SqlError::unknown_database(&db))?;
+                d.tables.values().map(|t| t.name.clone()).collect()
+            };
+            let label = format!("Tables_in_{db}");
+            if full {
+                header(out, &[&label, "Table_type"]);
+            } else {
+                header(out, &[&label]);
+            }
+            for n in names {
+                if matches(&n, &pat) {
+                    if full {
+                        out.row(&[t(&n), t("BASE TABLE")]);
+                    } else {
+                        out.row(&[t(&n)]);
+                    }
+                }
+            }
+            out.end(0);
+        }
+        Show::TableStatus(db, pat) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            let tables: Vec<std::sync::Arc<TableDef>> = {
+                let cat = s.db.catalog.read();
+                let d = cat
+                    .database(&db)
+                    .ok_or_else(|| SqlError::unknown_database(&db))?;
+                d.tables.values().cloned().collect()
+            };
+            header(
+                out,
+                &[
+                    "Name",
+                    "Engine",
+                    "Version",
+                    "Row_format",
+                    "Rows",
+                    "Avg_row_length",
+                    "Data_length",
+                    "Max_data_length",
+                    "Index_length",
+                    "Data_free",
+                    "Auto_increment",
+                    "Create_time",
+                    "Update_time",
+                    "Check_time",
+                    "Collation",
+                    "Checksum",
+                    "Create_options",
+                    "Comment",
+                ],
+            );
+            for def in tables {
+                if !matches(&def.name, &pat) {
+                    continue;
+                }
+                out.row(&[
+                    t(&def.name),
+                    t("CairnDB"),
+                    t("10"),
+                    t("Dynamic"),
+                    t("0"),
+                    t("0"),
+                    t("0"),
+                    t("0"),
+                    t("0"),
+                    t("0"),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    t("utf8mb4_general_ci"),
+                    Value::Null,
+                    t(""),
+                    t(""),
+                ]);
+            }
+            out.end(0);
+        }
+        Show::CreateTable(db, table) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            let def = s.db.table(&db, &table)?;
+            header(out, &["Table", "Create Table"]);
+            out.row(&[t(&def.name), t(&create_table_text(&def))]);
+            out.end(0);
+        }
+        Show::CreateDatabase(db) => {
+            let name =
+                s.db.catalog
+                    .read()
+                    .database(&db)
+                    .map(|d| d.name.clone())
+                    .ok_or_else(|| SqlError::unknown_database(&db))?;
+            header(out, &["Database", "Create Database"]);
+            out.row(&[
+                t(&name),
+                t(&format!(
+                    "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci */"
+                )),
+            ]);
+            out.end(0);
+        }
+        Show::Columns(full, db, table, pat) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            let def = s.db.table(&db, &table)?;
+            if full {
+                header(
+                    out,
+                    &[
+                        "Field",
+                        "Type",
+                        "Collation",
+                        "Null",
+                        "Key",
+                        "Default",
+                        "Extra",
+                        "Privileges",
+                        "Comment",
+                    ],
+                );
+            } else {
+                header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
+            }
+            for (i, c) in def.columns.iter().enumerate() {
+                if !matches(&c.name, &pat) {
+                    continue;
+                }
+                let key = if def.in_pk(i) {
+                    "PRI"
+                } else if def
+                    .secondary
+                    .iter()
+                    .any(|ix| ix.unique && ix.columns.first() == Some(&i))
+                {
+                    "UNI"
+                } else if def
+                    .secondary
+                    .iter()
+                    .any(|ix| ix.columns.first() == Some(&i))
+                {
+                    "MUL"
+                } else {
+                    ""
+                };
+                let default = c
+                    .default
+                    .as_ref()
+                    .map_or(Value::Null, |v| t(&v.to_string()));
+                let extra = if c.auto_increment {
+                    "auto_increment"
+                } else {
+                    ""
+                };
+                let null = if c.nullable { "YES" } else { "NO" };
+                if full {
+                    let coll = if c.ty.is_text() {
+                        t(c.ty.collation().name())
+                    } else {
+                        Value::Null
+                    };
+                    out.row(&[
+                        t(&c.name),
+                        t(&c.ty.sql()),
+                        coll,
+                        t(null),
+                        t(key),
+                        default,
+                        t(extra),
+                        t("select,insert,update,references"),
+                        t(""),
+                    ]);
+                } else {
+                    out.row(&[
+                        t(&c.name),
+                        t(&c.ty.sql()),
+                        t(null),
+                        t(key),
+                        default,
+                        t(extra),
+                    ]);
+                }
+            }
+            out.end(0);
+        }
+        Show::Index(db, table) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            let def = s.db.table(&db, &table)?;
+            header(
+                out,
+                &[
+                    "Table",
+                    "Non_unique",
+                    "Key_name",
+                    "Seq_in_index",
+                    "Column_name",
+                    "Collation",
+                    "Cardinality",
+                    "Sub_part",
+                    "Packed",
+                    "Null",
+                    "Index_type",
+                    "Comment",
+                    "Index_comment",
+                    "Visible",
+                ],
+            );
+            let all = (!def.hidden_pk)
+                .then_some(&def.primary)
+                .into_iter()
+                .chain(def.secondary.iter());
+            for ix in all {
+                for (seq, c) in ix.columns.iter().enumerate() {
+                    let col = &def.columns[*c];
+                    out.row(&[
+                        t(&def.name),
+                        t(if ix.unique { "0" } else { "1" }),
+                        t(&ix.name),
+                        t(&(seq + 1).to_string()),
+                        t(&col.name),
+                        t("A"),
+                        t("0"),
+                        Value::Null,
+                        Value::Null,
+                        t(if col.nullable { "YES" } else { "" }),
+                        t("LSMTREE"),
+                        t(""),
+                        t(""),
+                        t("YES"),
+                    ]);
+                }
+            }
+            out.end(0);
+        }
+        Show::Warnings => {
+            header(out, &["Level", "Code", "Message"]);
+            let w = s.warnings.clone();
+            for (code, msg) in w {
+                out.row(&[t("Warning"), t(&code.to_string()), t(&msg)]);
+            }
+            out.end(0);
+        }
+        Show::Engines => {
+            header(
+                out,
+                &[
+                    "Engine",
+                    "Support",
+                    "Comment",
+                    "Transactions",
+                    "XA",
+                    "Savepoints",
+                ],
+            );
+            out.row(&[
+                t("CairnDB"),
+                t("DEFAULT"),
+                t("LSM tree with searchable compression"),
+                t("YES"),
+                t("NO"),
+                t("YES"),
+            ]);
+            out.end(0);
+        }
+        Show::Collation(pat) => {
+            header(
+                out,
+                &[
+                    "Collation",
+                    "Charset",
+                    "Id",
+                    "Default",
+                    "Compiled",
+                    "Sortlen",
+                ],
+            );
+            for (name, cs, id, default) in [
+                ("utf8mb4_general_ci", "utf8mb4", "45", "Yes"),
+                ("utf8mb4_bin", "utf8mb4", "46", ""),
+                ("binary", "binary", "63", "Yes"),
+            ] {
+                if matches(name, &pat) {
+                    out.row(&[t(name), t(cs), t(id), t(default), t("Yes"), t("1")]);
+                }
+            }
+            out.end(0);
+        }
+        Show::Charset(pat) => {
+            header(
+                out,
+                &["Charset", "Description", "Default collation", "Maxlen"],
+            );
+            for (name, desc, coll, len) in [
+                ("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", "4"),
+                ("binary", "Binary pseudo charset", "binary", "1"),
+            ] {
+                if matches(name, &pat) {
+                    out.row(&[t(name), t(desc), t(coll), t(len)]);
+                }
+            }
+            out.end(0);
+        }
+        Show::ProcessList => {
+            header(
+                out,
+                &[
+                    "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+                ],
+            );
+            out.row(&[
+                t(&s.conn_id.to_string()),
+                t(&s.user),
+                t("localhost"),
+                s.current_db.as_deref().map_or(Value::Null, t),
+                t("Query"),
+                t("0"),
+                t("executing"),
+                t("SHOW PROCESSLIST"),
+            ]);
+            out.end(0);
+        }
+        Show::Grants => {
+            let label = format!("Grants for {}@%", s.user);
+            header(out, &[&label]);
+            out.row(&[t(&format!(
+                "GRANT ALL PRIVILEGES ON *.* TO `{}`@`%`",
+                s.user
+            ))]);
+            out.end(0);
+        }
+    }
+    Ok(())
+}
+
+/// The CREATE TABLE statement of a table, as SHOW CREATE TABLE prints it.
+pub fn create_table_text(def: &TableDef) -> String {
+    let mut lines = Vec::new();
+    for c in &def.columns {
+        let mut l = format!("  `{}` {}", c.name, c.ty.sql());
+        if c.ty.is_text() && c.ty.collation() != Collation::Utf8mb4GeneralCi {
+            l.push_str(&format!(" COLLATE {}", c.ty.collation().name()));
+        }
+        if !c.nullable {
+            l.push_str(" NOT NULL");
+        }
+        if c.auto_increment {
+            l.push_str(" AUTO_INCREMENT");
+        } else if let Some(d) = &c.default {
+            l.push_str(&format!(" DEFAULT '{}'", d.to_string().replace('\'', "''")));
+        } else if c.nullable {
+            l.push_str(" DEFAULT NULL");
+        }
+        lines.push(l);
+    }
+    let names = |cols: &[usize]| -> String {
+        cols.iter()
+            .map(|c| format!("`{}`", def.columns[*c].name))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if !def.hidden_pk {
+        lines.push(format!("  PRIMARY KEY ({})", names(&def.primary.columns)));
+    }
+    for ix in &def.secondary {
+        let kind = if ix.unique { "UNIQUE KEY" } else { "KEY" };
+        lines.push(format!("  {kind} `{}` ({})", ix.name, names(&ix.columns)));
+    }
+    format!(
+        "CREATE TABLE `{}` (\n{}\n) ENGINE=CairnDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+        def.name,
+        lines.join(",\n")
+    )
+}

@@ -1,0 +1,178 @@
+//! System variables: the `@@` names MySQL clients and tools read at
+//! connect and that SET may change. Most are accepted and remembered per
+//! session without effect (the table says which act); unknown names are
+//! error 1193, as in MySQL.
+
+use crate::error::{SqlError, SqlResult};
+use crate::expr::to_i64;
+use crate::preparse::VarScope;
+use crate::session::{Isolation, Session};
+use crate::types::Value;
+
+fn s(v: &str) -> Value {
+    Value::Str(v.as_bytes().to_vec())
+}
+
+/// Every known variable with its default. Those that act: autocommit,
+/// transaction_isolation / tx_isolation, innodb_lock_wait_timeout /
+/// lock_wait_timeout (row lock waits), sql_mode (kept; strict mode is
+/// always on).
+pub fn defaults() -> Vec<(&'static str, Value)> {
+    vec![
+        ("auto_increment_increment", Value::Int(1)),
+        ("auto_increment_offset", Value::Int(1)),
+        ("autocommit", Value::Int(1)),
+        ("big_tables", Value::Int(0)),
+        ("character_set_client", s("utf8mb4")),
+        ("character_set_connection", s("utf8mb4")),
+        ("character_set_database", s("utf8mb4")),
+        ("character_set_filesystem", s("binary")),
+        ("character_set_results", s("utf8mb4")),
+        ("character_set_server", s("utf8mb4")),
+        ("character_set_system", s("utf8mb3")),
+        ("collation_connection", s("utf8mb4_general_ci")),
+        ("collation_database", s("utf8mb4_general_ci")),
+        ("collation_server", s("utf8mb4_general_ci")),
+        ("connect_timeout", Value::Int(10)),
+        ("default_storage_engine", s("CairnDB")),
+        ("div_precision_increment", Value::Int(4)),
+        ("error_count", Value::Int(0)),
+        ("foreign_key_checks", Value::Int(1)),
+        ("group_concat_max_len", Value::Int(1024)),
+        ("have_ssl", s("DISABLED")),
+        ("hostname", s("localhost")),
+        ("init_connect", s("")),
+        ("innodb_lock_wait_timeout", Value::Int(50)),
+        ("interactive_timeout", Value::Int(28800)),
+        ("license", s("Apache-2.0")),
+        ("lock_wait_timeout", Value::Int(31_536_000)),
+        ("lower_case_table_names", Value::Int(0)),
+        ("max_allowed_packet", Value::Int(67_108_864)),
+        ("max_connections", Value::Int(1000)),
+        ("max_execution_time", Value::Int(0)),
+        ("net_buffer_length", Value::Int(16384)),
+        ("net_read_timeout", Value::Int(30)),
+        ("net_write_timeout", Value::Int(60)),
+        ("performance_schema", Value::Int(0)),
+        ("port", Value::Int(3306)),
+        ("protocol_version", Value::Int(10)),
+        ("query_cache_size", Value::Int(0)),
+        ("query_cache_type", s("OFF")),
+        ("rocksdb_flush_log_at_trx_commit", Value::Int(1)),
+        ("session_track_schema", Value::Int(1)),
+        ("session_track_state_change", Value::Int(0)),
+        ("session_track_system_variables", s("")),
+        ("session_track_transaction_info", s("OFF")),
+        ("sql_auto_is_null", Value::Int(0)),
+        (
+            "sql_mode",
+            s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
+        ),
+        ("sql_safe_updates", Value::Int(0)),
+        ("sql_select_limit", Value::UInt(u64::MAX)),
+        ("system_time_zone", s("UTC")),
+        ("time_zone", s("SYSTEM")),
+        ("transaction_isolation", s("REPEATABLE-READ")),
+        ("transaction_read_only", Value::Int(0)),
+        ("tx_isolation", s("REPEATABLE-READ")),
+        ("tx_read_only", Value::Int(0)),
+        ("unique_checks", Value::Int(1)),
+        ("version", s(crate::SERVER_VERSION)),
+        ("version_comment", s("CairnDB")),
+        ("version_compile_machine", s(std::env::consts::ARCH)),
+        ("version_compile_os", s(std::env::consts::OS)),
+        ("wait_timeout", Value::Int(28800)),
+        ("warning_count", Value::Int(0)),
+    ]
+}
+
+/// The default of `name`.
+pub fn default_of(name: &str) -> Option<Value> {
+    defaults()
+        .into_iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
+}
+
+/// The session's value of `name` (lower-case, no scope).
+pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
+    Ok(match name {
+        "autocommit" => Value::Int(i64::from(s.autocommit)),
+        "transaction_isolation" | "tx_isolation" => {
+            Value::Str(s.isolation.name().as_bytes().to_vec())
+        }
+        "last_insert_id" | "identity" => Value::Int(s.last_insert_id as i64),
+        "warning_count" => Value::Int(s.warnings.len() as i64),
+        "error_count" => Value::Int(0),
+        "in_transaction" => Value::Int(i64::from(s.txn.is_some())),
+        _ => match s.vars.get(name) {
+            Some(v) => v.clone(),
+            None => default_of(name).ok_or_else(|| unknown(name))?,
+        },
+    })
+}
+
+fn unknown(name: &str) -> SqlError {
+    SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+}
+
+/// SET of a system variable.
+pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<()> {
+    if default_of(name).is_none() && name != "last_insert_id" && name != "identity" {
+        return Err(unknown(name));
+    }
+    match name {
+        "autocommit" => {
+            let on = match &v {
+                Value::Str(t) => {
+                    let t = String::from_utf8_lossy(t).to_ascii_uppercase();
+                    t == "ON" || t == "1" || t == "TRUE"
+                }
+                other => to_i64(other).unwrap_or(0) != 0,
+            };
+            if scope == VarScope::Session {
+                // Turning autocommit on commits the open transaction.
+                if on && !s.autocommit {
+                    s.commit()?;
+                }
+                s.autocommit = on;
+            }
+        }
+        "transaction_isolation" | "tx_isolation" => {
+            if scope == VarScope::Session {
+                let t = match &v {
+                    Value::Str(t) => String::from_utf8_lossy(t).into_owned(),
+                    other => other.to_string(),
+                };
+                s.isolation = match t.to_ascii_uppercase().replace(['-', '_'], " ").as_str() {
+                    "READ COMMITTED" | "READ UNCOMMITTED" => Isolation::ReadCommitted,
+                    "REPEATABLE READ" | "SERIALIZABLE" => Isolation::RepeatableRead,
+                    _ => {
+                        return Err(SqlError::new(
+                            1231,
+                            "42000",
+                            format!("Variable '{name}' can't be set to the value of '{t}'"),
+                        ))
+                    }
+                };
+            }
+        }
+        "last_insert_id" | "identity" => {
+            s.last_insert_id = to_i64(&v).unwrap_or(0).max(0) as u64;
+        }
+        _ => {
+            if scope == VarScope::Session {
+                s.vars.insert(name.to_string(), v);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Row-lock wait timeout of the session, seconds.
+pub fn lock_wait_timeout(s: &Session) -> u64 {
+    match s.vars.get("innodb_lock_wait_timeout") {
+        Some(v) => to_i64(v).unwrap_or(50).clamp(1, 1_073_741_824) as u64,
+        None => s.db.opts.lock_wait_timeout_secs,
+    }
+}

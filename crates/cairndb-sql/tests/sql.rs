@@ -1,0 +1,527 @@
+//! End-to-end SQL through `Session`: DDL, DML, queries (access paths,
+//! joins, aggregates, ORDER BY, DISTINCT, LIMIT), transactions and
+//! savepoints, prepared statements, SHOW, errors with MySQL's codes, and
+//! a restart.
+
+use std::sync::Arc;
+
+use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Value};
+
+fn open(dir: &std::path::Path) -> Arc<SqlDb> {
+    SqlDb::open(dir, SqlOptions::default()).unwrap()
+}
+
+fn q(s: &mut Session, sql: &str) -> Collect {
+    let mut c = Collect::default();
+    if let Err(e) = s.query(sql, &mut c) {
+        panic!("{sql}: {e}");
+    }
+    c
+}
+
+fn err(s: &mut Session, sql: &str) -> u16 {
+    let mut c = Collect::default();
+    match s.query(sql, &mut c) {
+        Ok(()) => panic!("{sql}: expected an error"),
+        Err(e) => e.code,
+    }
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "NULL".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Rows as strings joined by `|`, one per row.
+fn rows(c: &Collect) -> Vec<String> {
+    c.rows
+        .iter()
+        .map(|r| r.iter().map(text).collect::<Vec<_>>().join("|"))
+        .collect()
+}
+
+fn setup(s: &mut Session) {
+    q(s, "CREATE DATABASE sbtest");
+    q(s, "USE sbtest");
+    q(
+        s,
+        "CREATE TABLE sbtest1 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE=InnoDB",
+    );
+    q(s, "CREATE INDEX k_1 ON sbtest1(k)");
+    let mut vals = Vec::new();
+    for i in 1..=100 {
+        vals.push(format!("({i}, {}, 'c-{i:03}', 'pad{}')", i % 10, i % 7));
+    }
+    q(
+        s,
+        &format!(
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES {}",
+            vals.join(",")
+        ),
+    );
+}
+
+#[test]
+fn sysbench_statements_give_mysql_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    assert_eq!(
+        rows(&q(&mut s, "SELECT c FROM sbtest1 WHERE id=42")),
+        vec!["c-042"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT c FROM sbtest1 WHERE id BETWEEN 10 AND 12"
+        )),
+        vec!["c-010", "c-011", "c-012"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT SUM(k) FROM sbtest1 WHERE id BETWEEN 1 AND 10"
+        )),
+        vec!["45"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT c FROM sbtest1 WHERE id BETWEEN 20 AND 22 ORDER BY c DESC"
+        )),
+        vec!["c-022", "c-021", "c-020"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT DISTINCT pad FROM sbtest1 WHERE id BETWEEN 1 AND 14 ORDER BY pad"
+        ))
+        .len(),
+        7
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT count(k) FROM sbtest1")),
+        vec!["100"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM sbtest1 WHERE k = 3 ORDER BY id LIMIT 3"
+        )),
+        vec!["3", "13", "23"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id, c FROM sbtest1 WHERE id IN (5, 1, 99, 1000)"
+        )),
+        vec!["1|c-001", "5|c-005", "99|c-099"]
+    );
+    let u = q(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=42");
+    assert_eq!(u.ok, Some((1, 0)));
+    assert_eq!(
+        rows(&q(&mut s, "SELECT k FROM sbtest1 WHERE id=42")),
+        vec!["3"]
+    );
+    // The index follows the update.
+    assert!(rows(&q(&mut s, "SELECT id FROM sbtest1 WHERE k=3")).contains(&"42".to_string()));
+    assert!(!rows(&q(&mut s, "SELECT id FROM sbtest1 WHERE k=2")).contains(&"42".to_string()));
+    q(&mut s, "UPDATE sbtest1 SET c='changed' WHERE id=43");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT c FROM sbtest1 WHERE id=43")),
+        vec!["changed"]
+    );
+    assert_eq!(
+        q(&mut s, "DELETE FROM sbtest1 WHERE id=44").ok,
+        Some((1, 0))
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT c FROM sbtest1 WHERE id=44")).len(),
+        0
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT count(*) FROM sbtest1 WHERE k=4")),
+        vec!["9"]
+    );
+    q(
+        &mut s,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (44, 4, 'again', 'p')",
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES (44, 4, 'x', 'p')"
+        ),
+        1062
+    );
+    // AUTO_INCREMENT continues after the largest id.
+    let r = q(
+        &mut s,
+        "INSERT INTO sbtest1 (k, c, pad) VALUES (1, 'auto', 'p')",
+    );
+    assert_eq!(r.ok, Some((1, 101)));
+    assert_eq!(rows(&q(&mut s, "SELECT LAST_INSERT_ID()")), vec!["101"]);
+}
+
+#[test]
+fn expressions_aggregates_and_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    assert_eq!(
+        rows(&q(&mut s, "SELECT k, COUNT(*), MIN(id), MAX(id) FROM sbtest1 GROUP BY k HAVING COUNT(*) >= 10 ORDER BY k LIMIT 2")),
+        vec!["0|10|10|100", "1|10|1|91"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT AVG(k) FROM sbtest1")),
+        vec!["4.5000"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT 1 + 2, 7 / 2, 7 DIV 2, -3 % 2, CONCAT('a', 1, NULL)"
+        )),
+        vec!["3|3.5000|3|-1|NULL"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT 'abc' = 'ABC ', 'a' < 'B', NULL IS NULL, 2 BETWEEN 1 AND 3"
+        )),
+        vec!["1|1|1|1"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM sbtest1 WHERE c LIKE 'C-00%' AND id > 7 ORDER BY id"
+        )),
+        vec!["8", "9"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT COUNT(DISTINCT k) FROM sbtest1")),
+        vec!["10"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT SUM(id) FROM sbtest1 WHERE id > 1000")),
+        vec!["NULL"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM sbtest1 ORDER BY id DESC LIMIT 2 OFFSET 1"
+        )),
+        vec!["99", "98"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM sbtest1 ORDER BY 1 LIMIT 1, 2")),
+        vec!["2", "3"]
+    );
+    assert_eq!(err(&mut s, "SELECT 9223372036854775807 + 1"), 1690);
+    assert_eq!(err(&mut s, "SELECT nope FROM sbtest1"), 1054);
+    assert_eq!(err(&mut s, "SELECT * FROM missing"), 1146);
+    assert_eq!(err(&mut s, "SELEC 1"), 1064);
+}
+
+#[test]
+fn joins_and_derived_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    q(
+        &mut s,
+        "CREATE TABLE names (k INT PRIMARY KEY, name VARCHAR(20))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO names VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT t.id, n.name FROM sbtest1 t JOIN names n ON n.k = t.k WHERE t.id <= 3 ORDER BY t.id")),
+        vec!["1|one", "2|two", "3|three"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT t.id, n.name FROM sbtest1 t LEFT JOIN names n ON n.k = t.k WHERE t.id IN (3, 4) ORDER BY t.id")),
+        vec!["3|three", "4|NULL"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT d.k, d.n FROM (SELECT k, COUNT(*) AS n FROM sbtest1 GROUP BY k) AS d WHERE d.k < 2 ORDER BY d.k")),
+        vec!["0|10", "1|10"]
+    );
+}
+
+#[test]
+fn transactions_savepoints_and_statement_rollback() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut a = Session::new(db.clone(), "root");
+    let mut b = Session::new(db.clone(), "root");
+    setup(&mut a);
+    q(&mut b, "USE sbtest");
+    q(&mut a, "BEGIN");
+    q(&mut a, "UPDATE sbtest1 SET c='in-txn' WHERE id=1");
+    assert_eq!(
+        rows(&q(&mut a, "SELECT c FROM sbtest1 WHERE id=1")),
+        vec!["in-txn"]
+    );
+    assert_eq!(
+        rows(&q(&mut b, "SELECT c FROM sbtest1 WHERE id=1")),
+        vec!["c-001"]
+    );
+    q(&mut a, "SAVEPOINT s1");
+    q(&mut a, "UPDATE sbtest1 SET c='after-s1' WHERE id=2");
+    q(&mut a, "ROLLBACK TO SAVEPOINT s1");
+    assert_eq!(
+        rows(&q(&mut a, "SELECT c FROM sbtest1 WHERE id=2")),
+        vec!["c-002"]
+    );
+    // A failed statement is rolled back alone.
+    assert_eq!(
+        err(
+            &mut a,
+            "INSERT INTO sbtest1 (id, k, c, pad) VALUES (3, 0, 'x', 'y'), (1000, 0, 'x', 'y')"
+        ),
+        1062
+    );
+    assert_eq!(
+        rows(&q(&mut a, "SELECT count(*) FROM sbtest1 WHERE id=1000")),
+        vec!["0"]
+    );
+    q(&mut a, "COMMIT");
+    assert_eq!(
+        rows(&q(&mut b, "SELECT c FROM sbtest1 WHERE id=1")),
+        vec!["in-txn"]
+    );
+    // Repeatable read: b's snapshot does not move inside its transaction.
+    q(&mut b, "BEGIN");
+    assert_eq!(
+        rows(&q(&mut b, "SELECT k FROM sbtest1 WHERE id=5")),
+        vec!["5"]
+    );
+    q(&mut a, "UPDATE sbtest1 SET k=50 WHERE id=5");
+    assert_eq!(
+        rows(&q(&mut b, "SELECT k FROM sbtest1 WHERE id=5")),
+        vec!["5"]
+    );
+    // A locking read sees the latest.
+    assert_eq!(
+        rows(&q(&mut b, "SELECT k FROM sbtest1 WHERE id=5 FOR UPDATE")),
+        vec!["50"]
+    );
+    q(&mut b, "ROLLBACK");
+    // Lock wait timeout: b holds a row lock, a waits and gets 1205.
+    q(&mut a, "SET SESSION innodb_lock_wait_timeout = 1");
+    q(&mut b, "BEGIN");
+    q(&mut b, "UPDATE sbtest1 SET k=1 WHERE id=6");
+    assert_eq!(err(&mut a, "UPDATE sbtest1 SET k=2 WHERE id=6"), 1205);
+    q(&mut b, "COMMIT");
+    q(&mut a, "UPDATE sbtest1 SET k=2 WHERE id=6");
+}
+
+#[test]
+fn prepared_statements_cache_their_plan_and_follow_ddl() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    let p = s.prepare("SELECT c FROM sbtest1 WHERE id=?").unwrap();
+    assert_eq!(p.params, 1);
+    assert_eq!(p.columns.len(), 1);
+    for id in [7i64, 8, 9] {
+        let mut c = Collect::default();
+        s.execute(p.id, &[Value::Int(id)], &mut c).unwrap();
+        assert_eq!(rows(&c), vec![format!("c-{id:03}")]);
+    }
+    let u = s.prepare("UPDATE sbtest1 SET k=k+? WHERE id=?").unwrap();
+    let mut c = Collect::default();
+    s.execute(u.id, &[Value::Int(10), Value::Int(7)], &mut c)
+        .unwrap();
+    assert_eq!(
+        rows(&q(&mut s, "SELECT k FROM sbtest1 WHERE id=7")),
+        vec!["17"]
+    );
+    let r = s
+        .prepare("SELECT id FROM sbtest1 WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?")
+        .unwrap();
+    let mut c = Collect::default();
+    s.execute(
+        r.id,
+        &[Value::Int(1), Value::Int(10), Value::Int(2)],
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(rows(&c), vec!["10", "9"]);
+    // DDL invalidates the cached plan.
+    q(&mut s, "DROP INDEX k_1 ON sbtest1");
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(7)], &mut c).unwrap();
+    assert_eq!(rows(&c), vec!["c-007"]);
+    let mut c = Collect::default();
+    assert!(
+        s.execute(p.id, &[], &mut c).is_err(),
+        "wrong parameter count"
+    );
+}
+
+#[test]
+fn unique_secondary_index_and_insert_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE u (id INT PRIMARY KEY, email VARCHAR(50), n INT, UNIQUE KEY (email))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO u VALUES (1, 'a@x', 1), (2, 'b@x', 1), (3, NULL, 1), (4, NULL, 1)",
+    );
+    assert_eq!(err(&mut s, "INSERT INTO u VALUES (5, 'A@X', 1)"), 1062);
+    assert_eq!(err(&mut s, "UPDATE u SET email='b@x' WHERE id=1"), 1062);
+    q(&mut s, "INSERT IGNORE INTO u VALUES (1, 'z', 9)");
+    q(
+        &mut s,
+        "INSERT INTO u VALUES (1, 'a@x', 1) ON DUPLICATE KEY UPDATE n = n + VALUES(n)",
+    );
+    assert_eq!(rows(&q(&mut s, "SELECT n FROM u WHERE id=1")), vec!["2"]);
+    q(&mut s, "REPLACE INTO u VALUES (2, 'c@x', 7)");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT email, n FROM u WHERE id=2")),
+        vec!["c@x|7"]
+    );
+    q(&mut s, "INSERT INTO u VALUES (6, 'b@x', 0)");
+    assert_eq!(
+        err(&mut s, "INSERT INTO u (id, n) VALUES (7, 99999999999)"),
+        1264
+    );
+    assert_eq!(err(&mut s, "INSERT INTO u (email) VALUES ('q')"), 1364);
+    q(&mut s, "CREATE TABLE nopk (a INT, b VARCHAR(10))");
+    q(
+        &mut s,
+        "INSERT INTO nopk VALUES (1, 'x'), (1, 'x'), (2, 'y')",
+    );
+    assert_eq!(q(&mut s, "DELETE FROM nopk WHERE a = 1").ok, Some((2, 0)));
+    assert_eq!(rows(&q(&mut s, "SELECT * FROM nopk")), vec!["2|y"]);
+}
+
+#[test]
+fn show_statements_and_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    assert_eq!(
+        rows(&q(&mut s, "SELECT @@version_comment")),
+        vec!["CairnDB"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT @@session.autocommit, @@tx_isolation")),
+        vec!["1|REPEATABLE-READ"]
+    );
+    q(&mut s, "SET autocommit=0, NAMES utf8mb4");
+    assert!(!s.autocommit());
+    q(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT @@transaction_isolation")),
+        vec!["READ-COMMITTED"]
+    );
+    q(&mut s, "SET autocommit=1");
+    assert_eq!(
+        rows(&q(&mut s, "SHOW VARIABLES LIKE 'autocommit'")),
+        vec!["autocommit|ON"]
+    );
+    assert_eq!(rows(&q(&mut s, "SHOW TABLES")), vec!["sbtest1"]);
+    assert!(rows(&q(&mut s, "SHOW DATABASES")).contains(&"sbtest".to_string()));
+    let ct = rows(&q(&mut s, "SHOW CREATE TABLE sbtest1"));
+    assert!(ct[0].contains("KEY `k_1` (`k`)"), "{ct:?}");
+    assert_eq!(rows(&q(&mut s, "SHOW INDEX FROM sbtest1")).len(), 2);
+    let ex = rows(&q(&mut s, "EXPLAIN SELECT c FROM sbtest1 WHERE id = 5"));
+    assert!(
+        ex[0].contains("const") && ex[0].contains("PRIMARY"),
+        "{ex:?}"
+    );
+    let ex = rows(&q(
+        &mut s,
+        "EXPLAIN SELECT count(k) FROM sbtest1 WHERE k BETWEEN 1 AND 3",
+    ));
+    assert!(
+        ex[0].contains("k_1") && ex[0].contains("Using index"),
+        "{ex:?}"
+    );
+    assert_eq!(err(&mut s, "SET nonsense = 1"), 1193);
+}
+
+#[test]
+fn catalog_and_rows_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = Session::new(db.clone(), "root");
+        setup(&mut s);
+        db.close().unwrap();
+    }
+    let db = open(dir.path());
+    let mut s = Session::new(db, "root");
+    q(&mut s, "USE sbtest");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT c FROM sbtest1 WHERE id=77")),
+        vec!["c-077"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT count(*) FROM sbtest1 WHERE k=7")),
+        vec!["10"]
+    );
+    let r = q(
+        &mut s,
+        "INSERT INTO sbtest1 (k, c, pad) VALUES (1, 'auto', 'p')",
+    );
+    assert_eq!(r.ok, Some((1, 101)));
+    q(&mut s, "DROP TABLE sbtest1");
+    assert_eq!(err(&mut s, "SELECT * FROM sbtest1"), 1146);
+    q(&mut s, "DROP DATABASE sbtest");
+}
+
+#[test]
+fn sql_check_reports_an_index_entry_without_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    let t = db.table("sbtest", "sbtest1").unwrap();
+    let k1 = t.secondary[0].id;
+    let mut stray = k1.to_be_bytes().to_vec();
+    stray.extend_from_slice(&[0x80, 0, 0, 9, 0x80, 0, 0x10, 0]);
+    db.engine()
+        .db()
+        .put(&Default::default(), &stray, b"")
+        .unwrap();
+    let rep = cairndb_sql::check::check(&db).unwrap();
+    assert_eq!(rep.problems.len(), 1, "{:?}", rep.problems);
+    assert!(rep.problems[0].contains("k_1"), "{:?}", rep.problems);
+}
+
+#[test]
+fn information_schema_describes_tables_and_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    assert_eq!(
+        rows(&q(&mut s, "SELECT TABLE_NAME, ENGINE FROM information_schema.tables WHERE table_schema = 'sbtest'")),
+        vec!["sbtest1|CairnDB"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT column_name, data_type, column_key FROM information_schema.COLUMNS WHERE table_name = 'sbtest1' ORDER BY ordinal_position")),
+        vec!["id|int|PRI", "k|int|MUL", "c|char|", "pad|char|"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.statistics WHERE table_name = 'sbtest1'"
+        )),
+        vec!["2"]
+    );
+}

@@ -14,5 +14,5 @@ scripts/crash-test.sh --duration 60
 # flavours (the release binary is already built, so 20 s and the kills).
 scripts/crash-test.sh --mode txn --duration 20
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
-# about 25 s of fuzzing plus a one-time build, under 3 minutes cold on 2 cores.
+# about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

@@ -1,0 +1,537 @@
+//! The async driver: the listener, the accept loop, one tokio task per
+//! connection, and the execution of session calls off the scheduler.
+//!
+//! A connection task reads until it has a whole payload ([`Framer`]),
+//! hands it to the connection's [`Core`] (or, during the connection
+//! phase, to [`Auth`]), and writes the answer with one `write_all`. Session
+//! calls run through the configured [`Executor`]; a result larger than
+//! `SPILL_ABOVE` is written while it is produced, from the executing
+//! thread, through `Handle::block_on`.
+//!
+//! Invariants: at most one command of a connection is in flight; the
+//! count of open connections is decremented by a guard, even if a session
+//! panics; on shutdown the listener closes first, then each connection
+//! ends when it next waits for a command (a command in flight finishes and
+//! is answered), its session dropped on an executor thread; `run` returns
+//! when every connection has ended. Locking: none beyond atomics and the
+//! shutdown watch channel.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::api::{Backend, Session, SqlError};
+pub use crate::auth::AuthPlugin;
+use crate::auth::{Auth, AuthStep};
+use crate::conn::{Core, Flow, Stats};
+use crate::framing::{Frame, FrameError, Framer, SHRINK_ABOVE};
+use crate::results::{NoSpill, Spill};
+use crate::wire::Out;
+
+/// Where session calls run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// `tokio::task::block_in_place` on the connection's worker thread
+    /// (the worker's other tasks move to another thread meanwhile). Needs
+    /// the multi-threaded runtime; on a current-thread runtime it falls
+    /// back to `Inline`.
+    #[default]
+    BlockInPlace,
+    /// tokio's blocking thread pool (`spawn_blocking`): two thread
+    /// hand-offs per command.
+    BlockingPool,
+    /// On the connection's task itself: cheapest, but a session call that
+    /// blocks stalls every connection on that worker. For tests and for
+    /// backends that never block.
+    Inline,
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Address to listen on (`127.0.0.1`, `0.0.0.0`, `::`, a host name).
+    pub bind: String,
+    /// TCP port; 0 picks a free one ([`Server::local_addr`] tells which).
+    pub port: u16,
+    /// Connections beyond this get ERR 1040 "Too many connections" instead
+    /// of a greeting.
+    pub max_connections: u32,
+    /// Largest client payload accepted (COM_QUERY text, an execute, one
+    /// parameter's long data); a larger one gets ERR 1153 and the
+    /// connection closes.
+    pub max_allowed_packet: usize,
+    /// User name -> password; an empty password accepts an empty response.
+    pub users: HashMap<String, String>,
+    /// The plugin named in the greeting and used in AuthSwitchRequest.
+    pub auth_plugin: AuthPlugin,
+    /// Where session calls run.
+    pub executor: Executor,
+    /// Time allowed for the connection phase (MySQL's `connect_timeout`).
+    pub connect_timeout: Duration,
+    /// Idle time after which a connection is closed (`wait_timeout`).
+    pub wait_timeout: Duration,
+}
+
+impl Default for Config {
+    /// Loopback port 3306, 151 connections, 64 MiB packets, user `root`
+    /// with an empty password, MySQL's default timeouts.
+    fn default() -> Self {
+        Config {
+            bind: "127.0.0.1".into(),
+            port: 3306,
+            max_connections: 151,
+            max_allowed_packet: 64 << 20,
+            users: [("root".to_string(), String::new())].into(),
+            auth_plugin: AuthPlugin::MysqlNativePassword,
+            executor: Executor::default(),
+            connect_timeout: Duration::from_secs(10),
+            wait_timeout: Duration::from_secs(8 * 3600),
+        }
+    }
+}
+
+/// Initial capacity of a connection's output buffer.
+const OUT_INITIAL: usize = 1024;
+
+struct Shared<B> {
+    config: Config,
+    backend: Arc<B>,
+    stats: Arc<Stats>,
+    next_id: AtomicU32,
+    active: AtomicU32,
+    executor: Executor,
+}
+
+/// A bound listener, not yet accepting.
+pub struct Server<B: Backend> {
+    listener: TcpListener,
+    shared: Arc<Shared<B>>,
+}
+
+impl<B: Backend> Server<B> {
+    /// Binds `config.bind:config.port` (with `SO_REUSEADDR`, as tokio
+    /// does on Unix).
+    pub async fn bind(config: Config, backend: Arc<B>) -> io::Result<Self> {
+        let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
+        let executor = match (config.executor, Handle::current().runtime_flavor()) {
+            (Executor::BlockInPlace, RuntimeFlavor::CurrentThread) => Executor::Inline,
+            (e, _) => e,
+        };
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                config,
+                backend,
+                stats: Arc::new(Stats::new()),
+                next_id: AtomicU32::new(1),
+                active: AtomicU32::new(0),
+                executor,
+            }),
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts connections until `shutdown` resolves, then stops
+    /// accepting, lets each connection finish its command in flight,
+    /// closes every session and returns.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        let (tx, rx) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                _ = &mut shutdown => break,
+                r = self.listener.accept() => match r {
+                    Ok((sock, peer)) => {
+                        let shared = Arc::clone(&self.shared);
+                        let rx = rx.clone();
+                        tasks.spawn(connection(shared, sock, peer, rx));
+                    }
+                    // Out of descriptors, or a connection reset before it
+                    // was accepted: wait a little rather than spin.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                },
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+        }
+        drop(self.listener);
+        let _ = tx.send(true);
+        while tasks.join_next().await.is_some() {}
+        Ok(())
+    }
+}
+
+/// Binds, prints `cairndb server listening on ADDR`, and serves until
+/// `shutdown` resolves (see [`Server::run`]). Needs a tokio runtime with
+/// I/O and time enabled, preferably multi-threaded.
+pub async fn serve<B: Backend>(
+    config: Config,
+    backend: Arc<B>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let server = Server::bind(config, backend).await?;
+    println!("cairndb server listening on {}", server.local_addr()?);
+    server.run(shutdown).await
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM: a ready-made `shutdown` for
+/// [`serve`].
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs `f`, which may block (a row-lock wait, a synced commit), without
+/// stalling the other connections of the calling worker thread: through
+/// `tokio::task::block_in_place` when called on a multi-threaded tokio
+/// worker, directly otherwise. For a session run with
+/// [`Executor::Inline`], which must wrap its waits in this; under the
+/// other executors it is not needed (and costs nothing but a check).
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// Decrements the open-connection count however the task ends.
+struct Active<'a>(&'a AtomicU32, &'a AtomicU32);
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.1.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+async fn connection<B: Backend>(
+    shared: Arc<Shared<B>>,
+    sock: TcpStream,
+    peer: SocketAddr,
+    shutdown: watch::Receiver<bool>,
+) {
+    let _ = sock.set_nodelay(true);
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let refuse = shared.active.fetch_add(1, Ordering::Relaxed) >= shared.config.max_connections;
+    shared.stats.threads.fetch_add(1, Ordering::Relaxed);
+    let _active = Active(&shared.active, &shared.stats.threads);
+    let (r, w) = sock.into_split();
+    let host = peer.ip().to_string();
+    run_connection(&shared, r, w, id, &host, refuse, shutdown).await;
+}
+
+/// Runs the protocol over any byte stream (no socket), with an executor
+/// fit for the current runtime: for the fuzz target and tests.
+pub async fn drive_connection<B, R, W>(config: Config, backend: Arc<B>, r: R, w: W)
+where
+    B: Backend,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let executor = match (config.executor, Handle::current().runtime_flavor()) {
+        (Executor::BlockInPlace, RuntimeFlavor::CurrentThread) => Executor::Inline,
+        (e, _) => e,
+    };
+    let shared = Shared {
+        config,
+        backend,
+        stats: Arc::new(Stats::new()),
+        next_id: AtomicU32::new(2),
+        active: AtomicU32::new(1),
+        executor,
+    };
+    let (_tx, rx) = watch::channel(false);
+    run_connection(&shared, r, w, 1, "localhost", false, rx).await;
+}
+
+/// How a wait for the client's next payload ended.
+enum Read {
+    Frame(Frame),
+    /// End of stream, I/O error, timeout or shutdown: close quietly.
+    Closed,
+    /// A framing error: send this ERR, then close.
+    Fatal(SqlError),
+}
+
+async fn read_frame<R: AsyncRead + Unpin>(
+    r: &mut R,
+    framer: &mut Framer,
+    expect: u8,
+    max: usize,
+    idle: Duration,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Read {
+    loop {
+        match framer.next(expect, max) {
+            Ok(Some(f)) => return Read::Frame(f),
+            Err(FrameError::TooLarge) => return Read::Fatal(SqlError::packet_too_large()),
+            Err(FrameError::OutOfOrder) => return Read::Fatal(SqlError::packets_out_of_order()),
+            Ok(None) => {}
+        }
+        if *shutdown.borrow() {
+            return Read::Closed;
+        }
+        let buf = framer.read_buf();
+        tokio::select! {
+            n = tokio::time::timeout(idle, r.read_buf(buf)) => match n {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return Read::Closed,
+                Ok(Ok(_)) => {}
+            },
+            _ = shutdown.changed() => return Read::Closed,
+        }
+    }
+}
+
+async fn flush<W: AsyncWrite + Unpin>(w: &mut W, out: &mut Out) -> io::Result<()> {
+    if !out.buf.is_empty() {
+        w.write_all(&out.buf).await?;
+        w.flush().await?;
+        out.buf.clear();
+    }
+    if out.buf.capacity() > SHRINK_ABOVE {
+        out.buf = Vec::with_capacity(OUT_INITIAL);
+    }
+    Ok(())
+}
+
+/// A connection past authentication: what a command needs, moved as one
+/// piece to the executing thread and back.
+struct Live<S, W> {
+    core: Core<S>,
+    framer: Framer,
+    out: Out,
+    w: W,
+}
+
+/// Writes a large answer from the executing thread.
+struct HandleSpill<'a, W> {
+    handle: Handle,
+    w: &'a mut W,
+    failed: bool,
+}
+
+impl<W: AsyncWrite + Unpin> Spill for HandleSpill<'_, W> {
+    fn spill(&mut self, buf: &mut Vec<u8>) {
+        if !self.failed && self.handle.block_on(self.w.write_all(buf)).is_err() {
+            self.failed = true;
+        }
+        buf.clear();
+    }
+}
+
+/// Runs one command; `handle` is given when the calling thread may block
+/// on the runtime (to write a large answer as it is produced).
+fn step<S: Session, W: AsyncWrite + Unpin>(
+    live: &mut Live<S, W>,
+    frame: Frame,
+    handle: Option<Handle>,
+) -> Flow {
+    let Live {
+        core,
+        framer,
+        out,
+        w,
+    } = live;
+    out.seq = frame.last_seq.wrapping_add(1);
+    let payload = framer.payload(&frame);
+    let flow = match handle {
+        Some(handle) => {
+            let mut spill = HandleSpill {
+                handle,
+                w,
+                failed: false,
+            };
+            let f = core.command(payload, out, &mut spill);
+            if spill.failed {
+                Flow::Close
+            } else {
+                f
+            }
+        }
+        None => core.command(payload, out, &mut NoSpill),
+    };
+    framer.consume(frame);
+    flow
+}
+
+/// Runs `f` where the executor says; `None` if it panicked on the pool.
+async fn exec<T: Send + 'static>(
+    executor: Executor,
+    f: impl FnOnce(Option<Handle>) -> T + Send + 'static,
+) -> Option<T> {
+    match executor {
+        Executor::Inline => Some(f(None)),
+        Executor::BlockInPlace => {
+            let h = Handle::current();
+            Some(tokio::task::block_in_place(move || f(Some(h))))
+        }
+        Executor::BlockingPool => {
+            let h = Handle::current();
+            tokio::task::spawn_blocking(move || f(Some(h))).await.ok()
+        }
+    }
+}
+
+async fn run_connection<B, R, W>(
+    shared: &Shared<B>,
+    mut r: R,
+    mut w: W,
+    id: u32,
+    host: &str,
+    refuse: bool,
+    mut shutdown: watch::Receiver<bool>,
+) where
+    B: Backend,
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let cfg = &shared.config;
+    let max = cfg.max_allowed_packet;
+    let mut out = Out::with_capacity(OUT_INITIAL);
+    let mut framer = Framer::new();
+    if refuse {
+        out.err(&SqlError::too_many_connections());
+        let _ = flush(&mut w, &mut out).await;
+        return;
+    }
+
+    // Connection phase, bounded by connect_timeout.
+    let mut auth = Auth::new(id, cfg.auth_plugin);
+    auth.greeting(&mut out);
+    let login = tokio::time::timeout(cfg.connect_timeout, async {
+        flush(&mut w, &mut out).await.ok()?;
+        let mut expect = 1u8;
+        loop {
+            let frame = match read_frame(
+                &mut r,
+                &mut framer,
+                expect,
+                max,
+                cfg.connect_timeout,
+                &mut shutdown,
+            )
+            .await
+            {
+                Read::Frame(f) => f,
+                Read::Closed => return None,
+                Read::Fatal(e) => {
+                    out.seq = expect.wrapping_add(1);
+                    out.err(&e);
+                    let _ = flush(&mut w, &mut out).await;
+                    return None;
+                }
+            };
+            out.seq = frame.last_seq.wrapping_add(1);
+            let step = auth.on_packet(framer.payload(&frame), &cfg.users, host, &mut out);
+            framer.consume(frame);
+            match step {
+                AuthStep::More => {
+                    expect = out.seq;
+                    flush(&mut w, &mut out).await.ok()?;
+                }
+                AuthStep::Done(login) => return Some(login),
+                AuthStep::Fail => {
+                    let _ = flush(&mut w, &mut out).await;
+                    return None;
+                }
+            }
+        }
+    })
+    .await;
+    let Ok(Some(login)) = login else { return };
+
+    let backend = Arc::clone(&shared.backend);
+    let (user, db) = (login.user, login.db);
+    let opened = exec(shared.executor, move |_| {
+        backend.open_session(id, &user, db.as_deref())
+    })
+    .await;
+    let session = match opened {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
+            out.err(&e);
+            let _ = flush(&mut w, &mut out).await;
+            return;
+        }
+        None => return,
+    };
+    out.ok(0, 0, 0, session.status(), 0, b"");
+    if flush(&mut w, &mut out).await.is_err() {
+        let _ = exec(shared.executor, move |_| drop(session)).await;
+        return;
+    }
+
+    // Command phase.
+    let mut live = Box::new(Live {
+        core: Core::new(session, login.caps, max, Arc::clone(&shared.stats)),
+        framer,
+        out,
+        w,
+    });
+    loop {
+        let frame = match read_frame(
+            &mut r,
+            &mut live.framer,
+            0,
+            max,
+            cfg.wait_timeout,
+            &mut shutdown,
+        )
+        .await
+        {
+            Read::Frame(f) => f,
+            Read::Closed => break,
+            Read::Fatal(e) => {
+                live.out.seq = 1;
+                live.out.err(&e);
+                let Live { out, w, .. } = &mut *live;
+                let _ = flush(w, out).await;
+                break;
+            }
+        };
+        let ran = exec(shared.executor, move |h| {
+            let flow = step(&mut live, frame, h);
+            (live, flow)
+        })
+        .await;
+        let Some((back, flow)) = ran else { return };
+        live = back;
+        let Live { out, w, framer, .. } = &mut *live;
+        framer.shrink();
+        if flush(w, out).await.is_err() || flow == Flow::Close {
+            break;
+        }
+    }
+    let _ = exec(shared.executor, move |_| drop(live)).await;
+}

@@ -4,6 +4,7 @@
 mod bench;
 mod compare;
 mod dump;
+mod server;
 mod stress;
 mod verify;
 
@@ -15,6 +16,8 @@ commands:
   stress    random concurrent load checked against a crash-proof oracle
   verify    check every checksum, the MANIFEST and key order of a database
   dump      print an sst, wal or manifest file (`cairndb dump sst|wal|manifest FILE`)
+  server    the MySQL-compatible SQL server (`cairndb server --datadir=DIR [--port=3306]`)
+  sql-check check that every SQL table's indexes agree with its rows (`--datadir=DIR`)
 ";
 
 fn main() {
@@ -27,6 +30,8 @@ fn main() {
         Some("verify") => verify::main(rest),
         Some("dump") => dump::main(rest),
         Some("compare") => compare::main(rest),
+        Some("server") => server::main(rest),
+        Some("sql-check") => server::check_main(rest),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             Ok(())

@@ -1,0 +1,516 @@
+//! `cairndb server` and `cairndb sql-check`: the MySQL-compatible server
+//! (the SQL layer of `cairndb-sql` behind the protocol of
+//! `cairndb-server`) and the offline consistency check of its tables.
+//!
+//! This module only adapts: a `cairndb_sql::Session` answers each command,
+//! its `Output` calls become the protocol's `Results` calls, values become
+//! `RowWriter` calls (no allocation per row), and SQL errors keep their
+//! MySQL codes. Shutdown on SIGINT/SIGTERM stops accepting, lets running
+//! statements finish, drops the sessions (rolling back open transactions)
+//! and closes the database, which syncs the WAL.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairndb_server::{Backend, Column, ColumnFlags, ColumnType, Prepared, Results, StatusFlags};
+use cairndb_sql::{
+    split_statements, ColumnInfo, FlushLogAtCommit, OutType, Output, Session, SqlDb, SqlOptions,
+    Value,
+};
+
+const USAGE: &str =
+    "usage: cairndb server --datadir=DIR [--port=3306] [--bind=127.0.0.1] [--config=FILE]
+  [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
+  [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
+  [--block-cache-size=BYTES]
+
+The config file is my.cnf-style: `key = value` lines (the same names, with
+- or _), `[section]` headers and `#` comments are ignored. Command-line
+options override it. Without --user, `root` with an empty password.
+";
+
+/// Server settings.
+struct Settings {
+    datadir: Option<PathBuf>,
+    port: u16,
+    bind: String,
+    users: HashMap<String, String>,
+    max_connections: u32,
+    max_allowed_packet: usize,
+    flush: FlushLogAtCommit,
+    lock_wait_timeout: u64,
+    zip_from_level: Option<usize>,
+    block_cache_size: Option<usize>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            datadir: None,
+            port: 3306,
+            bind: "127.0.0.1".into(),
+            users: HashMap::new(),
+            max_connections: 1000,
+            max_allowed_packet: 64 << 20,
+            flush: FlushLogAtCommit::EveryCommit,
+            lock_wait_timeout: 50,
+            zip_from_level: Some(1),
+            block_cache_size: None,
+        }
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
+    v.trim()
+        .parse()
+        .map_err(|_| format!("option {key}: `{v}` is not a number"))
+}
+
+impl Settings {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let key = key.trim().replace('_', "-");
+        let v = value.trim().trim_matches(['"', '\'']);
+        match key.as_str() {
+            "datadir" => self.datadir = Some(PathBuf::from(v)),
+            "port" => self.port = parse_num(&key, v)?,
+            "bind" | "bind-address" => self.bind = v.to_string(),
+            "user" => {
+                let (name, pw) = v.split_once(':').unwrap_or((v, ""));
+                if name.is_empty() {
+                    return Err("option user: empty user name".into());
+                }
+                self.users.insert(name.to_string(), pw.to_string());
+            }
+            "max-connections" => self.max_connections = parse_num(&key, v)?,
+            "max-allowed-packet" => self.max_allowed_packet = parse_num(&key, v)?,
+            "flush-log-at-trx-commit" | "rocksdb-flush-log-at-trx-commit" => {
+                self.flush = match v {
+                    "0" => FlushLogAtCommit::Never,
+                    "1" => FlushLogAtCommit::EveryCommit,
+                    "2" => FlushLogAtCommit::EverySecond,
+                    _ => return Err(format!("option {key}: `{v}` is not 0, 1 or 2")),
+                }
+            }
+            "lock-wait-timeout" | "innodb-lock-wait-timeout" => {
+                self.lock_wait_timeout = parse_num(&key, v)?
+            }
+            "zip-from-level" => {
+                self.zip_from_level = if v.eq_ignore_ascii_case("off") {
+                    None
+                } else {
+                    Some(parse_num(&key, v)?)
+                }
+            }
+            "block-cache-size" => self.block_cache_size = Some(parse_num(&key, v)?),
+            other => return Err(format!("unknown option `{other}`\n{USAGE}")),
+        }
+        Ok(())
+    }
+
+    fn load_file(&mut self, path: &str) -> Result<(), String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("config file {path}: {e}"))?;
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || l.starts_with(';') || l.starts_with('[') {
+                continue;
+            }
+            let (k, v) = l.split_once('=').unwrap_or((l, ""));
+            self.set(k, v)
+                .map_err(|e| format!("config file {path} line {}: {e}", n + 1))?;
+        }
+        Ok(())
+    }
+
+    fn from_args(args: &[String]) -> Result<Settings, String> {
+        let mut s = Settings::default();
+        // The config file first, so the command line overrides it.
+        for a in args {
+            if let Some(f) = a.strip_prefix("--config=") {
+                s.load_file(f)?;
+            }
+        }
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if a == "-h" || a == "--help" {
+                return Err(USAGE.into());
+            }
+            let Some(body) = a.strip_prefix("--") else {
+                return Err(format!("unexpected argument `{a}`\n{USAGE}"));
+            };
+            if body.starts_with("config=") {
+                continue;
+            }
+            let (k, v) = match body.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string()),
+                None => (
+                    body.to_string(),
+                    it.next()
+                        .ok_or_else(|| format!("option --{body} needs a value"))?
+                        .clone(),
+                ),
+            };
+            s.set(&k, &v)?;
+        }
+        if s.users.is_empty() {
+            s.users.insert("root".into(), String::new());
+        }
+        Ok(s)
+    }
+
+    fn sql_options(&self) -> SqlOptions {
+        let mut engine = cairndb::Options::default();
+        if let Some(l) = self.zip_from_level {
+            engine.set_zip_from_level(l);
+        }
+        if let Some(c) = self.block_cache_size {
+            engine.block_cache_size = c;
+        }
+        SqlOptions {
+            engine,
+            flush_log_at_trx_commit: self.flush,
+            lock_wait_timeout_secs: self.lock_wait_timeout,
+        }
+    }
+}
+
+/// `cairndb server`.
+pub fn main(args: Vec<String>) -> Result<(), String> {
+    let s = Settings::from_args(&args)?;
+    let datadir = s
+        .datadir
+        .clone()
+        .ok_or_else(|| format!("--datadir is required\n{USAGE}"))?;
+    let db = SqlDb::open(&datadir, s.sql_options())
+        .map_err(|e| format!("opening {}: {e}", datadir.display()))?;
+    let config = cairndb_server::Config {
+        bind: s.bind.clone(),
+        port: s.port,
+        max_connections: s.max_connections,
+        max_allowed_packet: s.max_allowed_packet,
+        users: s.users.clone(),
+        ..Default::default()
+    };
+    let rt = tokio_runtime()?;
+    let backend = Arc::new(SqlBackend { db: db.clone() });
+    let served = rt.block_on(cairndb_server::serve(
+        config,
+        backend,
+        cairndb_server::shutdown_signal(),
+    ));
+    // Sessions are gone (their transactions rolled back); flush and close.
+    drop(rt);
+    let closed = db.close();
+    served.map_err(|e| format!("server: {e}"))?;
+    closed.map_err(|e| format!("closing {}: {e}", datadir.display()))?;
+    eprintln!("cairndb server: shut down cleanly");
+    Ok(())
+}
+
+fn tokio_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("cairndb-server")
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))
+}
+
+/// `cairndb sql-check --datadir=DIR`: every row decodes and every index
+/// agrees with its table.
+pub fn check_main(args: Vec<String>) -> Result<(), String> {
+    let s = Settings::from_args(&args)?;
+    let datadir = s
+        .datadir
+        .clone()
+        .ok_or("usage: cairndb sql-check --datadir=DIR")?;
+    let db = SqlDb::open(&datadir, s.sql_options())
+        .map_err(|e| format!("opening {}: {e}", datadir.display()))?;
+    let rep = cairndb_sql::check::check(&db).map_err(|e| e.to_string())?;
+    println!(
+        "sql-check: {} tables, {} rows, {} index entries, {} problems",
+        rep.tables,
+        rep.rows,
+        rep.index_entries,
+        rep.problems.len()
+    );
+    for p in &rep.problems {
+        println!("  {p}");
+    }
+    db.close().map_err(|e| e.to_string())?;
+    if rep.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} problems", rep.problems.len()))
+    }
+}
+
+/// The backend: one SQL database, a session per connection.
+pub struct SqlBackend {
+    pub db: Arc<SqlDb>,
+}
+
+/// A connection's session.
+pub struct SqlConn {
+    s: Session,
+}
+
+fn to_wire(e: cairndb_sql::SqlError) -> cairndb_server::SqlError {
+    let mut state = [b'H', b'Y', b'0', b'0', b'0'];
+    for (d, b) in state.iter_mut().zip(e.state.bytes()) {
+        *d = b;
+    }
+    cairndb_server::SqlError::new(e.code, &state, e.message)
+}
+
+impl Backend for SqlBackend {
+    type Session = SqlConn;
+
+    fn open_session(
+        &self,
+        _conn_id: u32,
+        user: &str,
+        db: Option<&str>,
+    ) -> Result<SqlConn, cairndb_server::SqlError> {
+        let mut s = Session::new(self.db.clone(), user);
+        s.client_found_rows = false;
+        if let Some(d) = db.filter(|d| !d.is_empty()) {
+            s.use_database(d).map_err(to_wire)?;
+        }
+        Ok(SqlConn { s })
+    }
+}
+
+fn status(s: &Session) -> StatusFlags {
+    let mut f = StatusFlags::empty();
+    if s.autocommit() {
+        f |= StatusFlags::SERVER_STATUS_AUTOCOMMIT;
+    }
+    if s.in_transaction() {
+        f |= StatusFlags::SERVER_STATUS_IN_TRANS;
+    }
+    f
+}
+
+fn column(c: &ColumnInfo) -> Column {
+    let ty = match c.ty {
+        OutType::Tiny => ColumnType::MYSQL_TYPE_TINY,
+        OutType::Short => ColumnType::MYSQL_TYPE_SHORT,
+        OutType::Int24 => ColumnType::MYSQL_TYPE_INT24,
+        OutType::Long => ColumnType::MYSQL_TYPE_LONG,
+        OutType::LongLong => ColumnType::MYSQL_TYPE_LONGLONG,
+        OutType::NewDecimal => ColumnType::MYSQL_TYPE_NEWDECIMAL,
+        OutType::Float => ColumnType::MYSQL_TYPE_FLOAT,
+        OutType::Double => ColumnType::MYSQL_TYPE_DOUBLE,
+        OutType::String => ColumnType::MYSQL_TYPE_STRING,
+        OutType::VarString => ColumnType::MYSQL_TYPE_VAR_STRING,
+        OutType::Blob => ColumnType::MYSQL_TYPE_BLOB,
+        OutType::Date => ColumnType::MYSQL_TYPE_DATE,
+        OutType::DateTime => ColumnType::MYSQL_TYPE_DATETIME,
+        OutType::Timestamp => ColumnType::MYSQL_TYPE_TIMESTAMP,
+        OutType::Null => ColumnType::MYSQL_TYPE_NULL,
+    };
+    let mut flags = ColumnFlags::empty();
+    if c.not_null {
+        flags |= ColumnFlags::NOT_NULL_FLAG;
+    }
+    if c.primary_key {
+        flags |= ColumnFlags::PRI_KEY_FLAG;
+    }
+    if c.unsigned {
+        flags |= ColumnFlags::UNSIGNED_FLAG;
+    }
+    if c.auto_increment {
+        flags |= ColumnFlags::AUTO_INCREMENT_FLAG;
+    }
+    if c.binary {
+        flags |= ColumnFlags::BINARY_FLAG;
+    }
+    if matches!(c.ty, OutType::Blob) {
+        flags |= ColumnFlags::BLOB_FLAG;
+    }
+    if matches!(
+        c.ty,
+        OutType::Tiny
+            | OutType::Short
+            | OutType::Int24
+            | OutType::Long
+            | OutType::LongLong
+            | OutType::NewDecimal
+            | OutType::Float
+            | OutType::Double
+    ) {
+        flags |= ColumnFlags::NUM_FLAG;
+    }
+    Column {
+        schema: c.schema.clone().into(),
+        table: c.table.clone().into(),
+        name: c.name.clone().into(),
+        col_type: ty,
+        flags,
+        charset: c.charset,
+        length: c.length,
+        decimals: c.decimals,
+    }
+}
+
+/// `Output` over the protocol's `Results`.
+struct Adapter<'a> {
+    out: &'a mut dyn Results,
+    cols: Vec<Column>,
+}
+
+impl Output for Adapter<'_> {
+    fn ok(&mut self, affected: u64, last_insert_id: u64, warnings: u16, info: &str) {
+        self.out.ok(affected, last_insert_id, warnings, info);
+    }
+
+    fn columns(&mut self, cols: &[ColumnInfo]) {
+        self.cols.clear();
+        self.cols.extend(cols.iter().map(column));
+        self.out.begin_result_set(&self.cols);
+    }
+
+    fn row(&mut self, values: &[Value]) {
+        let w = self.out.row();
+        for v in values {
+            match v {
+                Value::Null => w.null(),
+                Value::Int(i) => w.int(*i),
+                Value::UInt(u) => w.uint(*u),
+                Value::Double(f) => w.double(*f),
+                Value::Decimal(d, s) => {
+                    w.bytes(cairndb_sql::types::format_decimal(*d, *s).as_bytes())
+                }
+                Value::Str(b) => w.bytes(b),
+                Value::Date(d) => {
+                    let (y, m, dd) = cairndb_sql::types::unpack_date(*d);
+                    w.date(y as u16, m as u8, dd as u8);
+                }
+                Value::DateTime(t) => {
+                    let (d, h, mi, s, us) = cairndb_sql::types::unpack_datetime(*t);
+                    let (y, m, dd) = cairndb_sql::types::unpack_date(d);
+                    w.datetime(cairndb_server::DateTime {
+                        year: y as u16,
+                        month: m as u8,
+                        day: dd as u8,
+                        hour: h as u8,
+                        minute: mi as u8,
+                        second: s as u8,
+                        micros: us,
+                    });
+                }
+            }
+        }
+        w.finish();
+    }
+
+    fn end(&mut self, warnings: u16) {
+        self.out.end_result_set(warnings);
+    }
+}
+
+fn param(v: &cairndb_server::Value<'_>) -> Value {
+    use cairndb_server::Value as W;
+    match v {
+        W::Null => Value::Null,
+        W::Int(i) => Value::Int(*i),
+        W::UInt(u) => Value::UInt(*u),
+        W::Float(f) => Value::Double(f64::from(*f)),
+        W::Double(f) => Value::Double(*f),
+        W::Bytes(b) => Value::Str(b.to_vec()),
+        W::DateTime(d) => {
+            let date = cairndb_sql::types::pack_date(
+                u32::from(d.year),
+                u32::from(d.month),
+                u32::from(d.day),
+            );
+            Value::DateTime(cairndb_sql::types::pack_datetime(
+                date,
+                u32::from(d.hour),
+                u32::from(d.minute),
+                u32::from(d.second),
+                d.micros,
+            ))
+        }
+        W::Time(t) => {
+            let hours = t.days * 24 + u32::from(t.hours);
+            let sign = if t.negative { "-" } else { "" };
+            Value::Str(format!("{sign}{hours:02}:{:02}:{:02}", t.minutes, t.seconds).into_bytes())
+        }
+    }
+}
+
+impl cairndb_server::Session for SqlConn {
+    fn query(&mut self, sql: &str, out: &mut dyn Results) {
+        let stmts = split_statements(sql);
+        if stmts.is_empty() {
+            out.error(cairndb_server::SqlError::new(
+                1065,
+                b"42000",
+                "Query was empty",
+            ));
+            return;
+        }
+        if stmts.len() > 1 && !out.multi_statements() {
+            out.error(to_wire(cairndb_sql::SqlError::syntax(
+                "several statements in one query (the client has not enabled multi-statements)",
+            )));
+            return;
+        }
+        for st in stmts {
+            let r = {
+                let mut a = Adapter {
+                    out: &mut *out,
+                    cols: Vec::new(),
+                };
+                self.s.query(st, &mut a)
+            };
+            out.set_status(status(&self.s));
+            if let Err(e) = r {
+                out.error(to_wire(e));
+                return;
+            }
+        }
+    }
+
+    fn prepare(&mut self, stmt: u32, sql: &str) -> Result<Prepared, cairndb_server::SqlError> {
+        let p = self.s.prepare_as(stmt, sql).map_err(to_wire)?;
+        Ok(Prepared {
+            params: p.params,
+            columns: p.columns.iter().map(column).collect(),
+        })
+    }
+
+    fn execute(&mut self, stmt: u32, params: &[cairndb_server::Value<'_>], out: &mut dyn Results) {
+        let vals: Vec<Value> = params.iter().map(param).collect();
+        let r = {
+            let mut a = Adapter {
+                out: &mut *out,
+                cols: Vec::new(),
+            };
+            self.s.execute(stmt, &vals, &mut a)
+        };
+        out.set_status(status(&self.s));
+        if let Err(e) = r {
+            out.error(to_wire(e));
+        }
+    }
+
+    fn close_statement(&mut self, stmt: u32) {
+        self.s.close_statement(stmt);
+    }
+
+    fn reset_statement(&mut self, _stmt: u32) {}
+
+    fn init_db(&mut self, db: &str) -> Result<(), cairndb_server::SqlError> {
+        self.s.use_database(db).map_err(to_wire)
+    }
+
+    fn reset_connection(&mut self) {
+        self.s.reset();
+    }
+
+    fn status(&self) -> StatusFlags {
+        status(&self.s)
+    }
+}

@@ -168,6 +168,9 @@ USE nope;
 ROLLBACK TO SAVEPOINT never;
 INSERT IGNORE INTO dept VALUES (1, 'ignored');
 SHOW WARNINGS;
+INSERT IGNORE INTO dept VALUES (40, 'a-department-name-that-is-far-too-long');
+SHOW WARNINGS;
+SELECT id, name FROM dept WHERE id = 40;
 SELECT COUNT(*) FROM dept;
 
 -- Clean up

@@ -271,6 +271,7 @@ impl Backend for SqlBackend {
         user: &str,
         db: Option<&str>,
     ) -> Result<SqlConn, cairndb_server::SqlError> {
+        // Set from the client's CLIENT_FOUND_ROWS before each command.
         let mut s = Session::new(self.db.clone(), user);
         s.client_found_rows = false;
         if let Some(d) = db.filter(|d| !d.is_empty()) {
@@ -344,7 +345,9 @@ fn column(c: &ColumnInfo) -> Column {
     Column {
         schema: c.schema.clone().into(),
         table: c.table.clone().into(),
+        org_table: c.org_table.clone().into(),
         name: c.name.clone().into(),
+        org_name: c.org_name.clone().into(),
         col_type: ty,
         flags,
         charset: c.charset,
@@ -457,6 +460,7 @@ impl cairndb_server::Session for SqlConn {
             )));
             return;
         }
+        self.s.client_found_rows = out.client_found_rows();
         for st in stmts {
             let r = {
                 let mut a = Adapter {
@@ -483,6 +487,7 @@ impl cairndb_server::Session for SqlConn {
 
     fn execute(&mut self, stmt: u32, params: &[cairndb_server::Value<'_>], out: &mut dyn Results) {
         let vals: Vec<Value> = params.iter().map(param).collect();
+        self.s.client_found_rows = out.client_found_rows();
         let r = {
             let mut a = Adapter {
                 out: &mut *out,

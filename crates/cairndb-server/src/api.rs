@@ -83,8 +83,15 @@ pub struct Prepared {
 #[derive(Debug, Clone)]
 pub struct Column {
     pub schema: Cow<'static, str>,
+    /// The table as the query names it (its alias, if any).
     pub table: Cow<'static, str>,
+    /// The table itself ("" for a computed column).
+    pub org_table: Cow<'static, str>,
+    /// The column label (its alias, if any).
     pub name: Cow<'static, str>,
+    /// The column itself ("" for a computed column); Connector/J's
+    /// `getColumnName` reads it.
+    pub org_name: Cow<'static, str>,
     pub col_type: ColumnType,
     pub flags: ColumnFlags,
     /// Collation id: [`Column::UTF8MB4`] (45) for text, [`Column::BINARY`]
@@ -143,7 +150,9 @@ impl Column {
         Column {
             schema: Cow::Borrowed(""),
             table: Cow::Borrowed(""),
+            org_table: Cow::Borrowed(""),
             name: name.into(),
+            org_name: Cow::Borrowed(""),
             col_type,
             flags,
             charset,
@@ -152,7 +161,8 @@ impl Column {
         }
     }
 
-    /// Sets the schema and table the column comes from.
+    /// Sets the schema and table the column comes from (`table` is also
+    /// its `org_table`, and the name its `org_name`).
     pub fn with_table(
         mut self,
         schema: impl Into<Cow<'static, str>>,
@@ -160,6 +170,8 @@ impl Column {
     ) -> Self {
         self.schema = schema.into();
         self.table = table.into();
+        self.org_table = self.table.clone();
+        self.org_name = self.name.clone();
         self
     }
 
@@ -224,6 +236,13 @@ pub trait Results {
     /// Whether COM_QUERY text may hold several statements (the client's
     /// CLIENT_MULTI_STATEMENTS, or COM_SET_OPTION).
     fn multi_statements(&self) -> bool;
+
+    /// Whether the client asked for CLIENT_FOUND_ROWS: the affected-rows
+    /// count of an UPDATE is then the rows it matched, not only those it
+    /// changed (Connector/J asks unless `useAffectedRows=true`).
+    fn client_found_rows(&self) -> bool {
+        false
+    }
 
     /// The status flags to put in the OK/EOF packets written from now on
     /// (for a statement that starts or ends a transaction in the middle

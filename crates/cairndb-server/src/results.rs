@@ -181,6 +181,10 @@ impl<'a> Encoder<'a> {
 }
 
 impl Results for Encoder<'_> {
+    fn client_found_rows(&self) -> bool {
+        self.caps.contains(CapabilityFlags::CLIENT_FOUND_ROWS)
+    }
+
     fn multi_statements(&self) -> bool {
         self.multi
     }
@@ -716,6 +720,40 @@ mod tests {
         assert_eq!(u16::from_le_bytes([p[4].1[5], p[4].1[6]]), 7);
         // The final OK has only AUTOCOMMIT.
         assert_eq!(p[5].1, [0, 3, 0, 2, 0, 0, 0]);
+    }
+
+    #[test]
+    fn column_definition_carries_alias_and_origin_and_found_rows_is_the_clients() {
+        let mut col = Column::new("c", ColumnType::MYSQL_TYPE_LONG).with_table("db", "tbl");
+        col.table = "t".into();
+        col.name = "label".into();
+        let cols = [col];
+        let mut found = None;
+        let b = enc_text(
+            |e| {
+                found = Some(e.client_found_rows());
+                e.begin_result_set(&cols);
+                e.end_result_set(0);
+            },
+            CapabilityFlags::CLIENT_DEPRECATE_EOF | CapabilityFlags::CLIENT_FOUND_ROWS,
+        );
+        assert_eq!(found, Some(true));
+        let p = packets(&b);
+        // catalog, schema, table, org_table, name, org_name
+        let mut def: &[u8] = &p[1].1;
+        let mut strs = Vec::new();
+        for _ in 0..6 {
+            let n = def[0] as usize;
+            strs.push(String::from_utf8(def[1..1 + n].to_vec()).unwrap());
+            def = &def[1 + n..];
+        }
+        assert_eq!(strs, ["def", "db", "t", "tbl", "label", "c"]);
+        let mut found = None;
+        enc_text(
+            |e| found = Some(e.client_found_rows()),
+            CapabilityFlags::empty(),
+        );
+        assert_eq!(found, Some(false));
     }
 
     #[test]

@@ -161,9 +161,9 @@ impl Out {
         self.buf.put_lenenc_str(b"def");
         self.buf.put_lenenc_str(c.schema.as_bytes());
         self.buf.put_lenenc_str(c.table.as_bytes());
-        self.buf.put_lenenc_str(c.table.as_bytes());
+        self.buf.put_lenenc_str(c.org_table.as_bytes());
         self.buf.put_lenenc_str(c.name.as_bytes());
-        self.buf.put_lenenc_str(c.name.as_bytes());
+        self.buf.put_lenenc_str(c.org_name.as_bytes());
         self.buf.push(0x0c);
         self.buf.extend_from_slice(&c.charset.to_le_bytes());
         self.buf.extend_from_slice(&c.length.to_le_bytes());

@@ -220,6 +220,14 @@ suite_sysbench() {
     need sysbench sysbench mariadb || return
     local dir="$work/sysbench" s mode
     mkdir -p "$dir"
+    # Every script sysbench ships is in the list (oltp_common is a library).
+    local f
+    for f in /usr/share/sysbench/*.lua; do
+        s=$(basename "$f" .lua)
+        if [ "$s" != oltp_common ] && [[ " ${sb_scripts[*]} " != *" $s "* ]]; then
+            record FAIL "sysbench $s" "a script of sysbench's that this suite does not run"
+        fi
+    done
     local log="$dir/server.log" db="$dir/db"
     if ! start_server "$db" "$log"; then
         record FAIL "sysbench" "the server did not start"

@@ -13,6 +13,10 @@ scripts/crash-test.sh --duration 60
 # The same for transactions: bank transfers with synced commits, both
 # flavours (the release binary is already built, so 20 s and the kills).
 scripts/crash-test.sh --mode txn --duration 20
+# Real MySQL clients against `cairndb server` (docs/sql.md, "Clients
+# tested"): sysbench's scripts, the mariadb client, PyMySQL, Connector/J and
+# a SIGKILL loop; --quick is 3 s per sysbench run and 5 kills.
+scripts/sql-clients.sh --quick
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
 # about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

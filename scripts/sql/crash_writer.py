@@ -79,8 +79,8 @@ def write(port, acks_path):
                 acked += len(ids)
         except (pymysql.err.OperationalError, pymysql.err.InterfaceError,
                 ConnectionError, OSError) as e:
-            print(f"crash_writer: {acked} rows acknowledged, then {type(e).__name__}: "
-                  f"{str(e)[:80]}")
+            code = e.args[0] if e.args else ""
+            print(f"crash_writer: {acked} rows acknowledged, then {type(e).__name__} {code}")
     return 0
 
 

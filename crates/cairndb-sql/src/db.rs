@@ -93,7 +93,7 @@ impl SqlDb {
             t.rollback()?;
         }
         let catalog = Catalog::load(&db)?;
-        Ok(Arc::new(SqlDb {
+        let sqldb = Arc::new(SqlDb {
             db,
             catalog: RwLock::new(catalog),
             ddl_lock: Mutex::new(()),
@@ -101,7 +101,49 @@ impl SqlDb {
             counters: Mutex::new(HashMap::new()),
             opts,
             next_conn: AtomicU64::new(1),
-        }))
+        });
+        sqldb.sweep_orphans()?;
+        Ok(sqldb)
+    }
+
+    /// Deletes the keys of index ids no table owns: left by a crash
+    /// between a DROP's dictionary change and its data deletion, or during
+    /// a CREATE INDEX back-fill. One seek per distinct id present.
+    fn sweep_orphans(&self) -> SqlResult<u64> {
+        let live: std::collections::HashSet<u32> = {
+            let cat = self.catalog.read();
+            cat.dbs
+                .values()
+                .flat_map(|d| d.tables.values())
+                .flat_map(|t| std::iter::once(t.primary.id).chain(t.secondary.iter().map(|i| i.id)))
+                .collect()
+        };
+        let mut swept = 0;
+        let mut id = catalog::FIRST_USER_INDEX_ID;
+        loop {
+            let mut lo = Vec::new();
+            keys::put_index_id(&mut lo, id);
+            let mut it = self.db.db().iter(&ReadOptions {
+                iterate_lower_bound: Some(lo.clone()),
+                ..Default::default()
+            })?;
+            it.seek(&lo);
+            if !it.valid() {
+                it.status()?;
+                return Ok(swept);
+            }
+            let Some(found) = keys::index_id(it.key()) else {
+                return Ok(swept);
+            };
+            drop(it);
+            if !live.contains(&found) {
+                swept += self.delete_index_data(&[found])?;
+            }
+            match found.checked_add(1) {
+                Some(n) => id = n,
+                None => return Ok(swept),
+            }
+        }
     }
 
     /// The engine database underneath.

@@ -647,13 +647,17 @@ fn create_index(
     };
     let mut new_def = (*def).clone();
     new_def.secondary.push(ix.clone());
+    // Record the id as used before any entry carries it: after a crash
+    // during the back-fill, its entries are orphans that the sweep at open
+    // removes, never entries of a later index given the same id.
+    let next = cat.next_index_id;
+    db.with_txn(|t| dict_header(t, next))?;
     // Back-fill from the rows, in batches, before the index is visible
     // (DDL excludes concurrent DDL; concurrent writes to the table during
     // the back-fill are not covered: CREATE INDEX is meant for a quiet
     // table, as documented).
     backfill(&db, &new_def, &ix)?;
     let enc = catalog::encode_table(&new_def)?;
-    let next = cat.next_index_id;
     db.with_txn(|t| {
         dict_header(t, next)?;
         put_dict(t, &catalog::table_key(&dbname, &def.name), &enc)

@@ -525,3 +525,35 @@ fn information_schema_describes_tables_and_columns() {
         vec!["2"]
     );
 }
+
+#[test]
+fn keys_of_an_index_id_no_table_owns_are_swept_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let orphan = 9_999u32.to_be_bytes();
+    {
+        let db = open(dir.path());
+        let mut s = Session::new(db.clone(), "root");
+        setup(&mut s);
+        // What a crash during a CREATE INDEX back-fill or after a DROP's
+        // dictionary change leaves behind.
+        for i in 0..100u32 {
+            let mut k = orphan.to_vec();
+            k.extend_from_slice(&i.to_be_bytes());
+            db.engine().db().put(&Default::default(), &k, b"x").unwrap();
+        }
+        db.close().unwrap();
+    }
+    let db = open(dir.path());
+    let mut it = db.engine().db().iter(&Default::default()).unwrap();
+    it.seek(&orphan);
+    assert!(
+        !it.valid() || !it.key().starts_with(&orphan),
+        "orphan keys survived the open"
+    );
+    let mut s = Session::new(db, "root");
+    q(&mut s, "USE sbtest");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT count(*) FROM sbtest1")),
+        vec!["100"]
+    );
+}

@@ -4,9 +4,11 @@
 //!
 //! Locking: `catalog` (RwLock) is read for an `Arc<TableDef>` copy and
 //! released before any engine call; `ddl_lock` serialises DDL (held
-//! across its engine writes); `counters` is a leaf taken briefly to
-//! reserve AUTO_INCREMENT values. Statements never hold these while they
-//! wait for row locks.
+//! across its engine writes) and is taken before `schema_lock`, which
+//! writing transactions hold shared to their end and DDL exclusively;
+//! `counters` is a leaf taken briefly to reserve AUTO_INCREMENT values.
+//! Statements hold only a shared `schema_lock` while they wait for row
+//! locks.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,6 +62,12 @@ pub struct SqlDb {
     pub(crate) db: TransactionDb,
     pub(crate) catalog: RwLock<Catalog>,
     pub(crate) ddl_lock: Mutex<()>,
+    /// Held shared by every transaction that writes, from its first write
+    /// to its end, and exclusively by DDL: a schema change waits for the
+    /// writers under the old schema to finish (MySQL's metadata lock), so
+    /// no transaction commits rows without the entries of an index built
+    /// meanwhile.
+    pub(crate) schema_lock: Arc<RwLock<()>>,
     /// Bumped by every DDL statement: cached plans compare it.
     pub(crate) schema_epoch: AtomicU64,
     /// Next AUTO_INCREMENT value (or hidden row id) per primary index id,
@@ -97,6 +105,7 @@ impl SqlDb {
             db,
             catalog: RwLock::new(catalog),
             ddl_lock: Mutex::new(()),
+            schema_lock: Arc::new(RwLock::new(())),
             schema_epoch: AtomicU64::new(1),
             counters: Mutex::new(HashMap::new()),
             opts,

@@ -117,6 +117,18 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
     Ok(())
 }
 
+/// The exclusive schema lock, waiting at most the session's lock wait
+/// timeout for transactions that write under the old schema (1205).
+fn schema_write<'a>(
+    s: &Session,
+    db: &'a crate::db::SqlDb,
+) -> SqlResult<parking_lot::RwLockWriteGuard<'a, ()>> {
+    let wait = std::time::Duration::from_secs(crate::vars::lock_wait_timeout(s));
+    db.schema_lock
+        .try_write_for(wait)
+        .ok_or_else(SqlError::lock_wait_timeout)
+}
+
 fn last(n: &ast::ObjectName) -> String {
     object_parts(n).last().cloned().unwrap_or_default()
 }
@@ -124,6 +136,7 @@ fn last(n: &ast::ObjectName) -> String {
 fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     if cat.database(name).is_some() {
         if if_not_exists {
@@ -161,6 +174,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
 fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let Some(d) = cat.database(name).cloned() else {
         if if_exists {
@@ -491,6 +505,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     }
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let d = cat
         .dbs
@@ -573,6 +588,7 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
     };
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     db.with_txn(|t| {
         t.delete(&catalog::table_key(&dbname, &def.name))?;
@@ -591,6 +607,7 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
     let (_, def) = resolve_table(s, name)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     db.delete_index_data(&index_ids(&def))?;
     db.counters.lock().remove(&def.primary.id);
     db.schema_epoch
@@ -609,6 +626,7 @@ fn create_index(
     let (dbname, def) = resolve_table(s, table)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     if def
         .secondary
@@ -718,6 +736,7 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, name: &str) -> SqlResult
     let (dbname, def) = resolve_table(s, table)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let Some(i) = def
         .secondary

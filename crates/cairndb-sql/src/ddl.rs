@@ -29,7 +29,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         } => {
             s.commit()?;
             create_database(s, &last(db_name), *if_not_exists)?;
-            out.ok(1, 0, 0, "");
+            out.ok(1, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::CreateSchema {
             schema_name,
@@ -43,7 +43,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         ast::Statement::CreateTable(ct) => {
             s.commit()?;
             create_table(s, ct)?;
-            out.ok(0, 0, 0, "");
+            out.ok(0, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::CreateIndex(ci) => {
             s.commit()?;
@@ -89,7 +89,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
                 }
                 other => return Err(SqlError::unsupported(format!("DROP {other}"))),
             }
-            out.ok(0, 0, 0, "");
+            out.ok(0, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::Truncate { table_names, .. } => {
             s.commit()?;
@@ -140,6 +140,8 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
     let mut cat = db.catalog.read().clone();
     if cat.database(name).is_some() {
         if if_not_exists {
+            let e = SqlError::database_exists(name);
+            s.warnings.push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::database_exists(name));
@@ -178,6 +180,11 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> 
     let mut cat = db.catalog.read().clone();
     let Some(d) = cat.database(name).cloned() else {
         if if_exists {
+            s.warnings.push((
+                "Note",
+                1008,
+                format!("Can't drop database '{name}'; database doesn't exist"),
+            ));
             return Ok(());
         }
         return Err(SqlError::new(
@@ -513,6 +520,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         .ok_or_else(|| SqlError::unknown_database(&dbname))?;
     if d.tables.contains_key(&tname.to_lowercase()) {
         if ct.if_not_exists {
+            let e = SqlError::table_exists(&tname);
+            s.warnings.push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::table_exists(&tname));
@@ -576,7 +585,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
 fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlResult<()> {
     let (dbname, def) = match resolve_table(s, name) {
         Ok(r) => r,
-        Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => return Ok(()),
+        Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => {
+            let full = object_parts(name).join(".");
+            s.warnings
+                .push(("Note", 1051, format!("Unknown table '{full}'")));
+            return Ok(());
+        }
         Err(e) if e.code == 1146 => {
             return Err(SqlError::new(
                 1051,

@@ -110,7 +110,8 @@ pub struct Session {
     pub(crate) last_insert_id: u64,
     pub(crate) found_rows: u64,
     pub(crate) row_count: i64,
-    pub(crate) warnings: Vec<(u16, String)>,
+    /// The last statement's notes and warnings: (level, code, message).
+    pub(crate) warnings: Vec<(&'static str, u16, String)>,
     pub(crate) params: Vec<Value>,
     pub(crate) prepared: HashMap<u32, Prepared>,
     next_stmt: u32,

@@ -4,9 +4,11 @@
 //!
 //! Locking: `catalog` (RwLock) is read for an `Arc<TableDef>` copy and
 //! released before any engine call; `ddl_lock` serialises DDL (held
-//! across its engine writes); `counters` is a leaf taken briefly to
-//! reserve AUTO_INCREMENT values. Statements never hold these while they
-//! wait for row locks.
+//! across its engine writes) and is taken before `schema_lock`, which
+//! writing transactions hold shared to their end and DDL exclusively;
+//! `counters` is a leaf taken briefly to reserve AUTO_INCREMENT values.
+//! Statements hold only a shared `schema_lock` while they wait for row
+//! locks.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,6 +62,12 @@ pub struct SqlDb {
     pub(crate) db: TransactionDb,
     pub(crate) catalog: RwLock<Catalog>,
     pub(crate) ddl_lock: Mutex<()>,
+    /// Held shared by every transaction that writes, from its first write
+    /// to its end, and exclusively by DDL: a schema change waits for the
+    /// writers under the old schema to finish (MySQL's metadata lock), so
+    /// no transaction commits rows without the entries of an index built
+    /// meanwhile.
+    pub(crate) schema_lock: Arc<RwLock<()>>,
     /// Bumped by every DDL statement: cached plans compare it.
     pub(crate) schema_epoch: AtomicU64,
     /// Next AUTO_INCREMENT value (or hidden row id) per primary index id,
@@ -93,15 +101,58 @@ impl SqlDb {
             t.rollback()?;
         }
         let catalog = Catalog::load(&db)?;
-        Ok(Arc::new(SqlDb {
+        let sqldb = Arc::new(SqlDb {
             db,
             catalog: RwLock::new(catalog),
             ddl_lock: Mutex::new(()),
+            schema_lock: Arc::new(RwLock::new(())),
             schema_epoch: AtomicU64::new(1),
             counters: Mutex::new(HashMap::new()),
             opts,
             next_conn: AtomicU64::new(1),
-        }))
+        });
+        sqldb.sweep_orphans()?;
+        Ok(sqldb)
+    }
+
+    /// Deletes the keys of index ids no table owns: left by a crash
+    /// between a DROP's dictionary change and its data deletion, or during
+    /// a CREATE INDEX back-fill. One seek per distinct id present.
+    fn sweep_orphans(&self) -> SqlResult<u64> {
+        let live: std::collections::HashSet<u32> = {
+            let cat = self.catalog.read();
+            cat.dbs
+                .values()
+                .flat_map(|d| d.tables.values())
+                .flat_map(|t| std::iter::once(t.primary.id).chain(t.secondary.iter().map(|i| i.id)))
+                .collect()
+        };
+        let mut swept = 0;
+        let mut id = catalog::FIRST_USER_INDEX_ID;
+        loop {
+            let mut lo = Vec::new();
+            keys::put_index_id(&mut lo, id);
+            let mut it = self.db.db().iter(&ReadOptions {
+                iterate_lower_bound: Some(lo.clone()),
+                ..Default::default()
+            })?;
+            it.seek(&lo);
+            if !it.valid() {
+                it.status()?;
+                return Ok(swept);
+            }
+            let Some(found) = keys::index_id(it.key()) else {
+                return Ok(swept);
+            };
+            drop(it);
+            if !live.contains(&found) {
+                swept += self.delete_index_data(&[found])?;
+            }
+            match found.checked_add(1) {
+                Some(n) => id = n,
+                None => return Ok(swept),
+            }
+        }
     }
 
     /// The engine database underneath.

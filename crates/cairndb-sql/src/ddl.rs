@@ -29,7 +29,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         } => {
             s.commit()?;
             create_database(s, &last(db_name), *if_not_exists)?;
-            out.ok(1, 0, 0, "");
+            out.ok(1, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::CreateSchema {
             schema_name,
@@ -43,7 +43,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         ast::Statement::CreateTable(ct) => {
             s.commit()?;
             create_table(s, ct)?;
-            out.ok(0, 0, 0, "");
+            out.ok(0, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::CreateIndex(ci) => {
             s.commit()?;
@@ -89,7 +89,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
                 }
                 other => return Err(SqlError::unsupported(format!("DROP {other}"))),
             }
-            out.ok(0, 0, 0, "");
+            out.ok(0, 0, s.warnings.len() as u16, "");
         }
         ast::Statement::Truncate { table_names, .. } => {
             s.commit()?;
@@ -117,6 +117,18 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
     Ok(())
 }
 
+/// The exclusive schema lock, waiting at most the session's lock wait
+/// timeout for transactions that write under the old schema (1205).
+fn schema_write<'a>(
+    s: &Session,
+    db: &'a crate::db::SqlDb,
+) -> SqlResult<parking_lot::RwLockWriteGuard<'a, ()>> {
+    let wait = std::time::Duration::from_secs(crate::vars::lock_wait_timeout(s));
+    db.schema_lock
+        .try_write_for(wait)
+        .ok_or_else(SqlError::lock_wait_timeout)
+}
+
 fn last(n: &ast::ObjectName) -> String {
     object_parts(n).last().cloned().unwrap_or_default()
 }
@@ -124,9 +136,12 @@ fn last(n: &ast::ObjectName) -> String {
 fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     if cat.database(name).is_some() {
         if if_not_exists {
+            let e = SqlError::database_exists(name);
+            s.warnings.push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::database_exists(name));
@@ -161,9 +176,15 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
 fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let Some(d) = cat.database(name).cloned() else {
         if if_exists {
+            s.warnings.push((
+                "Note",
+                1008,
+                format!("Can't drop database '{name}'; database doesn't exist"),
+            ));
             return Ok(());
         }
         return Err(SqlError::new(
@@ -491,6 +512,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     }
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let d = cat
         .dbs
@@ -498,6 +520,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         .ok_or_else(|| SqlError::unknown_database(&dbname))?;
     if d.tables.contains_key(&tname.to_lowercase()) {
         if ct.if_not_exists {
+            let e = SqlError::table_exists(&tname);
+            s.warnings.push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::table_exists(&tname));
@@ -561,7 +585,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
 fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlResult<()> {
     let (dbname, def) = match resolve_table(s, name) {
         Ok(r) => r,
-        Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => return Ok(()),
+        Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => {
+            let full = object_parts(name).join(".");
+            s.warnings
+                .push(("Note", 1051, format!("Unknown table '{full}'")));
+            return Ok(());
+        }
         Err(e) if e.code == 1146 => {
             return Err(SqlError::new(
                 1051,
@@ -573,6 +602,7 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
     };
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     db.with_txn(|t| {
         t.delete(&catalog::table_key(&dbname, &def.name))?;
@@ -591,6 +621,7 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
     let (_, def) = resolve_table(s, name)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     db.delete_index_data(&index_ids(&def))?;
     db.counters.lock().remove(&def.primary.id);
     db.schema_epoch
@@ -609,6 +640,7 @@ fn create_index(
     let (dbname, def) = resolve_table(s, table)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     if def
         .secondary
@@ -647,13 +679,17 @@ fn create_index(
     };
     let mut new_def = (*def).clone();
     new_def.secondary.push(ix.clone());
+    // Record the id as used before any entry carries it: after a crash
+    // during the back-fill, its entries are orphans that the sweep at open
+    // removes, never entries of a later index given the same id.
+    let next = cat.next_index_id;
+    db.with_txn(|t| dict_header(t, next))?;
     // Back-fill from the rows, in batches, before the index is visible
     // (DDL excludes concurrent DDL; concurrent writes to the table during
     // the back-fill are not covered: CREATE INDEX is meant for a quiet
     // table, as documented).
     backfill(&db, &new_def, &ix)?;
     let enc = catalog::encode_table(&new_def)?;
-    let next = cat.next_index_id;
     db.with_txn(|t| {
         dict_header(t, next)?;
         put_dict(t, &catalog::table_key(&dbname, &def.name), &enc)
@@ -714,6 +750,7 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, name: &str) -> SqlResult
     let (dbname, def) = resolve_table(s, table)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     let Some(i) = def
         .secondary

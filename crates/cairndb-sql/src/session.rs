@@ -71,6 +71,8 @@ pub(crate) struct TxnState {
     pub(crate) snapshot: Option<Snapshot>,
     /// Named savepoints, oldest first; each has an engine savepoint.
     pub(crate) savepoints: Vec<String>,
+    /// The shared schema lock, from the first write to the end.
+    pub(crate) schema: Option<parking_lot::ArcRwLockReadGuard<parking_lot::RawRwLock, ()>>,
 }
 
 /// A prepared statement.
@@ -108,7 +110,8 @@ pub struct Session {
     pub(crate) last_insert_id: u64,
     pub(crate) found_rows: u64,
     pub(crate) row_count: i64,
-    pub(crate) warnings: Vec<(u16, String)>,
+    /// The last statement's notes and warnings: (level, code, message).
+    pub(crate) warnings: Vec<(&'static str, u16, String)>,
     pub(crate) params: Vec<Value>,
     pub(crate) prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
@@ -309,6 +312,11 @@ impl Session {
         if plan.writes() {
             self.with_write_txn(|s| crate::exec::run(s, plan, out))
         } else {
+            // With autocommit off, a read opens the transaction (and so
+            // fixes its snapshot under REPEATABLE READ), as in InnoDB.
+            if !self.autocommit && self.txn.is_none() {
+                self.begin_txn(false);
+            }
             crate::exec::run(self, plan, out)
         }
     }
@@ -323,7 +331,11 @@ impl Session {
         if self.txn.is_none() {
             self.begin_txn(false);
         }
+        let lock = self.db.schema_lock.clone();
         if let Some(t) = self.txn.as_mut() {
+            if t.schema.is_none() {
+                t.schema = Some(lock.read_arc());
+            }
             t.txn.set_savepoint();
         }
         let r = f(self);
@@ -368,6 +380,7 @@ impl Session {
             txn,
             snapshot: None,
             savepoints: Vec::new(),
+            schema: None,
         });
     }
 

@@ -71,7 +71,11 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             out.end(0);
         }
         Show::Databases(pat) => {
-            header(out, &["Database"]);
+            let label = match &pat {
+                Some(p) => format!("Database ({p})"),
+                None => "Database".to_string(),
+            };
+            header(out, &[&label]);
             let names: Vec<String> =
                 s.db.catalog
                     .read()
@@ -338,8 +342,8 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
         Show::Warnings => {
             header(out, &["Level", "Code", "Message"]);
             let w = s.warnings.clone();
-            for (code, msg) in w {
-                out.row(&[t("Warning"), t(&code.to_string()), t(&msg)]);
+            for (level, code, msg) in w {
+                out.row(&[t(level), t(&code.to_string()), t(&msg)]);
             }
             out.end(0);
         }

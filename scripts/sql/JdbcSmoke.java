@@ -49,7 +49,6 @@ public class JdbcSmoke {
         KNOWN.put("metadata_column_flags_client", "result columns carry no NOT_NULL/PRI_KEY/AUTO_INCREMENT flags");
         KNOWN.put("metadata_bool_is_bit_server", "BOOL (TINYINT(1)) is sent with display length 4, not 1");
         KNOWN.put("metadata_bool_is_bit_client", "BOOL (TINYINT(1)) is sent with display length 4, not 1");
-        KNOWN.put("isolation_autocommit_off", "with autocommit=0 a SELECT starts no transaction (no snapshot)");
         KNOWN.put("prepare_errors", "COM_STMT_PREPARE on a missing table succeeds (1146 comes at execute)");
     }
 

@@ -46,6 +46,18 @@ pub enum TxnError {
     Other(String),
 }
 
+impl TxnError {
+    /// A conflict, lock timeout or too-short history: what db_bench counts
+    /// as an abort of an optimistic transaction (a pessimistic one's reads
+    /// and writes too).
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            self,
+            TxnError::Busy(_) | TxnError::TimedOut(_) | TxnError::TryAgain(_)
+        )
+    }
+}
+
 impl std::fmt::Display for TxnError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (class, m) = match self {
@@ -414,6 +426,86 @@ mod tests {
         let mut r = Mt64::new(7);
         let ones = (0..20_000).filter(|_| one_in(&mut r, 20)).count();
         assert!((800..1200).contains(&ones), "{ones}");
+    }
+
+    /// A CairnDB database holding `rows`, behind the benchmark interface.
+    fn crafted(dir: &std::path::Path, rows: &[(&str, &str)]) -> crate::bench::engine::CairnEngine {
+        let f = crate::bench::flags::Flags::default();
+        let e = crate::bench::engine::CairnEngine::open(dir, &f, &mut Vec::new()).unwrap();
+        for (k, v) in rows {
+            e.put(k.as_bytes(), v.as_bytes()).unwrap();
+        }
+        e
+    }
+
+    #[test]
+    fn verify_finds_unequal_totals_and_bad_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = crafted(
+            dir.path(),
+            &[
+                ("00011", "3"),
+                ("000199", "4"),
+                ("00025", "7"),
+                ("00031", "7"),
+                ("9", "x"),
+            ],
+        );
+        verify(&ok, 3, 1).unwrap();
+        // Any order of the sets names the two that differ.
+        ok.put(b"00037", b"1").unwrap();
+        for seed in 0..8 {
+            let e = verify(&ok, 3, seed).unwrap_err();
+            assert!(e.contains("inconsistent totals"), "{e}");
+            assert!(e.contains("Set[2]: 8"), "{e}");
+        }
+        // Sets beyond --transaction_sets are not looked at.
+        verify(&ok, 2, 1).unwrap();
+        ok.put(b"00012", b"18446744073709551615").unwrap();
+        let e = verify(&ok, 2, 1).unwrap_err();
+        assert!(
+            e.starts_with("Iter returned unexpected value: 18446744073709551615"),
+            "{e}"
+        );
+        ok.put(b"00012", b"twelve").unwrap();
+        let e = verify(&ok, 2, 1).unwrap_err();
+        assert!(
+            e.starts_with("Iter returned unexpected value: twelve"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn inserter_keeps_every_set_total_equal() {
+        use crate::bench::flags::Flags;
+        for mode in [TxnMode::Pessimistic, TxnMode::Optimistic] {
+            let dir = tempfile::tempdir().unwrap();
+            let f = Flags {
+                transaction_db: mode == TxnMode::Pessimistic,
+                optimistic_transaction_db: mode == TxnMode::Optimistic,
+                ..Flags::default()
+            };
+            let e =
+                crate::bench::engine::CairnEngine::open(dir.path(), &f, &mut Vec::new()).unwrap();
+            let mut ins = Inserter::new(5, mode, 20, 3, false);
+            for _ in 0..500 {
+                ins.insert(&e).unwrap();
+            }
+            assert_eq!((ins.successes, ins.failures), (500, 0));
+            verify(&e, 3, 2).unwrap();
+            // A 95% commit rate: about 475 increments of 1..=100 per set.
+            let mut it = e.iter().unwrap();
+            it.seek(b"0001");
+            let mut total = 0u64;
+            while it.valid() && it.key().starts_with(b"0001") {
+                total += std::str::from_utf8(it.value())
+                    .unwrap()
+                    .parse::<u64>()
+                    .unwrap();
+                it.next();
+            }
+            assert!((15_000..35_000).contains(&total), "{total}");
+        }
     }
 
     #[test]

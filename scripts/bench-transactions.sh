@@ -101,6 +101,7 @@ rt() { # NAME ENGINES THREADS FLAGS...
         --out="$out/rt-$name" --seed="$seed" --num="$num" \
         --reads=$((rt_ops / threads)) --threads="$threads" \
         --benchmarks=randomtransaction "$@" >"$out/rt-$name.txt"
+    echo "load after randomtransaction $name: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$summary" >&2
     say "### $name: --threads=$threads $*"
     say ""
     cat "$out/rt-$name/compare.md" >>"$summary"

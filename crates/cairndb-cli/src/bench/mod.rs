@@ -63,6 +63,16 @@ File workload (CairnDB additions; docs/bench/FILE_WORKLOAD.md):
                           readfileseq (default: --num when given, else
                           the number of keys)
 
+Transactions (db_bench's flags; docs/bench/transactions.md):
+  randomtransaction   one transaction over --transaction_sets keys per
+                operation, then RandomTransactionVerify (a failure exits
+                non-zero); with --engine=rocksdb through RocksDB's
+                TransactionDB / OptimisticTransactionDB
+  --transaction_db, --optimistic_transaction_db, --transaction_sets=2,
+  --transaction_set_snapshot, --transaction_lock_timeout=100 (ms)
+  --write_as_transaction  (ours) with a transaction database, each write of
+                the write benchmarks is a transaction: begin, put, commit
+
 Table format (CairnDB only; other engines name them as not applicable):
   --table_format=block|zip   default block
   --zip_from_level=N         with zip, levels N and deeper are zip (default 1)

@@ -42,6 +42,9 @@ The file workload (fillfile, readfile, readfileseq) and dirsize are ours:
 when --benchmarks names one, RocksDB runs in-process (cairndb bench
 --engine=rocksdb, needs the `rocksdb` feature) instead of through db_bench,
 and the on-disk sizes that dirsize prints get a table of their own.
+randomtransaction with --transaction_db or --optimistic_transaction_db: the
+release db_bench aborts or crashes on it (docs/bench/transactions.md), so
+RocksDB runs in-process there too, with the same inserter as CairnDB.
 Writes compare.md, compare.json, compare.svg and compare.png into --out
 (default: the current directory).
 ";
@@ -67,6 +70,9 @@ struct Opts {
     bench_args: Vec<String>,
     /// The benchmarks the pass-through flags name.
     benchmarks: Vec<String>,
+    /// randomtransaction on a transaction database, which RocksDB 9.10's
+    /// db_bench cannot run.
+    transactional_randomtransaction: bool,
 }
 
 fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
@@ -81,6 +87,7 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         replot: None,
         bench_args: Vec::new(),
         benchmarks: Vec::new(),
+        transactional_randomtransaction: false,
     };
     let mut it = args.into_iter().peekable();
     while let Some(a) = it.next() {
@@ -133,7 +140,10 @@ fn parse_opts(args: Vec<String>) -> Result<Opts, String> {
         }
     }
     // Validate the pass-through flags once, with the bench parser.
-    o.benchmarks = flags::parse(&o.bench_args)?.benchmarks;
+    let f = flags::parse(&o.bench_args)?;
+    o.transactional_randomtransaction = f.txn_mode() != flags::TxnMode::None
+        && f.benchmarks.iter().any(|b| b == "randomtransaction");
+    o.benchmarks = f.benchmarks;
     Ok(o)
 }
 
@@ -445,6 +455,15 @@ fn runners(
                     "compare: RocksDB's db_bench has no {}; RocksDB runs in-process instead \
                      (cairndb bench --engine=rocksdb)",
                     ours.join(", ")
+                );
+                inproc("rocksdb", "rocksdb", cfg!(feature = "rocksdb"))
+            }
+            "rocksdb" if o.transactional_randomtransaction => {
+                eprintln!(
+                    "compare: RocksDB 9.10's release db_bench aborts (--transaction_db) or \
+                     crashes (--optimistic_transaction_db) on randomtransaction; RocksDB runs \
+                     in-process instead (cairndb bench --engine=rocksdb), with the same inserter \
+                     as CairnDB (docs/bench/transactions.md)"
                 );
                 inproc("rocksdb", "rocksdb", cfg!(feature = "rocksdb"))
             }

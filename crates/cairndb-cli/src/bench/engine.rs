@@ -1,15 +1,25 @@
 //! The storage-engine abstraction the benchmarks drive (put, get, delete,
-//! write batch, iterate, seek, flush, compact, stats), its CairnDB
-//! implementation, and the mapping of db_bench flags onto CairnDB options.
+//! write batch, iterate, seek, flush, compact, stats, and transactions
+//! through [`TxnDb`]), its CairnDB implementation, and the mapping of
+//! db_bench flags onto CairnDB options.
+//!
+//! With `--transaction_db` CairnDB opens a `TransactionDb` and every write
+//! of [`Engine`] goes through `TransactionDb::write` (its keys locked for
+//! the write, as db_bench's writes through RocksDB's `TransactionDB`);
+//! with `--optimistic_transaction_db` an `OptimisticTransactionDb`, whose
+//! plain writes go to the database directly (as db_bench's go to the base
+//! DB). Reads, iterators and maintenance always use the underlying `Db`.
 
 use std::path::Path;
+use std::time::Duration;
 
 use cairndb::{
-    CompressionType, Db, Options, ReadOptions, TableFormat, WriteBatch, WriteOptions,
-    ZipTableOptions,
+    CompressionType, Db, OptimisticTransactionDb, Options, ReadOptions, TableFormat, TransactionDb,
+    TransactionDbOptions, TransactionOptions, WriteBatch, WriteOptions, ZipTableOptions,
 };
 
-use super::flags::Flags;
+use super::flags::{Flags, TxnMode};
+use super::txn::{EngineTxn, TResult, TxnDb, TxnError};
 
 /// Errors from an engine, as text.
 pub type EResult<T> = Result<T, String>;
@@ -66,6 +76,11 @@ pub trait Engine: Send + Sync {
     fn stats(&self) -> String;
     /// Closes cleanly (flushing what must be flushed).
     fn close(&self) -> EResult<()>;
+    /// The engine as a transaction database, when it was opened as one
+    /// (`--transaction_db`, `--optimistic_transaction_db`).
+    fn transactions(&self) -> Option<&dyn TxnDb> {
+        None
+    }
 }
 
 /// CairnDB options for db_bench flags, with a note for each flag mapped loosely.
@@ -165,24 +180,150 @@ pub fn not_applicable_notes(f: &Flags, engine: &str, notes: &mut Vec<String>) {
     }
 }
 
+/// Which CairnDB database the engine opened.
+enum Flavor {
+    Plain(Db),
+    Pessimistic(TransactionDb),
+    Optimistic(OptimisticTransactionDb),
+}
+
 /// CairnDB behind the [`Engine`] trait.
 pub struct CairnEngine {
-    db: Db,
+    flavor: Flavor,
     wo: WriteOptions,
+    ro: ReadOptions,
+    /// Options of every transaction the benchmarks begin, without and
+    /// with a snapshot at begin.
+    topts: [TransactionOptions; 2],
+}
+
+/// The transaction database options db_bench opens RocksDB's
+/// `TransactionDB` with (`TransactionDBOptions()`: 16 lock stripes, no
+/// lock limit, 1 s lock timeouts); CairnDB's defaults are the same.
+pub fn cairndb_txn_db_options() -> TransactionDbOptions {
+    TransactionDbOptions {
+        max_num_locks: 0,
+        num_stripes: 16,
+        transaction_lock_timeout: Duration::from_millis(1000),
+        default_lock_timeout: Duration::from_millis(1000),
+    }
+}
+
+/// The options of a benchmark transaction: db_bench's `TransactionOptions`
+/// with `lock_timeout = --transaction_lock_timeout`, which leave deadlock
+/// detection off (a deadlock ends in a lock timeout, as in RocksDB).
+pub fn cairndb_txn_options(f: &Flags, snapshot: bool) -> TransactionOptions {
+    TransactionOptions {
+        set_snapshot: snapshot,
+        deadlock_detect: false,
+        lock_timeout: Some(Duration::from_millis(f.transaction_lock_timeout)),
+        ..TransactionOptions::default()
+    }
 }
 
 impl CairnEngine {
-    /// Opens (creating) the database at `path`.
+    /// Opens (creating) the database at `path`, as a transaction database
+    /// when the flags ask for one.
     pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<CairnEngine> {
         let opts = cairndb_options(f, notes)?;
-        let db = Db::open(path, opts).map_err(|e| e.to_string())?;
+        let flavor = match f.txn_mode() {
+            TxnMode::None => Flavor::Plain(Db::open(path, opts).map_err(es)?),
+            TxnMode::Pessimistic => Flavor::Pessimistic(
+                TransactionDb::open(path, opts, cairndb_txn_db_options()).map_err(es)?,
+            ),
+            TxnMode::Optimistic => {
+                Flavor::Optimistic(OptimisticTransactionDb::open(path, opts).map_err(es)?)
+            }
+        };
         Ok(CairnEngine {
-            db,
+            flavor,
             wo: WriteOptions {
                 sync: f.sync,
                 disable_wal: f.disable_wal,
             },
+            ro: ReadOptions::default(),
+            topts: [cairndb_txn_options(f, false), cairndb_txn_options(f, true)],
         })
+    }
+
+    /// The underlying database.
+    fn db(&self) -> &Db {
+        match &self.flavor {
+            Flavor::Plain(db) => db,
+            Flavor::Pessimistic(t) => t.db(),
+            Flavor::Optimistic(t) => t.db(),
+        }
+    }
+}
+
+/// A CairnDB error in RocksDB's status classes (a deadlock is RocksDB's
+/// `Busy` with subcode `kDeadlock`).
+fn txn_err(e: cairndb::Error) -> TxnError {
+    match e {
+        cairndb::Error::Busy { .. } | cairndb::Error::Deadlock { .. } => {
+            TxnError::Busy(e.to_string())
+        }
+        cairndb::Error::TimedOut { .. } => TxnError::TimedOut(e.to_string()),
+        other => TxnError::Other(other.to_string()),
+    }
+}
+
+struct CairnTxn<'a> {
+    t: cairndb::Transaction,
+    ro: &'a ReadOptions,
+}
+
+impl EngineTxn for CairnTxn<'_> {
+    fn renew_snapshot(&mut self) {
+        self.t.set_snapshot();
+    }
+    fn get(
+        &mut self,
+        key: &[u8],
+        for_update: bool,
+        _at_snapshot: bool,
+        buf: &mut Vec<u8>,
+    ) -> TResult<bool> {
+        // A CairnDB transaction with a snapshot reads at it unless the
+        // read options name another, so `at_snapshot` = false reads there
+        // too (docs/bench/transactions.md).
+        if for_update {
+            self.t.get_for_update_into(self.ro, key, true, buf)
+        } else {
+            self.t.get_into(self.ro, key, buf)
+        }
+        .map_err(txn_err)
+    }
+    fn delete(&mut self, key: &[u8]) -> TResult<()> {
+        self.t.delete(key).map_err(txn_err)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> TResult<()> {
+        self.t.put(key, value).map_err(txn_err)
+    }
+    fn commit(mut self: Box<Self>) -> TResult<()> {
+        self.t.commit().map_err(txn_err)
+    }
+    fn rollback(mut self: Box<Self>) -> TResult<()> {
+        self.t.rollback().map_err(txn_err)
+    }
+}
+
+impl TxnDb for CairnEngine {
+    fn mode(&self) -> TxnMode {
+        match self.flavor {
+            Flavor::Plain(_) => TxnMode::None,
+            Flavor::Pessimistic(_) => TxnMode::Pessimistic,
+            Flavor::Optimistic(_) => TxnMode::Optimistic,
+        }
+    }
+    fn begin(&self, snapshot: bool) -> Box<dyn EngineTxn + '_> {
+        let topts = &self.topts[usize::from(snapshot)];
+        let t = match &self.flavor {
+            Flavor::Pessimistic(db) => db.begin(&self.wo, topts),
+            Flavor::Optimistic(db) => db.begin(&self.wo, topts),
+            Flavor::Plain(_) => unreachable!("transactions() is None for a plain database"),
+        };
+        Box::new(CairnTxn { t, ro: &self.ro })
     }
 }
 
@@ -224,13 +365,21 @@ impl EngineIter for CairnIter {
 
 impl Engine for CairnEngine {
     fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
-        self.db.put(&self.wo, key, value).map_err(es)
+        match &self.flavor {
+            Flavor::Pessimistic(t) => t.put(&self.wo, key, value),
+            _ => self.db().put(&self.wo, key, value),
+        }
+        .map_err(es)
     }
     fn get(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
-        self.db.get(&ReadOptions::default(), key).map_err(es)
+        self.db().get(&self.ro, key).map_err(es)
     }
     fn delete(&self, key: &[u8]) -> EResult<()> {
-        self.db.delete(&self.wo, key).map_err(es)
+        match &self.flavor {
+            Flavor::Pessimistic(t) => t.delete(&self.wo, key),
+            _ => self.db().delete(&self.wo, key),
+        }
+        .map_err(es)
     }
     fn write(&self, ops: &[Op<'_>]) -> EResult<()> {
         let mut b = WriteBatch::new();
@@ -240,31 +389,39 @@ impl Engine for CairnEngine {
                 Op::Delete(k) => b.delete(k),
             }
         }
-        self.db.write(&self.wo, b).map_err(es)
+        match &self.flavor {
+            Flavor::Pessimistic(t) => t.write(&self.wo, b),
+            _ => self.db().write(&self.wo, b),
+        }
+        .map_err(es)
     }
     fn iter(&self) -> EResult<Box<dyn EngineIter + '_>> {
-        Ok(Box::new(CairnIter(
-            self.db.iter(&ReadOptions::default()).map_err(es)?,
-        )))
+        Ok(Box::new(CairnIter(self.db().iter(&self.ro).map_err(es)?)))
     }
     fn flush(&self) -> EResult<()> {
-        self.db.flush().map_err(es)
+        self.db().flush().map_err(es)
     }
     fn compact(&self) -> EResult<()> {
         // compact_range flushes the memtable and rewrites every level top
         // down, synchronously; then let any compaction it triggered finish.
-        self.db.compact_range(None, None).map_err(es)?;
-        self.db.wait_for_compactions().map_err(es)
+        self.db().compact_range(None, None).map_err(es)?;
+        self.db().wait_for_compactions().map_err(es)
     }
     fn wait_for_compactions(&self) -> EResult<()> {
-        self.db.wait_for_compactions().map_err(es)
+        self.db().wait_for_compactions().map_err(es)
     }
     fn stats(&self) -> String {
-        self.db
+        self.db()
             .property("cairndb.stats")
-            .unwrap_or_else(|| cairndb::format_stats(&self.db.stats()))
+            .unwrap_or_else(|| cairndb::format_stats(&self.db().stats()))
     }
     fn close(&self) -> EResult<()> {
-        self.db.close().map_err(es)
+        self.db().close().map_err(es)
+    }
+    fn transactions(&self) -> Option<&dyn TxnDb> {
+        match self.flavor {
+            Flavor::Plain(_) => None,
+            _ => Some(self),
+        }
     }
 }

@@ -3,25 +3,89 @@
 //! dynamically against the release RocksDB 9.10.0 library in
 //! shared/peers/rocksdb-9.10.0 (see build.rs), with db_bench flags mapped to
 //! the RocksDB options of the same names.
+//!
+//! `--transaction_db` opens a `TransactionDB` with db_bench's
+//! `TransactionDBOptions()` (16 lock stripes, no lock limit, 1 s
+//! timeouts), and every write goes through `TransactionDB::Write`/`Put`
+//! (each batch an internal transaction locking its keys), as in db_bench.
+//! `--optimistic_transaction_db` opens an `OptimisticTransactionDB`
+//! (default options: parallel validation) whose plain writes go to the
+//! base DB. Benchmark transactions get db_bench's `TransactionOptions`:
+//! lock timeout `--transaction_lock_timeout`, deadlock detection off.
+//! rust-rocksdb 0.23 has no flush or manual compaction on a
+//! `TransactionDB`: those benchmarks fail there with a message.
 
 use std::path::Path;
 
 use rocksdb::{
-    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBCompressionType,
-    DBRawIterator, Options, WriteBatch, WriteOptions, DB,
+    BlockBasedOptions, BottommostLevelCompaction, Cache, CompactOptions, DBAccess,
+    DBCompressionType, DBRawIteratorWithThreadMode, MultiThreaded, OptimisticTransactionDB,
+    OptimisticTransactionOptions, Options, ReadOptions, Transaction, TransactionDB,
+    TransactionDBOptions, TransactionOptions, WriteBatchWithTransaction, WriteOptions, DB,
 };
 
 use super::engine::{not_applicable_notes, EResult, Engine, EngineIter, Op};
-use super::flags::Flags;
+use super::flags::{Flags, TxnMode};
+use super::txn::{EngineTxn, TResult, TxnDb, TxnError};
+
+/// Which RocksDB database the engine opened.
+enum Rdb {
+    Plain(DB),
+    Pessimistic(TransactionDB<MultiThreaded>),
+    Optimistic(OptimisticTransactionDB),
+}
 
 /// An open RocksDB database.
 pub struct RocksEngine {
-    db: DB,
+    db: Rdb,
     wo: WriteOptions,
+    /// Benchmark transactions' options, without and with a snapshot at
+    /// begin.
+    topts: [TransactionOptions; 2],
+    otopts: [OptimisticTransactionOptions; 2],
 }
 
 fn es(e: rocksdb::Error) -> String {
     e.to_string()
+}
+
+/// A RocksDB status in the benchmark's classes.
+fn txn_err(e: rocksdb::Error) -> TxnError {
+    use rocksdb::ErrorKind as K;
+    let m = e.to_string();
+    match e.kind() {
+        K::Busy => TxnError::Busy(m),
+        K::TimedOut => TxnError::TimedOut(m),
+        K::TryAgain => TxnError::TryAgain(m),
+        K::Expired => TxnError::Expired(m),
+        _ => TxnError::Other(m),
+    }
+}
+
+/// The `TransactionDBOptions` db_bench opens with (the library's defaults,
+/// spelled out).
+fn txn_db_options() -> TransactionDBOptions {
+    let mut o = TransactionDBOptions::new();
+    o.set_max_num_locks(-1);
+    o.set_num_stripes(16);
+    o.set_txn_lock_timeout(1000);
+    o.set_default_lock_timeout(1000);
+    o
+}
+
+/// db_bench's benchmark `TransactionOptions`.
+fn txn_options(f: &Flags, snapshot: bool) -> TransactionOptions {
+    let mut o = TransactionOptions::new();
+    o.set_snapshot(snapshot);
+    o.set_deadlock_detect(false);
+    o.set_lock_timeout(f.transaction_lock_timeout as i64);
+    o
+}
+
+fn optimistic_options(snapshot: bool) -> OptimisticTransactionOptions {
+    let mut o = OptimisticTransactionOptions::new();
+    o.set_snapshot(snapshot);
+    o
 }
 
 impl RocksEngine {
@@ -80,13 +144,40 @@ impl RocksEngine {
             bbo.set_bloom_filter(f.bloom_bits as f64, false);
         }
         o.set_block_based_table_factory(&bbo);
-        let db = DB::open(&o, path).map_err(es)?;
+        let db = match f.txn_mode() {
+            TxnMode::None => Rdb::Plain(DB::open(&o, path).map_err(es)?),
+            TxnMode::Pessimistic => Rdb::Pessimistic(
+                TransactionDB::<MultiThreaded>::open(&o, &txn_db_options(), path).map_err(es)?,
+            ),
+            TxnMode::Optimistic => {
+                Rdb::Optimistic(OptimisticTransactionDB::open(&o, path).map_err(es)?)
+            }
+        };
         let mut wo = WriteOptions::default();
         wo.set_sync(f.sync);
         wo.disable_wal(f.disable_wal);
-        Ok(RocksEngine { db, wo })
+        Ok(RocksEngine {
+            db,
+            wo,
+            topts: [txn_options(f, false), txn_options(f, true)],
+            otopts: [optimistic_options(false), optimistic_options(true)],
+        })
     }
 }
+
+/// Evaluates `$e` with `$db` bound to whichever database is open.
+macro_rules! with_db {
+    ($self:expr, $db:ident => $e:expr) => {
+        match &$self.db {
+            Rdb::Plain($db) => $e,
+            Rdb::Pessimistic($db) => $e,
+            Rdb::Optimistic($db) => $e,
+        }
+    };
+}
+
+const NO_TXN_DB_MAINTENANCE: &str = "rust-rocksdb 0.23 has no flush or manual compaction on \
+    a TransactionDB (--transaction_db with --engine=rocksdb)";
 
 /// The RocksDB library this binary loaded: its version, as the library
 /// itself writes it into a database's LOG at open ("RocksDB version: X";
@@ -131,9 +222,9 @@ fn log_version(log: &str) -> Option<String> {
     })
 }
 
-struct RocksIter<'a>(DBRawIterator<'a>);
+struct RocksIter<'a, D: DBAccess>(DBRawIteratorWithThreadMode<'a, D>);
 
-impl EngineIter for RocksIter<'_> {
+impl<D: DBAccess> EngineIter for RocksIter<'_, D> {
     fn seek_to_first(&mut self) {
         self.0.seek_to_first()
     }
@@ -165,69 +256,193 @@ impl EngineIter for RocksIter<'_> {
 
 impl Engine for RocksEngine {
     fn put(&self, key: &[u8], value: &[u8]) -> EResult<()> {
-        self.db.put_opt(key, value, &self.wo).map_err(es)
+        with_db!(self, db => db.put_opt(key, value, &self.wo)).map_err(es)
     }
     fn get(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
-        Ok(self.db.get_pinned(key).map_err(es)?.map(|v| v.to_vec()))
+        with_db!(self, db => Ok(db.get_pinned(key).map_err(es)?.map(|v| v.to_vec())))
     }
     fn delete(&self, key: &[u8]) -> EResult<()> {
-        self.db.delete_opt(key, &self.wo).map_err(es)
+        with_db!(self, db => db.delete_opt(key, &self.wo)).map_err(es)
     }
     fn write(&self, ops: &[Op<'_>]) -> EResult<()> {
-        let mut b = WriteBatch::default();
-        for op in ops {
-            match op {
-                Op::Put(k, v) => b.put(k, v),
-                Op::Delete(k) => b.delete(k),
+        fn batch<const T: bool>(ops: &[Op<'_>]) -> WriteBatchWithTransaction<T> {
+            let mut b = WriteBatchWithTransaction::<T>::default();
+            for op in ops {
+                match op {
+                    Op::Put(k, v) => b.put(k, v),
+                    Op::Delete(k) => b.delete(k),
+                }
             }
+            b
         }
-        self.db.write_opt(b, &self.wo).map_err(es)
+        match &self.db {
+            Rdb::Plain(db) => db.write_opt(batch(ops), &self.wo),
+            // TransactionDB::Write: the batch's keys locked for the write.
+            Rdb::Pessimistic(db) => db.write_opt(batch(ops), &self.wo),
+            // OptimisticTransactionDB::Write: the base DB's write.
+            Rdb::Optimistic(db) => db.write_opt(batch(ops), &self.wo),
+        }
+        .map_err(es)
     }
     fn iter(&self) -> EResult<Box<dyn EngineIter + '_>> {
-        Ok(Box::new(RocksIter(self.db.raw_iterator())))
+        Ok(with_db!(self, db => Box::new(RocksIter(db.raw_iterator()))))
     }
     fn flush(&self) -> EResult<()> {
-        self.db.flush().map_err(es)
+        match &self.db {
+            Rdb::Plain(db) => db.flush().map_err(es),
+            Rdb::Optimistic(db) => db.flush().map_err(es),
+            Rdb::Pessimistic(_) => Err(NO_TXN_DB_MAINTENANCE.into()),
+        }
     }
     fn compact(&self) -> EResult<()> {
         // db_bench's `compact` is CompactRange over everything. Flush first,
         // force the bottommost level to be rewritten too (the default skips
         // it without a compaction filter, leaving its tombstones and
         // overwritten versions), and wait for what the compaction triggers.
-        self.db.flush().map_err(es)?;
         let mut co = CompactOptions::default();
         co.set_exclusive_manual_compaction(true);
         co.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
-        self.db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+        match &self.db {
+            Rdb::Plain(db) => {
+                db.flush().map_err(es)?;
+                db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+            }
+            Rdb::Optimistic(db) => {
+                db.flush().map_err(es)?;
+                db.compact_range_opt(None::<&[u8]>, None::<&[u8]>, &co);
+            }
+            Rdb::Pessimistic(_) => return Err(NO_TXN_DB_MAINTENANCE.into()),
+        }
         self.wait_for_compactions()
     }
     fn wait_for_compactions(&self) -> EResult<()> {
         loop {
-            let pending = self
-                .db
-                .property_int_value("rocksdb.compaction-pending")
-                .map_err(es)?
-                .unwrap_or(0);
-            let running = self
-                .db
-                .property_int_value("rocksdb.num-running-compactions")
-                .map_err(es)?
-                .unwrap_or(0);
-            if pending == 0 && running == 0 {
+            let (pending, running) = with_db!(self, db => (
+                db.property_int_value("rocksdb.compaction-pending").map_err(es)?,
+                db.property_int_value("rocksdb.num-running-compactions").map_err(es)?,
+            ));
+            if pending.unwrap_or(0) == 0 && running.unwrap_or(0) == 0 {
                 return Ok(());
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
     fn stats(&self) -> String {
-        self.db
-            .property_value("rocksdb.stats")
+        with_db!(self, db => db.property_value("rocksdb.stats"))
             .ok()
             .flatten()
             .unwrap_or_default()
     }
     fn close(&self) -> EResult<()> {
-        self.db.flush_wal(true).map_err(es)
+        match &self.db {
+            Rdb::Plain(db) => db.flush_wal(true).map_err(es),
+            Rdb::Optimistic(db) => db.flush_wal(true).map_err(es),
+            // No flush_wal on a TransactionDB; dropping it closes it.
+            Rdb::Pessimistic(_) => Ok(()),
+        }
+    }
+    fn transactions(&self) -> Option<&dyn TxnDb> {
+        match self.db {
+            Rdb::Plain(_) => None,
+            _ => Some(self),
+        }
+    }
+}
+
+/// One RocksDB transaction and the read options of its reads.
+struct RocksTxn<'a, D> {
+    t: Transaction<'a, D>,
+    /// Reads at the transaction's snapshot (set when it began with one).
+    at_snapshot: Option<ReadOptions>,
+    /// Reads at the latest state (made on first use).
+    latest: Option<ReadOptions>,
+}
+
+impl<'a, D> RocksTxn<'a, D> {
+    fn new(t: Transaction<'a, D>, snapshot: bool) -> Self {
+        let at_snapshot = snapshot.then(|| {
+            let mut ro = ReadOptions::default();
+            // The read options keep the transaction's C++ snapshot, which
+            // lives as long as the transaction; the wrapper `snapshot()`
+            // allocates is freed here.
+            ro.set_snapshot(&t.snapshot());
+            ro
+        });
+        RocksTxn {
+            t,
+            at_snapshot,
+            latest: None,
+        }
+    }
+}
+
+impl<D> EngineTxn for RocksTxn<'_, D> {
+    fn renew_snapshot(&mut self) {
+        // The C API has no Transaction::SetSnapshot: the snapshot taken at
+        // begin stays (docs/bench/transactions.md).
+    }
+    fn get(
+        &mut self,
+        key: &[u8],
+        for_update: bool,
+        at_snapshot: bool,
+        buf: &mut Vec<u8>,
+    ) -> TResult<bool> {
+        let ro = match (&self.at_snapshot, at_snapshot) {
+            (Some(ro), true) => ro,
+            _ => self.latest.get_or_insert_with(ReadOptions::default),
+        };
+        let v = if for_update {
+            self.t.get_pinned_for_update_opt(key, true, ro)
+        } else {
+            self.t.get_pinned_opt(key, ro)
+        }
+        .map_err(txn_err)?;
+        buf.clear();
+        match v {
+            Some(v) => {
+                buf.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn delete(&mut self, key: &[u8]) -> TResult<()> {
+        self.t.delete(key).map_err(txn_err)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> TResult<()> {
+        self.t.put(key, value).map_err(txn_err)
+    }
+    fn commit(self: Box<Self>) -> TResult<()> {
+        let RocksTxn { t, .. } = *self;
+        t.commit().map_err(txn_err)
+    }
+    fn rollback(self: Box<Self>) -> TResult<()> {
+        self.t.rollback().map_err(txn_err)
+    }
+}
+
+impl TxnDb for RocksEngine {
+    fn mode(&self) -> TxnMode {
+        match self.db {
+            Rdb::Plain(_) => TxnMode::None,
+            Rdb::Pessimistic(_) => TxnMode::Pessimistic,
+            Rdb::Optimistic(_) => TxnMode::Optimistic,
+        }
+    }
+    fn begin(&self, snapshot: bool) -> Box<dyn EngineTxn + '_> {
+        let i = usize::from(snapshot);
+        match &self.db {
+            Rdb::Pessimistic(db) => Box::new(RocksTxn::new(
+                db.transaction_opt(&self.wo, &self.topts[i]),
+                snapshot,
+            )),
+            Rdb::Optimistic(db) => Box::new(RocksTxn::new(
+                db.transaction_opt(&self.wo, &self.otopts[i]),
+                snapshot,
+            )),
+            Rdb::Plain(_) => unreachable!("transactions() is None for a plain database"),
+        }
     }
 }
 

@@ -90,6 +90,15 @@ const MAPPED: &[(&str, &str)] = &[
         "block_restart_interval",
         "mapped to Options::block_restart_interval",
     ),
+    (
+        "transaction_sleep",
+        "ignored: db_bench defines it but never reads it",
+    ),
+    (
+        "writes",
+        "counts randomtransaction's operations (with --reads, as db_bench does); \
+         the fill and overwrite benchmarks write --num keys",
+    ),
 ];
 
 /// What one value of `--benchmarks` names.
@@ -107,6 +116,7 @@ pub const BENCHMARKS: &[&str] = &[
     "readrandomwriterandom",
     "updaterandom",
     "deleterandom",
+    "randomtransaction",
     "flush",
     "compact",
     "waitforcompaction",
@@ -140,6 +150,19 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
 /// scan all of them, checking that every read finds its key.
 pub const DEFAULT_BENCHMARKS: &str = "filluniquerandom,readrandom,readseq";
 
+/// Which database flavour `--transaction_db` / `--optimistic_transaction_db`
+/// open (db_bench: when both are given, optimistic wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnMode {
+    /// A plain database.
+    None,
+    /// RocksDB's `TransactionDB`: row locks (CairnDB's `TransactionDb`).
+    Pessimistic,
+    /// RocksDB's `OptimisticTransactionDB`: a conflict check at commit
+    /// (CairnDB's `OptimisticTransactionDb`).
+    Optimistic,
+}
+
 /// The parsed flags. Field names and defaults are db_bench 7.8's.
 #[derive(Debug, Clone)]
 pub struct Flags {
@@ -154,6 +177,8 @@ pub struct Flags {
     pub num_set: bool,
     /// `--reads` (negative: `num`).
     pub reads: i64,
+    /// `--writes` (negative: unset). Only randomtransaction counts by it.
+    pub writes: i64,
     /// `--threads`.
     pub threads: usize,
     /// `--duration` in seconds (0: `num`/`reads` decide).
@@ -227,6 +252,24 @@ pub struct Flags {
     pub seek_nexts: u64,
     /// `--readwritepercent` for readrandomwriterandom.
     pub readwritepercent: u64,
+    /// `--transaction_db`: open a pessimistic transaction database; every
+    /// write batch of the write benchmarks locks its keys.
+    pub transaction_db: bool,
+    /// `--optimistic_transaction_db`: open an optimistic transaction
+    /// database (the write benchmarks write to it as to a plain one).
+    pub optimistic_transaction_db: bool,
+    /// `--transaction_sets`: keys each randomtransaction operation
+    /// modifies, one per set (1..=9999).
+    pub transaction_sets: u64,
+    /// `--transaction_set_snapshot`: pessimistic transactions take their
+    /// snapshot at begin.
+    pub transaction_set_snapshot: bool,
+    /// `--transaction_lock_timeout` in milliseconds (pessimistic).
+    pub transaction_lock_timeout: u64,
+    /// `--write_as_transaction` (CairnDB addition): with a transaction
+    /// database, each write batch of the write benchmarks is an explicit
+    /// transaction (begin, put each key, commit).
+    pub write_as_transaction: bool,
     /// `--json=FILE` (CairnDB addition).
     pub json: Option<PathBuf>,
     /// `--engine=cairndb|rocksdb|leveldb` (CairnDB addition).
@@ -276,6 +319,7 @@ impl Default for Flags {
             num: 1_000_000,
             num_set: false,
             reads: -1,
+            writes: -1,
             threads: 1,
             duration: 0,
             key_size: 16,
@@ -312,6 +356,12 @@ impl Default for Flags {
             stats_interval_seconds: 0,
             seek_nexts: 0,
             readwritepercent: 90,
+            transaction_db: false,
+            optimistic_transaction_db: false,
+            transaction_sets: 2,
+            transaction_set_snapshot: false,
+            transaction_lock_timeout: 100,
+            write_as_transaction: false,
             json: None,
             engine: "cairndb".into(),
             progress: None,
@@ -342,6 +392,27 @@ impl Flags {
             self.reads as u64
         }
     }
+
+    /// randomtransaction's operations per thread (db_bench's `readwrites_`):
+    /// `--num` unless `--writes` or `--reads` is given, then the larger.
+    pub fn readwrites(&self) -> u64 {
+        if self.writes < 0 && self.reads < 0 {
+            self.num
+        } else {
+            self.writes.max(self.reads).max(0) as u64
+        }
+    }
+
+    /// The database flavour the transaction flags ask for.
+    pub fn txn_mode(&self) -> TxnMode {
+        if self.optimistic_transaction_db {
+            TxnMode::Optimistic
+        } else if self.transaction_db {
+            TxnMode::Pessimistic
+        } else {
+            TxnMode::None
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -359,6 +430,10 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "histogram"
         | "statistics"
         | "progress"
+        | "transaction_db"
+        | "optimistic_transaction_db"
+        | "transaction_set_snapshot"
+        | "write_as_transaction"
         | "memtable_whole_key_filtering" => Kind::Bool,
         "benchmarks"
         | "num"
@@ -395,6 +470,9 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "stats_interval_seconds"
         | "seek_nexts"
         | "readwritepercent"
+        | "writes"
+        | "transaction_sets"
+        | "transaction_lock_timeout"
         | "json"
         | "engine"
         | "table_format"
@@ -640,6 +718,24 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                     return Err("flag --readwritepercent: must be in 0..=100".into());
                 }
             }
+            "writes" => {
+                f.writes = parse_num(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "transaction_db" => f.transaction_db = parse_bool(n, v)?,
+            "optimistic_transaction_db" => f.optimistic_transaction_db = parse_bool(n, v)?,
+            "transaction_set_snapshot" => f.transaction_set_snapshot = parse_bool(n, v)?,
+            "write_as_transaction" => f.write_as_transaction = parse_bool(n, v)?,
+            "transaction_sets" => {
+                f.transaction_sets = parse_nonneg(n, v)?;
+                if !(1..=9999).contains(&f.transaction_sets) {
+                    return Err(format!(
+                        "flag --transaction_sets: invalid value for transaction_sets \
+                         (must be in 1..=9999, got {v})"
+                    ));
+                }
+            }
+            "transaction_lock_timeout" => f.transaction_lock_timeout = parse_nonneg(n, v)?,
             "json" => f.json = Some(PathBuf::from(v)),
             "engine" => {
                 let e = v.to_ascii_lowercase();
@@ -706,6 +802,12 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
         }
+    }
+    if f.write_as_transaction && f.txn_mode() == TxnMode::None {
+        return Err(
+            "flag --write_as_transaction: needs --transaction_db or --optimistic_transaction_db"
+                .into(),
+        );
     }
     f.notes = noted
         .into_iter()

@@ -9,6 +9,7 @@ pub mod filework;
 pub mod flags;
 pub mod keygen;
 pub mod report;
+pub mod txn;
 
 #[cfg(feature = "leveldb")]
 pub mod engine_leveldb;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use engine::{CairnEngine, Engine, Op};
 use filework::{FileWorkload, Lines};
-use flags::Flags;
+use flags::{Flags, TxnMode};
 use keygen::{KeyGen, KeyLayout, Mt64, Order, ValueGen};
 use report::{BenchResult, Stats};
 
@@ -61,6 +62,16 @@ File workload (CairnDB additions; docs/bench/FILE_WORKLOAD.md):
   --reads=N               reads per thread for readfile, keys in all for
                           readfileseq (default: --num when given, else
                           the number of keys)
+
+Transactions (db_bench's flags; docs/bench/transactions.md):
+  randomtransaction   one transaction over --transaction_sets keys per
+                operation, then RandomTransactionVerify (a failure exits
+                non-zero); with --engine=rocksdb through RocksDB's
+                TransactionDB / OptimisticTransactionDB
+  --transaction_db, --optimistic_transaction_db, --transaction_sets=2,
+  --transaction_set_snapshot, --transaction_lock_timeout=100 (ms)
+  --write_as_transaction  (ours) with a transaction database, each write of
+                the write benchmarks is a transaction: begin, put, commit
 
 Table format (CairnDB only; other engines name them as not applicable):
   --table_format=block|zip   default block
@@ -106,6 +117,9 @@ fn open_engine(dir: &Path, f: &Flags, notes: &mut Vec<String>) -> Result<Box<dyn
         "cairndb" => Ok(Box::new(CairnEngine::open(dir, f, notes)?)),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Box::new(engine_rocksdb::RocksEngine::open(dir, f, notes)?)),
+        "leveldb" if f.txn_mode() != TxnMode::None => {
+            Err("--transaction_db/--optimistic_transaction_db: LevelDB has no transactions".into())
+        }
         #[cfg(feature = "leveldb")]
         "leveldb" => Ok(Box::new(engine_leveldb::LevelEngine::open(dir, f, notes)?)),
         other => Err(format!(
@@ -223,6 +237,28 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
             cairndb::TableFormat::BlockBased => println!("Table format: block"),
         }
     }
+    match f.txn_mode() {
+        TxnMode::None => {}
+        TxnMode::Pessimistic => println!(
+            "Transactions: pessimistic (TransactionDB: 16 lock stripes; benchmark transactions \
+             wait {} ms for a lock, deadlock detection off){}",
+            f.transaction_lock_timeout,
+            if f.write_as_transaction {
+                "; each write of the write benchmarks is a transaction"
+            } else {
+                "; writes lock their keys"
+            }
+        ),
+        TxnMode::Optimistic => println!(
+            "Transactions: optimistic (OptimisticTransactionDB: benchmark transactions take a \
+             snapshot at begin){}",
+            if f.write_as_transaction {
+                "; each write of the write benchmarks is a transaction"
+            } else {
+                ""
+            }
+        ),
+    }
     for l in files.map(|w| w.describe()).unwrap_or_default() {
         println!("{l}");
     }
@@ -290,6 +326,9 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
                         println!("{}", report::histogram_text(op_kind(name), l));
                     }
                 }
+                if name == "randomtransaction" {
+                    random_transaction_verify(&ctx)?;
+                }
                 let _ = std::io::stdout().flush();
                 results.push(r);
             }
@@ -327,6 +366,41 @@ pub fn run(mut f: Flags) -> Result<Vec<BenchResult>, String> {
     Ok(results)
 }
 
+/// db_bench's `RandomTransactionVerify`, run untimed after
+/// randomtransaction's line: with a transaction database, every set must
+/// sum to the same total. Prints `RandomTransactionVerify Success.` or
+/// `... FAILED!!`; a failure is an error (db_bench goes on with exit 0).
+fn random_transaction_verify(ctx: &Ctx) -> Result<(), String> {
+    if ctx.flags.txn_mode() == TxnMode::None {
+        return Ok(());
+    }
+    let r = txn::verify(
+        ctx.engine(),
+        ctx.flags.transaction_sets as u16,
+        ctx.seed ^ 0x7665_7269_6679,
+    );
+    let _ = std::io::stdout().flush();
+    match r {
+        Ok(()) => {
+            println!("RandomTransactionVerify Success.");
+            Ok(())
+        }
+        Err(e) => {
+            // db_bench prints a bad value on stderr, unequal totals on stdout.
+            if e.starts_with("Iter returned") {
+                eprintln!("{e}");
+            } else {
+                println!("{e}");
+            }
+            println!("RandomTransactionVerify FAILED!!");
+            Err(format!(
+                "randomtransaction: the sets' totals must be equal after transactions, \
+                 and are not: {e}"
+            ))
+        }
+    }
+}
+
 /// The default run promises that every key written is read back.
 fn verify_default_run(f: &Flags, results: &[BenchResult]) -> Result<(), String> {
     for r in results {
@@ -356,7 +430,7 @@ fn op_kind(name: &str) -> &'static str {
         }
         "deleterandom" => "delete",
         "seekrandom" => "seek",
-        "updaterandom" | "readrandomwriterandom" => "op",
+        "updaterandom" | "readrandomwriterandom" | "randomtransaction" => "op",
         _ => "read",
     }
 }
@@ -371,6 +445,7 @@ enum Kind {
     ReadRandomWriteRandom,
     UpdateRandom,
     DeleteRandom,
+    RandomTransaction,
     FillFile,
     ReadFile,
     ReadFileSeq,
@@ -404,6 +479,7 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
         "readrandomwriterandom" => Kind::ReadRandomWriteRandom,
         "updaterandom" => Kind::UpdateRandom,
         "deleterandom" => Kind::DeleteRandom,
+        "randomtransaction" => Kind::RandomTransaction,
         "fillfile" => Kind::FillFile,
         "readfile" => Kind::ReadFile,
         "readfileseq" => Kind::ReadFileSeq,
@@ -461,6 +537,7 @@ fn run_one(ctx: &mut Ctx, name: &str) -> Result<Option<BenchResult>, String> {
     let per_thread = match kind {
         Kind::Write(_, true) => (ctx.flags.num / 1000).max(1),
         Kind::Write(..) | Kind::DeleteRandom => ctx.flags.num,
+        Kind::RandomTransaction => ctx.flags.readwrites(),
         Kind::FillFile => data.map_or(0, |d| d.keys.len() as u64),
         Kind::ReadFile => file_reads(read_keys.map_or(0, |k| k.len())),
         Kind::ReadFileSeq => {
@@ -681,6 +758,7 @@ fn thread_body(
             let mut budget = Budget::new(f, per_thread);
             let epb = f.entries_per_batch as u64;
             let mut keys: Vec<Vec<u8>> = vec![Vec::new(); f.entries_per_batch];
+            let (mut txns, mut txn_aborts) = (0u64, 0u64);
             while !budget.done(epb) {
                 for k in keys.iter_mut() {
                     // db_bench draws a DB index (`rand.Next() % num_dbs`) before each key.
@@ -688,7 +766,32 @@ fn thread_body(
                     let v = gen.next(&mut rand);
                     sh.layout.make_key(v, num, k);
                 }
-                if epb == 1 {
+                if f.write_as_transaction {
+                    // A conflict or lock timeout between threads writing the
+                    // same key is counted, not retried (as randomtransaction's).
+                    let tdb = sh
+                        .db
+                        .transactions()
+                        .ok_or("--write_as_transaction: not a transaction database")?;
+                    let mut t = tdb.begin(false);
+                    let mut r = Ok(());
+                    for k in &keys {
+                        r = t.put(k, values.generate(f.value_size));
+                        if r.is_err() {
+                            break;
+                        }
+                    }
+                    let r = match r {
+                        Ok(()) => t.commit(),
+                        Err(e) => t.rollback().and(Err(e)),
+                    };
+                    match r {
+                        Ok(()) => {}
+                        Err(e) if e.is_conflict() => txn_aborts += 1,
+                        Err(e) => return Err(format!("write transaction: {e}")),
+                    }
+                    txns += 1;
+                } else if epb == 1 {
                     sh.db
                         .write(&[Op::Put(&keys[0], values.generate(f.value_size))])?;
                 } else {
@@ -702,6 +805,9 @@ fn thread_body(
                 st.bytes += kv * epb;
                 st.finished_ops(epb);
                 sh.tick(tid, &st, epb);
+            }
+            if f.write_as_transaction {
+                st.message = format!("( transactions:{txns} aborts:{txn_aborts})");
             }
         }
         Kind::ReadRandom | Kind::ReadWhileWriting => {
@@ -804,6 +910,24 @@ fn thread_body(
                 sh.tick(tid, &st, 1);
             }
             st.message = format!("( updates:{} found:{})", st.done, st.found);
+        }
+        Kind::RandomTransaction => {
+            let mut ins = txn::Inserter::new(
+                seed,
+                f.txn_mode(),
+                num,
+                f.transaction_sets as u16,
+                f.transaction_set_snapshot,
+            );
+            let mut budget = Budget::new(f, per_thread);
+            while !budget.done(1) {
+                ins.insert(sh.db)
+                    .map_err(|e| format!("Unexpected error: {e}"))?;
+                st.finished_ops(1);
+                sh.tick(tid, &st, 1);
+            }
+            st.bytes = ins.bytes;
+            st.message = ins.message(st.done);
         }
         Kind::FillFile => {
             let d = sh.data.ok_or("fillfile: no --datafile loaded")?;

@@ -342,6 +342,7 @@ const WRITES: &[&str] = &[
     "readrandomwriterandom",
     "deleterandom",
     "readwhilewriting",
+    "randomtransaction",
 ];
 
 /// LevelDB's `micros/op` is the sum of every thread's seconds over all
@@ -442,6 +443,11 @@ pub fn translate_leveldb(pairs: &[(String, String)], f: &Flags) -> Translation {
                  benchmarks are left out below"
                     .into(),
             )),
+            "transaction_db" if f.txn_mode() == flags::TxnMode::Pessimistic => Some(Err(
+                "--transaction_db=1: LevelDB has no transactions, and its writes would \
+                 take no locks; its write benchmarks are left out below"
+                    .into(),
+            )),
             other => Some(Err(format!(
                 "--{other}: not translated (LevelDB's db_bench has no such flag)"
             ))),
@@ -470,6 +476,8 @@ pub fn translate_leveldb(pairs: &[(String, String)], f: &Flags) -> Translation {
             Some("LevelDB's db_bench has no such benchmark".to_string())
         } else if f.sync && WRITES.contains(&b) && b != "fillsync" {
             Some("--sync=1, and LevelDB's db_bench would run it unsynced".into())
+        } else if f.txn_mode() == flags::TxnMode::Pessimistic && WRITES.contains(&b) {
+            Some("--transaction_db=1, and LevelDB's db_bench would write without locks".into())
         } else if f.disable_wal && WRITES.contains(&b) {
             Some("--disable_wal=1, and LevelDB's db_bench would write its log".into())
         } else if b == "seekrandom" && f.seek_nexts > 0 {
@@ -610,6 +618,27 @@ mod tests {
             "--seek_nexts=10",
         ]);
         assert_eq!(t.benchmarks, ["fillseq", "readrandom"]);
+    }
+
+    #[test]
+    fn leveldb_runs_no_locked_writes_and_no_randomtransaction() {
+        // --transaction_db locks every write's keys: LevelDB's would not.
+        let t = leveldb(&[
+            "--transaction_db=1",
+            "--benchmarks=fillrandom,readrandom,fillseq",
+        ]);
+        assert!(t.benchmarks.is_empty(), "{:?}", t.benchmarks);
+        assert!(
+            t.notes.iter().any(|n| n.starts_with("--transaction_db=1:")),
+            "{:?}",
+            t.notes
+        );
+        // Optimistic: plain writes are plain, as in db_bench.
+        let t = leveldb(&[
+            "--optimistic_transaction_db=1",
+            "--benchmarks=fillrandom,randomtransaction,readrandom,fillseq",
+        ]);
+        assert_eq!(t.benchmarks, ["fillrandom", "fillseq"]);
     }
 
     #[test]

@@ -154,3 +154,38 @@ fn listener_sees_the_background_error_that_makes_the_db_read_only() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(db.put(&WriteOptions::default(), b"k2", b"v").is_err());
 }
+
+/// A listener slow to record the background error.
+struct SlowErrorListener(Arc<Recorder>);
+
+impl EventListener for SlowErrorListener {
+    fn on_background_error(&self, e: &Error) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        self.0.on_background_error(e);
+    }
+}
+
+/// The flush thread published the error before telling the listeners, and
+/// `flush` returned it to the caller first.
+#[test]
+fn flush_returns_the_background_error_only_after_the_listener_saw_it() {
+    let fault = Arc::new(FaultFs::new(Arc::new(MemFs::new())));
+    let rec = Arc::new(Recorder::default());
+    let db = Db::open(
+        "/db",
+        Options {
+            fs: fault.clone(),
+            listeners: vec![Arc::new(SlowErrorListener(rec.clone())) as Arc<dyn EventListener>],
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    fault.inject(FaultRule::new(FaultOp::Write, libc::EIO).on_path(".sst"));
+    assert!(db.flush().is_err());
+    assert_eq!(rec.errors.lock().len(), 1);
+    // Every later caller sees it too, without a second report.
+    assert!(db.flush().is_err());
+    assert!(db.compact_range(None, None).is_err());
+    assert_eq!(rec.errors.lock().len(), 1);
+}

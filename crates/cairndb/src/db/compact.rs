@@ -61,10 +61,8 @@ impl DbInner {
         };
         for level in 0..deepest.max(1) {
             let _c = self.compaction_lock.lock();
-            if let Some(e) = &self.state.lock().bg_error {
-                return Err(Error::ReadOnly {
-                    cause: Box::new(e.clone()),
-                });
+            if let Some(e) = self.reported_bg_error(&mut self.state.lock()) {
+                return Err(e);
             }
             // The version is dropped before the compaction runs: holding it
             // would pin the inputs, and the garbage collection at the end of
@@ -289,11 +287,9 @@ impl DbInner {
     pub(super) fn wait_idle(&self) -> Result<()> {
         loop {
             {
-                let st = self.state.lock();
-                if let Some(e) = &st.bg_error {
-                    return Err(Error::ReadOnly {
-                        cause: Box::new(e.clone()),
-                    });
+                let mut st = self.state.lock();
+                if let Some(e) = self.reported_bg_error(&mut st) {
+                    return Err(e);
                 }
                 if st.imms.is_empty() {
                     let v = self.sv.read().version.clone();

@@ -99,7 +99,9 @@ pub trait EventListener: Send + Sync {
     fn on_compaction_completed(&self, _info: &CompactionJobInfo) {}
     /// Writes stalled or resumed.
     fn on_stall_conditions_changed(&self, _info: &WriteStallInfo) {}
-    /// A background error made the database read-only.
+    /// A background error made the database read-only. Called once, before
+    /// `flush`, `compact_range` or `sync_wal` return the error; a listener
+    /// may read from the database here but must not write to it.
     fn on_background_error(&self, _error: &Error) {}
 }
 

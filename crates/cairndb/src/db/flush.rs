@@ -46,17 +46,19 @@ pub(super) fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMet
 
 impl DbInner {
     pub(super) fn flush(&self) -> Result<()> {
-        {
+        let switched = {
             let mut log = self.log.lock();
-            self.make_room_for_write(&mut log, true)?;
+            self.make_room_for_write(&mut log, true)
+        };
+        if let Err(e) = switched {
+            // Not waited for under `log`: a listener may be writing.
+            return Err(self.reported_bg_error(&mut self.state.lock()).unwrap_or(e));
         }
         // Wait until every immutable memtable that existed is flushed.
         let mut st = self.state.lock();
         loop {
-            if let Some(e) = &st.bg_error {
-                return Err(Error::ReadOnly {
-                    cause: Box::new(e.clone()),
-                });
+            if let Some(e) = self.reported_bg_error(&mut st) {
+                return Err(e);
             }
             if st.imms.is_empty() {
                 return Ok(());

@@ -33,7 +33,10 @@
 //! `compaction_lock` or `gc_lock`. Stall waits sleep on `state_cv` holding
 //! `log` (every writer waits behind a stall anyway). Event listeners run
 //! with no lock held except: stall callbacks (under `log`) and compaction
-//! callbacks (under `compaction_lock`); see `events.rs`.
+//! callbacks (under `compaction_lock`); see `events.rs`. The background
+//! error callback runs under whatever the failing operation held (`log` for
+//! a failed WAL write), and a call that returns the error to its caller
+//! first waits for that callback to finish, never while holding `log`.
 //!
 //! Reads take only `sv` for a pointer copy and hold no lock while they search
 //! memtables and tables, so they never wait for a flush or a compaction.
@@ -121,6 +124,10 @@ struct State {
     /// Oldest first.
     imms: VecDeque<Imm>,
     bg_error: Option<Error>,
+    /// The thread telling the listeners about `bg_error`, until it has.
+    /// Calls that return the error to the user wait for this to clear, so
+    /// a listener has seen the error before any caller does.
+    bg_reporting: Option<std::thread::ThreadId>,
     shutting_down: bool,
     compaction_wanted: bool,
 }
@@ -325,10 +332,10 @@ impl Db {
     /// read-only, and a database already read-only returns `Error::ReadOnly`.
     pub fn sync_wal(&self) -> Result<()> {
         self.inner.check_open()?;
-        if let Some(e) = self.inner.state.lock().bg_error.clone() {
+        if let Some(e) = self.inner.reported_bg_error(&mut self.inner.state.lock()) {
             // After a failed write or sync, a sync cannot vouch for what
             // came before it.
-            return Err(Error::ReadOnly { cause: Box::new(e) });
+            return Err(e);
         }
         let mut log = self.inner.log.lock();
         match log.writer.as_mut() {
@@ -482,18 +489,35 @@ impl DbInner {
     }
 
     fn set_bg_error(&self, e: Error) {
-        let first = {
+        {
             let mut st = self.state.lock();
-            let first = st.bg_error.is_none();
-            if first {
-                st.bg_error = Some(e.clone());
+            if st.bg_error.is_some() {
+                return;
             }
+            st.bg_error = Some(e.clone());
+            st.bg_reporting = Some(std::thread::current().id());
             self.state_cv.notify_all();
-            first
-        };
-        if first {
-            self.events.background_error(&e);
         }
+        // Outside `state`: a listener may read from the database.
+        self.events.background_error(&e);
+        let mut st = self.state.lock();
+        st.bg_reporting = None;
+        self.state_cv.notify_all();
+    }
+
+    /// The background error as returned to a caller (`Error::ReadOnly`), once
+    /// the listeners have been told of it (see `State::bg_reporting`); `None`
+    /// while the database is writable. REQUIRES: `state` held (as `st`); it
+    /// may be released and retaken while waiting.
+    fn reported_bg_error(&self, st: &mut parking_lot::MutexGuard<'_, State>) -> Option<Error> {
+        st.bg_error.as_ref()?;
+        let me = std::thread::current().id();
+        while st.bg_reporting.is_some_and(|t| t != me) {
+            self.state_cv.wait(st);
+        }
+        st.bg_error
+            .clone()
+            .map(|e| Error::ReadOnly { cause: Box::new(e) })
     }
 
     // ---------------------------------------------------------------- writes

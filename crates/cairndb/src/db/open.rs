@@ -210,6 +210,7 @@ impl Db {
                 mem_log_number: log_number,
                 imms: VecDeque::new(),
                 bg_error: None,
+                bg_reporting: None,
                 shutting_down: false,
                 compaction_wanted: true,
             }),

@@ -68,6 +68,7 @@ impl DbInner {
         // members are still asleep, wait out its gathering time for them,
         // and sync fewer writes (W2: 16 synced writers).
         p.release(&commit.group, !commit.synced);
+        self.hook(super::hooks::BEFORE_INSERT);
         let result = match &commit.mem {
             Ok(mem) => {
                 if commit.count > 0 {
@@ -132,7 +133,7 @@ impl DbInner {
         let n = group.len();
         let first_seq = log.last_assigned_seq + 1;
         if group.iter().any(|m| m.check.is_some()) {
-            self.check_conflicts(log, &group);
+            self.check_conflicts(log, &group, first_seq);
         }
         let mut scratch = std::mem::take(&mut log.scratch);
         scratch.clear();
@@ -199,6 +200,18 @@ impl DbInner {
         }
         if count > 0 {
             log.last_assigned_seq = first_seq + count - 1;
+            if log.tracked_from.is_some() {
+                let published = self.pipeline.last_seq();
+                while log
+                    .in_flight
+                    .front()
+                    .is_some_and(|(last, _)| *last <= published)
+                {
+                    log.in_flight.pop_front();
+                }
+                log.in_flight
+                    .push_back((log.last_assigned_seq, group.clone()));
+            }
         }
         log.scratch = scratch;
         let c = &self.counters;
@@ -230,13 +243,48 @@ impl DbInner {
 
     /// Runs the conflict checks of `group`'s optimistic transactions, in
     /// group order, marking the members that fail as rejected. A check sees
-    /// every write assigned before this group (it first waits for their
-    /// memtable inserts) and the batches of the members ahead of it in the
-    /// group that were not rejected. REQUIRES: `log` held, so no other
-    /// group is assigned meanwhile.
-    fn check_conflicts(&self, log: &LogState, group: &[Arc<Writer>]) {
-        self.pipeline.wait_published(log.last_assigned_seq);
+    /// every write assigned before this group and the batches of the
+    /// members ahead of it in the group that were not rejected.
+    ///
+    /// Earlier groups may still be inserting into the memtable. Their keys
+    /// come from `log.in_flight` instead of waiting for them: a write not
+    /// yet published has a sequence above any a transaction read at, so
+    /// its key conflicts whatever the transaction saw. Only the first
+    /// checked group waits for earlier inserts (nothing was tracked before
+    /// it). REQUIRES: `log` held, so no other group is assigned meanwhile.
+    fn check_conflicts(&self, log: &mut LogState, group: &[Arc<Writer>], first_seq: SeqNo) {
+        let published = self.pipeline.last_seq();
+        match log.tracked_from {
+            None => {
+                log.tracked_from = Some(first_seq);
+                self.pipeline.wait_published(log.last_assigned_seq);
+            }
+            Some(_) => {
+                while log
+                    .in_flight
+                    .front()
+                    .is_some_and(|(last, _)| *last <= published)
+                {
+                    log.in_flight.pop_front();
+                }
+            }
+        }
+        fn note_writes<'a>(written: &mut HashSet<&'a [u8]>, m: &'a Writer) {
+            for op in m.batch.iter().flatten() {
+                match op {
+                    crate::batch::BatchOp::Put(k, _) | crate::batch::BatchOp::Delete(k) => {
+                        written.insert(k);
+                    }
+                    crate::batch::BatchOp::Marker(..) => {}
+                }
+            }
+        }
         let mut written: HashSet<&[u8]> = HashSet::new();
+        for m in log.in_flight.iter().flat_map(|(_, g)| g.iter()) {
+            if m.check.is_none() || m.rejected.lock().is_none() {
+                note_writes(&mut written, m);
+            }
+        }
         for m in group {
             if let Some(check) = &m.check {
                 let mut verdict = Ok(());
@@ -268,14 +316,7 @@ impl DbInner {
                     continue;
                 }
             }
-            for op in m.batch.iter().flatten() {
-                match op {
-                    crate::batch::BatchOp::Put(k, _) | crate::batch::BatchOp::Delete(k) => {
-                        written.insert(k);
-                    }
-                    crate::batch::BatchOp::Marker(..) => {}
-                }
-            }
+            note_writes(&mut written, m);
         }
     }
 

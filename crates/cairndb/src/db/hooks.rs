@@ -24,6 +24,9 @@ pub(crate) const READ_BETWEEN: &str = "read-between";
 pub(crate) const SNAPSHOT: &str = "snapshot";
 /// After a compaction installed its version, with no lock held.
 pub(crate) const COMPACTION_INSTALLED: &str = "compaction-installed";
+/// A write group's leader, after logging the group and releasing `log`,
+/// before its memtable inserts.
+pub(crate) const BEFORE_INSERT: &str = "before-insert";
 /// In the file collector, after it listed the directory.
 pub(crate) const GC_LISTED: &str = "gc-listed";
 

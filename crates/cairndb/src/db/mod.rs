@@ -58,7 +58,7 @@ mod commit;
 mod compact;
 pub mod events;
 mod flush;
-mod hooks;
+pub(crate) mod hooks;
 mod obsolete;
 mod open;
 pub(crate) mod pipeline;
@@ -143,6 +143,13 @@ struct LogState {
     /// releasing it, and publish `last_seq` in the same order; so
     /// `last_seq <= last_assigned_seq`, equal when no insert is in flight.
     last_assigned_seq: SeqNo,
+    /// Groups assigned but perhaps not yet published (inserts in flight),
+    /// oldest first, as (last sequence, members): what an optimistic
+    /// conflict check must count as written without waiting for those
+    /// inserts. Kept from `tracked_from` on, the first group that carried a
+    /// conflict check; pruned as groups publish.
+    in_flight: VecDeque<(SeqNo, Vec<Arc<pipeline::Writer>>)>,
+    tracked_from: Option<SeqNo>,
     /// While writes are slowed: when the next group may be written.
     next_write_at: Option<Instant>,
     /// While writes are slowed: since when (for the stall events).
@@ -276,6 +283,12 @@ impl Db {
 
     /// The newest sequence number of `key` if newer than `since` (see
     /// `DbInner::latest_seq`).
+    /// Installs a one-shot test hook (see `hooks.rs`).
+    #[cfg(test)]
+    pub(crate) fn set_hook(&self, point: &'static str, f: impl FnOnce(&DbInner) + Send + 'static) {
+        self.inner.hooks.set(point, f);
+    }
+
     pub(crate) fn inner_latest_seq(&self, key: &[u8], since: SeqNo) -> Result<Option<SeqNo>> {
         self.inner.check_open()?;
         self.inner.latest_seq(key, Some(since))

@@ -200,6 +200,8 @@ impl Db {
                 scratch: WriteBatch::new(),
                 last_logged_seq: max_seq,
                 last_assigned_seq: max_seq,
+                in_flight: VecDeque::new(),
+                tracked_from: None,
                 next_write_at: None,
                 slowed_since: None,
             }),

@@ -254,6 +254,61 @@ fn optimistic_conflict_is_busy_and_a_retry_succeeds() {
     assert_eq!(db.db().get(&r(), b"k").unwrap(), Some(b"1".to_vec()));
 }
 
+/// A plain write of `written` is logged but its memtable insert is held
+/// back while a transaction that read `read` commits. Returns how the
+/// commit ended if it ended while the insert was held, and how it ended.
+fn commit_beside_an_unpublished_write(
+    written: &'static [u8],
+    read: &'static [u8],
+) -> (bool, Result<()>, OptimisticTransactionDb) {
+    let db = opt();
+    db.db().put(&w(), b"a", b"0").unwrap();
+    db.db().put(&w(), b"b", b"0").unwrap();
+    let mut t = db.begin(&w(), &TransactionOptions::default());
+    t.get_for_update(&r(), read, true).unwrap();
+    t.put(read, b"t").unwrap();
+    // The first checked commit starts the tracking of unpublished groups.
+    let mut warm = db.begin(&w(), &TransactionOptions::default());
+    warm.put(b"warm", b"1").unwrap();
+    warm.commit().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    db.db().set_hook(crate::db::hooks::BEFORE_INSERT, move |_| {
+        std::thread::spawn(move || {
+            let _ = tx.send(t.commit());
+        });
+        // The insert stays held until the commit ends or 2 s pass.
+        let early = rx.recv_timeout(Duration::from_secs(2)).ok();
+        let _ = done_tx.send((early, rx));
+    });
+    db.db().put(&w(), written, b"w").unwrap();
+    let (early, rx) = done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the write reached its insert");
+    match early {
+        Some(r) => (true, r, db),
+        None => (false, rx.recv().unwrap(), db),
+    }
+}
+
+#[test]
+fn optimistic_commit_conflicts_with_a_write_whose_insert_is_in_flight() {
+    // Before the in-flight tracking, the check waited for the insert.
+    let (early, res, db) = commit_beside_an_unpublished_write(b"a", b"a");
+    assert!(early, "the check waited for the held insert");
+    assert!(matches!(res, Err(Error::Busy { .. })), "{res:?}");
+    assert_eq!(db.db().get(&r(), b"a").unwrap(), Some(b"w".to_vec()));
+}
+
+#[test]
+fn optimistic_commit_beside_an_in_flight_write_of_another_key_succeeds() {
+    // Its check passes at once; it publishes after the earlier group.
+    let (_, res, db) = commit_beside_an_unpublished_write(b"a", b"b");
+    assert!(res.is_ok(), "{res:?}");
+    assert_eq!(db.db().get(&r(), b"a").unwrap(), Some(b"w".to_vec()));
+    assert_eq!(db.db().get(&r(), b"b").unwrap(), Some(b"t".to_vec()));
+}
+
 #[test]
 fn optimistic_check_reads_the_tables_after_a_flush() {
     let db = opt();

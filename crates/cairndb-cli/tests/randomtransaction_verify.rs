@@ -1,11 +1,6 @@
 //! `RandomTransactionVerify` on databases made to break its invariant:
 //! unequal set totals and a value of 0 fail it, with db_bench's messages
 //! and a non-zero exit; equal totals pass.
-//!
-//! One test in its own binary, so that no other test spawns a process
-//! while this one holds a database open: the LOCK file's flock is shared
-//! with any child forked meanwhile until that child execs, and a reopen
-//! by the next child could then find it held.
 
 mod common;
 

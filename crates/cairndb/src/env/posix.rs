@@ -1,11 +1,14 @@
 //! The POSIX file system: buffered appends, `pread` for random reads,
-//! `fdatasync` for durability, `flock` for the database lock.
+//! `fdatasync` for durability, an `fcntl` record lock for the database lock.
 //!
 //! `PosixWritable` keeps a user-space buffer so that the many small appends of
 //! a table builder become large `write` calls; `flush` and `sync` drain it.
 //! Locking: none inside; a `PosixRandom` is shared by readers and `pread`
 //! needs no lock. Process-wide, a set of locked paths makes a second `lock`
-//! from the same process fail too (flock alone would allow it).
+//! from the same process fail too (a process's own record locks never
+//! conflict with each other). The record lock, unlike `flock`, is not
+//! inherited by a child forked while the database is open, so a child that
+//! outlives `close` cannot keep the database locked.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
@@ -284,7 +287,7 @@ impl FileLock for PosixLock {}
 
 impl Drop for PosixLock {
     fn drop(&mut self) {
-        // Closing the descriptor releases the flock.
+        // Closing the descriptor releases the record lock.
         locked_paths().lock().remove(&self.path);
     }
 }
@@ -431,18 +434,27 @@ impl Fs for PosixFs {
                 return Err(Error::io("open lock", path, e));
             }
         };
+        // A write lock on the whole file (length 0: to its end, however
+        // long), not waiting.
+        // SAFETY: `flock` is a plain C struct for which all-zero bytes are
+        // a valid value; the fields used are set below.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = libc::F_WRLCK as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = 0;
+        fl.l_len = 0;
         // SAFETY: the descriptor is valid and owned by `file` for the call;
-        // flock takes no pointers.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        // `fl` is a valid `struct flock` that outlives it.
+        let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &fl) };
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             locked_paths().lock().remove(&canonical);
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            if matches!(e.raw_os_error(), Some(libc::EACCES) | Some(libc::EAGAIN)) {
                 return Err(Error::LockFileHeld {
                     path: path.to_path_buf(),
                 });
             }
-            return Err(Error::io("flock", path, e));
+            return Err(Error::io("fcntl(F_SETLK)", path, e));
         }
         Ok(Box::new(PosixLock {
             _file: file,
@@ -524,6 +536,80 @@ mod tests {
         }
         drop(l);
         fs.lock(&p).unwrap();
+    }
+
+    /// Forks a child that runs `child` (async-signal-safe calls only) and
+    /// exits with its value; returns that exit status.
+    fn in_child(child: impl FnOnce() -> i32) -> i32 {
+        // SAFETY: the child calls only async-signal-safe functions (open,
+        // fcntl, nanosleep, _exit) on data prepared before the fork, and
+        // leaves with _exit, running no destructor and no atexit handler.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                libc::_exit(child());
+            }
+            let mut status = 0;
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+            assert!(libc::WIFEXITED(status));
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    #[test]
+    fn lock_held_by_this_process_is_seen_by_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("LOCK");
+        let _l = PosixFs.lock(&p).unwrap();
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        let status = in_child(|| {
+            // SAFETY: `c` is a NUL-terminated path; `fl` a valid struct.
+            unsafe {
+                let fd = libc::open(c.as_ptr(), libc::O_RDWR);
+                if fd < 0 {
+                    return 2;
+                }
+                let mut fl: libc::flock = std::mem::zeroed();
+                fl.l_type = libc::F_WRLCK as libc::c_short;
+                fl.l_whence = libc::SEEK_SET as libc::c_short;
+                if libc::fcntl(fd, libc::F_SETLK, &fl) == 0 {
+                    0
+                } else {
+                    1
+                }
+            }
+        });
+        assert_eq!(status, 1, "another process took the held lock");
+    }
+
+    /// With `flock`, a child forked while the database was open inherited
+    /// the lock, and a reopen after `close` failed until the child exited.
+    #[test]
+    fn lock_is_not_kept_by_a_child_forked_while_it_was_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("LOCK");
+        let l = PosixFs.lock(&p).unwrap();
+        // SAFETY: fork in a test; the child only sleeps and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let ts = libc::timespec {
+                tv_sec: 1,
+                tv_nsec: 0,
+            };
+            // SAFETY: nanosleep and _exit are async-signal-safe.
+            unsafe {
+                libc::nanosleep(&ts, std::ptr::null_mut());
+                libc::_exit(0);
+            }
+        }
+        drop(l);
+        let relocked = PosixFs.lock(&p);
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        relocked.expect("the forked child kept the lock");
     }
 
     #[test]

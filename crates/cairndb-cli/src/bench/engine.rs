@@ -58,8 +58,21 @@ pub trait EngineIter {
 pub trait Engine: Send + Sync {
     /// Writes one key.
     fn put(&self, key: &[u8], value: &[u8]) -> EResult<()>;
-    /// Reads one key; true when found.
+    /// Reads one key.
     fn get(&self, key: &[u8]) -> EResult<Option<Vec<u8>>>;
+    /// Reads one key into `buf` (replacing its contents); true when found.
+    /// What the read benchmarks call: an engine with a non-allocating read
+    /// (CairnDB's `get_into`, RocksDB's `PinnableSlice`) overrides it.
+    fn get_into(&self, key: &[u8], buf: &mut Vec<u8>) -> EResult<bool> {
+        Ok(match self.get(key)? {
+            Some(v) => {
+                buf.clear();
+                buf.extend_from_slice(&v);
+                true
+            }
+            None => false,
+        })
+    }
     /// Deletes one key.
     fn delete(&self, key: &[u8]) -> EResult<()>;
     /// Applies a batch atomically.
@@ -373,6 +386,9 @@ impl Engine for CairnEngine {
     }
     fn get(&self, key: &[u8]) -> EResult<Option<Vec<u8>>> {
         self.db().get(&self.ro, key).map_err(es)
+    }
+    fn get_into(&self, key: &[u8], buf: &mut Vec<u8>) -> EResult<bool> {
+        self.db().get_into(&self.ro, key, buf).map_err(es)
     }
     fn delete(&self, key: &[u8]) -> EResult<()> {
         match &self.flavor {

@@ -134,21 +134,28 @@ fn listener_sees_memtable_stall_begin_and_end() {
         .any(|s| s.cause == WriteStallCause::MemtableLimit));
 }
 
-#[test]
-fn listener_sees_the_background_error_that_makes_the_db_read_only() {
+/// A database with `listener`, holding one key, whose flush fails with EIO
+/// (the first `flush` call makes it read-only).
+fn db_whose_flush_fails(listener: Arc<dyn EventListener>) -> Db {
     let fault = Arc::new(FaultFs::new(Arc::new(MemFs::new())));
-    let rec = Arc::new(Recorder::default());
     let db = Db::open(
         "/db",
         Options {
             fs: fault.clone(),
-            listeners: vec![rec.clone() as Arc<dyn EventListener>],
+            listeners: vec![listener],
             ..Options::default()
         },
     )
     .unwrap();
     db.put(&WriteOptions::default(), b"k", b"v").unwrap();
     fault.inject(FaultRule::new(FaultOp::Write, libc::EIO).on_path(".sst"));
+    db
+}
+
+#[test]
+fn listener_sees_the_background_error_that_makes_the_db_read_only() {
+    let rec = Arc::new(Recorder::default());
+    let db = db_whose_flush_fails(rec.clone());
     assert!(db.flush().is_err());
     let errors = rec.errors.lock().clone();
     assert_eq!(errors.len(), 1, "{errors:?}");
@@ -169,19 +176,8 @@ impl EventListener for SlowErrorListener {
 /// `flush` returned it to the caller first.
 #[test]
 fn flush_returns_the_background_error_only_after_the_listener_saw_it() {
-    let fault = Arc::new(FaultFs::new(Arc::new(MemFs::new())));
     let rec = Arc::new(Recorder::default());
-    let db = Db::open(
-        "/db",
-        Options {
-            fs: fault.clone(),
-            listeners: vec![Arc::new(SlowErrorListener(rec.clone())) as Arc<dyn EventListener>],
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
-    fault.inject(FaultRule::new(FaultOp::Write, libc::EIO).on_path(".sst"));
+    let db = db_whose_flush_fails(Arc::new(SlowErrorListener(rec.clone())));
     assert!(db.flush().is_err());
     assert_eq!(rec.errors.lock().len(), 1);
     // Every later caller sees it too, without a second report.

@@ -71,6 +71,9 @@ pub(crate) struct CommitPipeline {
     active_writers: AtomicUsize,
     /// Every sequence number <= this is fully applied to a memtable.
     last_seq: AtomicU64,
+    /// CPUs this process may run on: with more writers than this, a
+    /// spinning writer takes a CPU from the leader it waits for.
+    cpus: usize,
 }
 
 /// Decrements `active_writers` when a `write` call returns.
@@ -89,6 +92,7 @@ impl CommitPipeline {
             leader_syncing: AtomicBool::new(false),
             active_writers: AtomicUsize::new(0),
             last_seq: AtomicU64::new(last_seq),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 
@@ -134,8 +138,12 @@ impl CommitPipeline {
             // Next in line behind a leader that does not sync: it finishes
             // within microseconds, so spin briefly before paying for a sleep
             // and a wake-up. Deeper in the queue, or behind a sync, sleep at
-            // once: spinning would only take CPU from the leader.
-            if ahead == 1 && !self.leader_syncing.load(Ordering::Acquire) {
+            // once: spinning would only take CPU from the leader. So too
+            // when writers outnumber the CPUs.
+            if ahead == 1
+                && !self.leader_syncing.load(Ordering::Acquire)
+                && self.active_writers.load(Ordering::Relaxed) <= self.cpus
+            {
                 // The clock is read every 64 spins: read on every one, it
                 // was most of what the spinning cost.
                 let t = Instant::now();

@@ -456,7 +456,7 @@ pub(crate) fn run_select(
         rows_out += 1;
     };
     select_rows(s, rd, p, scratch, &mut emit)?;
-    out.end(0);
+    out.end(s.warning_count());
     Ok(rows_out)
 }
 

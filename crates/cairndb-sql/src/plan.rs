@@ -19,7 +19,9 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::error::{SqlError, SqlResult};
-use crate::expr::{AggCall, AggFunc, BinOp, Compiler, Expr, Scope, ScopeColumn};
+use crate::expr::{
+    AggCall, AggFunc, BinOp, CastTo, ColumnOrigin, Compiler, Expr, Func, Scope, ScopeColumn,
+};
 use crate::output::{ColumnInfo, OutType};
 use crate::row::TableDef;
 use crate::session::Session;
@@ -197,6 +199,19 @@ pub struct DeletePlan {
 /// Compiles a statement that has a plan (SELECT, INSERT, UPDATE, DELETE);
 /// None for the rest (DDL, run from the AST).
 pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
+    compile_with_order(s, st, &[])
+}
+
+/// [`compile`] of a statement with the ORDER BY of an UPDATE, which the
+/// parser leaves out of the statement.
+pub fn compile_with_order(
+    s: &Session,
+    st: &ast::Statement,
+    update_order: &[ast::OrderByExpr],
+) -> SqlResult<Option<Plan>> {
+    if !update_order.is_empty() && !matches!(st, ast::Statement::Update { .. }) {
+        return Err(SqlError::syntax("ORDER BY outside UPDATE"));
+    }
     let mut params = 0usize;
     Ok(Some(match st {
         ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params)?),
@@ -213,6 +228,7 @@ pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
             table,
             assignments,
             selection,
+            update_order,
             limit,
             &mut params,
         )?),
@@ -223,15 +239,21 @@ pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
 }
 
 /// For COM_STMT_PREPARE: the number of parameters and the result columns.
-pub fn describe(s: &Session, st: &ast::Statement) -> SqlResult<(usize, Vec<ColumnInfo>)> {
-    let params = count_placeholders(&st.to_string());
-    let cols = match compile(s, st) {
-        Ok(Some(Plan::Select(p))) => p.columns,
-        Ok(_) => Vec::new(),
-        // Tables that do not exist yet (prepared before CREATE) are
-        // reported at execution.
-        Err(e) if e.code == 1146 || e.code == 1046 => Vec::new(),
-        Err(e) => return Err(e),
+pub fn describe(
+    s: &Session,
+    st: &ast::Statement,
+    update_order: &[ast::OrderByExpr],
+) -> SqlResult<(usize, Vec<ColumnInfo>)> {
+    let params = count_placeholders(&st.to_string())
+        + update_order
+            .iter()
+            .map(|o| count_placeholders(&o.to_string()))
+            .sum::<usize>();
+    // A missing table or database is reported here, at prepare, as MySQL
+    // does.
+    let cols = match compile_with_order(s, st, update_order)? {
+        Some(Plan::Select(p)) => p.columns,
+        _ => Vec::new(),
     };
     Ok((params, cols))
 }
@@ -285,14 +307,33 @@ pub(crate) fn resolve_table(
 fn add_table_scope(
     scope: &mut Scope,
     types: &mut Vec<Option<ColumnType>>,
+    db: &str,
     t: &TableDef,
     alias: &str,
 ) {
-    for c in &t.columns {
+    for (i, c) in t.columns.iter().enumerate() {
+        // As MySQL flags a column from its keys: every primary-key part;
+        // the first part of a secondary index, UNIQUE_KEY for a one-column
+        // unique index, MULTIPLE_KEY for the others.
+        let first_of = |unique: bool| {
+            t.secondary.iter().any(|ix| {
+                ix.columns.first() == Some(&i) && (ix.unique && ix.columns.len() == 1) == unique
+            })
+        };
         scope.cols.push(ScopeColumn {
             table: alias.to_string(),
             name: c.name.clone(),
             ty: Some(c.ty),
+            origin: Some(ColumnOrigin {
+                schema: db.to_string(),
+                table: t.name.clone(),
+                not_null: !c.nullable,
+                primary_key: !t.hidden_pk && t.in_pk(i),
+                auto_increment: c.auto_increment,
+                unique_key: first_of(true),
+                multiple_key: first_of(false),
+                display_width: c.display_width,
+            }),
         });
         types.push(Some(c.ty));
     }
@@ -353,6 +394,7 @@ pub(crate) fn compile_query(
                         table: alias.clone(),
                         name: n.clone(),
                         ty: None,
+                        origin: None,
                     });
                     types.push(None);
                 }
@@ -362,7 +404,7 @@ pub(crate) fn compile_query(
                 let (db, def) = resolve_table(s, name)?;
                 let alias = alias_of(alias, &def.name);
                 let offset = scope.cols.len();
-                add_table_scope(scope, types, &def, &alias);
+                add_table_scope(scope, types, &db, &def, &alias);
                 Ok(PendingKind::Table(TableRef {
                     db,
                     def,
@@ -386,6 +428,7 @@ pub(crate) fn compile_query(
                         table: alias.clone(),
                         name: c.name.clone(),
                         ty: None,
+                        origin: None,
                     });
                     types.push(None);
                 }
@@ -612,6 +655,18 @@ fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {
             ci.table = sc.table.clone();
             ci.org_table = sc.table.clone();
             ci.org_name = sc.name.clone();
+            if let Some(o) = &sc.origin {
+                ci.schema = o.schema.clone();
+                ci.org_table = o.table.clone();
+                ci.not_null = o.not_null;
+                ci.primary_key = o.primary_key;
+                ci.auto_increment = o.auto_increment;
+                ci.unique_key = o.unique_key;
+                ci.multiple_key = o.multiple_key;
+                if let Some(w) = o.display_width {
+                    ci.length = w;
+                }
+            }
             ci
         }
         None => ColumnInfo::computed(label, OutType::VarString),
@@ -622,6 +677,16 @@ fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {
 fn label_of(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
+        // `@@session.x` is labelled as written; `t.c` is `c`.
+        ast::Expr::CompoundIdentifier(p)
+            if p.first()
+                .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with("@@")) =>
+        {
+            p.iter()
+                .map(|i| i.value.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
+        }
         ast::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
@@ -707,8 +772,109 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             },
         },
         Expr::Neg(e) => out_type(e, scope, aggs),
-        _ => OutType::VarString,
+        Expr::Func(f, args) => func_type(*f, args, scope, aggs),
+        Expr::Case(_, whens, els) => merged_type(
+            whens
+                .iter()
+                .map(|(_, then)| then)
+                .chain(els.as_deref())
+                .map(|e| out_type(e, scope, aggs)),
+        ),
+        Expr::Cast(_, to) => match to {
+            CastTo::Signed | CastTo::Unsigned => OutType::LongLong,
+            CastTo::Char => OutType::VarString,
+            CastTo::Decimal(_) => OutType::NewDecimal,
+            CastTo::Double => OutType::Double,
+        },
+        Expr::SysVar(name) => match crate::vars::default_of(name) {
+            Some(Value::Int(_) | Value::UInt(_)) => OutType::LongLong,
+            Some(_) => OutType::VarString,
+            None => match name.as_str() {
+                "last_insert_id" | "identity" | "in_transaction" => OutType::LongLong,
+                _ => OutType::VarString,
+            },
+        },
+        Expr::Param(_) | Expr::UserVar(_) => OutType::VarString,
     }
+}
+
+/// The type of a scalar function's result, as MySQL reports it.
+fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType {
+    let arg = |i: usize| {
+        args.get(i)
+            .map_or(OutType::Null, |e| out_type(e, scope, aggs))
+    };
+    // A number function's type from its argument's: integers stay
+    // integers (BIGINT), strings are read as doubles.
+    let numeric = |t: OutType| match t {
+        OutType::Tiny | OutType::Short | OutType::Int24 | OutType::Long | OutType::LongLong => {
+            OutType::LongLong
+        }
+        OutType::NewDecimal => OutType::NewDecimal,
+        OutType::Null => OutType::Null,
+        _ => OutType::Double,
+    };
+    match f {
+        Func::Length
+        | Func::CharLength
+        | Func::ConnectionId
+        | Func::LastInsertId
+        | Func::FoundRows
+        | Func::RowCount
+        | Func::UnixTimestamp => OutType::LongLong,
+        Func::Concat
+        | Func::Upper
+        | Func::Lower
+        | Func::Substring
+        | Func::Trim
+        | Func::Database
+        | Func::Version
+        | Func::User => OutType::VarString,
+        Func::Now => OutType::DateTime,
+        Func::CurDate => OutType::Date,
+        Func::Abs | Func::Round => numeric(arg(0)),
+        Func::Floor | Func::Ceil => match numeric(arg(0)) {
+            OutType::NewDecimal => OutType::LongLong,
+            t => t,
+        },
+        Func::NullIf => arg(0),
+        Func::If => merged_type([arg(1), arg(2)].into_iter()),
+        Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+            merged_type(args.iter().map(|e| out_type(e, scope, aggs)))
+        }
+    }
+}
+
+/// The type of a result that is one of several expressions' (IF, IFNULL,
+/// COALESCE, CASE, GREATEST): MySQL's aggregation of types, simplified.
+/// NULLs do not count; a string or a date mixed with anything else is a
+/// string; integers widen to DECIMAL, DECIMAL to DOUBLE.
+fn merged_type(types: impl Iterator<Item = OutType>) -> OutType {
+    let mut acc = OutType::Null;
+    for t in types {
+        let t = match t {
+            OutType::Tiny | OutType::Short | OutType::Int24 | OutType::Long => OutType::LongLong,
+            OutType::Float => OutType::Double,
+            OutType::String | OutType::Blob => OutType::VarString,
+            OutType::Timestamp => OutType::DateTime,
+            other => other,
+        };
+        acc = match (acc, t) {
+            (OutType::Null, t) | (t, OutType::Null) => t,
+            (a, b) if a == b => a,
+            (OutType::Date, OutType::DateTime) | (OutType::DateTime, OutType::Date) => {
+                OutType::DateTime
+            }
+            (OutType::VarString, _)
+            | (_, OutType::VarString)
+            | (OutType::Date | OutType::DateTime, _)
+            | (_, OutType::Date | OutType::DateTime) => OutType::VarString,
+            (OutType::Double, _) | (_, OutType::Double) => OutType::Double,
+            (OutType::NewDecimal, _) | (_, OutType::NewDecimal) => OutType::NewDecimal,
+            _ => OutType::LongLong,
+        };
+    }
+    acc
 }
 
 /// An ORDER BY / GROUP BY item: a position (`ORDER BY 2`), a projection
@@ -1224,12 +1390,19 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
     if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
         let mut scope = Scope::default();
         let mut types = Vec::new();
-        add_table_scope(&mut scope, &mut types, &def, &def.name.to_lowercase());
+        add_table_scope(
+            &mut scope,
+            &mut types,
+            &t.db,
+            &def,
+            &def.name.to_lowercase(),
+        );
         for (i, col) in def.columns.iter().enumerate() {
             scope.cols.push(ScopeColumn {
                 table: "__values".into(),
                 name: format!("__values_{i}"),
                 ty: Some(col.ty),
+                origin: None,
             });
         }
         let mut c2 = Compiler::new(&scope);
@@ -1310,7 +1483,7 @@ fn single_table_scan(
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
     let mut types = Vec::new();
-    add_table_scope(&mut scope, &mut types, &def, &alias);
+    add_table_scope(&mut scope, &mut types, &db, &def, &alias);
     let width = scope.cols.len();
     Ok((
         SelectPlan {
@@ -1349,6 +1522,7 @@ fn compile_update(
     table: &ast::TableWithJoins,
     assignments: &[ast::Assignment],
     selection: &Option<ast::Expr>,
+    order: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
     params: &mut usize,
 ) -> SqlResult<UpdatePlan> {
@@ -1372,6 +1546,10 @@ fn compile_update(
     }
     if let Some(w) = selection {
         scan.filter = Some(c.compile(w)?);
+    }
+    for o in order {
+        scan.order
+            .push((c.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
     }
     if let Some(l) = limit {
         scan.limit = Some(c.compile(l)?);

@@ -845,7 +845,7 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
                         "const"
                     } else if ix.unique && ia.eq.len() == ix.columns.len() {
                         "eq_ref"
-                    } else if ia.lo.is_some() || ia.hi.is_some() || ia.in_list.is_some() {
+                    } else if ia.lo.is_some() || ia.hi.is_some() || ia.alts.is_some() {
                         "range"
                     } else if !ia.eq.is_empty() {
                         "ref"

@@ -78,8 +78,10 @@ pub struct IndexAccess {
     pub index: Option<usize>,
     /// Values of the leading columns (equalities).
     pub eq: Vec<Expr>,
-    /// Values for the next column (IN list), each a point or prefix.
-    pub in_list: Option<Vec<Expr>>,
+    /// Alternatives for the next column (an IN list, an OR of ranges and
+    /// values), read as one sorted list of key ranges with overlaps
+    /// merged, so each row comes once.
+    pub alts: Option<Vec<KeyAlt>>,
     /// Lower bound of the next column, inclusive?
     pub lo: Option<(Expr, bool)>,
     /// Upper bound of the next column, inclusive?
@@ -88,6 +90,15 @@ pub struct IndexAccess {
     pub covering: bool,
     /// Scan in descending order (ORDER BY ... DESC on the index).
     pub reverse: bool,
+}
+
+/// One alternative of an IN list or an OR on an index column.
+#[derive(Debug, Clone)]
+pub enum KeyAlt {
+    /// `col = e`: a point (or a prefix of later columns).
+    Point(Expr),
+    /// `lo <(=) col <(=) hi`, either end open; the flag: inclusive.
+    Range(Option<(Expr, bool)>, Option<(Expr, bool)>),
 }
 
 /// A FROM item.
@@ -1016,15 +1027,53 @@ fn available(e: &Expr, avail: usize) -> bool {
 #[derive(Default)]
 struct ColumnBounds {
     eq: Option<Expr>,
-    in_list: Option<Vec<Expr>>,
+    alts: Option<Vec<KeyAlt>>,
     lo: Option<(Expr, bool)>,
     hi: Option<(Expr, bool)>,
+}
+
+/// The alternatives of an OR of restrictions on `slot` (`k BETWEEN 1 AND
+/// 5 OR k = 9 OR k IN (20, 30)`), each disjunct giving a point or a range
+/// (a disjunct with more conditions gives the range of its conditions on
+/// `slot`, a superset the WHERE narrows); None when a disjunct leaves
+/// `slot` unbounded.
+fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<Vec<KeyAlt>> {
+    fn disjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+        match e {
+            Expr::Binary(BinOp::Or, l, r) => {
+                disjuncts(l, out);
+                disjuncts(r, out);
+            }
+            other => out.push(other),
+        }
+    }
+    let mut ds = Vec::new();
+    disjuncts(e, &mut ds);
+    let mut alts = Vec::new();
+    for d in ds {
+        let mut conj = Vec::new();
+        conjuncts(d, &mut conj);
+        let b = bounds_for(slot, &conj, avail);
+        if let Some(x) = b.eq {
+            alts.push(KeyAlt::Point(x));
+        } else if let Some(mut a) = b.alts {
+            alts.append(&mut a);
+        } else if b.lo.is_some() || b.hi.is_some() {
+            alts.push(KeyAlt::Range(b.lo, b.hi));
+        } else {
+            return None;
+        }
+    }
+    Some(alts)
 }
 
 fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
     let mut b = ColumnBounds::default();
     for c in conj {
         match c {
+            Expr::Binary(BinOp::Or, ..) if b.alts.is_none() => {
+                b.alts = or_alts(c, slot, avail);
+            }
             Expr::Binary(op, l, r) => {
                 let (col_left, other, op) = match (l.as_ref(), r.as_ref()) {
                     (Expr::Column(s), x) if *s == slot && available(x, avail) => (true, x, *op),
@@ -1066,9 +1115,9 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
             Expr::InList(x, list, false)
                 if matches!(x.as_ref(), Expr::Column(s) if *s == slot)
                     && list.iter().all(|e| available(e, avail))
-                    && b.in_list.is_none() =>
+                    && b.alts.is_none() =>
             {
-                b.in_list = Some(list.clone());
+                b.alts = Some(list.iter().cloned().map(KeyAlt::Point).collect());
             }
             _ => {}
         }
@@ -1149,7 +1198,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let mut ia = IndexAccess {
                 index: which,
                 eq: Vec::new(),
-                in_list: None,
+                alts: None,
                 lo: None,
                 hi: None,
                 covering: false,
@@ -1161,8 +1210,8 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                     ia.eq.push(e);
                     continue;
                 }
-                if let Some(l) = b.in_list {
-                    ia.in_list = Some(l);
+                if let Some(l) = b.alts {
+                    ia.alts = Some(l);
                 } else {
                     ia.lo = b.lo;
                     ia.hi = b.hi;
@@ -1177,7 +1226,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                 900
             } else {
                 (ia.eq.len() as u32) * 10
-                    + u32::from(ia.in_list.is_some()) * 5
+                    + u32::from(ia.alts.is_some()) * 5
                     + u32::from(ia.lo.is_some() || ia.hi.is_some()) * 3
                     + u32::from(which.is_none()) // prefer the primary on ties
             };
@@ -1227,7 +1276,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                         IndexAccess {
                             index: Some(i),
                             eq: Vec::new(),
-                            in_list: None,
+                            alts: None,
                             lo: None,
                             hi: None,
                             covering: true,
@@ -1248,7 +1297,9 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let def = &t.def;
             let (cols, eq_len): (Vec<usize>, usize) = match access {
                 Access::Full => (def.primary.columns.clone(), 0),
-                Access::Index(ia) if ia.in_list.is_none() => {
+                // Alternatives are read as sorted, disjoint ranges: in
+                // index order too.
+                Access::Index(ia) => {
                     let ix = match ia.index {
                         None => &def.primary,
                         Some(i) => &def.secondary[i],
@@ -1259,7 +1310,6 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                     }
                     (cols, ia.eq.len())
                 }
-                _ => (Vec::new(), 0),
             };
             let asc = order[0].1;
             let matches = !def.hidden_pk
@@ -1277,7 +1327,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                             *access = Access::Index(Box::new(IndexAccess {
                                 index: None,
                                 eq: Vec::new(),
-                                in_list: None,
+                                alts: None,
                                 lo: None,
                                 hi: None,
                                 covering: false,

@@ -716,7 +716,17 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             return ci;
         }
     }
-    ColumnInfo::computed(label, out_type(x, scope, aggs))
+    let mut ci = ColumnInfo::computed(label, out_type(x, scope, aggs));
+    match x {
+        // BIGINT UNSIGNED, as MySQL sends these.
+        Expr::Cast(_, CastTo::Unsigned) => ci.unsigned = true,
+        Expr::SysVar(n) if matches!(crate::vars::default_of(n), Some(Value::UInt(_))) => {
+            ci.unsigned = true
+        }
+        Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
+        _ => {}
+    }
+    ci
 }
 
 /// The type an expression's values are sent as.

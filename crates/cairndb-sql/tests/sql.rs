@@ -678,6 +678,17 @@ fn function_and_expression_results_have_mysql_types_not_var_string() {
         assert_eq!(types_of(&c), vec![*ty], "type of {expr}");
         assert_eq!(rows(&c), vec![want.to_string()], "value of {expr}");
     }
+    let c = q(
+        &mut s,
+        "SELECT CAST(-1 AS UNSIGNED), @@sql_select_limit, CAST(1 AS DECIMAL(6,3))",
+    );
+    assert_eq!(types_of(&c), vec![LongLong, LongLong, NewDecimal]);
+    let meta: Vec<(bool, u8)> = c.columns.iter().map(|c| (c.unsigned, c.decimals)).collect();
+    assert_eq!(meta, [(true, 0), (true, 0), (false, 3)]);
+    assert_eq!(
+        rows(&c),
+        vec!["18446744073709551615|18446744073709551615|1.000"]
+    );
     let c = q(&mut s, "SELECT NOW(), CURDATE(), CONNECTION_ID()");
     assert_eq!(types_of(&c), vec![DateTime, Date, LongLong]);
     assert!(matches!(c.rows[0][1], Value::Date(_)), "{:?}", c.rows[0]);

@@ -628,7 +628,9 @@ fn split_update_order_by(text: &str) -> Option<(String, String)> {
                     order_at = Some((i, i + 2 + next));
                 }
             }
-            _ if order_at.is_some() && word(t, "LIMIT") => {
+            _ if word(t, "LIMIT") => {
+                // LIMIT before ORDER BY is left to the parser's 1064.
+                order_at?;
                 limit_at = Some(i);
                 break;
             }

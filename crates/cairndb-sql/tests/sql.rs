@@ -783,6 +783,10 @@ fn update_with_order_by_and_limit_is_not_a_syntax_error() {
         err(&mut s, "UPDATE sbtest1 SET k = 1 ORDER BY nope LIMIT 1"),
         1054
     );
+    assert_eq!(
+        err(&mut s, "UPDATE sbtest1 SET k = 1 LIMIT 1 ORDER BY id"),
+        1064
+    );
 }
 
 #[test]

@@ -33,14 +33,7 @@ from pymysql.constants import CLIENT, FIELD_TYPE, SERVER_STATUS
 # docs/sql.md, "Known differences"). A check listed here still runs and
 # checks MySQL's behaviour; it is reported as KNOWN, not failed, and as FIXED
 # (a failure, so the entry gets removed) once it passes.
-KNOWN = {
-    "function_result_types":
-        "function results are typed VAR_STRING in the result metadata",
-    "date_to_string":
-        "IFNULL(date, str) and CURDATE() give 'YYYY-MM-DD 00:00:00'",
-    "system_variable_types":
-        "@@integer variables are VAR_STRING; @@session.x is labelled x",
-}
+KNOWN = {}
 
 ARGS = None
 results = []

@@ -323,6 +323,12 @@ fn column(c: &ColumnInfo) -> Column {
     if c.auto_increment {
         flags |= ColumnFlags::AUTO_INCREMENT_FLAG;
     }
+    if c.unique_key {
+        flags |= ColumnFlags::UNIQUE_KEY_FLAG;
+    }
+    if c.multiple_key {
+        flags |= ColumnFlags::MULTIPLE_KEY_FLAG;
+    }
     if c.binary {
         flags |= ColumnFlags::BINARY_FLAG;
     }

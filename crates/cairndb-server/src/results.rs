@@ -598,30 +598,19 @@ impl RowWriter for Encoder<'_> {
     }
 
     fn date(&mut self, year: u16, month: u8, day: u8) {
-        // A date is a datetime at midnight; `datetime` takes the column.
-        self.datetime(DateTime {
+        // A date is a datetime at midnight in a DATETIME or TIMESTAMP
+        // column, and `YYYY-MM-DD` in any other (a string context).
+        let v = DateTime {
             year,
             month,
             day,
             ..Default::default()
-        });
+        };
+        self.write_datetime(v, true);
     }
 
     fn datetime(&mut self, v: DateTime) {
-        let Some(c) = self.next_col() else { return };
-        let date_only = is_date_only(c.ty);
-        if self.binary_enc() && is_temporal(c.ty) && !is_time(c.ty) {
-            put_bin_datetime(self.buf(), &v, date_only);
-        } else if self.binary_enc() && (int_width(c.ty).is_some() || is_time(c.ty)) {
-            // No cheap conversion: a zero of the column's type.
-            match int_width(c.ty) {
-                Some(w) => put_bin_int(self.buf(), w, 0),
-                None => self.buf().push(0),
-            }
-        } else {
-            let dec = c.decimals;
-            put_lenenc_with(self.buf(), |b| write_text_datetime(b, &v, date_only, dec));
-        }
+        self.write_datetime(v, false);
     }
 
     fn time(&mut self, v: Time) {
@@ -652,6 +641,26 @@ impl Encoder<'_> {
     #[inline]
     fn binary_enc(&self) -> bool {
         self.binary
+    }
+
+    /// A date or datetime value into the next column; `is_date`: the
+    /// value is a DATE, written without a time outside DATETIME and
+    /// TIMESTAMP columns.
+    fn write_datetime(&mut self, v: DateTime, is_date: bool) {
+        let Some(c) = self.next_col() else { return };
+        let date_only = is_date_only(c.ty) || (is_date && !is_temporal(c.ty));
+        if self.binary_enc() && is_temporal(c.ty) && !is_time(c.ty) {
+            put_bin_datetime(self.buf(), &v, date_only);
+        } else if self.binary_enc() && (int_width(c.ty).is_some() || is_time(c.ty)) {
+            // No cheap conversion: a zero of the column's type.
+            match int_width(c.ty) {
+                Some(w) => put_bin_int(self.buf(), w, 0),
+                None => self.buf().push(0),
+            }
+        } else {
+            let dec = c.decimals;
+            put_lenenc_with(self.buf(), |b| write_text_datetime(b, &v, date_only, dec));
+        }
     }
 }
 
@@ -868,6 +877,40 @@ mod tests {
         want.push(20);
         want.extend(b"18446744073709551615");
         assert_eq!(row, &want);
+    }
+
+    #[test]
+    fn a_date_in_a_string_column_has_no_time_part() {
+        let mut str_col = Column::new("s", ColumnType::MYSQL_TYPE_VAR_STRING);
+        str_col.decimals = 31;
+        let cols = [
+            str_col,
+            Column::new("dt", ColumnType::MYSQL_TYPE_DATETIME),
+            Column::new("s2", ColumnType::MYSQL_TYPE_VAR_STRING),
+        ];
+        let b = enc_text(
+            |e| {
+                e.begin_result_set(&cols);
+                let r = e.row();
+                r.date(2020, 1, 15);
+                r.date(2020, 1, 15);
+                r.datetime(DateTime {
+                    year: 2020,
+                    month: 1,
+                    day: 15,
+                    hour: 1,
+                    ..Default::default()
+                });
+                r.finish();
+            },
+            CapabilityFlags::CLIENT_DEPRECATE_EOF,
+        );
+        let p = packets(&b);
+        let row = &p[4].1;
+        assert_eq!(
+            row,
+            b"\x0a2020-01-15\x132020-01-15 00:00:00\x132020-01-15 01:00:00"
+        );
     }
 
     #[test]

@@ -211,6 +211,85 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
     })
 }
 
+/// [`to_column`] under INSERT IGNORE: what strict mode rejects is stored
+/// adjusted, as MySQL does, and `warn` gets MySQL's warning: a string too
+/// long is cut to the column's length (1265), a number out of range is
+/// clamped to the nearest end (1264), a NULL for a NOT NULL column is the
+/// type's implicit default (1048). Other errors stay errors.
+pub fn to_column_ignoring(
+    v: Value,
+    col: &ColumnDef,
+    row: u64,
+    warn: &mut dyn FnMut(u16, String),
+) -> SqlResult<Value> {
+    let keep = v.clone();
+    let e = match to_column(v, col, row) {
+        Ok(x) => return Ok(x),
+        Err(e) => e,
+    };
+    let negative = match &keep {
+        Value::Int(i) => *i < 0,
+        Value::Double(f) => *f < 0.0,
+        Value::Decimal(d, _) => *d < 0,
+        Value::Str(s) => str_to_f64(s) < 0.0,
+        _ => false,
+    };
+    let fixed = match (e.code, col.ty) {
+        (1406, ColumnType::Str { kind, max_len, .. }) => {
+            let s = match keep {
+                Value::Str(s) => s,
+                other => other.to_string().into_bytes(),
+            };
+            let max = max_len as usize;
+            let cut = if matches!(kind, StrKind::Binary | StrKind::VarBinary | StrKind::Blob) {
+                s.get(..max).unwrap_or(&s).to_vec()
+            } else {
+                String::from_utf8_lossy(&s)
+                    .chars()
+                    .take(max)
+                    .collect::<String>()
+                    .into_bytes()
+            };
+            warn(
+                1265,
+                format!("Data truncated for column '{}' at row {row}", col.name),
+            );
+            Value::Str(cut)
+        }
+        (1264, ColumnType::Int { bytes, unsigned }) => {
+            let (lo, hi) = ColumnType::int_range(bytes, unsigned);
+            let n = if negative { lo } else { hi };
+            warn(1264, e.message);
+            if unsigned {
+                Value::UInt(n as u64)
+            } else {
+                Value::Int(n as i64)
+            }
+        }
+        (1264, ColumnType::Decimal { precision, scale }) => {
+            let max = 10i128.pow(u32::from(precision)) - 1;
+            warn(1264, e.message);
+            Value::Decimal(if negative { -max } else { max }, scale)
+        }
+        (1048, ty) => {
+            warn(1048, e.message);
+            match ty {
+                ColumnType::Int { unsigned: true, .. } => Value::UInt(0),
+                ColumnType::Int { .. } => Value::Int(0),
+                ColumnType::Decimal { scale, .. } => Value::Decimal(0, scale),
+                ColumnType::Float | ColumnType::Double => Value::Double(0.0),
+                ColumnType::Str { .. } => Value::Str(Vec::new()),
+                ColumnType::Date => Value::Date(pack_date(0, 0, 0)),
+                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+                    Value::DateTime(pack_datetime(pack_date(0, 0, 0), 0, 0, 0, 0))
+                }
+            }
+        }
+        _ => return Err(e),
+    };
+    Ok(fixed)
+}
+
 fn bad_time(kind: &str, s: &[u8], col: &str, row: u64) -> SqlError {
     SqlError::new(
         1292,
@@ -245,6 +324,7 @@ mod tests {
             nullable: false,
             default: None,
             auto_increment: false,
+            display_width: None,
         }
     }
 

@@ -29,7 +29,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         } => {
             s.commit()?;
             create_database(s, &last(db_name), *if_not_exists)?;
-            out.ok(1, 0, s.warnings.len() as u16, "");
+            out.ok(1, 0, s.warning_count(), "");
         }
         ast::Statement::CreateSchema {
             schema_name,
@@ -43,7 +43,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         ast::Statement::CreateTable(ct) => {
             s.commit()?;
             create_table(s, ct)?;
-            out.ok(0, 0, s.warnings.len() as u16, "");
+            out.ok(0, 0, s.warning_count(), "");
         }
         ast::Statement::CreateIndex(ci) => {
             s.commit()?;
@@ -89,7 +89,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
                 }
                 other => return Err(SqlError::unsupported(format!("DROP {other}"))),
             }
-            out.ok(0, 0, s.warnings.len() as u16, "");
+            out.ok(0, 0, s.warning_count(), "");
         }
         ast::Statement::Truncate { table_names, .. } => {
             s.commit()?;
@@ -129,6 +129,16 @@ fn schema_write<'a>(
         .ok_or_else(SqlError::lock_wait_timeout)
 }
 
+/// `db.table` as MySQL names a table in messages: the current database
+/// when the name has none.
+fn qualified_name(s: &Session, n: &ast::ObjectName) -> String {
+    let parts = object_parts(n);
+    match parts.as_slice() {
+        [t] => format!("{}.{t}", s.current_db.as_deref().unwrap_or_default()),
+        _ => parts.join("."),
+    }
+}
+
 fn last(n: &ast::ObjectName) -> String {
     object_parts(n).last().cloned().unwrap_or_default()
 }
@@ -141,7 +151,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
     if cat.database(name).is_some() {
         if if_not_exists {
             let e = SqlError::database_exists(name);
-            s.warnings.push(("Note", e.code, e.message));
+            s.warnings.get_mut().push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::database_exists(name));
@@ -180,7 +190,7 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> 
     let mut cat = db.catalog.read().clone();
     let Some(d) = cat.database(name).cloned() else {
         if if_exists {
-            s.warnings.push((
+            s.warnings.get_mut().push((
                 "Note",
                 1008,
                 format!("Can't drop database '{name}'; database doesn't exist"),
@@ -376,6 +386,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             }
         }
         let ty = column_type(&c.data_type, coll)?;
+        // BOOL is TINYINT(1); drivers read width 1 as a boolean.
+        let width = match &c.data_type {
+            ast::DataType::Bool | ast::DataType::Boolean => Some(1),
+            ast::DataType::TinyInt(Some(1)) | ast::DataType::TinyIntUnsigned(Some(1)) => Some(1),
+            _ => None,
+        };
         let mut nullable = true;
         let mut default = None;
         let mut auto = false;
@@ -414,7 +430,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
                 format!("Incorrect column specifier for column '{}'", c.name.value),
             ));
         }
-        columns.push((c.name.value.clone(), ty, nullable, default, auto));
+        columns.push((c.name.value.clone(), ty, width, nullable, default, auto));
     }
     for con in &ct.constraints {
         let names = |cols: &[ast::IndexColumn]| -> Vec<String> {
@@ -449,7 +465,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     }
     // Resolve columns and defaults.
     let mut defs: Vec<ColumnDef> = Vec::new();
-    for (name, ty, mut nullable, default, auto) in columns {
+    for (name, ty, display_width, mut nullable, default, auto) in columns {
         if defs.iter().any(|d| d.name.eq_ignore_ascii_case(&name)) {
             return Err(SqlError::new(
                 1060,
@@ -466,6 +482,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             nullable,
             default: None,
             auto_increment: auto,
+            display_width,
         };
         let default = match default {
             None => None,
@@ -521,7 +538,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     if d.tables.contains_key(&tname.to_lowercase()) {
         if ct.if_not_exists {
             let e = SqlError::table_exists(&tname);
-            s.warnings.push(("Note", e.code, e.message));
+            s.warnings.get_mut().push(("Note", e.code, e.message));
             return Ok(());
         }
         return Err(SqlError::table_exists(&tname));
@@ -586,8 +603,9 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
     let (dbname, def) = match resolve_table(s, name) {
         Ok(r) => r,
         Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => {
-            let full = object_parts(name).join(".");
+            let full = qualified_name(s, name);
             s.warnings
+                .get_mut()
                 .push(("Note", 1051, format!("Unknown table '{full}'")));
             return Ok(());
         }
@@ -595,8 +613,8 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
             return Err(SqlError::new(
                 1051,
                 "42S02",
-                format!("Unknown table '{}'", last(name)),
-            ))
+                format!("Unknown table '{}'", qualified_name(s, name)),
+            ));
         }
         Err(e) => return Err(e),
     };
@@ -827,7 +845,7 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
                         "const"
                     } else if ix.unique && ia.eq.len() == ix.columns.len() {
                         "eq_ref"
-                    } else if ia.lo.is_some() || ia.hi.is_some() || ia.in_list.is_some() {
+                    } else if ia.lo.is_some() || ia.hi.is_some() || ia.alts.is_some() {
                         "range"
                     } else if !ia.eq.is_empty() {
                         "ref"

@@ -124,6 +124,7 @@ fn build_row(
     given: Vec<Option<Value>>,
     row_no: u64,
     auto_first: &mut Option<u64>,
+    ignore: bool,
 ) -> SqlResult<Vec<Value>> {
     let mut row: Vec<Option<Value>> = vec![None; t.columns.len()];
     for (k, v) in given.into_iter().enumerate() {
@@ -168,7 +169,13 @@ fn build_row(
         } else {
             v
         };
-        out.push(crate::convert::to_column(v, col, row_no)?);
+        out.push(if ignore {
+            crate::convert::to_column_ignoring(v, col, row_no, &mut |code, m| {
+                s.warn("Warning", code, m)
+            })?
+        } else {
+            crate::convert::to_column(v, col, row_no)?
+        });
     }
     Ok(out)
 }
@@ -215,7 +222,7 @@ pub(crate) fn insert(
     let mut existing_buf = Vec::new();
     for (n, given) in sources.into_iter().enumerate() {
         let row_no = n as u64 + 1;
-        let row = build_row(s, t, &p.cols, given, row_no, &mut auto_first)?;
+        let row = build_row(s, t, &p.cols, given, row_no, &mut auto_first, p.ignore)?;
         let hidden = if t.hidden_pk {
             s.db.reserve_ids(t, 1, 1)?
         } else {
@@ -250,8 +257,6 @@ pub(crate) fn insert(
                     affected += 2;
                 }
                 continue;
-            } else if p.ignore {
-                continue;
             } else {
                 let shown: Vec<String> = t
                     .primary
@@ -259,14 +264,19 @@ pub(crate) fn insert(
                     .iter()
                     .map(|c| row[*c].to_string())
                     .collect();
-                return Err(SqlError::duplicate_key(
-                    &shown.join("-"),
-                    &format!("{}.PRIMARY", t.name),
-                ));
+                let e = SqlError::duplicate_key(&shown.join("-"), &format!("{}.PRIMARY", t.name));
+                if p.ignore {
+                    // IGNORE: the row is skipped with the error as a warning.
+                    s.warn("Warning", e.code, e.message);
+                    continue;
+                }
+                return Err(e);
             }
         }
         if let Some((ix, val)) = check_unique(rd, t, &row, &k)? {
             if p.ignore {
+                let e = SqlError::duplicate_key(&val, &format!("{}.{ix}", t.name));
+                s.warn("Warning", e.code, e.message);
                 continue;
             }
             if p.replace {
@@ -282,7 +292,7 @@ pub(crate) fn insert(
     scratch.key = k;
     scratch.val = v;
     let id = auto_first.unwrap_or(0);
-    out.ok(affected, id, 0, "");
+    out.ok(affected, id, s.warning_count(), "");
     Ok(Effects {
         row_count: Some(affected as i64),
         last_insert_id: auto_first,
@@ -508,11 +518,12 @@ pub(crate) fn update(
     } else {
         changed
     };
+    let warnings = s.warning_count();
     out.ok(
         affected,
         0,
-        0,
-        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+        warnings,
+        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
     );
     Ok(Effects {
         row_count: Some(affected as i64),
@@ -540,7 +551,7 @@ pub(crate) fn delete(
         delete_secondary(rd, &def, &old, hidden)?;
         n += 1;
     }
-    out.ok(n, 0, 0, "");
+    out.ok(n, 0, s.warning_count(), "");
     Ok(Effects {
         row_count: Some(n as i64),
         ..Default::default()

@@ -17,7 +17,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::expr::{compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr};
 use crate::keys;
 use crate::output::Output;
-use crate::plan::{Access, IndexAccess, Plan, SelectPlan, Source, TableRef};
+use crate::plan::{Access, IndexAccess, KeyAlt, Plan, SelectPlan, Source, TableRef};
 use crate::row::{self, ColumnDef, TableDef};
 use crate::session::Session;
 use crate::types::{Collation, ColumnType, StrKind, Value};
@@ -456,7 +456,7 @@ pub(crate) fn run_select(
         rows_out += 1;
     };
     select_rows(s, rd, p, scratch, &mut emit)?;
-    out.end(0);
+    out.end(s.warning_count());
     Ok(rows_out)
 }
 
@@ -846,7 +846,7 @@ pub(crate) fn scan_table(
         Access::Index(ia) => Some(ia),
     };
     // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
-    let ranges = match ia {
+    let mut ranges = match ia {
         None => vec![full_range(def.primary.id)],
         Some(ia) => match index_ranges(s, &def, ia, row)? {
             Some(r) => r,
@@ -856,6 +856,10 @@ pub(crate) fn scan_table(
     let index = ia.and_then(|ia| ia.index);
     let covering = ia.is_some_and(|ia| ia.covering);
     let reverse = ia.is_some_and(|ia| ia.reverse);
+    if reverse {
+        // Sorted, disjoint ranges: the last one first.
+        ranges.reverse();
+    }
     let mut tmp = Vec::new();
     let mut key = std::mem::take(&mut scratch.key);
     let mut val = std::mem::take(&mut scratch.val);
@@ -962,6 +966,28 @@ fn full_range(id: u32) -> KeyRange {
     (lo, hi, false)
 }
 
+/// Sorts key ranges by their start and merges the ones that overlap, so
+/// that reading them one after another gives each key once, in order.
+/// Ranges that only touch stay apart (two primary-key points stay point
+/// reads); equal points stay one point.
+fn merge_ranges(mut ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+    ranges.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut out: Vec<KeyRange> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.0 < last.1 => {
+                let same_point = last.2 && r.2 && r.0 == last.0;
+                if r.1 > last.1 {
+                    last.1 = r.1;
+                }
+                last.2 = same_point;
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 /// The byte ranges of an index access for the current outer row; None
 /// when a bound cannot be encoded exactly (the caller scans the whole
 /// index and the filter decides).
@@ -994,32 +1020,58 @@ fn index_ranges(
         return Ok(Some(vec![(prefix, Vec::new(), true)]));
     }
     let next = ix.columns.get(ia.eq.len()).map(|c| &def.columns[*c]);
-    if let (Some(list), Some(col)) = (&ia.in_list, next) {
-        let mut keys_: Vec<Vec<u8>> = Vec::new();
-        for e in list {
+    if let (Some(alts), Some(col)) = (&ia.alts, next) {
+        // A key of `prefix ‖ v`: None for NULL (matches nothing), Err(())
+        // when v has no exact key form.
+        let key_of = |e: &Expr| -> SqlResult<Option<Result<Vec<u8>, ()>>> {
             let v = eval(e, outer, &[], &[], s)?;
             if v.is_null() {
-                continue;
-            }
-            let Some(kv) = key_value(col, &v) else {
                 return Ok(None);
-            };
-            let mut k = prefix.clone();
-            row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
-            keys_.push(k);
-        }
-        keys_.sort();
-        keys_.dedup();
+            }
+            Ok(Some(key_value(col, &v).ok_or(()).map(|kv| {
+                let mut k = prefix.clone();
+                row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
+                k
+            })))
+        };
         let point = ia.index.is_none() && ia.eq.len() + 1 == ix.columns.len();
-        return Ok(Some(
-            keys_
-                .into_iter()
-                .map(|k| {
-                    let hi = successor(&k);
-                    (k, hi, point)
-                })
-                .collect(),
-        ));
+        let mut ranges: Vec<KeyRange> = Vec::with_capacity(alts.len());
+        'alt: for a in alts {
+            match a {
+                KeyAlt::Point(e) => match key_of(e)? {
+                    None => {}
+                    Some(Ok(k)) => {
+                        let hi = successor(&k);
+                        ranges.push((k, hi, point));
+                    }
+                    Some(Err(())) => return Ok(None),
+                },
+                KeyAlt::Range(lo, hi) => {
+                    // A bound without a key form widens to the prefix's
+                    // end; the WHERE narrows again.
+                    let mut from = prefix.clone();
+                    let mut to = successor(&prefix);
+                    if let Some((e, incl)) = lo {
+                        match key_of(e)? {
+                            None => continue 'alt,
+                            Some(Ok(k)) => from = if *incl { k } else { successor(&k) },
+                            Some(Err(())) => {}
+                        }
+                    }
+                    if let Some((e, incl)) = hi {
+                        match key_of(e)? {
+                            None => continue 'alt,
+                            Some(Ok(k)) => to = if *incl { successor(&k) } else { k },
+                            Some(Err(())) => {}
+                        }
+                    }
+                    if from < to {
+                        ranges.push((from, to, false));
+                    }
+                }
+            }
+        }
+        return Ok(Some(merge_ranges(ranges)));
     }
     let mut lo = prefix.clone();
     let mut hi = successor(&prefix);
@@ -1051,4 +1103,38 @@ fn index_ranges(
         return Ok(Some(Vec::new()));
     }
     Ok(Some(vec![(lo, hi, false)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(lo: u8, hi: u8, point: bool) -> KeyRange {
+        (vec![lo], vec![hi], point)
+    }
+
+    #[test]
+    fn merged_ranges_are_sorted_disjoint_and_keep_lone_points() {
+        let got = merge_ranges(vec![
+            r(20, 30, false),
+            r(5, 6, true),
+            r(1, 10, false),
+            r(25, 40, false),
+            r(50, 51, true),
+            r(50, 51, true),
+            r(40, 45, false),
+            r(60, 61, true),
+            r(60, 70, false),
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                r(1, 10, false),
+                r(20, 40, false),
+                r(40, 45, false),
+                r(50, 51, true),
+                r(60, 70, false),
+            ]
+        );
+    }
 }

@@ -23,6 +23,31 @@ pub struct ScopeColumn {
     pub name: String,
     /// Its type, when it comes from a table.
     pub ty: Option<ColumnType>,
+    /// The table column it reads, for result metadata (None when computed,
+    /// as in a derived table).
+    pub origin: Option<ColumnOrigin>,
+}
+
+/// A table column behind a scope column: what MySQL's result metadata
+/// says of it.
+#[derive(Debug, Clone, Default)]
+pub struct ColumnOrigin {
+    /// Database of the table.
+    pub schema: String,
+    /// The table's name as created.
+    pub table: String,
+    /// NOT NULL.
+    pub not_null: bool,
+    /// Part of the primary key.
+    pub primary_key: bool,
+    /// AUTO_INCREMENT.
+    pub auto_increment: bool,
+    /// First column of a one-column UNIQUE secondary index.
+    pub unique_key: bool,
+    /// First column of another secondary index.
+    pub multiple_key: bool,
+    /// Declared display width (BOOL / TINYINT(1)).
+    pub display_width: Option<u32>,
 }
 
 /// The columns an expression may name, in row-slot order.
@@ -263,6 +288,9 @@ pub trait Env {
     fn found_rows(&self) -> u64;
     /// ROW_COUNT().
     fn row_count(&self) -> i64;
+    /// A warning of the running statement (a value truncated in a
+    /// conversion); ignored where nobody reads warnings.
+    fn warn(&self, _code: u16, _message: String) {}
 }
 
 /// Compiles parser expressions against a scope.
@@ -1300,7 +1328,7 @@ pub fn eval(
                 None => Value::Null,
             }
         }
-        Expr::Cast(x, to) => cast(&ev(x)?, *to),
+        Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
     })
 }
@@ -1314,9 +1342,30 @@ pub fn text_of(v: &Value) -> Vec<u8> {
     }
 }
 
-fn cast(v: &Value, to: CastTo) -> Value {
+fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
     if v.is_null() {
         return Value::Null;
+    }
+    // A string that is not wholly a number of the target kind is read up
+    // to where it stops being one, with MySQL's warning 1292.
+    if let Value::Str(s) = v {
+        let t = String::from_utf8_lossy(s);
+        let t = t.trim();
+        let (whole, kind) = match to {
+            CastTo::Signed | CastTo::Unsigned => (t.parse::<i128>().is_ok(), "INTEGER"),
+            CastTo::Double => (t.parse::<f64>().is_ok(), "DOUBLE"),
+            CastTo::Decimal(_) => (parse_number(t).is_ok(), "DECIMAL"),
+            CastTo::Char => (true, ""),
+        };
+        if !whole {
+            env.warn(
+                1292,
+                format!(
+                    "Truncated incorrect {kind} value: '{}'",
+                    String::from_utf8_lossy(s)
+                ),
+            );
+        }
     }
     match to {
         CastTo::Signed => to_i64(v).map_or(Value::Null, Value::Int),

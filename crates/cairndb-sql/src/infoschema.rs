@@ -116,7 +116,7 @@ pub(crate) fn table(
             for d in cat.dbs.values() {
                 for tb in d.tables.values() {
                     for (i, c) in tb.columns.iter().enumerate() {
-                        let sql = c.ty.sql();
+                        let sql = c.type_sql();
                         let data_type = sql.split(['(', ' ']).next().unwrap_or("").to_string();
                         let (charlen, prec, scale) = match c.ty {
                             ColumnType::Str { max_len, .. } => {

@@ -72,6 +72,11 @@ pub struct ColumnInfo {
     pub primary_key: bool,
     /// AUTO_INCREMENT.
     pub auto_increment: bool,
+    /// The first column of a one-column UNIQUE secondary index.
+    pub unique_key: bool,
+    /// The first column of a non-unique (or several-column) secondary
+    /// index.
+    pub multiple_key: bool,
     /// Binary data (BLOB, BINARY kinds).
     pub binary: bool,
 }
@@ -102,6 +107,8 @@ impl ColumnInfo {
             not_null: false,
             primary_key: false,
             auto_increment: false,
+            unique_key: false,
+            multiple_key: false,
             binary: false,
         }
     }
@@ -187,6 +194,8 @@ impl ColumnInfo {
             not_null: false,
             primary_key: false,
             auto_increment: false,
+            unique_key: false,
+            multiple_key: false,
             binary,
         }
     }
@@ -214,11 +223,14 @@ pub struct Collect {
     pub rows: Vec<Vec<Value>>,
     /// (affected, last_insert_id) of the last OK.
     pub ok: Option<(u64, u64)>,
+    /// The warning count of the last OK or result set.
+    pub warnings: u16,
 }
 
 impl Output for Collect {
-    fn ok(&mut self, affected: u64, last_insert_id: u64, _warnings: u16, _info: &str) {
+    fn ok(&mut self, affected: u64, last_insert_id: u64, warnings: u16, _info: &str) {
         self.ok = Some((affected, last_insert_id));
+        self.warnings = warnings;
     }
     fn columns(&mut self, cols: &[ColumnInfo]) {
         self.columns = cols.to_vec();
@@ -227,5 +239,7 @@ impl Output for Collect {
     fn row(&mut self, values: &[Value]) {
         self.rows.push(values.to_vec());
     }
-    fn end(&mut self, _warnings: u16) {}
+    fn end(&mut self, warnings: u16) {
+        self.warnings = warnings;
+    }
 }

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::error::{SqlError, SqlResult};
-use crate::expr::{AggCall, AggFunc, BinOp, Compiler, Expr, Scope, ScopeColumn};
+use crate::expr::{
+    AggCall, AggFunc, BinOp, CastTo, ColumnOrigin, Compiler, Expr, Func, Scope, ScopeColumn,
+};
 use crate::output::{ColumnInfo, OutType};
 use crate::row::TableDef;
 use crate::session::Session;
@@ -76,8 +78,10 @@ pub struct IndexAccess {
     pub index: Option<usize>,
     /// Values of the leading columns (equalities).
     pub eq: Vec<Expr>,
-    /// Values for the next column (IN list), each a point or prefix.
-    pub in_list: Option<Vec<Expr>>,
+    /// Alternatives for the next column (an IN list, an OR of ranges and
+    /// values), read as one sorted list of key ranges with overlaps
+    /// merged, so each row comes once.
+    pub alts: Option<Vec<KeyAlt>>,
     /// Lower bound of the next column, inclusive?
     pub lo: Option<(Expr, bool)>,
     /// Upper bound of the next column, inclusive?
@@ -86,6 +90,15 @@ pub struct IndexAccess {
     pub covering: bool,
     /// Scan in descending order (ORDER BY ... DESC on the index).
     pub reverse: bool,
+}
+
+/// One alternative of an IN list or an OR on an index column.
+#[derive(Debug, Clone)]
+pub enum KeyAlt {
+    /// `col = e`: a point (or a prefix of later columns).
+    Point(Expr),
+    /// `lo <(=) col <(=) hi`, either end open; the flag: inclusive.
+    Range(Option<(Expr, bool)>, Option<(Expr, bool)>),
 }
 
 /// A FROM item.
@@ -197,6 +210,19 @@ pub struct DeletePlan {
 /// Compiles a statement that has a plan (SELECT, INSERT, UPDATE, DELETE);
 /// None for the rest (DDL, run from the AST).
 pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
+    compile_with_order(s, st, &[])
+}
+
+/// [`compile`] of a statement with the ORDER BY of an UPDATE, which the
+/// parser leaves out of the statement.
+pub fn compile_with_order(
+    s: &Session,
+    st: &ast::Statement,
+    update_order: &[ast::OrderByExpr],
+) -> SqlResult<Option<Plan>> {
+    if !update_order.is_empty() && !matches!(st, ast::Statement::Update { .. }) {
+        return Err(SqlError::syntax("ORDER BY outside UPDATE"));
+    }
     let mut params = 0usize;
     Ok(Some(match st {
         ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params)?),
@@ -213,6 +239,7 @@ pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
             table,
             assignments,
             selection,
+            update_order,
             limit,
             &mut params,
         )?),
@@ -223,15 +250,21 @@ pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
 }
 
 /// For COM_STMT_PREPARE: the number of parameters and the result columns.
-pub fn describe(s: &Session, st: &ast::Statement) -> SqlResult<(usize, Vec<ColumnInfo>)> {
-    let params = count_placeholders(&st.to_string());
-    let cols = match compile(s, st) {
-        Ok(Some(Plan::Select(p))) => p.columns,
-        Ok(_) => Vec::new(),
-        // Tables that do not exist yet (prepared before CREATE) are
-        // reported at execution.
-        Err(e) if e.code == 1146 || e.code == 1046 => Vec::new(),
-        Err(e) => return Err(e),
+pub fn describe(
+    s: &Session,
+    st: &ast::Statement,
+    update_order: &[ast::OrderByExpr],
+) -> SqlResult<(usize, Vec<ColumnInfo>)> {
+    let params = count_placeholders(&st.to_string())
+        + update_order
+            .iter()
+            .map(|o| count_placeholders(&o.to_string()))
+            .sum::<usize>();
+    // A missing table or database is reported here, at prepare, as MySQL
+    // does.
+    let cols = match compile_with_order(s, st, update_order)? {
+        Some(Plan::Select(p)) => p.columns,
+        _ => Vec::new(),
     };
     Ok((params, cols))
 }
@@ -285,14 +318,33 @@ pub(crate) fn resolve_table(
 fn add_table_scope(
     scope: &mut Scope,
     types: &mut Vec<Option<ColumnType>>,
+    db: &str,
     t: &TableDef,
     alias: &str,
 ) {
-    for c in &t.columns {
+    for (i, c) in t.columns.iter().enumerate() {
+        // As MySQL flags a column from its keys: every primary-key part;
+        // the first part of a secondary index, UNIQUE_KEY for a one-column
+        // unique index, MULTIPLE_KEY for the others.
+        let first_of = |unique: bool| {
+            t.secondary.iter().any(|ix| {
+                ix.columns.first() == Some(&i) && (ix.unique && ix.columns.len() == 1) == unique
+            })
+        };
         scope.cols.push(ScopeColumn {
             table: alias.to_string(),
             name: c.name.clone(),
             ty: Some(c.ty),
+            origin: Some(ColumnOrigin {
+                schema: db.to_string(),
+                table: t.name.clone(),
+                not_null: !c.nullable,
+                primary_key: !t.hidden_pk && t.in_pk(i),
+                auto_increment: c.auto_increment,
+                unique_key: first_of(true),
+                multiple_key: first_of(false),
+                display_width: c.display_width,
+            }),
         });
         types.push(Some(c.ty));
     }
@@ -353,6 +405,7 @@ pub(crate) fn compile_query(
                         table: alias.clone(),
                         name: n.clone(),
                         ty: None,
+                        origin: None,
                     });
                     types.push(None);
                 }
@@ -362,7 +415,7 @@ pub(crate) fn compile_query(
                 let (db, def) = resolve_table(s, name)?;
                 let alias = alias_of(alias, &def.name);
                 let offset = scope.cols.len();
-                add_table_scope(scope, types, &def, &alias);
+                add_table_scope(scope, types, &db, &def, &alias);
                 Ok(PendingKind::Table(TableRef {
                     db,
                     def,
@@ -386,6 +439,7 @@ pub(crate) fn compile_query(
                         table: alias.clone(),
                         name: c.name.clone(),
                         ty: None,
+                        origin: None,
                     });
                     types.push(None);
                 }
@@ -612,6 +666,18 @@ fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {
             ci.table = sc.table.clone();
             ci.org_table = sc.table.clone();
             ci.org_name = sc.name.clone();
+            if let Some(o) = &sc.origin {
+                ci.schema = o.schema.clone();
+                ci.org_table = o.table.clone();
+                ci.not_null = o.not_null;
+                ci.primary_key = o.primary_key;
+                ci.auto_increment = o.auto_increment;
+                ci.unique_key = o.unique_key;
+                ci.multiple_key = o.multiple_key;
+                if let Some(w) = o.display_width {
+                    ci.length = w;
+                }
+            }
             ci
         }
         None => ColumnInfo::computed(label, OutType::VarString),
@@ -622,6 +688,16 @@ fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {
 fn label_of(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(i) => i.value.clone(),
+        // `@@session.x` is labelled as written; `t.c` is `c`.
+        ast::Expr::CompoundIdentifier(p)
+            if p.first()
+                .is_some_and(|i| i.quote_style.is_none() && i.value.starts_with("@@")) =>
+        {
+            p.iter()
+                .map(|i| i.value.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
+        }
         ast::Expr::CompoundIdentifier(p) => p.last().map(|i| i.value.clone()).unwrap_or_default(),
         ast::Expr::Value(v) => match &v.value {
             ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => s.clone(),
@@ -640,7 +716,17 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             return ci;
         }
     }
-    ColumnInfo::computed(label, out_type(x, scope, aggs))
+    let mut ci = ColumnInfo::computed(label, out_type(x, scope, aggs));
+    match x {
+        // BIGINT UNSIGNED, as MySQL sends these.
+        Expr::Cast(_, CastTo::Unsigned) => ci.unsigned = true,
+        Expr::SysVar(n) if matches!(crate::vars::default_of(n), Some(Value::UInt(_))) => {
+            ci.unsigned = true
+        }
+        Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
+        _ => {}
+    }
+    ci
 }
 
 /// The type an expression's values are sent as.
@@ -707,8 +793,109 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             },
         },
         Expr::Neg(e) => out_type(e, scope, aggs),
-        _ => OutType::VarString,
+        Expr::Func(f, args) => func_type(*f, args, scope, aggs),
+        Expr::Case(_, whens, els) => merged_type(
+            whens
+                .iter()
+                .map(|(_, then)| then)
+                .chain(els.as_deref())
+                .map(|e| out_type(e, scope, aggs)),
+        ),
+        Expr::Cast(_, to) => match to {
+            CastTo::Signed | CastTo::Unsigned => OutType::LongLong,
+            CastTo::Char => OutType::VarString,
+            CastTo::Decimal(_) => OutType::NewDecimal,
+            CastTo::Double => OutType::Double,
+        },
+        Expr::SysVar(name) => match crate::vars::default_of(name) {
+            Some(Value::Int(_) | Value::UInt(_)) => OutType::LongLong,
+            Some(_) => OutType::VarString,
+            None => match name.as_str() {
+                "last_insert_id" | "identity" | "in_transaction" => OutType::LongLong,
+                _ => OutType::VarString,
+            },
+        },
+        Expr::Param(_) | Expr::UserVar(_) => OutType::VarString,
     }
+}
+
+/// The type of a scalar function's result, as MySQL reports it.
+fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType {
+    let arg = |i: usize| {
+        args.get(i)
+            .map_or(OutType::Null, |e| out_type(e, scope, aggs))
+    };
+    // A number function's type from its argument's: integers stay
+    // integers (BIGINT), strings are read as doubles.
+    let numeric = |t: OutType| match t {
+        OutType::Tiny | OutType::Short | OutType::Int24 | OutType::Long | OutType::LongLong => {
+            OutType::LongLong
+        }
+        OutType::NewDecimal => OutType::NewDecimal,
+        OutType::Null => OutType::Null,
+        _ => OutType::Double,
+    };
+    match f {
+        Func::Length
+        | Func::CharLength
+        | Func::ConnectionId
+        | Func::LastInsertId
+        | Func::FoundRows
+        | Func::RowCount
+        | Func::UnixTimestamp => OutType::LongLong,
+        Func::Concat
+        | Func::Upper
+        | Func::Lower
+        | Func::Substring
+        | Func::Trim
+        | Func::Database
+        | Func::Version
+        | Func::User => OutType::VarString,
+        Func::Now => OutType::DateTime,
+        Func::CurDate => OutType::Date,
+        Func::Abs | Func::Round => numeric(arg(0)),
+        Func::Floor | Func::Ceil => match numeric(arg(0)) {
+            OutType::NewDecimal => OutType::LongLong,
+            t => t,
+        },
+        Func::NullIf => arg(0),
+        Func::If => merged_type([arg(1), arg(2)].into_iter()),
+        Func::IfNull | Func::Coalesce | Func::Greatest | Func::Least => {
+            merged_type(args.iter().map(|e| out_type(e, scope, aggs)))
+        }
+    }
+}
+
+/// The type of a result that is one of several expressions' (IF, IFNULL,
+/// COALESCE, CASE, GREATEST): MySQL's aggregation of types, simplified.
+/// NULLs do not count; a string or a date mixed with anything else is a
+/// string; integers widen to DECIMAL, DECIMAL to DOUBLE.
+fn merged_type(types: impl Iterator<Item = OutType>) -> OutType {
+    let mut acc = OutType::Null;
+    for t in types {
+        let t = match t {
+            OutType::Tiny | OutType::Short | OutType::Int24 | OutType::Long => OutType::LongLong,
+            OutType::Float => OutType::Double,
+            OutType::String | OutType::Blob => OutType::VarString,
+            OutType::Timestamp => OutType::DateTime,
+            other => other,
+        };
+        acc = match (acc, t) {
+            (OutType::Null, t) | (t, OutType::Null) => t,
+            (a, b) if a == b => a,
+            (OutType::Date, OutType::DateTime) | (OutType::DateTime, OutType::Date) => {
+                OutType::DateTime
+            }
+            (OutType::VarString, _)
+            | (_, OutType::VarString)
+            | (OutType::Date | OutType::DateTime, _)
+            | (_, OutType::Date | OutType::DateTime) => OutType::VarString,
+            (OutType::Double, _) | (_, OutType::Double) => OutType::Double,
+            (OutType::NewDecimal, _) | (_, OutType::NewDecimal) => OutType::NewDecimal,
+            _ => OutType::LongLong,
+        };
+    }
+    acc
 }
 
 /// An ORDER BY / GROUP BY item: a position (`ORDER BY 2`), a projection
@@ -850,15 +1037,53 @@ fn available(e: &Expr, avail: usize) -> bool {
 #[derive(Default)]
 struct ColumnBounds {
     eq: Option<Expr>,
-    in_list: Option<Vec<Expr>>,
+    alts: Option<Vec<KeyAlt>>,
     lo: Option<(Expr, bool)>,
     hi: Option<(Expr, bool)>,
+}
+
+/// The alternatives of an OR of restrictions on `slot` (`k BETWEEN 1 AND
+/// 5 OR k = 9 OR k IN (20, 30)`), each disjunct giving a point or a range
+/// (a disjunct with more conditions gives the range of its conditions on
+/// `slot`, a superset the WHERE narrows); None when a disjunct leaves
+/// `slot` unbounded.
+fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<Vec<KeyAlt>> {
+    fn disjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+        match e {
+            Expr::Binary(BinOp::Or, l, r) => {
+                disjuncts(l, out);
+                disjuncts(r, out);
+            }
+            other => out.push(other),
+        }
+    }
+    let mut ds = Vec::new();
+    disjuncts(e, &mut ds);
+    let mut alts = Vec::new();
+    for d in ds {
+        let mut conj = Vec::new();
+        conjuncts(d, &mut conj);
+        let b = bounds_for(slot, &conj, avail);
+        if let Some(x) = b.eq {
+            alts.push(KeyAlt::Point(x));
+        } else if let Some(mut a) = b.alts {
+            alts.append(&mut a);
+        } else if b.lo.is_some() || b.hi.is_some() {
+            alts.push(KeyAlt::Range(b.lo, b.hi));
+        } else {
+            return None;
+        }
+    }
+    Some(alts)
 }
 
 fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
     let mut b = ColumnBounds::default();
     for c in conj {
         match c {
+            Expr::Binary(BinOp::Or, ..) if b.alts.is_none() => {
+                b.alts = or_alts(c, slot, avail);
+            }
             Expr::Binary(op, l, r) => {
                 let (col_left, other, op) = match (l.as_ref(), r.as_ref()) {
                     (Expr::Column(s), x) if *s == slot && available(x, avail) => (true, x, *op),
@@ -900,9 +1125,9 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
             Expr::InList(x, list, false)
                 if matches!(x.as_ref(), Expr::Column(s) if *s == slot)
                     && list.iter().all(|e| available(e, avail))
-                    && b.in_list.is_none() =>
+                    && b.alts.is_none() =>
             {
-                b.in_list = Some(list.clone());
+                b.alts = Some(list.iter().cloned().map(KeyAlt::Point).collect());
             }
             _ => {}
         }
@@ -983,7 +1208,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let mut ia = IndexAccess {
                 index: which,
                 eq: Vec::new(),
-                in_list: None,
+                alts: None,
                 lo: None,
                 hi: None,
                 covering: false,
@@ -995,8 +1220,8 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                     ia.eq.push(e);
                     continue;
                 }
-                if let Some(l) = b.in_list {
-                    ia.in_list = Some(l);
+                if let Some(l) = b.alts {
+                    ia.alts = Some(l);
                 } else {
                     ia.lo = b.lo;
                     ia.hi = b.hi;
@@ -1011,7 +1236,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                 900
             } else {
                 (ia.eq.len() as u32) * 10
-                    + u32::from(ia.in_list.is_some()) * 5
+                    + u32::from(ia.alts.is_some()) * 5
                     + u32::from(ia.lo.is_some() || ia.hi.is_some()) * 3
                     + u32::from(which.is_none()) // prefer the primary on ties
             };
@@ -1061,7 +1286,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                         IndexAccess {
                             index: Some(i),
                             eq: Vec::new(),
-                            in_list: None,
+                            alts: None,
                             lo: None,
                             hi: None,
                             covering: true,
@@ -1082,7 +1307,9 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let def = &t.def;
             let (cols, eq_len): (Vec<usize>, usize) = match access {
                 Access::Full => (def.primary.columns.clone(), 0),
-                Access::Index(ia) if ia.in_list.is_none() => {
+                // Alternatives are read as sorted, disjoint ranges: in
+                // index order too.
+                Access::Index(ia) => {
                     let ix = match ia.index {
                         None => &def.primary,
                         Some(i) => &def.secondary[i],
@@ -1093,7 +1320,6 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                     }
                     (cols, ia.eq.len())
                 }
-                _ => (Vec::new(), 0),
             };
             let asc = order[0].1;
             let matches = !def.hidden_pk
@@ -1111,7 +1337,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                             *access = Access::Index(Box::new(IndexAccess {
                                 index: None,
                                 eq: Vec::new(),
-                                in_list: None,
+                                alts: None,
                                 lo: None,
                                 hi: None,
                                 covering: false,
@@ -1224,12 +1450,19 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
     if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
         let mut scope = Scope::default();
         let mut types = Vec::new();
-        add_table_scope(&mut scope, &mut types, &def, &def.name.to_lowercase());
+        add_table_scope(
+            &mut scope,
+            &mut types,
+            &t.db,
+            &def,
+            &def.name.to_lowercase(),
+        );
         for (i, col) in def.columns.iter().enumerate() {
             scope.cols.push(ScopeColumn {
                 table: "__values".into(),
                 name: format!("__values_{i}"),
                 ty: Some(col.ty),
+                origin: None,
             });
         }
         let mut c2 = Compiler::new(&scope);
@@ -1310,7 +1543,7 @@ fn single_table_scan(
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
     let mut types = Vec::new();
-    add_table_scope(&mut scope, &mut types, &def, &alias);
+    add_table_scope(&mut scope, &mut types, &db, &def, &alias);
     let width = scope.cols.len();
     Ok((
         SelectPlan {
@@ -1349,6 +1582,7 @@ fn compile_update(
     table: &ast::TableWithJoins,
     assignments: &[ast::Assignment],
     selection: &Option<ast::Expr>,
+    order: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
     params: &mut usize,
 ) -> SqlResult<UpdatePlan> {
@@ -1372,6 +1606,10 @@ fn compile_update(
     }
     if let Some(w) = selection {
         scan.filter = Some(c.compile(w)?);
+    }
+    for o in order {
+        scan.order
+            .push((c.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
     }
     if let Some(l) = limit {
         scan.limit = Some(c.compile(l)?);

@@ -38,6 +38,22 @@ pub struct ColumnDef {
     pub default: Option<Value>,
     /// AUTO_INCREMENT.
     pub auto_increment: bool,
+    /// A declared display width clients read: 1 for BOOL / TINYINT(1),
+    /// which MySQL's drivers map to a boolean. None otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_width: Option<u32>,
+}
+
+impl ColumnDef {
+    /// The column's SQL type as SHOW CREATE TABLE prints it.
+    pub fn type_sql(&self) -> String {
+        match (self.ty, self.display_width) {
+            (ColumnType::Int { bytes: 1, unsigned }, Some(w)) => {
+                format!("tinyint({w}){}", if unsigned { " unsigned" } else { "" })
+            }
+            _ => self.ty.sql(),
+        }
+    }
 }
 
 /// An index: its engine id and columns (positions in the table).
@@ -611,6 +627,7 @@ mod tests {
                     nullable: false,
                     default: None,
                     auto_increment: true,
+                    display_width: None,
                 },
                 ColumnDef {
                     name: "k".into(),
@@ -621,6 +638,7 @@ mod tests {
                     nullable: false,
                     default: Some(Value::Int(0)),
                     auto_increment: false,
+                    display_width: None,
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -628,6 +646,7 @@ mod tests {
                     nullable: false,
                     default: None,
                     auto_increment: false,
+                    display_width: None,
                 },
                 ColumnDef {
                     name: "pad".into(),
@@ -635,6 +654,7 @@ mod tests {
                     nullable: true,
                     default: None,
                     auto_increment: false,
+                    display_width: None,
                 },
                 ColumnDef {
                     name: "d".into(),
@@ -642,6 +662,7 @@ mod tests {
                     nullable: true,
                     default: None,
                     auto_increment: false,
+                    display_width: None,
                 },
             ],
             primary: IndexDef {

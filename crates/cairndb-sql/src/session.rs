@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use cairndb::{Snapshot, Transaction, TransactionOptions};
-use sqlparser::ast::Statement;
+use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
@@ -79,6 +79,8 @@ pub(crate) struct TxnState {
 pub(crate) struct Prepared {
     pub(crate) pre: Pre,
     pub(crate) ast: Option<Statement>,
+    /// The ORDER BY of an UPDATE (kept apart from `ast`).
+    pub(crate) order: Vec<ast::OrderByExpr>,
     pub(crate) params: usize,
     /// The compiled plan, with the schema epoch and database it was made
     /// under.
@@ -111,7 +113,9 @@ pub struct Session {
     pub(crate) found_rows: u64,
     pub(crate) row_count: i64,
     /// The last statement's notes and warnings: (level, code, message).
-    pub(crate) warnings: Vec<(&'static str, u16, String)>,
+    /// Behind a lock so that evaluation (which sees `&Session`) can add
+    /// to it.
+    pub(crate) warnings: parking_lot::Mutex<Vec<Warning>>,
     pub(crate) params: Vec<Value>,
     pub(crate) prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
@@ -122,7 +126,28 @@ pub struct Session {
     pub(crate) scratch: crate::exec::Scratch,
 }
 
+/// A note or warning of a statement: (level, code, message).
+pub(crate) type Warning = (&'static str, u16, String);
+
+/// MySQL's default max_error_count: warnings kept per statement (the
+/// count goes on).
+const MAX_WARNINGS_KEPT: usize = 1024;
+
 impl Session {
+    /// Adds a warning of the running statement (SHOW WARNINGS, the OK
+    /// packet's count).
+    pub(crate) fn warn(&self, level: &'static str, code: u16, message: String) {
+        let mut w = self.warnings.lock();
+        if w.len() < MAX_WARNINGS_KEPT {
+            w.push((level, code, message));
+        }
+    }
+
+    /// Warnings of the running statement so far, for the OK packet.
+    pub(crate) fn warning_count(&self) -> u16 {
+        self.warnings.lock().len().min(usize::from(u16::MAX)) as u16
+    }
+
     /// A new session of `user` on `db`.
     pub fn new(db: Arc<SqlDb>, user: &str) -> Session {
         let conn_id = db.next_connection_id();
@@ -139,7 +164,7 @@ impl Session {
             last_insert_id: 0,
             found_rows: 0,
             row_count: -1,
-            warnings: Vec::new(),
+            warnings: parking_lot::Mutex::new(Vec::new()),
             params: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
@@ -187,7 +212,7 @@ impl Session {
         self.autocommit = true;
         self.isolation = Isolation::RepeatableRead;
         self.last_insert_id = 0;
-        self.warnings.clear();
+        self.warnings.get_mut().clear();
     }
 
     /// Runs one statement (the caller splits a multi-statement text with
@@ -196,12 +221,12 @@ impl Session {
         self.params.clear();
         let pre = classify(sql)?;
         if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
-            self.warnings.clear();
+            self.warnings.get_mut().clear();
         }
         match pre {
             Pre::Sql(text) => {
-                let ast = parse_one(&text)?;
-                self.run_statement(&ast, None, out)
+                let (ast, order) = parse_statement(&text)?;
+                self.run_statement(&ast, &order, out)
             }
             other => self.run_pre(other, out),
         }
@@ -218,19 +243,20 @@ impl Session {
     /// layer's); an id in use is replaced.
     pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
         let pre = classify(sql)?;
-        let (ast, params, columns) = match &pre {
+        let (ast, order, params, columns) = match &pre {
             Pre::Sql(text) => {
-                let ast = parse_one(text)?;
-                let (params, columns) = crate::plan::describe(self, &ast)?;
-                (Some(ast), params, columns)
+                let (ast, order) = parse_statement(text)?;
+                let (params, columns) = crate::plan::describe(self, &ast, &order)?;
+                (Some(ast), order, params, columns)
             }
-            _ => (None, 0, Vec::new()),
+            _ => (None, Vec::new(), 0, Vec::new()),
         };
         self.prepared.insert(
             id,
             Prepared {
                 pre,
                 ast,
+                order,
                 params,
                 plan: None,
             },
@@ -251,7 +277,7 @@ impl Session {
                 format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             ));
         };
-        self.warnings.clear();
+        self.warnings.get_mut().clear();
         self.params.clear();
         self.params.extend_from_slice(params);
         let r = if params.len() != p.params {
@@ -267,7 +293,7 @@ impl Session {
                     let fresh =
                         matches!(&p.plan, Some((e, d, _)) if *e == epoch && *d == self.current_db);
                     if !fresh {
-                        p.plan = crate::plan::compile(self, ast)?
+                        p.plan = crate::plan::compile_with_order(self, ast, &p.order)?
                             .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
                     }
                     match &p.plan {
@@ -275,7 +301,7 @@ impl Session {
                             let plan = plan.clone();
                             self.run_plan(&plan, out)
                         }
-                        None => self.run_statement(ast, None, out),
+                        None => self.run_statement(ast, &p.order, out),
                     }
                 }
                 None => self.run_pre(p.pre.clone(), out),
@@ -294,10 +320,10 @@ impl Session {
     fn run_statement(
         &mut self,
         ast: &Statement,
-        _unused: Option<()>,
+        order: &[ast::OrderByExpr],
         out: &mut dyn Output,
     ) -> SqlResult<()> {
-        match crate::plan::compile(self, ast)? {
+        match crate::plan::compile_with_order(self, ast, order)? {
             Some(plan) => self.run_plan(&plan, out),
             None => crate::ddl::run(self, ast, out),
         }
@@ -554,6 +580,72 @@ impl Session {
     }
 }
 
+/// Parses one statement with the MySQL dialect, with the ORDER BY of a
+/// single-table UPDATE (which sqlparser does not parse) apart.
+pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::OrderByExpr>)> {
+    let Some((update, order)) = split_update_order_by(text) else {
+        return Ok((parse_one(text)?, Vec::new()));
+    };
+    let st = parse_one(&update)?;
+    let q = parse_one(&format!("SELECT 1 ORDER BY {order}"))?;
+    let list = match q {
+        Statement::Query(q) => match q.order_by.map(|o| o.kind) {
+            Some(ast::OrderByKind::Expressions(list)) => list,
+            _ => return Err(SqlError::syntax(format!("bad ORDER BY of UPDATE: {order}"))),
+        },
+        _ => return Err(SqlError::syntax(format!("bad ORDER BY of UPDATE: {order}"))),
+    };
+    Ok((st, list))
+}
+
+/// `UPDATE .. ORDER BY o [LIMIT n]` split into `UPDATE .. [LIMIT n]` and
+/// `o`; None for any other statement.
+fn split_update_order_by(text: &str) -> Option<(String, String)> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
+    let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
+    let first = tokens
+        .iter()
+        .position(|t| !matches!(t, Token::Whitespace(_)))?;
+    if !word(tokens.get(first)?, "UPDATE") {
+        return None;
+    }
+    let mut depth = 0i32;
+    let mut order_at = None;
+    let mut limit_at = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ if order_at.is_none() && word(t, "ORDER") => {
+                let next = tokens
+                    .get(i + 1..)?
+                    .iter()
+                    .position(|t| !matches!(t, Token::Whitespace(_)))?;
+                if word(tokens.get(i + 1 + next)?, "BY") {
+                    order_at = Some((i, i + 2 + next));
+                }
+            }
+            _ if word(t, "LIMIT") => {
+                // LIMIT before ORDER BY is left to the parser's 1064.
+                order_at?;
+                limit_at = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let (order, by_end) = order_at?;
+    let end = limit_at.unwrap_or(tokens.len());
+    let join = |ts: &[Token]| ts.iter().map(|t| t.to_string()).collect::<String>();
+    let mut update = join(tokens.get(..order)?);
+    update.push(' ');
+    update.push_str(&join(tokens.get(end..)?));
+    Some((update, join(tokens.get(by_end..end)?)))
+}
+
 /// Parses one statement with the MySQL dialect.
 pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
     let mut v = Parser::parse_sql(&MySqlDialect {}, text)
@@ -594,5 +686,8 @@ impl Env for Session {
     }
     fn row_count(&self) -> i64 {
         self.row_count
+    }
+    fn warn(&self, code: u16, message: String) {
+        Session::warn(self, "Warning", code, message);
     }
 }

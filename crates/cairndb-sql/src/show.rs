@@ -266,7 +266,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                     };
                     out.row(&[
                         t(&c.name),
-                        t(&c.ty.sql()),
+                        t(&c.type_sql()),
                         coll,
                         t(null),
                         t(key),
@@ -278,7 +278,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 } else {
                     out.row(&[
                         t(&c.name),
-                        t(&c.ty.sql()),
+                        t(&c.type_sql()),
                         t(null),
                         t(key),
                         default,
@@ -341,7 +341,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
         }
         Show::Warnings => {
             header(out, &["Level", "Code", "Message"]);
-            let w = s.warnings.clone();
+            let w = s.warnings.lock().clone();
             for (level, code, msg) in w {
                 out.row(&[t(level), t(&code.to_string()), t(&msg)]);
             }
@@ -443,7 +443,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
 pub fn create_table_text(def: &TableDef) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
-        let mut l = format!("  `{}` {}", c.name, c.ty.sql());
+        let mut l = format!("  `{}` {}", c.name, c.type_sql());
         if c.ty.is_text() && c.ty.collation() != Collation::Utf8mb4GeneralCi {
             l.push_str(&format!(" COLLATE {}", c.ty.collation().name()));
         }

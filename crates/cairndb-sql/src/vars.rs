@@ -102,7 +102,7 @@ pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
             Value::Str(s.isolation.name().as_bytes().to_vec())
         }
         "last_insert_id" | "identity" => Value::Int(s.last_insert_id as i64),
-        "warning_count" => Value::Int(s.warnings.len() as i64),
+        "warning_count" => Value::Int(i64::from(s.warning_count())),
         "error_count" => Value::Int(0),
         "in_transaction" => Value::Int(i64::from(s.txn.is_some())),
         _ => match s.vars.get(name) {
@@ -161,6 +161,32 @@ pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<
             s.last_insert_id = to_i64(&v).unwrap_or(0).max(0) as u64;
         }
         _ => {
+            // An integer variable stays an integer (its result column is
+            // BIGINT): ON/OFF and digits in a string are read as such.
+            let v = match (default_of(name), v) {
+                (Some(Value::Int(_) | Value::UInt(_)), Value::Str(t)) => {
+                    let t = String::from_utf8_lossy(&t).trim().to_ascii_uppercase();
+                    match t.as_str() {
+                        "ON" | "TRUE" => Value::Int(1),
+                        "OFF" | "FALSE" => Value::Int(0),
+                        _ => match t.parse::<i64>() {
+                            Ok(n) => Value::Int(n),
+                            Err(_) => {
+                                return Err(SqlError::new(
+                                    1231,
+                                    "42000",
+                                    format!("Variable '{name}' can't be set to the value of '{t}'"),
+                                ))
+                            }
+                        },
+                    }
+                }
+                (
+                    Some(Value::Int(_) | Value::UInt(_)),
+                    v @ (Value::Double(_) | Value::Decimal(..)),
+                ) => Value::Int(to_i64(&v).unwrap_or(0)),
+                (_, v) => v,
+            };
             if scope == VarScope::Session {
                 s.vars.insert(name.to_string(), v);
             }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Value};
+use cairndb_sql::{Collect, OutType, Session, SqlDb, SqlOptions, Value};
 
 fn open(dir: &std::path::Path) -> Arc<SqlDb> {
     SqlDb::open(dir, SqlOptions::default()).unwrap()
@@ -606,4 +606,458 @@ fn autocommit_off_keeps_one_snapshot_until_commit() {
         rows(&q(&mut b, "SELECT k FROM sbtest1 WHERE id = 9")),
         vec!["90"]
     );
+}
+
+fn err_of(s: &mut Session, sql: &str) -> cairndb_sql::SqlError {
+    let mut c = Collect::default();
+    match s.query(sql, &mut c) {
+        Ok(()) => panic!("{sql}: expected an error"),
+        Err(e) => e,
+    }
+}
+
+fn types_of(c: &Collect) -> Vec<OutType> {
+    c.columns.iter().map(|c| c.ty).collect()
+}
+
+fn shop(s: &mut Session) {
+    q(s, "CREATE DATABASE shop");
+    q(s, "USE shop");
+    q(
+        s,
+        "CREATE TABLE acct (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, balance INT, \
+         price DECIMAL(10,2), ratio DOUBLE, d DATE, name VARCHAR(10) NOT NULL DEFAULT '', \
+         code INT, flag BOOL, grp INT, UNIQUE KEY (code), KEY (grp, code))",
+    );
+    q(
+        s,
+        "INSERT INTO acct (id, balance, price, ratio, d, name, code, flag, grp) \
+         VALUES (1, 100, 2.50, 0.5, '2024-02-29', 'ann', 7, 1, 1)",
+    );
+}
+
+#[test]
+fn function_and_expression_results_have_mysql_types_not_var_string() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    use OutType::*;
+    let cases: &[(&str, OutType, &str)] = &[
+        ("LENGTH('ab')", LongLong, "2"),
+        ("CHAR_LENGTH('ab')", LongLong, "2"),
+        ("ABS(-1)", LongLong, "1"),
+        ("ABS(price)", NewDecimal, "2.50"),
+        ("CAST('42' AS SIGNED)", LongLong, "42"),
+        ("CAST(1.5 AS DECIMAL(5,2))", NewDecimal, "1.50"),
+        ("CAST(balance AS DOUBLE)", Double, "100"),
+        ("CAST(balance AS CHAR)", VarString, "100"),
+        ("ROUND(2.567, 1)", NewDecimal, "2.6"),
+        ("ROUND(ratio)", Double, "1"),
+        ("FLOOR(2.5)", LongLong, "2"),
+        ("IF(1, 2, 3)", LongLong, "2"),
+        ("IF(1, 2, 'x')", VarString, "2"),
+        ("IFNULL(NULL, 3)", LongLong, "3"),
+        ("IFNULL(balance, 0)", LongLong, "100"),
+        ("IFNULL(d, 'never')", VarString, "2024-02-29"),
+        ("IFNULL(d, d)", Date, "2024-02-29"),
+        ("COALESCE(NULL, 1.5)", NewDecimal, "1.5"),
+        ("GREATEST(1, 2)", LongLong, "2"),
+        ("GREATEST(1, 2.5e0)", Double, "2.5"),
+        ("CASE WHEN id = 1 THEN 2 END", LongLong, "2"),
+        ("CASE WHEN id = 1 THEN price ELSE 0 END", NewDecimal, "2.50"),
+        ("LAST_INSERT_ID()", LongLong, "0"),
+        ("balance + 1", LongLong, "101"),
+        ("COUNT(*)", LongLong, "1"),
+        ("SUM(balance)", NewDecimal, "100"),
+        ("AVG(balance)", NewDecimal, "100.0000"),
+        ("CONCAT(name, 'x')", VarString, "annx"),
+        ("UNIX_TIMESTAMP() > 0", LongLong, "1"),
+    ];
+    for (expr, ty, want) in cases {
+        let c = q(&mut s, &format!("SELECT {expr} FROM acct WHERE id = 1"));
+        assert_eq!(types_of(&c), vec![*ty], "type of {expr}");
+        assert_eq!(rows(&c), vec![want.to_string()], "value of {expr}");
+    }
+    let c = q(
+        &mut s,
+        "SELECT CAST(-1 AS UNSIGNED), @@sql_select_limit, CAST(1 AS DECIMAL(6,3))",
+    );
+    assert_eq!(types_of(&c), vec![LongLong, LongLong, NewDecimal]);
+    let meta: Vec<(bool, u8)> = c.columns.iter().map(|c| (c.unsigned, c.decimals)).collect();
+    assert_eq!(meta, [(true, 0), (true, 0), (false, 3)]);
+    assert_eq!(
+        rows(&c),
+        vec!["18446744073709551615|18446744073709551615|1.000"]
+    );
+    let c = q(&mut s, "SELECT NOW(), CURDATE(), CONNECTION_ID()");
+    assert_eq!(types_of(&c), vec![DateTime, Date, LongLong]);
+    assert!(matches!(c.rows[0][1], Value::Date(_)), "{:?}", c.rows[0]);
+}
+
+#[test]
+fn integer_system_variables_are_bigint_and_labelled_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    let c = q(
+        &mut s,
+        "SELECT @@autocommit, @@session.autocommit, @@innodb_lock_wait_timeout, @@version",
+    );
+    let names: Vec<&str> = c.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "@@autocommit",
+            "@@session.autocommit",
+            "@@innodb_lock_wait_timeout",
+            "@@version"
+        ]
+    );
+    use OutType::*;
+    assert_eq!(types_of(&c), vec![LongLong, LongLong, LongLong, VarString]);
+    assert_eq!(&rows(&c)[0][..8], "1|1|50|8");
+    // A string set on an integer variable is read as the integer.
+    q(&mut s, "SET foreign_key_checks = OFF");
+    q(&mut s, "SET SESSION unique_checks = '0'");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT @@foreign_key_checks, @@unique_checks")),
+        vec!["0|0"]
+    );
+    assert_eq!(err(&mut s, "SET unique_checks = 'maybe'"), 1231);
+}
+
+#[test]
+fn update_with_order_by_and_limit_is_not_a_syntax_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    // k = id % 10: ids 3, 13, 23, .. have k = 3; the two highest change.
+    let c = q(
+        &mut s,
+        "UPDATE sbtest1 SET pad = 'top' WHERE k = 3 ORDER BY id DESC LIMIT 2",
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(2));
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM sbtest1 WHERE pad = 'top' ORDER BY id"
+        )),
+        vec!["83", "93"]
+    );
+    // Without LIMIT, with an expression and a column list, and prepared.
+    q(
+        &mut s,
+        "UPDATE sbtest1 SET k = k + 100 WHERE id <= 3 ORDER BY (id * -1), c",
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT k FROM sbtest1 WHERE id <= 3 ORDER BY id"
+        )),
+        vec!["101", "102", "103"]
+    );
+    let p = s
+        .prepare("UPDATE sbtest1 SET pad = ? WHERE k = ? ORDER BY id LIMIT ?")
+        .unwrap();
+    assert_eq!(p.params, 3);
+    let mut c = Collect::default();
+    s.execute(
+        p.id,
+        &[Value::Str(b"low".to_vec()), Value::Int(4), Value::Int(1)],
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM sbtest1 WHERE pad = 'low'")),
+        vec!["4"]
+    );
+    // An ORDER BY inside a string or a subquery is not the UPDATE's.
+    q(
+        &mut s,
+        "UPDATE sbtest1 SET pad = 'ORDER BY x LIMIT 1' WHERE id = 5",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT pad FROM sbtest1 WHERE id = 5")),
+        vec!["ORDER BY x LIMIT 1"]
+    );
+    assert_eq!(
+        err(&mut s, "UPDATE sbtest1 SET k = 1 ORDER BY nope LIMIT 1"),
+        1054
+    );
+    assert_eq!(
+        err(&mut s, "UPDATE sbtest1 SET k = 1 LIMIT 1 ORDER BY id"),
+        1064
+    );
+}
+
+#[test]
+fn insert_ignore_of_a_duplicate_and_a_truncating_cast_give_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    let c = q(
+        &mut s,
+        "INSERT IGNORE INTO acct (id, name, code) VALUES (1, 'dup', 70), (2, 'new', 7), (3, 'ok', 8)",
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(1));
+    assert_eq!(c.warnings, 2);
+    assert_eq!(
+        rows(&q(&mut s, "SHOW WARNINGS")),
+        vec![
+            "Warning|1062|Duplicate entry '1' for key 'acct.PRIMARY'",
+            "Warning|1062|Duplicate entry '7' for key 'acct.code'",
+        ]
+    );
+    let c = q(
+        &mut s,
+        "SELECT CAST('12abc' AS SIGNED), CAST(' 5 ' AS SIGNED)",
+    );
+    assert_eq!(rows(&c), vec!["12|5"]);
+    assert_eq!(c.warnings, 1);
+    assert_eq!(
+        rows(&q(&mut s, "SHOW WARNINGS")),
+        vec!["Warning|1292|Truncated incorrect INTEGER value: '12abc'"]
+    );
+    // The next statement starts without warnings.
+    let c = q(&mut s, "SELECT 1");
+    assert_eq!(c.warnings, 0);
+    assert!(rows(&q(&mut s, "SHOW WARNINGS")).is_empty());
+}
+
+#[test]
+fn insert_ignore_of_a_too_long_string_truncates_with_warning_1265() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    let c = q(
+        &mut s,
+        "INSERT IGNORE INTO acct (id, name, balance) VALUES (40, 'a-name-far-too-long', 99999999999)",
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(1));
+    assert_eq!(c.warnings, 2);
+    assert_eq!(
+        rows(&q(&mut s, "SHOW WARNINGS")),
+        vec![
+            "Warning|1264|Out of range value for column 'balance' at row 1",
+            "Warning|1265|Data truncated for column 'name' at row 1",
+        ]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT name, balance FROM acct WHERE id = 40")),
+        vec!["a-name-far|2147483647"]
+    );
+    // Without IGNORE, strict mode still refuses.
+    let e = err_of(
+        &mut s,
+        "INSERT INTO acct (id, name) VALUES (41, 'a-name-far-too-long')",
+    );
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1406, "Data too long for column 'name' at row 1")
+    );
+}
+
+#[test]
+fn drop_table_of_a_missing_table_names_its_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    let e = err_of(&mut s, "DROP TABLE nope");
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1051, "Unknown table 'shop.nope'")
+    );
+    q(&mut s, "DROP TABLE IF EXISTS nope");
+    assert_eq!(
+        rows(&q(&mut s, "SHOW WARNINGS")),
+        vec!["Note|1051|Unknown table 'shop.nope'"]
+    );
+}
+
+#[test]
+fn table_columns_in_results_carry_their_flags_and_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    q(&mut s, "CREATE TABLE u (n INT UNSIGNED NOT NULL, m INT)");
+    let c = q(
+        &mut s,
+        "SELECT a.id, a.balance, a.name AS label, a.code, a.grp, a.flag, u.n, 1 + a.id \
+         FROM acct a LEFT JOIN u ON u.m = a.id",
+    );
+    let flags: Vec<String> = c
+        .columns
+        .iter()
+        .map(|c| {
+            let mut f = String::new();
+            for (on, n) in [
+                (c.not_null, "N"),
+                (c.primary_key, "P"),
+                (c.auto_increment, "A"),
+                (c.unique_key, "U"),
+                (c.multiple_key, "M"),
+                (c.unsigned, "u"),
+            ] {
+                if on {
+                    f.push_str(n);
+                }
+            }
+            format!(
+                "{}.{}.{}/{}.{}:{f}",
+                c.schema, c.org_table, c.org_name, c.table, c.name
+            )
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            "shop.acct.id/a.id:NPA",
+            "shop.acct.balance/a.balance:",
+            "shop.acct.name/a.label:N",
+            "shop.acct.code/a.code:U",
+            "shop.acct.grp/a.grp:M",
+            "shop.acct.flag/a.flag:",
+            "shop.u.n/u.n:Nu",
+            "../.1 + a.id:",
+        ]
+    );
+}
+
+#[test]
+fn bool_columns_have_display_length_1_like_tinyint_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    q(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, t TINYINT, t1 TINYINT(1), bb BOOLEAN)",
+    );
+    let c = q(&mut s, "SELECT t, t1, bb FROM b");
+    let lens: Vec<u32> = c.columns.iter().map(|c| c.length).collect();
+    assert_eq!(lens, [4, 1, 1]);
+    let c = q(&mut s, "SELECT flag FROM acct");
+    assert_eq!((c.columns[0].ty, c.columns[0].length), (OutType::Tiny, 1));
+    let create = rows(&q(&mut s, "SHOW CREATE TABLE b")).join("\n");
+    assert!(create.contains("`bb` tinyint(1)"), "{create}");
+    assert!(
+        create.contains("`t` tinyint,") || create.contains("`t` tinyint DEFAULT"),
+        "{create}"
+    );
+}
+
+#[test]
+fn prepare_of_a_statement_on_a_missing_table_fails_with_1146() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    shop(&mut s);
+    let e = s.prepare("SELECT * FROM nope WHERE id = ?").unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1146, "Table 'shop.nope' doesn't exist")
+    );
+    assert_eq!(
+        s.prepare("INSERT INTO nope VALUES (?)").unwrap_err().code,
+        1146
+    );
+    assert_eq!(
+        s.prepare("SELECT nope FROM acct WHERE id = ?")
+            .unwrap_err()
+            .code,
+        1054
+    );
+    // DDL is still prepared without a table to check.
+    assert!(s.prepare("CREATE TABLE later (id INT PRIMARY KEY)").is_ok());
+}
+
+#[test]
+fn or_of_ranges_and_in_lists_read_merged_ranges_each_row_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    // sysbench's select_random_ranges: a range read of k_1, not a full
+    // scan (type range), covering.
+    let sql = "SELECT count(k) FROM sbtest1 WHERE k BETWEEN 1 AND 2 OR k BETWEEN 2 AND 3";
+    let plan = rows(&q(&mut s, &format!("EXPLAIN {sql}")));
+    assert_eq!(
+        plan,
+        vec!["1|SIMPLE|sbtest1|range|k_1|k_1|NULL|NULL|1|100.00|Using index; Using where"]
+    );
+    // k = id % 10, ten rows per value: overlapping ranges count once.
+    assert_eq!(rows(&q(&mut s, sql)), vec!["30"]);
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT count(*) FROM sbtest1 WHERE k BETWEEN 5 AND 9 OR k BETWEEN 6 AND 7 OR k = 8 \
+             OR k IN (1, 9, 1) OR k > 8"
+        )),
+        vec!["60"]
+    );
+    // Open ends, exclusive bounds, NULL bounds (match nothing) and an
+    // AND inside a disjunct (the range of its k condition, narrowed by
+    // the WHERE).
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT count(*) FROM sbtest1 WHERE k < 1 OR (k > 8 AND id < 50) OR k BETWEEN NULL AND 5"
+        )),
+        vec!["15"]
+    );
+    // Primary-key alternatives, also read in index order for ORDER BY
+    // (both directions) without a sort.
+    let sql = "SELECT id FROM sbtest1 WHERE id IN (7, 3) OR id BETWEEN 50 AND 52 OR id = 51 \
+               OR id > 98 ORDER BY id";
+    assert_eq!(
+        rows(&q(&mut s, sql)),
+        vec!["3", "7", "50", "51", "52", "99", "100"]
+    );
+    let plan = rows(&q(&mut s, &format!("EXPLAIN {sql} DESC")));
+    assert_eq!(
+        plan,
+        vec!["1|SIMPLE|sbtest1|range|PRIMARY|PRIMARY|NULL|NULL|1|100.00|Using where"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, &format!("{sql} DESC LIMIT 4"))),
+        vec!["100", "99", "52", "51"]
+    );
+    // Equal ranges of a secondary index in order: k, then id.
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT k, id FROM sbtest1 WHERE k = 4 OR k BETWEEN 3 AND 3 OR k = 3 ORDER BY k DESC, id DESC LIMIT 3"
+        )),
+        vec!["4|94", "4|84", "4|74"]
+    );
+    // A disjunct on another column leaves k unbounded: a whole-index
+    // scan (of the covering k_1), still right.
+    let sql = "SELECT count(*) FROM sbtest1 WHERE k BETWEEN 1 AND 2 OR id = 100";
+    assert_eq!(rows(&q(&mut s, sql)), vec!["21"]);
+    assert_eq!(
+        rows(&q(&mut s, &format!("EXPLAIN {sql}")))[0]
+            .split('|')
+            .nth(3),
+        Some("index")
+    );
+    // Prepared, as sysbench sends it, and an UPDATE and a DELETE through
+    // the same path.
+    let p = s
+        .prepare("SELECT count(k) FROM sbtest1 WHERE k BETWEEN ? AND ? OR k BETWEEN ? AND ?")
+        .unwrap();
+    let mut c = Collect::default();
+    s.execute(
+        p.id,
+        &[Value::Int(7), Value::Int(9), Value::Int(0), Value::Int(8)],
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(rows(&c), vec!["100"]);
+    let c = q(
+        &mut s,
+        "UPDATE sbtest1 SET pad = 'x' WHERE k BETWEEN 1 AND 2 OR k BETWEEN 2 AND 3",
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(30));
+    let c = q(
+        &mut s,
+        "DELETE FROM sbtest1 WHERE id IN (1, 2) OR id BETWEEN 2 AND 4",
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(4));
+    assert_eq!(rows(&q(&mut s, "SELECT count(*) FROM sbtest1")), vec!["96"]);
 }

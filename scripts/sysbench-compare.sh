@@ -1,0 +1,468 @@
+#!/usr/bin/env bash
+# sysbench against four servers side by side, each a fresh server of its
+# own (own data directory, socket and port, started by this script as the
+# current user): MariaDB with InnoDB, MariaDB with InnoDB tables of
+# ROW_FORMAT=COMPRESSED (KEY_BLOCK_SIZE=8), MariaDB with MyRocks
+# (mariadb-plugin-rocksdb), and `cairndb server`.
+#
+# For each server: one table of --table-size rows with its secondary index
+# (sysbench's prepare, timed), its size on disk after the load, then these
+# workloads on that table, 8 threads, --rand-type=uniform, a warm-up, then
+# the measured run:
+#   a  oltp_read_only --point_selects=100 --range_selects=off --skip_trx=on
+#   c  select_random_points --random_points=100
+#   d  select_random_ranges --number-of-ranges=10 --delta=100
+#   b  oltp_read_write --point_selects=90 --non_index_updates=10
+#      --index_updates=0 --delete_inserts=0 --range_selects=off --skip_trx=on
+#   e  oltp_read_write (sysbench's defaults)
+# (reads first, so the writing workloads change the table last). Recorded
+# per run: QPS, p95 and p99 latency (from sysbench's histogram of the
+# measured run) and the server's peak memory (with a cgroup).
+#
+# Memory modes:
+#   --memory=ample   caches of 4 GB: innodb_buffer_pool_size,
+#                    rocksdb_block_cache_size, cairndb --block-cache-size
+#   --memory=capped  each server's whole process in a memory cgroup of
+#                    256 MB, page cache included (cgroup v1 memory
+#                    controller under /sys/fs/cgroup/memory, or cgroup v2
+#                    memory.max), caches of 128 MB
+#
+# usage: scripts/sysbench-compare.sh [--memory=ample|capped]
+#            [--table-size=N] [--time=S] [--warmup-time=S] [--threads=N]
+#            [--servers=innodb,innodb-zip,myrocks,cairndb]
+#            [--workloads=a,c,d,b,e] [--cache-size=BYTES] [--cap=BYTES]
+#            [--out=DIR] [--bin=PATH]
+#
+# Defaults: --table-size=2000000 --time=60 --warmup-time=10 --threads=8.
+# --bin uses that cairndb binary instead of building the release one.
+# Results go to --out (default ${TMPDIR:-/tmp}/sysbench-compare-DATE-MODE):
+# results.md (the table), results.tsv, and per server its logs and each
+# sysbench output. mariadb-server and mariadb-plugin-rocksdb are installed
+# with apt-get when missing. Servers are stopped and cgroups removed on
+# exit; data directories are kept with the results (--clean removes them).
+#
+# Smoke check: --table-size=20000 --time=5 --warmup-time=1.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+memory=ample
+table_size=2000000
+time_s=60
+warmup=10
+threads=8
+servers="innodb,innodb-zip,myrocks,cairndb"
+workloads="a,c,d,b,e"
+cache=""
+cap=$((256 << 20))
+out=""
+bin=""
+clean=0
+for arg in "$@"; do
+    case "$arg" in
+        --memory=*) memory="${arg#*=}" ;;
+        --table-size=*) table_size="${arg#*=}" ;;
+        --time=*) time_s="${arg#*=}" ;;
+        --warmup-time=*) warmup="${arg#*=}" ;;
+        --threads=*) threads="${arg#*=}" ;;
+        --servers=*) servers="${arg#*=}" ;;
+        --workloads=*) workloads="${arg#*=}" ;;
+        --cache-size=*) cache="${arg#*=}" ;;
+        --cap=*) cap="${arg#*=}" ;;
+        --out=*) out="${arg#*=}" ;;
+        --bin=*) bin="${arg#*=}" ;;
+        --clean) clean=1 ;;
+        -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "sysbench-compare: unknown argument $arg (--help)" >&2; exit 2 ;;
+    esac
+done
+case "$memory" in
+    ample) cache="${cache:-$((4 << 30))}" ;;
+    capped) cache="${cache:-$((128 << 20))}" ;;
+    *) echo "sysbench-compare: --memory is ample or capped, not $memory" >&2; exit 2 ;;
+esac
+for n in "$table_size" "$time_s" "$warmup" "$threads" "$cache" "$cap"; do
+    [[ "$n" =~ ^[0-9]+$ ]] || { echo "sysbench-compare: '$n' is not a number" >&2; exit 2; }
+done
+for s in ${servers//,/ }; do
+    case "$s" in innodb | innodb-zip | myrocks | cairndb) ;;
+        *) echo "sysbench-compare: unknown server $s" >&2; exit 2 ;;
+    esac
+done
+for w in ${workloads//,/ }; do
+    case "$w" in a | b | c | d | e) ;;
+        *) echo "sysbench-compare: unknown workload $w" >&2; exit 2 ;;
+    esac
+done
+
+say() { echo "sysbench-compare: $*"; }
+die() { echo "sysbench-compare: $*" >&2; exit 1; }
+
+# --- tools --------------------------------------------------------------------
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+command -v sysbench >/dev/null || die "sysbench is not installed"
+find_mariadbd() {
+    command -v mariadbd || command -v mysqld ||
+        { [ -x /usr/sbin/mariadbd ] && echo /usr/sbin/mariadbd; } || true
+}
+mariadbd_bin=$(find_mariadbd)
+plugin_dir=/usr/lib/mysql/plugin
+if [[ ",$servers," =~ ,(innodb|innodb-zip|myrocks), ]]; then
+    if [ -z "$mariadbd_bin" ] || ! command -v mariadb-install-db >/dev/null ||
+        { [[ ",$servers," == *,myrocks,* ]] && [ ! -f "$plugin_dir/ha_rocksdb.so" ]; }; then
+        say "installing mariadb-server mariadb-plugin-rocksdb with apt-get"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            mariadb-server mariadb-plugin-rocksdb >/dev/null || die "apt-get install failed"
+        mariadbd_bin=$(find_mariadbd)
+    fi
+    [ -x "$mariadbd_bin" ] || die "no mariadbd after the install"
+    "$mariadbd_bin" --version | grep -q '10\.11\.' ||
+        say "note: $("$mariadbd_bin" --version) is not MariaDB 10.11"
+fi
+command -v mariadb >/dev/null || die "the mariadb client is not installed"
+
+if [[ ",$servers," == *,cairndb,* ]] && [ -z "$bin" ]; then
+    say "building the release cairndb"
+    cargo build --release -q -p cairndb-cli || die "cargo build failed"
+    bin="${CARGO_TARGET_DIR:-target}/release/cairndb"
+fi
+
+out="${out:-${TMPDIR:-/tmp}/sysbench-compare-$(date +%Y%m%d-%H%M%S)-$memory}"
+mkdir -p "$out" || die "cannot create $out"
+out="$(cd "$out" && pwd)"
+if [ -n "$bin" ]; then
+    # A private copy, so a rebuild during the run changes nothing.
+    mkdir -p "$out/bin"
+    cp "$bin" "$out/bin/cairndb" || die "no cairndb binary at $bin"
+    bin="$out/bin/cairndb"
+fi
+say "memory $memory (caches $((cache >> 20)) MB$([ "$memory" = capped ] && echo ", cap $((cap >> 20)) MB")), $table_size rows, ${warmup}s + ${time_s}s runs, $threads threads; results in $out"
+
+# --- memory cgroups -------------------------------------------------------------
+
+cg_kind=""
+cg_root=""
+if [ "$memory" = capped ]; then
+    if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+        cg_kind=v1
+        cg_root=/sys/fs/cgroup/memory
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+        cg_kind=v2
+        cg_root=/sys/fs/cgroup
+        grep -qw memory "$cg_root/cgroup.subtree_control" ||
+            as_root sh -c "echo +memory > $cg_root/cgroup.subtree_control" ||
+            die "cannot enable the memory controller in $cg_root"
+    else
+        die "--memory=capped needs a memory cgroup (v1 /sys/fs/cgroup/memory or v2 memory.max)"
+    fi
+    say "memory cgroups: $cg_kind under $cg_root"
+fi
+cgroups=() # every cgroup made, removed on exit
+
+cg_make() { # NAME: creates the capped cgroup, prints its directory
+    local d="$cg_root/sysbench-compare-$$-$1"
+    as_root mkdir -p "$d" || return 1
+    # The server runs as the current user, who moves it into the group.
+    [ "$(id -u)" = 0 ] || as_root chown "$(id -u)" "$d/cgroup.procs" || return 1
+    if [ "$cg_kind" = v1 ]; then
+        # The limit covers the page cache in v1; swap too where accounted.
+        as_root sh -c "echo $cap > $d/memory.limit_in_bytes" || return 1
+        if [ -f "$d/memory.memsw.limit_in_bytes" ]; then
+            as_root sh -c "echo $cap > $d/memory.memsw.limit_in_bytes" || return 1
+        fi
+    else
+        as_root sh -c "echo $cap > $d/memory.max" || return 1
+        [ -f "$d/memory.swap.max" ] && as_root sh -c "echo 0 > $d/memory.swap.max"
+    fi
+    echo "$d"
+}
+
+cg_peak() { # DIR: peak bytes charged
+    local d="$1"
+    if [ -f "$d/memory.max_usage_in_bytes" ]; then
+        cat "$d/memory.max_usage_in_bytes"
+    elif [ -f "$d/memory.peak" ]; then
+        cat "$d/memory.peak"
+    else
+        echo ""
+    fi
+}
+
+# --- servers ----------------------------------------------------------------------
+
+server_pid=""
+server_cg=""
+port=""
+sock=""
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Runs COMMAND... in the background, in the server's cgroup if there is
+# one; sets server_pid.
+launch() { # LOG COMMAND...
+    local log="$1"
+    shift
+    if [ -n "$server_cg" ]; then
+        # The shell joins the cgroup, then becomes the server (exec).
+        sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$server_cg" "$@" >>"$log" 2>&1 &
+    else
+        "$@" >>"$log" 2>&1 &
+    fi
+    server_pid=$!
+}
+
+wait_ready() { # NAME LOG CHECK-COMMAND...
+    local name="$1" log="$2" i
+    shift 2
+    for ((i = 0; i < 1200; i++)); do
+        if "$@" >/dev/null 2>&1; then
+            return 0
+        fi
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            echo "sysbench-compare: $name exited at start ($log):" >&2
+            tail -5 "$log" >&2
+            server_pid=""
+            return 1
+        fi
+        sleep 0.1
+    done
+    echo "sysbench-compare: $name did not answer within 120 s ($log)" >&2
+    return 1
+}
+
+start_server() { # NAME DIR: sets port, sock, server_pid, server_cg
+    local name="$1" dir="$2" log="$2/server.log"
+    mkdir -p "$dir"
+    port=$(free_port) || return 1
+    sock="$dir/mysqld.sock"
+    server_cg=""
+    if [ -n "$cg_kind" ]; then
+        server_cg=$(cg_make "$name") || { echo "sysbench-compare: cgroup for $name failed" >&2; return 1; }
+        cgroups+=("$server_cg")
+    fi
+    if [ "$name" = cairndb ]; then
+        launch "$log" "$bin" server --datadir="$dir/data" --port="$port" --bind=127.0.0.1 \
+            --block-cache-size="$cache"
+        wait_ready "$name" "$log" mariadb -h127.0.0.1 -P"$port" -uroot -e "SELECT 1" || return 1
+        mariadb -h127.0.0.1 -P"$port" -uroot -e "CREATE DATABASE sbtest" || return 1
+        return 0
+    fi
+    local me
+    me=$(id -un)
+    mariadb-install-db --no-defaults --datadir="$dir/data" --user="$me" \
+        --auth-root-authentication-method=normal --skip-test-db >"$dir/install-db.log" 2>&1 ||
+        { echo "sysbench-compare: mariadb-install-db failed ($dir/install-db.log)" >&2; return 1; }
+    local opts=(--no-defaults --datadir="$dir/data" --socket="$sock" --port="$port"
+        --bind-address=127.0.0.1 --user="$me" --pid-file="$dir/mysqld.pid"
+        --log-error="$dir/error.log" --skip-log-bin --max-connections=200
+        --innodb-buffer-pool-size="$cache" --innodb-flush-log-at-trx-commit=1
+        --loose-innodb-read-only-compressed=OFF)
+    if [ "$name" = myrocks ]; then
+        opts+=(--plugin-load-add=ha_rocksdb.so --rocksdb-block-cache-size="$cache"
+            --rocksdb-flush-log-at-trx-commit=1 --default-storage-engine=ROCKSDB
+            --innodb-buffer-pool-size=$((16 << 20)))
+    fi
+    launch "$log" "$mariadbd_bin" "${opts[@]}"
+    wait_ready "$name" "$dir/error.log" mariadb --socket="$sock" -uroot -e "SELECT 1" || return 1
+    mariadb --socket="$sock" -uroot -e "
+        CREATE USER IF NOT EXISTS 'root'@'127.0.0.1';
+        GRANT ALL ON *.* TO 'root'@'127.0.0.1';
+        CREATE DATABASE sbtest;" || return 1
+}
+
+stop_server() {
+    [ -n "$server_pid" ] || return 0
+    kill -TERM "$server_pid" 2>/dev/null
+    local i
+    for ((i = 0; i < 1200; i++)); do
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$server_pid" 2>/dev/null; then
+        echo "sysbench-compare: server $server_pid did not stop in 120 s; killed" >&2
+        kill -KILL "$server_pid" 2>/dev/null
+    fi
+    wait "$server_pid" 2>/dev/null
+    server_pid=""
+    if [ -n "$server_cg" ] && [ -d "$server_cg" ]; then
+        as_root rmdir "$server_cg" 2>/dev/null
+    fi
+}
+
+cleanup() {
+    stop_server
+    local d
+    for d in "${cgroups[@]}"; do
+        [ -d "$d" ] && as_root rmdir "$d" 2>/dev/null
+    done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- sysbench ---------------------------------------------------------------------
+
+# The sysbench script of a workload and its own options.
+workload_args() { # LETTER
+    case "$1" in
+        a) echo "oltp_read_only --point_selects=100 --range_selects=off --skip_trx=on" ;;
+        b) echo "oltp_read_write --point_selects=90 --non_index_updates=10 --index_updates=0 --delete_inserts=0 --range_selects=off --skip_trx=on" ;;
+        c) echo "select_random_points --random_points=100" ;;
+        d) echo "select_random_ranges --number-of-ranges=10 --delta=100" ;;
+        e) echo "oltp_read_write" ;;
+    esac
+}
+
+# p95 and p99 (ms) from sysbench's --histogram output.
+percentiles() { # FILE
+    awk '
+        /^Latency histogram/ { on = 1; next }
+        on && /^ *[0-9.]+ *\|/ {
+            split($0, f, "|"); v = f[1] + 0; n = $NF + 0
+            vals[++k] = v; cnt[k] = n; total += n; next
+        }
+        on && NF == 0 && k > 0 { on = 0 }
+        END {
+            if (total == 0) { print "- -"; exit }
+            c = 0; p95 = ""; p99 = ""
+            for (i = 1; i <= k; i++) {
+                c += cnt[i]
+                if (p95 == "" && c >= 0.95 * total) p95 = vals[i]
+                if (p99 == "" && c >= 0.99 * total) p99 = vals[i]
+            }
+            print p95, p99
+        }' "$1"
+}
+
+sb_conn() { # connection options for the running server
+    echo --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root \
+        --mysql-password= --mysql-db=sbtest --tables=1 --table-size="$table_size" \
+        --rand-type=uniform
+}
+
+# sysbench 1.0 has no --warmup-time: the warm-up is then a run of its own
+# whose results are dropped.
+if sysbench --help 2>/dev/null | grep -q -- --warmup-time; then
+    warm_opt=(--warmup-time="$warmup")
+else
+    warm_opt=()
+fi
+
+# Bytes of the files under DIR whose names match PATTERN (find -name).
+bytes_of() { # DIR PATTERN
+    find "$1" -type f -name "$2" -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+
+tsv="$out/results.tsv"
+printf 'server\tworkload\tprepare_s\tdata_mb\ttable_mb\tqps\tp95_ms\tp99_ms\tpeak_mb\tnote\n' >"$tsv"
+
+run_server() { # NAME
+    local name="$1" dir="$out/$1"
+    rm -rf "$dir"
+    say "=== $name ==="
+    if ! start_server "$name" "$dir"; then
+        printf '%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "did not start" >>"$tsv"
+        stop_server
+        return
+    fi
+    local engine=innodb script=oltp_read_only
+    [ "$name" = myrocks ] && engine=rocksdb
+    if [ "$name" = innodb-zip ]; then
+        # sysbench 1.0 reads its table options from a Lua global only.
+        script="$dir/zip_prepare.lua"
+        printf '%s\n' 'mysql_table_options = "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"' \
+            'dofile("/usr/share/sysbench/oltp_read_only.lua")' >"$script"
+    fi
+    local t0 t1 prep size table
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2046
+    if ! sysbench "$script" $(sb_conn) --mysql-storage-engine="$engine" --threads=1 prepare \
+        >"$dir/prepare.out" 2>&1; then
+        printf '%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$name" "prepare failed ($dir/prepare.out)" >>"$tsv"
+        stop_server
+        return
+    fi
+    t1=$(date +%s.%N)
+    prep=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    if [ "$name" != cairndb ]; then
+        # Dirty pages and memtables to disk, so the size is the table's.
+        mariadb --socket="$sock" -uroot -e "FLUSH TABLES sbtest.sbtest1 FOR EXPORT; UNLOCK TABLES;" \
+            >/dev/null 2>&1
+        [ "$name" = myrocks ] &&
+            mariadb --socket="$sock" -uroot -e "SET GLOBAL rocksdb_force_flush_memtable_now=1" >/dev/null 2>&1
+    fi
+    sleep 2
+    size=$(du -sb "$dir/data" | awk '{ printf "%.1f", $1 / 1048576 }')
+    # The table's own files: InnoDB's .ibd, MyRocks' and CairnDB's SSTs
+    # (CairnDB's write-ahead log too, as rows may not be flushed yet).
+    case "$name" in
+        innodb | innodb-zip) table=$(bytes_of "$dir/data/sbtest" 'sbtest1.ibd') ;;
+        myrocks) table=$(bytes_of "$dir/data/#rocksdb" '*.sst') ;;
+        cairndb) table=$(($(bytes_of "$dir/data" '*.sst') + $(bytes_of "$dir/data" '*.log'))) ;;
+    esac
+    table=$(awk -v b="$table" 'BEGIN { printf "%.1f", b / 1048576 }')
+    say "$name: prepare ${prep}s, data directory ${size} MB, table ${table} MB"
+    local w
+    for w in ${workloads//,/ }; do
+        local args note="" qps p95 p99 peak="-"
+        read -r -a args <<<"$(workload_args "$w")"
+        local f="$dir/$w-${args[0]}.out"
+        if ! kill -0 "$server_pid" 2>/dev/null; then
+            printf '%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t%s\n' "$name" "$w" "$prep" "$size" "$table" "server gone" >>"$tsv"
+            continue
+        fi
+        if [ "${#warm_opt[@]}" = 0 ] && [ "$warmup" -gt 0 ]; then
+            # shellcheck disable=SC2046
+            sysbench "${args[@]}" $(sb_conn) --threads="$threads" --time="$warmup" \
+                --report-interval=0 run >"${f%.out}.warmup.out" 2>&1
+        fi
+        # shellcheck disable=SC2046
+        sysbench "${args[@]}" $(sb_conn) --threads="$threads" "${warm_opt[@]}" \
+            --time="$time_s" --report-interval=0 --histogram=on run >"$f" 2>&1
+        local rc=$?
+        qps=$(sed -n 's/^ *queries: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p' "$f")
+        read -r p95 p99 <<<"$(percentiles "$f")"
+        [ "$rc" -ne 0 ] && note="sysbench exit $rc"
+        grep -q FATAL "$f" && note="${note:+$note; }FATAL: $(grep -m1 FATAL "$f" | cut -c1-80)"
+        if [ -n "$server_cg" ]; then
+            peak=$(cg_peak "$server_cg" | awk '{ if ($1 != "") printf "%.0f", $1 / 1048576; else print "-" }')
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$w" "$prep" "$size" "$table" \
+            "${qps:--}" "${p95:--}" "${p99:--}" "$peak" "$note" >>"$tsv"
+        say "$name $w (${args[0]}): ${qps:-?} qps, p95 ${p95:-?} ms, p99 ${p99:-?} ms${note:+ -- $note}"
+    done
+    stop_server
+    [ "$clean" = 1 ] && rm -rf "$dir/data"
+}
+
+for s in ${servers//,/ }; do
+    run_server "$s"
+done
+
+# --- the table ----------------------------------------------------------------------
+
+{
+    echo "# sysbench: MariaDB InnoDB, InnoDB compressed, MyRocks, CairnDB"
+    echo
+    echo "- memory: $memory (caches $((cache >> 20)) MB$([ "$memory" = capped ] && echo "; each server in a $((cap >> 20)) MB $cg_kind memory cgroup, page cache included"))"
+    echo "- one table of $table_size rows with the secondary index k_1; $threads threads; --rand-type=uniform; ${warmup} s warm-up, ${time_s} s measured"
+    echo "- $(sysbench --version); $([ -n "$mariadbd_bin" ] && "$mariadbd_bin" --version 2>/dev/null | head -1)"
+    echo "- $(uname -srm), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "- workloads: a = oltp_read_only 100 point selects; c = select_random_points 100;"
+    echo "  d = select_random_ranges 10 x 100; b = oltp_read_write 90 points + 10 non-index updates;"
+    echo "  e = oltp_read_write defaults (run in the order a, c, d, b, e on the same table)"
+    echo "- after the load: data MB is the whole data directory (logs, system tables); table MB the"
+    echo "  table's files (InnoDB sbtest1.ibd; MyRocks SSTs after a memtable flush; CairnDB SSTs and WAL)"
+    echo "- prepare: sysbench prepare (insert and index), 1 thread, seconds"
+    [ "${#warm_opt[@]}" = 0 ] && echo "- sysbench $(sysbench --version | awk '{ print $2 }') has no --warmup-time: each measured run follows an unmeasured run of ${warmup} s"
+    echo
+    echo "| server | workload | prepare s | data MB | table MB | QPS | p95 ms | p99 ms | peak MB | note |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
+    tail -n +2 "$tsv" | awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
+} >"$out/results.md"
+cat "$out/results.md"
+say "results: $out/results.md"

@@ -110,16 +110,21 @@ fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
     while it.valid() {
         match parse_internal_key(it.key()) {
             Some(k) => {
-                let t = match k.vtype {
-                    ValueType::Value => "PUT",
-                    ValueType::Deletion => "DEL",
+                let (t, v) = match k.vtype {
+                    ValueType::Value => ("PUT", preview(it.value(), max_value)),
+                    ValueType::Deletion => ("DEL", preview(it.value(), max_value)),
+                    ValueType::BlobIndex => (
+                        "BLOB",
+                        match cairndb::internals::blob::BlobIndex::decode(it.value()) {
+                            Ok(b) => format!(
+                                "file {} offset {} size {} compression {}",
+                                b.file_number, b.offset, b.size, b.compression
+                            ),
+                            Err(e) => format!("bad blob reference: {e}"),
+                        },
+                    ),
                 };
-                println!(
-                    "  '{}' @ {} : {t} => '{}'",
-                    escape(k.user_key),
-                    k.seq,
-                    preview(it.value(), max_value)
-                );
+                println!("  '{}' @ {} : {t} => '{v}'", escape(k.user_key), k.seq);
             }
             None => println!("  malformed internal key '{}'", escape(it.key())),
         }

@@ -1,5 +1,5 @@
-//! Deleting obsolete files: old WALs and MANIFESTs, tables no version or
-//! reader needs, temporaries of failed builds. WALs may be kept for reuse.
+//! Deleting obsolete files: old WALs and MANIFESTs, tables and blob files no
+//! version or reader needs, temporaries of failed builds. WALs may be kept for reuse.
 //!
 //! The decisions are pure functions of what the collector gathered
 //! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
@@ -10,11 +10,11 @@ use super::*;
 
 /// What the collector knows when it decides about one file.
 pub(super) struct Keep<'a> {
-    /// Tables of the current version.
+    /// Tables and blob files of the current version.
     pub(super) live: &'a HashSet<u64>,
-    /// Table numbers being written (flush or compaction outputs).
+    /// Table and blob file numbers being written (flush or compaction outputs).
     pub(super) pending: &'a HashSet<u64>,
-    /// Tables an older version, held by a reader, still refers to.
+    /// Tables and blob files an older version, held by a reader, still lists.
     pub(super) held: &'a HashSet<u64>,
     /// WALs to delete (from [`decide_logs`]).
     pub(super) obsolete_logs: &'a HashSet<u64>,
@@ -27,7 +27,7 @@ impl Keep<'_> {
     pub(super) fn keep(&self, t: FileType, num: u64) -> bool {
         match t {
             FileType::Log => !self.obsolete_logs.contains(&num),
-            FileType::Table => {
+            FileType::Table | FileType::Blob => {
                 self.live.contains(&num) || self.pending.contains(&num) || self.held.contains(&num)
             }
             FileType::Manifest => num >= self.manifest_number,
@@ -109,12 +109,13 @@ impl DbInner {
         }
         let (live, log_number, manifest_number) = {
             let vs = self.versions.lock();
-            let live: HashSet<u64> = vs
-                .current()
+            let cur = vs.current();
+            let live: HashSet<u64> = cur
                 .files
                 .iter()
                 .flatten()
                 .map(|f| f.number)
+                .chain(cur.blob_files.keys().copied())
                 .collect();
             (live, vs.log_number, vs.manifest_number())
         };
@@ -128,6 +129,15 @@ impl DbInner {
             // Still referenced by an older version that a reader holds?
             obs.retain(|f| Arc::strong_count(f) > 1);
             obs.iter().map(|f| f.number).collect()
+        };
+        let held: HashSet<u64> = {
+            // Blob files likewise (a leaf lock, taken after the other one
+            // is released).
+            let mut blobs = self.obsolete_blobs.lock();
+            blobs.retain(|b| Arc::strong_count(b) > 1);
+            held.into_iter()
+                .chain(blobs.iter().map(|b| b.number))
+                .collect()
         };
         let files: Vec<(String, FileType, u64)> = names
             .into_iter()
@@ -153,8 +163,10 @@ impl DbInner {
         };
         for (name, t, num) in files {
             if !rule.keep(t, num) {
-                if t == FileType::Table {
-                    self.table_cache.evict(num);
+                match t {
+                    FileType::Table => self.table_cache.evict(num),
+                    FileType::Blob => self.blob_cache.evict(num),
+                    _ => {}
                 }
                 let p = self.path.join(&name);
                 if let Err(e) = self.fs.remove_file(&p) {
@@ -189,8 +201,10 @@ mod tests {
         };
         for n in [1, 2, 3] {
             assert!(k.keep(FileType::Table, n), "table {n}");
+            assert!(k.keep(FileType::Blob, n), "blob file {n}");
         }
         assert!(!k.keep(FileType::Table, 4));
+        assert!(!k.keep(FileType::Blob, 4));
         // A temporary stays only while its number is a pending output.
         assert!(k.keep(FileType::Temp, 2));
         assert!(!k.keep(FileType::Temp, 4));

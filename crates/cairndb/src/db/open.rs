@@ -74,6 +74,12 @@ impl Db {
             zip_stats.clone(),
         ));
 
+        let blob_cache = Arc::new(crate::blob::BlobCache::new(
+            fs.clone(),
+            path.clone(),
+            opts.max_open_files,
+        ));
+
         // Replay the WALs that hold writes not yet in tables.
         let mut logs: Vec<u64> = fs
             .list_dir(&path)?
@@ -190,6 +196,7 @@ impl Db {
             fs,
             lock: Mutex::new(Some(lock)),
             table_cache,
+            blob_cache,
             block_cache,
             zip_budget,
             zip_stats,
@@ -222,6 +229,7 @@ impl Db {
             recycle_pool: Mutex::new(Vec::new()),
             closed_logs: Mutex::new(Vec::new()),
             obsolete_tables: Mutex::new(Vec::new()),
+            obsolete_blobs: Mutex::new(Vec::new()),
             prepared: Mutex::new(prepared),
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
@@ -263,7 +271,7 @@ impl Db {
 }
 
 /// `paranoid_checks`: every table of `v` exists with the size the MANIFEST
-/// recorded for it.
+/// recorded for it, and every blob file of `v` exists.
 fn check_table_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
     for (level, files) in v.files.iter().enumerate() {
         for f in files {
@@ -289,6 +297,16 @@ fn check_table_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
                     ),
                 ));
             }
+        }
+    }
+    for &number in v.blob_files.keys() {
+        let p = filename::blob_file_name(dir, number);
+        if !fs.exists(&p) {
+            return Err(Error::corruption(
+                &p,
+                0,
+                "blob file listed in the MANIFEST is missing",
+            ));
         }
     }
     Ok(())

@@ -1,6 +1,8 @@
 //! Point reads and iterators. A read takes the super-version (an `Arc`
 //! copy under the `sv` read lock) and then its sequence number, and holds
-//! no lock while it searches memtables and tables.
+//! no lock while it searches memtables and tables. A blob reference found
+//! in a table is resolved with one read of the blob file (through the blob
+//! file cache, a leaf lock); the version the read holds keeps that file.
 
 use super::*;
 
@@ -54,19 +56,34 @@ impl DbInner {
             }
         }
         let mut f = Some(f);
+        let mut blob_ref: Option<Vec<u8>> = None;
         let found = with_lookup_key(key, seq, |lk| {
-            sv.version
-                .find(&self.table_cache, lk, !opts.fill_cache_off, |t, _, v| {
-                    if t == ValueType::Value {
+            sv.version.find(
+                &self.table_cache,
+                lk,
+                !opts.fill_cache_off,
+                |t, _, v| match t {
+                    ValueType::Value => {
                         if let Some(f) = f.take() {
                             f(v);
                         }
                         true
-                    } else {
-                        false
                     }
-                })
+                    ValueType::BlobIndex => {
+                        // Read after the table's block is released.
+                        blob_ref = Some(v.to_vec());
+                        true
+                    }
+                    ValueType::Deletion => false,
+                },
+            )
         })?;
+        if let Some(r) = blob_ref {
+            let v = self.blob_cache.resolve(&r)?;
+            if let Some(f) = f.take() {
+                f(&v);
+            }
+        }
         Ok(found == Some(true))
     }
 
@@ -127,6 +144,7 @@ impl DbInner {
             opts,
             Box::new(sv),
             rebuild,
+            Some(self.blob_cache.clone()),
         )
     }
 }

@@ -1,8 +1,10 @@
-//! Versions: the immutable set of live table files per level, and the
-//! MANIFEST that records how it changes.
+//! Versions: the immutable set of live table files per level and of live
+//! blob files, and the MANIFEST that records how it changes.
 //!
 //! A [`Version`] never changes once built; readers hold it by `Arc` and so
-//! keep its files alive while they read. Invariants: level 0 is ordered
+//! keep its files (tables and blob files) alive while they read. A blob
+//! file is in a version until every record in it is garbage
+//! (`docs/format/blob.md`, "MANIFEST"). Invariants: level 0 is ordered
 //! newest first (by largest sequence number) and its files may overlap;
 //! levels >= 1 are ordered by key and their files never overlap (no user key
 //! spans two files of one level). `VersionSet` (set.rs) owns the current
@@ -12,6 +14,7 @@ pub mod edit;
 pub mod set;
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cache::table_cache::TableCache;
@@ -20,7 +23,7 @@ use crate::iter::InternalIterator;
 use crate::key::{compare_internal, parse_internal_key, user_key, SeqNo, ValueType};
 use crate::options::NUM_LEVELS;
 use crate::sst::TableIter;
-pub use edit::{FileMeta, VersionEdit};
+pub use edit::{BlobFileMeta, BlobGarbage, FileMeta, VersionEdit};
 
 /// What a lookup in the tables found.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,16 +32,38 @@ pub enum TableGet {
     Value(Vec<u8>),
     /// The newest visible entry is a tombstone.
     Deleted,
+    /// The newest visible entry is a blob reference (its bytes).
+    BlobIndex(Vec<u8>),
 }
 
-/// The live files, per level.
+/// A live blob file and the garbage counted against it so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFileState {
+    /// The file (one `Arc` for its whole life in the version history).
+    pub meta: Arc<BlobFileMeta>,
+    /// Records no table refers to any more.
+    pub garbage_count: u64,
+    /// Their bytes.
+    pub garbage_bytes: u64,
+}
+
+/// The live files, per level, and the live blob files.
 #[derive(Debug, Default, Clone)]
 pub struct Version {
     /// Files per level (see the module doc for the order of each level).
     pub files: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+    /// Blob files by number.
+    pub blob_files: BTreeMap<u64, BlobFileState>,
 }
 
 impl Version {
+    /// Total record bytes of the live blob files, and their garbage bytes.
+    pub fn blob_bytes(&self) -> (u64, u64) {
+        self.blob_files
+            .values()
+            .fold((0, 0), |(t, g), b| (t + b.meta.bytes, g + b.garbage_bytes))
+    }
+
     /// Total bytes in `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.files[level].iter().map(|f| f.size).sum()
@@ -91,6 +116,7 @@ impl Version {
     ) -> Result<Option<TableGet>> {
         self.find(tables, lookup, fill_cache, |t, _, v| match t {
             ValueType::Value => TableGet::Value(v.to_vec()),
+            ValueType::BlobIndex => TableGet::BlobIndex(v.to_vec()),
             ValueType::Deletion => TableGet::Deleted,
         })
     }

@@ -306,6 +306,83 @@ impl BlobFileBuilder {
     }
 }
 
+/// The blob files one flush or compaction writes: values go to the current
+/// file, and a new one is started once it reaches `blob_file_size`.
+/// `alloc` reserves each file's number (a pending output) before the file
+/// is created; `numbers` lists every file created, for clean-up on failure.
+pub struct BlobFileSet<'a> {
+    fs: &'a dyn Fs,
+    dir: &'a Path,
+    compression: CompressionType,
+    file_size: u64,
+    alloc: Box<dyn FnMut() -> u64 + 'a>,
+    current: Option<BlobFileBuilder>,
+    finished: Vec<BlobFileMeta>,
+    numbers: Vec<u64>,
+}
+
+impl<'a> BlobFileSet<'a> {
+    /// Nothing is created until the first value.
+    pub fn new(
+        fs: &'a dyn Fs,
+        dir: &'a Path,
+        opts: &crate::options::Options,
+        alloc: Box<dyn FnMut() -> u64 + 'a>,
+    ) -> BlobFileSet<'a> {
+        BlobFileSet {
+            fs,
+            dir,
+            compression: opts.blob_compression_type,
+            file_size: opts.blob_file_size,
+            alloc,
+            current: None,
+            finished: Vec::new(),
+            numbers: Vec::new(),
+        }
+    }
+
+    /// Writes the value of `user_key`; returns the reference to store.
+    pub fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<BlobIndex> {
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|b| b.file_size() >= self.file_size)
+        {
+            if let Some(b) = self.current.take() {
+                self.finished.push(b.finish()?);
+            }
+        }
+        let b = match &mut self.current {
+            Some(b) => b,
+            None => {
+                let n = (self.alloc)();
+                self.numbers.push(n);
+                self.current.insert(BlobFileBuilder::create(
+                    self.fs,
+                    self.dir,
+                    n,
+                    self.compression,
+                )?)
+            }
+        };
+        b.add(user_key, value)
+    }
+
+    /// Every blob file number created (finished or not).
+    pub fn numbers(&self) -> &[u64] {
+        &self.numbers
+    }
+
+    /// Finishes (and syncs) the current file; returns every file written.
+    /// The caller syncs the directory.
+    pub fn finish(&mut self) -> Result<Vec<BlobFileMeta>> {
+        if let Some(b) = self.current.take() {
+            self.finished.push(b.finish()?);
+        }
+        Ok(std::mem::take(&mut self.finished))
+    }
+}
+
 /// An open blob file.
 pub struct BlobReader {
     file: Arc<dyn RandomAccessFile>,
@@ -339,9 +416,38 @@ impl BlobReader {
         &self.path
     }
 
-    /// Reads the value `idx` refers to: one read of exactly the stored
-    /// bytes, checked against the reference's crc, then decompressed.
-    pub fn read(&self, idx: &BlobIndex) -> Result<Vec<u8>> {
+    /// [`BlobReader::read`] through a readahead buffer: a value inside the
+    /// buffer is taken from it; otherwise one read fills the buffer from the
+    /// value's offset (at least the value, at most to the footer).
+    pub fn read_ahead(&self, idx: &BlobIndex, ra: &mut Readahead) -> Result<Vec<u8>> {
+        if ra.size <= idx.size {
+            return self.read(idx);
+        }
+        self.check_bounds(idx)?;
+        let inside = |ra: &Readahead| {
+            ra.file == idx.file_number
+                && idx.offset >= ra.start
+                && idx.offset + idx.size <= ra.start + ra.buf.len() as u64
+        };
+        if !inside(ra) {
+            let limit = self.file.size().saturating_sub(BLOB_FOOTER_LEN as u64);
+            let len = ra.size.min(limit - idx.offset);
+            let len = usize::try_from(len).map_err(|_| {
+                Error::corruption(&self.path, idx.offset, "blob readahead too large")
+            })?;
+            ra.buf = self.file.read_vec_at(idx.offset, len)?;
+            ra.file = idx.file_number;
+            ra.start = idx.offset;
+        }
+        let from = usize::try_from(idx.offset - ra.start).unwrap_or(usize::MAX);
+        let to = from.saturating_add(usize::try_from(idx.size).unwrap_or(usize::MAX));
+        let stored = ra.buf.get(from..to).ok_or_else(|| {
+            Error::corruption(&self.path, idx.offset, "blob value outside the readahead")
+        })?;
+        self.check_and_decompress(idx, stored.to_vec())
+    }
+
+    fn check_bounds(&self, idx: &BlobIndex) -> Result<()> {
         let end = idx.offset.checked_add(idx.size);
         let limit = self.file.size().saturating_sub(BLOB_FOOTER_LEN as u64);
         if idx.offset < (BLOB_HEADER_LEN + BLOB_RECORD_HEADER_LEN) as u64
@@ -358,10 +464,21 @@ impl BlobReader {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Reads the value `idx` refers to: one read of exactly the stored
+    /// bytes, checked against the reference's crc, then decompressed.
+    pub fn read(&self, idx: &BlobIndex) -> Result<Vec<u8>> {
+        self.check_bounds(idx)?;
         let len = usize::try_from(idx.size).map_err(|_| {
             Error::corruption(&self.path, idx.offset, "blob value too large to read")
         })?;
         let stored = self.file.read_vec_at(idx.offset, len)?;
+        self.check_and_decompress(idx, stored)
+    }
+
+    fn check_and_decompress(&self, idx: &BlobIndex, stored: Vec<u8>) -> Result<Vec<u8>> {
         let actual = crc::mask(crc::crc32c(&stored));
         if actual != idx.crc {
             return Err(Error::corruption(
@@ -377,6 +494,29 @@ impl BlobReader {
             return Ok(stored);
         }
         decompress_block(&self.path, idx.offset, idx.compression, &stored)
+    }
+}
+
+/// Bytes read ahead of a compaction's blob reads
+/// (`blob_compaction_readahead_size`): a compaction meets references in key
+/// order, which is the order a flush wrote them, so the next value is
+/// usually just after the last one.
+pub struct Readahead {
+    size: u64,
+    file: u64,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl Readahead {
+    /// A buffer of `size` bytes (0: no readahead).
+    pub fn new(size: u64) -> Readahead {
+        Readahead {
+            size,
+            file: 0,
+            start: 0,
+            buf: Vec::new(),
+        }
     }
 }
 

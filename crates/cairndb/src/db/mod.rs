@@ -386,7 +386,10 @@ impl Db {
     /// `rocksdb.`: `num-files-at-level<N>`, `stats`, `levelstats`,
     /// `sstables`, `estimate-num-keys`, `cur-size-all-mem-tables`,
     /// `num-immutable-mem-table`, `block-cache-usage`, `num-snapshots`,
-    /// `total-sst-files-size`, `last-sequence`.
+    /// `total-sst-files-size`, `last-sequence`, `num-blob-files`,
+    /// `total-blob-file-size`, `live-blob-file-size`,
+    /// `live-blob-file-garbage-size` (blob sizes are record bytes,
+    /// `docs/format/blob.md`).
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }

@@ -148,11 +148,13 @@ impl Db {
                     if mem.approximate_memory_usage() >= opts.write_buffer_size {
                         let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
                         let num = next_file.fetch_add(1, Ordering::SeqCst);
-                        match build_table(&fs, &path, &opts, num, 0, &full, &zip_budget) {
-                            Ok(Some(meta)) => edit.add_file(0, meta),
-                            Ok(None) => {}
-                            Err(e) => return Err(e),
-                        }
+                        // Numbers of files a failed build leaves are never
+                        // listed; the collector deletes those files.
+                        let built =
+                            build_table(&fs, &path, &opts, num, 0, &full, &zip_budget, || {
+                                next_file.fetch_add(1, Ordering::SeqCst)
+                            })?;
+                        built.add_to(&mut edit, 0);
                     }
                     Ok(ControlFlow::Continue(()))
                 },
@@ -171,9 +173,10 @@ impl Db {
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
-            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget)? {
-                edit.add_file(0, meta);
-            }
+            build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget, || {
+                next_file.fetch_add(1, Ordering::SeqCst)
+            })?
+            .add_to(&mut edit, 0);
         }
         // A fresh WAL for new writes; the replayed ones become obsolete.
         let log_number = versions.new_file_number();

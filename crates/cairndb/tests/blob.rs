@@ -7,14 +7,20 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use cairndb::env::fault::{FaultFs, FaultOp, FaultRule};
 use cairndb::env::mem::MemFs;
 use cairndb::env::Fs;
-use cairndb::{Db, Options, ReadOptions, WriteOptions};
+use cairndb::{CompressionType, Db, Error, Options, ReadOptions, WriteOptions};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 const MIN_BLOB: usize = 256;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn blob_options(fs: Arc<dyn Fs>) -> Options {
     Options {
@@ -124,4 +130,456 @@ fn blob_files_off_by_default_writes_none() {
     db.compact_range(None, None).unwrap();
     assert!(blob_files(&fs).is_empty());
     assert_eq!(prop(&db, "num-blob-files"), 0);
+}
+
+fn value(rng: &mut SmallRng) -> Vec<u8> {
+    let len = match rng.gen_range(0..10) {
+        0..=3 => rng.gen_range(0..MIN_BLOB),
+        4..=8 => rng.gen_range(MIN_BLOB..MIN_BLOB * 4),
+        _ => rng.gen_range(4000..20000),
+    };
+    let b = rng.gen::<u8>();
+    (0..len).map(|i| b.wrapping_add((i % 11) as u8)).collect()
+}
+
+fn check_model(db: &Db, model: &Model, ro: &ReadOptions) {
+    for (k, v) in model.iter().step_by(3) {
+        assert_eq!(
+            db.get(ro, k).unwrap().as_ref(),
+            Some(v),
+            "{:?}",
+            String::from_utf8_lossy(k)
+        );
+    }
+    let mut it = db.iter(ro).unwrap();
+    it.seek_to_first();
+    for (k, v) in model {
+        assert!(it.valid(), "missing {:?}", String::from_utf8_lossy(k));
+        assert_eq!(it.key(), k.as_slice());
+        assert_eq!(it.value(), v.as_slice(), "{:?}", String::from_utf8_lossy(k));
+        it.next();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+    // Backward, touching only some values (the others stay unread).
+    it.seek_to_last();
+    for (i, (k, v)) in model.iter().rev().enumerate() {
+        assert_eq!(it.key(), k.as_slice());
+        if i % 2 == 0 {
+            assert_eq!(it.value(), v.as_slice());
+        }
+        it.prev();
+    }
+    assert!(!it.valid());
+    it.status().unwrap();
+}
+
+/// After the collector ran with no reader holding an old version, the blob
+/// files on disk are exactly the live ones.
+fn assert_no_orphans(fs: &dyn Fs, db: &Db) {
+    let on_disk = blob_files(fs).len() as u64;
+    assert_eq!(
+        on_disk,
+        prop(db, "num-blob-files"),
+        "blob files on disk {:?}",
+        blob_files(fs)
+    );
+}
+
+#[test]
+fn model_with_flushes_compactions_gc_and_reopens() {
+    for gc in [false, true] {
+        let seed = common::seed("blob_model");
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let (fs, mut o) = mem_blob_options();
+        o.enable_blob_garbage_collection = gc;
+        o.blob_garbage_collection_age_cutoff = 0.5;
+        o.blob_compression_type = match rng.gen_range(0..3) {
+            0 => CompressionType::None,
+            1 => CompressionType::Lz4,
+            _ => CompressionType::Zstd(1),
+        };
+        o.blob_compaction_readahead_size = [0, 4096, 1 << 20][rng.gen_range(0..3)];
+        let mut db = Db::open("/db", o.clone()).unwrap();
+        let mut model = BTreeMap::new();
+        let mut snaps: Vec<(cairndb::Snapshot, Model)> = Vec::new();
+        let space = 400;
+        let w = WriteOptions::default();
+        for step in 0..6000 {
+            match rng.gen_range(0..1000) {
+                0..=599 => {
+                    let k = k(rng.gen_range(0..space));
+                    let v = value(&mut rng);
+                    db.put(&w, &k, &v).unwrap();
+                    model.insert(k, v);
+                }
+                600..=799 => {
+                    let k = k(rng.gen_range(0..space));
+                    db.delete(&w, &k).unwrap();
+                    model.remove(&k);
+                }
+                800..=949 => {
+                    let k = k(rng.gen_range(0..space));
+                    assert_eq!(
+                        db.get(&ReadOptions::default(), &k).unwrap().as_ref(),
+                        model.get(&k)
+                    );
+                }
+                950..=964 => db.flush().unwrap(),
+                965..=974 => db.compact_range(None, None).unwrap(),
+                975..=984 => {
+                    if snaps.len() < 3 {
+                        snaps.push((db.snapshot(), model.clone()));
+                    } else {
+                        let (s, m) = snaps.remove(0);
+                        let ro = ReadOptions {
+                            snapshot: Some(s),
+                            ..Default::default()
+                        };
+                        check_model(&db, &m, &ro);
+                    }
+                }
+                985..=989 => {
+                    snaps.clear();
+                    db.close().unwrap();
+                    db = Db::open("/db", o.clone()).unwrap();
+                }
+                _ => check_model(&db, &model, &ReadOptions::default()),
+            }
+            if step % 1000 == 999 {
+                db.wait_for_compactions().unwrap();
+            }
+        }
+        for (s, m) in snaps.drain(..) {
+            let ro = ReadOptions {
+                snapshot: Some(s),
+                ..Default::default()
+            };
+            check_model(&db, &m, &ro);
+        }
+        check_model(&db, &model, &ReadOptions::default());
+        db.compact_range(None, None).unwrap();
+        db.wait_for_compactions().unwrap();
+        check_model(&db, &model, &ReadOptions::default());
+        assert_no_orphans(&fs, &db);
+        db.close().unwrap();
+        let db = Db::open("/db", o).unwrap();
+        check_model(&db, &model, &ReadOptions::default());
+        assert_no_orphans(&fs, &db);
+    }
+}
+
+#[test]
+fn snapshot_and_iterator_keep_an_overwritten_blob_value_across_gc() {
+    let (fs, mut o) = mem_blob_options();
+    o.enable_blob_garbage_collection = true;
+    o.blob_garbage_collection_age_cutoff = 1.0;
+    // Only `compact_range` compacts: a background trivial move would put
+    // the references in the last level, which `compact_range` leaves be.
+    o.level0_file_num_compaction_trigger = 8;
+    let db = Db::open("/db", o.clone()).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..50 {
+        db.put(&w, &k(i), &big(i, 1)).unwrap();
+    }
+    db.flush().unwrap();
+    let first = blob_files(&fs);
+    let snap = db.snapshot();
+    let mut held = db.iter(&ReadOptions::default()).unwrap();
+    for i in 0..50 {
+        db.put(&w, &k(i), &big(i, 2)).unwrap();
+    }
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    db.compact_range(None, None).unwrap();
+    // Garbage collection moved every value out of the first blob files.
+    let live_first = blob_files(&fs).iter().filter(|f| first.contains(f)).count();
+    assert!(
+        db.stats().blob_bytes_relocated > 0,
+        "nothing relocated: {:?}",
+        db.stats()
+    );
+    let ro = ReadOptions {
+        snapshot: Some(snap.clone()),
+        ..Default::default()
+    };
+    for i in 0..50 {
+        assert_eq!(db.get(&ro, &k(i)).unwrap(), Some(big(i, 1)));
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(big(i, 2))
+        );
+    }
+    // The iterator's version still lists the first blob files: they stay
+    // on disk while it lives, and it reads the old values.
+    assert_eq!(
+        live_first,
+        first.len(),
+        "{first:?} vs {:?}",
+        blob_files(&fs)
+    );
+    held.seek_to_first();
+    for i in 0..50 {
+        assert_eq!(held.key(), k(i).as_slice());
+        assert_eq!(held.value(), big(i, 1).as_slice());
+        held.next();
+    }
+    held.status().unwrap();
+    drop(held);
+    drop(ro);
+    drop(snap);
+    // Now the first blob files go (the collector runs in `close`; after a
+    // flush it runs on the flush thread, after `flush` returns).
+    db.close().unwrap();
+    let left: Vec<_> = blob_files(&fs)
+        .into_iter()
+        .filter(|f| first.contains(f))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "{left:?} still on disk; first {first:?}, now {:?}",
+        blob_files(&fs),
+    );
+    let db = Db::open("/db", o).unwrap();
+    assert_no_orphans(&fs, &db);
+    for i in 0..50 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(big(i, 2))
+        );
+    }
+}
+
+/// Overwrites most keys 5 times; with garbage collection the blob files
+/// stay within a small multiple of the live bytes, without it they keep
+/// every old file that still holds one live value.
+#[test]
+fn space_stays_bounded_when_overwriting_with_gc() {
+    let mut bytes = Vec::new();
+    for gc in [true, false] {
+        let (fs, mut o) = mem_blob_options();
+        o.enable_blob_garbage_collection = gc;
+        let db = Db::open("/db", o).unwrap();
+        let w = WriteOptions::default();
+        let n = 400;
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut live: BTreeMap<usize, usize> = BTreeMap::new();
+        for round in 0..6 {
+            for i in 0..n {
+                // Round 0 writes every key; later rounds 80% of them.
+                if round == 0 || rng.gen_ratio(4, 5) {
+                    db.put(&w, &k(i), &big(i, round)).unwrap();
+                    live.insert(i, big(i, round).len());
+                }
+            }
+            db.flush().unwrap();
+            db.compact_range(None, None).unwrap();
+        }
+        for _ in 0..4 {
+            db.compact_range(None, None).unwrap();
+        }
+        let live_bytes: u64 = live
+            .iter()
+            .map(|(i, len)| (k(*i).len() + len + 12) as u64)
+            .sum();
+        let on_disk: u64 = blob_files(&fs).iter().map(|f| f.1).sum();
+        eprintln!("gc {gc}: live {live_bytes}, blob files {on_disk}");
+        if gc {
+            assert!(on_disk < 2 * live_bytes, "{on_disk} >= 2 x {live_bytes}");
+        }
+        for (i, _) in live.iter().step_by(7) {
+            assert!(db.get(&ReadOptions::default(), &k(*i)).unwrap().is_some());
+        }
+        assert_no_orphans(&fs, &db);
+        bytes.push(on_disk);
+    }
+    assert!(bytes[0] < bytes[1], "gc did not help: {bytes:?}");
+}
+
+#[test]
+fn crash_mid_flush_loses_nothing_acknowledged_and_leaves_no_orphan_blob() {
+    for (op, path) in [
+        (FaultOp::Create, ".sst"),
+        (FaultOp::Sync, ".sst"),
+        (FaultOp::Sync, ".blob"),
+        (FaultOp::Write, ".blob"),
+    ] {
+        let mem = MemFs::new();
+        let fault = FaultFs::new(Arc::new(mem.clone()));
+        let o = blob_options(Arc::new(fault.clone()));
+        let db = Db::open("/db", o.clone()).unwrap();
+        let w = WriteOptions::default();
+        for i in 0..100 {
+            db.put(&w, &k(i), &big(i, 0)).unwrap();
+        }
+        db.flush().unwrap();
+        for i in 100..200 {
+            db.put(&w, &k(i), &big(i, 0)).unwrap();
+        }
+        fault.inject(FaultRule::new(op, libc::EIO).on_path(path));
+        let e = db.flush().unwrap_err();
+        assert!(matches!(e, Error::ReadOnly { .. }), "{op:?} {path}: {e}");
+        // Read-only; reads keep working, blob values included.
+        assert!(matches!(
+            db.put(&w, b"later", b"x"),
+            Err(Error::ReadOnly { .. })
+        ));
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(5)).unwrap(),
+            Some(big(5, 0))
+        );
+        db.simulate_crash();
+        mem.process_crash();
+        fault.clear();
+        let db = Db::open("/db", o.clone()).unwrap();
+        for i in 0..200 {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(big(i, 0)),
+                "{op:?} {path}: key {i}"
+            );
+        }
+        assert_no_orphans(&mem, &db);
+        db.close().unwrap();
+        // And once more after a power loss (only synced bytes survive).
+        let db = Db::open("/db", o.clone()).unwrap();
+        db.simulate_crash();
+        mem.power_loss();
+        let db = Db::open("/db", o).unwrap();
+        for i in (0..200).step_by(11) {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(big(i, 0))
+            );
+        }
+        assert_no_orphans(&mem, &db);
+    }
+}
+
+#[test]
+fn corrupted_blob_record_is_an_error_naming_the_file_and_offset() {
+    let (fs, o) = mem_blob_options();
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..20 {
+        db.put(&WriteOptions::default(), &k(i), &big(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let (num, _) = blob_files(&fs)[0];
+    let p = Path::new("/db").join(format!("{num:06}.blob"));
+    let mut data = fs.contents(&p).unwrap();
+    // Flip a byte in the middle of the file: inside some value.
+    let at = data.len() / 2;
+    data[at] ^= 0x5a;
+    fs.set_contents(&p, data);
+    let db = Db::open("/db", o).unwrap();
+    let mut errors = 0;
+    for i in 0..20 {
+        match db.get(&ReadOptions::default(), &k(i)) {
+            Ok(v) => assert_eq!(v, Some(big(i, 0))),
+            Err(e) => {
+                let s = e.to_string();
+                assert!(e.is_corruption(), "{s}");
+                assert!(s.contains(&format!("{num:06}.blob")), "{s}");
+                assert!(s.contains("checksum mismatch"), "{s}");
+                errors += 1;
+            }
+        }
+    }
+    assert_eq!(errors, 1);
+    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    while it.valid() {
+        let _ = it.value();
+        it.next();
+    }
+    let e = it.status().unwrap_err().to_string();
+    assert!(e.contains(&format!("{num:06}.blob")), "{e}");
+}
+
+#[test]
+fn blob_write_errors_make_the_db_read_only_without_losing_acknowledged_writes() {
+    for (op, short) in [
+        (FaultOp::Write, false),
+        (FaultOp::Write, true),
+        (FaultOp::Sync, false),
+    ] {
+        let mem = MemFs::new();
+        let fault = FaultFs::new(Arc::new(mem.clone()));
+        let mut o = blob_options(Arc::new(fault.clone()));
+        o.enable_blob_garbage_collection = true;
+        o.blob_garbage_collection_age_cutoff = 1.0;
+        // No compaction but the one below, which rewrites level 0.
+        o.level0_file_num_compaction_trigger = 8;
+        let db = Db::open("/db", o.clone()).unwrap();
+        let w = WriteOptions {
+            sync: true,
+            ..Default::default()
+        };
+        for i in 0..100 {
+            db.put(&w, &k(i), &big(i, 0)).unwrap();
+        }
+        db.flush().unwrap();
+        for i in (0..100).step_by(10) {
+            db.put(&w, &k(i), b"small").unwrap();
+        }
+        db.flush().unwrap();
+        let want = |i: usize| {
+            if i.is_multiple_of(10) {
+                b"small".to_vec()
+            } else {
+                big(i, 0)
+            }
+        };
+        // A garbage-collecting compaction writes blob files too.
+        let mut rule = FaultRule::new(op, libc::EIO).on_path(".blob");
+        if short {
+            rule = rule.short();
+        }
+        fault.inject(rule);
+        let e = db.compact_range(None, None).unwrap_err();
+        assert!(e.to_string().contains(".blob"), "{e}");
+        assert!(matches!(
+            db.put(&w, b"later", b"x"),
+            Err(Error::ReadOnly { .. })
+        ));
+        for i in (0..100).step_by(9) {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(want(i))
+            );
+        }
+        db.simulate_crash();
+        mem.process_crash();
+        fault.clear();
+        let db = Db::open("/db", o).unwrap();
+        for i in 0..100 {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(want(i))
+            );
+        }
+        db.compact_range(None, None).unwrap();
+        assert_no_orphans(&mem, &db);
+    }
+}
+
+#[test]
+fn transactions_read_blob_values() {
+    let (_fs, o) = mem_blob_options();
+    let tdb =
+        cairndb::TransactionDb::open("/db", o, cairndb::TransactionDbOptions::default()).unwrap();
+    let w = WriteOptions::default();
+    let mut t = tdb.begin(&w, &cairndb::TransactionOptions::default());
+    t.put(&k(1), &big(1, 0)).unwrap();
+    t.commit().unwrap();
+    tdb.db().flush().unwrap();
+    let t = tdb.begin(&w, &cairndb::TransactionOptions::default());
+    assert_eq!(
+        t.get(&ReadOptions::default(), &k(1)).unwrap(),
+        Some(big(1, 0))
+    );
+    let mut it = t.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    assert_eq!(it.value(), big(1, 0).as_slice());
 }

@@ -10,12 +10,18 @@ use super::*;
 
 /// What the collector knows when it decides about one file.
 pub(super) struct Keep<'a> {
-    /// Tables and blob files of the current version.
+    /// Tables of the current version.
     pub(super) live: &'a HashSet<u64>,
+    /// Blob files of the current version. (Kept apart from the tables: a
+    /// number left by a crashed build, `N.blob`, can be reused for a table
+    /// `N.sst`, and the orphan must not pass as live.)
+    pub(super) live_blobs: &'a HashSet<u64>,
     /// Table and blob file numbers being written (flush or compaction outputs).
     pub(super) pending: &'a HashSet<u64>,
-    /// Tables and blob files an older version, held by a reader, still lists.
+    /// Tables an older version, held by a reader, still refers to.
     pub(super) held: &'a HashSet<u64>,
+    /// Blob files an older version, held by a reader, still lists.
+    pub(super) held_blobs: &'a HashSet<u64>,
     /// WALs to delete (from [`decide_logs`]).
     pub(super) obsolete_logs: &'a HashSet<u64>,
     /// The current MANIFEST.
@@ -27,8 +33,13 @@ impl Keep<'_> {
     pub(super) fn keep(&self, t: FileType, num: u64) -> bool {
         match t {
             FileType::Log => !self.obsolete_logs.contains(&num),
-            FileType::Table | FileType::Blob => {
+            FileType::Table => {
                 self.live.contains(&num) || self.pending.contains(&num) || self.held.contains(&num)
+            }
+            FileType::Blob => {
+                self.live_blobs.contains(&num)
+                    || self.pending.contains(&num)
+                    || self.held_blobs.contains(&num)
             }
             FileType::Manifest => num >= self.manifest_number,
             FileType::Temp => self.pending.contains(&num),
@@ -107,17 +118,12 @@ impl DbInner {
         if self.state.lock().bg_error.is_some() {
             return;
         }
-        let (live, log_number, manifest_number) = {
+        let (live, live_blobs, log_number, manifest_number) = {
             let vs = self.versions.lock();
             let cur = vs.current();
-            let live: HashSet<u64> = cur
-                .files
-                .iter()
-                .flatten()
-                .map(|f| f.number)
-                .chain(cur.blob_files.keys().copied())
-                .collect();
-            (live, vs.log_number, vs.manifest_number())
+            let live: HashSet<u64> = cur.files.iter().flatten().map(|f| f.number).collect();
+            let live_blobs: HashSet<u64> = cur.blob_files.keys().copied().collect();
+            (live, live_blobs, vs.log_number, vs.manifest_number())
         };
         // Flushed memtables' WALs need no sync; close them before their
         // files are reused or deleted.
@@ -130,14 +136,12 @@ impl DbInner {
             obs.retain(|f| Arc::strong_count(f) > 1);
             obs.iter().map(|f| f.number).collect()
         };
-        let held: HashSet<u64> = {
+        let held_blobs: HashSet<u64> = {
             // Blob files likewise (a leaf lock, taken after the other one
             // is released).
             let mut blobs = self.obsolete_blobs.lock();
             blobs.retain(|b| Arc::strong_count(b) > 1);
-            held.into_iter()
-                .chain(blobs.iter().map(|b| b.number))
-                .collect()
+            blobs.iter().map(|b| b.number).collect()
         };
         let files: Vec<(String, FileType, u64)> = names
             .into_iter()
@@ -156,8 +160,10 @@ impl DbInner {
         );
         let rule = Keep {
             live: &live,
+            live_blobs: &live_blobs,
             pending: &pending,
             held: &held,
+            held_blobs: &held_blobs,
             obsolete_logs: &obsolete_logs,
             manifest_number,
         };
@@ -192,19 +198,27 @@ mod tests {
     #[test]
     fn tables_stay_while_live_pending_or_held() {
         let (live, pending, held, none) = (set(&[1]), set(&[2]), set(&[3]), set(&[]));
+        let (live_blobs, held_blobs) = (set(&[5]), set(&[6]));
         let k = Keep {
             live: &live,
+            live_blobs: &live_blobs,
             pending: &pending,
             held: &held,
+            held_blobs: &held_blobs,
             obsolete_logs: &none,
             manifest_number: 10,
         };
         for n in [1, 2, 3] {
             assert!(k.keep(FileType::Table, n), "table {n}");
-            assert!(k.keep(FileType::Blob, n), "blob file {n}");
         }
         assert!(!k.keep(FileType::Table, 4));
-        assert!(!k.keep(FileType::Blob, 4));
+        // Blob files: live, pending or held as blob files; a blob file
+        // whose number is now a live table's is an orphan.
+        for n in [2, 5, 6] {
+            assert!(k.keep(FileType::Blob, n), "blob file {n}");
+        }
+        assert!(!k.keep(FileType::Blob, 1) && !k.keep(FileType::Blob, 3));
+        assert!(!k.keep(FileType::Table, 5));
         // A temporary stays only while its number is a pending output.
         assert!(k.keep(FileType::Temp, 2));
         assert!(!k.keep(FileType::Temp, 4));

@@ -583,3 +583,64 @@ fn transactions_read_blob_values() {
     it.seek_to_first();
     assert_eq!(it.value(), big(1, 0).as_slice());
 }
+
+/// A blob file half of whose values were overwritten, and whose other half
+/// sits in tables no compaction reaches, drains only when
+/// `blob_garbage_collection_force_threshold` makes a compaction of those
+/// tables happen.
+#[test]
+fn force_threshold_compacts_the_tables_that_pin_the_oldest_blob_file() {
+    let mut first_left = Vec::new();
+    for threshold in [0.4, 1.0] {
+        let (fs, mut o) = mem_blob_options();
+        o.write_buffer_size = 4 << 20;
+        o.blob_file_size = 4 << 20;
+        o.target_file_size_base = 4 << 10;
+        o.enable_blob_garbage_collection = true;
+        o.blob_garbage_collection_age_cutoff = 0.5;
+        o.blob_garbage_collection_force_threshold = threshold;
+        let db = Db::open("/db", o.clone()).unwrap();
+        let w = WriteOptions::default();
+        let (a, b) = (0..200, 1000..1200);
+        for i in a.clone().chain(b.clone()) {
+            db.put(&w, &k(i), &big(i, 0)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        let first = blob_files(&fs);
+        assert_eq!(first.len(), 1);
+        // Overwrite the first half only: the compaction reaches only the
+        // tables of that half.
+        for i in a.clone() {
+            db.put(&w, &k(i), &big(i, 1)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        db.wait_for_compactions().unwrap();
+        for i in a.clone().step_by(13) {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(big(i, 1))
+            );
+        }
+        for i in b.clone().step_by(13) {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(big(i, 0))
+            );
+        }
+        db.close().unwrap();
+        first_left.push(blob_files(&fs).iter().any(|f| first.contains(f)));
+        let db = Db::open("/db", o).unwrap();
+        for i in b.clone() {
+            assert_eq!(
+                db.get(&ReadOptions::default(), &k(i)).unwrap(),
+                Some(big(i, 0))
+            );
+        }
+        assert_no_orphans(&fs, &db);
+    }
+    assert_eq!(
+        first_left,
+        [false, true],
+        "first blob file still on disk (forced, not forced)"
+    );
+}

@@ -64,7 +64,9 @@ impl DbInner {
                 let _c = self.compaction_lock.lock();
                 let picked = {
                     let vs = self.versions.lock();
-                    compaction::pick(&vs.current(), &self.opts, &vs.compact_pointers)
+                    let v = vs.current();
+                    compaction::pick(&v, &self.opts, &vs.compact_pointers)
+                        .or_else(|| self.pick_blob_gc(&v))
                 };
                 let Some(c) = picked else { break };
                 match self.run_compaction(&c) {
@@ -263,6 +265,42 @@ impl DbInner {
         Ok(true)
     }
 
+    /// `blob_garbage_collection_force_threshold`: when the blob files in the
+    /// age cutoff are at least that fraction garbage, a compaction of a
+    /// table whose oldest blob file is the oldest live one (so its values
+    /// are relocated and that file drains), as RocksDB does.
+    fn pick_blob_gc(&self, v: &Version) -> Option<Compaction> {
+        let o = &self.opts;
+        if !o.enable_blob_garbage_collection || o.blob_garbage_collection_force_threshold >= 1.0 {
+            return None;
+        }
+        let k = (v.blob_files.len() as f64 * o.blob_garbage_collection_age_cutoff) as usize;
+        let (total, garbage) = v
+            .blob_files
+            .values()
+            .take(k)
+            .fold((0u64, 0u64), |(t, g), b| {
+                (t + b.meta.bytes, g + b.garbage_bytes)
+            });
+        if garbage == 0
+            || (garbage as f64) < o.blob_garbage_collection_force_threshold * total as f64
+        {
+            return None;
+        }
+        let oldest = *v.blob_files.keys().next()?;
+        let (level, f) = (0..NUM_LEVELS)
+            .flat_map(|l| v.files[l].iter().map(move |f| (l, f)))
+            .find(|(_, f)| f.oldest_blob_file == oldest)?;
+        let mut c = compaction::pick_range(
+            v,
+            level,
+            Some(f.smallest_user_key()),
+            Some(f.largest_user_key()),
+        )?;
+        c.force_rewrite = true;
+        Some(c)
+    }
+
     /// The blob file number below which garbage collection relocates values:
     /// the oldest `blob_garbage_collection_age_cutoff` of the live blob
     /// files (0: none).
@@ -305,6 +343,8 @@ impl DbInner {
         let mut builder: Option<(u64, OutputBuilder)> = None;
         let mut last_user_key: Vec<u8> = Vec::new();
         let mut reference: Vec<u8> = Vec::new();
+        // The oldest blob file the current output refers to (0: none).
+        let mut oldest_blob = 0u64;
         let mut n = 0u64;
         let result = (|| -> Result<bool> {
             while it.valid() {
@@ -328,7 +368,9 @@ impl DbInner {
                     if let Some((_, b)) = &builder {
                         if b.estimated_file_size() >= self.opts.target_file_size_base {
                             let (num, b) = builder.take().expect("checked");
-                            outputs.push(self.finish_output(num, b)?);
+                            let mut meta = self.finish_output(num, b)?;
+                            meta.oldest_blob_file = std::mem::take(&mut oldest_blob);
+                            outputs.push(meta);
                         }
                     }
                     last_user_key.clear();
@@ -350,6 +392,7 @@ impl DbInner {
                 let mut value = it.value();
                 if is_blob {
                     let idx = decode_reference(c, value)?;
+                    let mut target = idx.file_number;
                     if idx.file_number < gc_cutoff {
                         // Relocate: the value moves to a new blob file and
                         // its old record becomes garbage.
@@ -363,6 +406,10 @@ impl DbInner {
                         reference.clear();
                         new.encode(&mut reference);
                         value = &reference;
+                        target = new.file_number;
+                    }
+                    if oldest_blob == 0 || target < oldest_blob {
+                        oldest_blob = target;
                     }
                 }
                 if let Some((_, b)) = builder.as_mut() {
@@ -372,7 +419,9 @@ impl DbInner {
             }
             it.status()?;
             if let Some((num, b)) = builder.take() {
-                outputs.push(self.finish_output(num, b)?);
+                let mut meta = self.finish_output(num, b)?;
+                meta.oldest_blob_file = std::mem::take(&mut oldest_blob);
+                outputs.push(meta);
             }
             // Synced before the MANIFEST edit that adds them.
             merged.blobs = blobs.finish()?;
@@ -397,6 +446,7 @@ impl DbInner {
                         largest: Vec::new(),
                         smallest_seq: 0,
                         largest_seq: 0,
+                        oldest_blob_file: 0,
                     });
                 }
                 let mut p = self.pending_outputs.lock();
@@ -444,7 +494,8 @@ impl DbInner {
                     let v = self.sv.read().version.clone();
                     let needs = compaction::level_scores(&v, &self.opts)
                         .iter()
-                        .any(|&s| s >= 1.0);
+                        .any(|&s| s >= 1.0)
+                        || self.pick_blob_gc(&v).is_some();
                     if !needs && !self.compaction_lock.is_locked() {
                         return Ok(());
                     }

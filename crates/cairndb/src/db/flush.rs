@@ -80,8 +80,10 @@ pub(super) fn build_table(
     it.status()?;
     // The blob files are synced before the table that refers to them.
     let blob_metas = blobs.finish()?;
+    let mut table = file_meta(number, b.finish()?);
+    table.oldest_blob_file = blobs.numbers().first().copied().unwrap_or(0);
     Ok(Built {
-        table: Some(file_meta(number, b.finish()?)),
+        table: Some(table),
         blobs: blob_metas,
     })
 }
@@ -94,6 +96,7 @@ pub(super) fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMet
         largest: info.largest,
         smallest_seq: info.props.smallest_seq,
         largest_seq: info.props.largest_seq,
+        oldest_blob_file: 0,
     }
 }
 

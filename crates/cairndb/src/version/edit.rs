@@ -34,6 +34,7 @@ const TAG_NEW_FILE: u32 = 7;
 // docs/format/blob.md, "MANIFEST".
 const TAG_BLOB_FILE_ADDITION: u32 = 8;
 const TAG_BLOB_FILE_GARBAGE: u32 = 9;
+const TAG_OLDEST_BLOB_FILE: u32 = 10;
 
 /// The MANIFEST format this build writes for a database without blob files
 /// (docs/format/manifest.md, "Versions").
@@ -85,6 +86,9 @@ pub struct FileMeta {
     pub smallest_seq: SeqNo,
     /// Largest sequence number in the file.
     pub largest_seq: SeqNo,
+    /// The oldest (lowest-numbered) blob file the table refers to; 0 when
+    /// it holds no blob reference (docs/format/blob.md, "MANIFEST").
+    pub oldest_blob_file: u64,
 }
 
 impl FileMeta {
@@ -134,7 +138,9 @@ impl VersionEdit {
 
     /// Whether the edit records anything about blob files.
     pub fn has_blob_fields(&self) -> bool {
-        !self.new_blob_files.is_empty() || !self.blob_garbage.is_empty()
+        !self.new_blob_files.is_empty()
+            || !self.blob_garbage.is_empty()
+            || self.new_files.iter().any(|(_, f)| f.oldest_blob_file != 0)
     }
 
     /// Encodes the edit.
@@ -174,6 +180,11 @@ impl VersionEdit {
             put_length_prefixed(dst, &f.largest);
             put_varint64(dst, f.smallest_seq);
             put_varint64(dst, f.largest_seq);
+            if f.oldest_blob_file != 0 {
+                put_varint32(dst, TAG_OLDEST_BLOB_FILE);
+                put_varint64(dst, f.number);
+                put_varint64(dst, f.oldest_blob_file);
+            }
         }
         for b in &self.new_blob_files {
             put_varint32(dst, TAG_BLOB_FILE_ADDITION);
@@ -288,8 +299,25 @@ impl VersionEdit {
                             largest,
                             smallest_seq,
                             largest_seq,
+                            oldest_blob_file: 0,
                         }),
                     ));
+                }
+                TAG_OLDEST_BLOB_FILE => {
+                    let mut field = |what: &str| r.varint64().ok_or_else(|| bad(what, at));
+                    let number = field("truncated table number")?;
+                    let oldest = field("truncated oldest blob file")?;
+                    let f = e
+                        .new_files
+                        .iter_mut()
+                        .find(|(_, f)| f.number == number)
+                        .ok_or_else(|| {
+                            bad(
+                                &format!("oldest blob file of table {number}, which this edit does not add"),
+                                at,
+                            )
+                        })?;
+                    Arc::make_mut(&mut f.1).oldest_blob_file = oldest;
                 }
                 TAG_BLOB_FILE_ADDITION => {
                     let mut field = |what: &str| r.varint64().ok_or_else(|| bad(what, at));
@@ -358,6 +386,7 @@ mod tests {
                 largest: make_internal_key(b"z", 3, ValueType::Deletion),
                 smallest_seq: 3,
                 largest_seq: 10,
+                oldest_blob_file: 40,
             },
         );
         e.new_blob_files.push(Arc::new(BlobFileMeta {

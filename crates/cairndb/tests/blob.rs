@@ -174,9 +174,12 @@ fn check_model(db: &Db, model: &Model, ro: &ReadOptions) {
     it.status().unwrap();
 }
 
-/// After the collector ran with no reader holding an old version, the blob
-/// files on disk are exactly the live ones.
+/// Once background work is done, with no reader holding an old version,
+/// the blob files on disk are exactly the live ones.
 fn assert_no_orphans(fs: &dyn Fs, db: &Db) {
+    // Background compactions (garbage collection forced by the threshold
+    // may start right after an open) write blob files not yet listed.
+    db.wait_for_compactions().unwrap();
     let on_disk = blob_files(fs).len() as u64;
     assert_eq!(
         on_disk,
@@ -679,5 +682,83 @@ fn blob_values_survive_turning_the_option_off_and_zip_levels() {
     drop(it);
     // Half the blob records were overwritten by values now in tables.
     assert!(prop(&db, "live-blob-file-garbage-size") > 0);
+    assert_no_orphans(&fs, &db);
+}
+
+/// Readers (gets and iterators held across compactions) run while a writer
+/// overwrites large values and background compactions collect blob
+/// garbage: every value read is one the key was given.
+#[test]
+fn concurrent_reads_during_blob_garbage_collection() {
+    let (fs, mut o) = mem_blob_options();
+    o.enable_blob_garbage_collection = true;
+    o.blob_garbage_collection_age_cutoff = 0.5;
+    o.blob_garbage_collection_force_threshold = 0.3;
+    let db = Arc::new(Db::open("/db", o).unwrap());
+    let n = 200;
+    // A value names its key and round, so a reader can check it.
+    fn val(i: usize, round: usize) -> Vec<u8> {
+        let mut v = format!("{i:05}:{round:05}:").into_bytes();
+        v.resize(MIN_BLOB + (i * 13 + round) % 900, b'x' ^ (round as u8));
+        v
+    }
+    fn check(k: &[u8], v: &[u8]) {
+        let i: usize = std::str::from_utf8(&k[3..]).unwrap().parse().unwrap();
+        let round: usize = std::str::from_utf8(&v[6..11]).unwrap().parse().unwrap();
+        assert_eq!(v, val(i, round).as_slice(), "key {i}");
+    }
+    for i in 0..n {
+        db.put(&WriteOptions::default(), &k(i), &val(i, 0)).unwrap();
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for t in 0..2 {
+        let (db, stop) = (db.clone(), stop.clone());
+        readers.push(std::thread::spawn(move || {
+            let mut rng = SmallRng::seed_from_u64(t);
+            let mut reads = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if rng.gen_ratio(1, 20) {
+                    let mut it = db.iter(&ReadOptions::default()).unwrap();
+                    it.seek_to_first();
+                    let mut seen = 0;
+                    while it.valid() {
+                        check(it.key(), it.value());
+                        seen += 1;
+                        it.next();
+                        if seen % 50 == 0 {
+                            std::thread::yield_now();
+                        }
+                    }
+                    it.status().unwrap();
+                    assert_eq!(seen, n);
+                } else {
+                    let i = rng.gen_range(0..n);
+                    let v = db.get(&ReadOptions::default(), &k(i)).unwrap().unwrap();
+                    check(&k(i), &v);
+                }
+                reads += 1;
+            }
+            reads
+        }));
+    }
+    for round in 1..40 {
+        for i in (round % 3..n).step_by(3) {
+            db.put(&WriteOptions::default(), &k(i), &val(i, round))
+                .unwrap();
+        }
+        if round % 10 == 0 {
+            db.compact_range(None, None).unwrap();
+        }
+    }
+    db.wait_for_compactions().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+    assert!(db.stats().blob_bytes_relocated > 0);
+    db.close().unwrap();
+    drop(db);
+    let db = Db::open("/db", blob_options(Arc::new(fs.clone()))).unwrap();
     assert_no_orphans(&fs, &db);
 }

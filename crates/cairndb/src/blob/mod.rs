@@ -114,9 +114,19 @@ impl BlobIndex {
         })
     }
 
-    /// Decodes a reference read from a table; errors are `Corruption`.
-    pub fn decode_value(src: &[u8]) -> Result<BlobIndex> {
-        BlobIndex::decode(src).map_err(|what| Error::corruption("<blob reference>", 0, what))
+    /// Decodes the reference a table holds for `user_key`; errors are
+    /// `Corruption` naming the key (the table is not known here).
+    pub fn decode_value(user_key: &[u8], src: &[u8]) -> Result<BlobIndex> {
+        BlobIndex::decode(src).map_err(|what| {
+            Error::corruption(
+                "<blob reference in a table>",
+                0,
+                format!(
+                    "entry of key {:?}: {what}",
+                    String::from_utf8_lossy(user_key)
+                ),
+            )
+        })
     }
 }
 
@@ -646,9 +656,10 @@ impl BlobCache {
         Ok(r)
     }
 
-    /// The value a blob reference (the bytes a table holds) refers to.
-    pub fn resolve(&self, reference: &[u8]) -> Result<Vec<u8>> {
-        let idx = BlobIndex::decode_value(reference)?;
+    /// The value a blob reference (the bytes a table holds for `user_key`)
+    /// refers to.
+    pub fn resolve(&self, user_key: &[u8], reference: &[u8]) -> Result<Vec<u8>> {
+        let idx = BlobIndex::decode_value(user_key, reference)?;
         self.get(idx.file_number)?.read(&idx)
     }
 

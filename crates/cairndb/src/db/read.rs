@@ -56,13 +56,13 @@ impl DbInner {
             }
         }
         let mut f = Some(f);
-        let mut blob_ref: Option<Vec<u8>> = None;
+        let mut blob_ref: Option<(u64, Vec<u8>)> = None;
         let found = with_lookup_key(key, seq, |lk| {
             sv.version.find(
                 &self.table_cache,
                 lk,
                 !opts.fill_cache_off,
-                |t, _, v| match t {
+                |table, t, _, v| match t {
                     ValueType::Value => {
                         if let Some(f) = f.take() {
                             f(v);
@@ -71,15 +71,22 @@ impl DbInner {
                     }
                     ValueType::BlobIndex => {
                         // Read after the table's block is released.
-                        blob_ref = Some(v.to_vec());
+                        blob_ref = Some((table, v.to_vec()));
                         true
                     }
                     ValueType::Deletion => false,
                 },
             )
         })?;
-        if let Some(r) = blob_ref {
-            let v = self.blob_cache.resolve(&r)?;
+        if let Some((table, r)) = blob_ref {
+            let idx = crate::blob::BlobIndex::decode(&r).map_err(|what| {
+                Error::corruption(
+                    filename::table_file_name(&self.path, table),
+                    0,
+                    format!("entry of key {:?}: {what}", String::from_utf8_lossy(key)),
+                )
+            })?;
+            let v = self.blob_cache.get(idx.file_number)?.read(&idx)?;
             if let Some(f) = f.take() {
                 f(&v);
             }
@@ -108,7 +115,8 @@ impl DbInner {
             }
         }
         with_lookup_key(key, MAX_SEQ, |lk| {
-            sv.version.find(&self.table_cache, lk, false, |_, s, _| s)
+            sv.version
+                .find(&self.table_cache, lk, false, |_, _, s, _| s)
         })
     }
 

@@ -111,7 +111,7 @@ impl DbIterator {
 
     fn resolve(&self, reference: &[u8]) -> Vec<u8> {
         let r = match &self.blobs {
-            Some(b) => b.resolve(reference),
+            Some(b) => b.resolve(self.key(), reference),
             None => Err(Error::corruption(
                 "<iterator>",
                 0,

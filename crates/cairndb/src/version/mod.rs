@@ -114,7 +114,7 @@ impl Version {
         lookup: &[u8],
         fill_cache: bool,
     ) -> Result<Option<TableGet>> {
-        self.find(tables, lookup, fill_cache, |t, _, v| match t {
+        self.find(tables, lookup, fill_cache, |_, t, _, v| match t {
             ValueType::Value => TableGet::Value(v.to_vec()),
             ValueType::BlobIndex => TableGet::BlobIndex(v.to_vec()),
             ValueType::Deletion => TableGet::Deleted,
@@ -122,20 +122,21 @@ impl Version {
     }
 
     /// Point lookup that hands the newest entry for the user key of `lookup`
-    /// with sequence <= the one in `lookup` to `f` (its type, sequence and
-    /// value, borrowed from the block) instead of copying it.
+    /// with sequence <= the one in `lookup` to `f` (the number of the table
+    /// holding it, its type, sequence and value, borrowed from the block)
+    /// instead of copying it.
     pub fn find<R>(
         &self,
         tables: &TableCache,
         lookup: &[u8],
         fill_cache: bool,
-        mut f: impl FnMut(ValueType, SeqNo, &[u8]) -> R,
+        mut f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
     ) -> Result<Option<R>> {
         let ukey = user_key(lookup);
         let mut probe = |number: u64| -> Result<Option<R>> {
             let t = tables.get(number)?;
             let r = t.get(lookup, fill_cache, |k, v| match parse_internal_key(k) {
-                Some(p) if p.user_key == ukey => Some(f(p.vtype, p.seq, v)),
+                Some(p) if p.user_key == ukey => Some(f(number, p.vtype, p.seq, v)),
                 _ => None,
             })?;
             Ok(r.flatten())

@@ -762,3 +762,64 @@ fn concurrent_reads_during_blob_garbage_collection() {
     let db = Db::open("/db", blob_options(Arc::new(fs.clone()))).unwrap();
     assert_no_orphans(&fs, &db);
 }
+
+/// A failed blob read reaches the reader as an I/O error naming the blob
+/// file, and leaves the database writable; the same failure inside a
+/// garbage-collecting compaction makes it read-only, as any compaction
+/// read error does, and a reopen recovers everything.
+#[test]
+fn blob_read_errors_reach_the_reader_and_fail_a_gc_compaction() {
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let mut o = blob_options(Arc::new(fault.clone()));
+    o.enable_blob_garbage_collection = true;
+    o.blob_garbage_collection_age_cutoff = 1.0;
+    o.level0_file_num_compaction_trigger = 8;
+    let db = Db::open("/db", o.clone()).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..50 {
+        db.put(&w, &k(i), &big(i, 0)).unwrap();
+    }
+    db.flush().unwrap();
+    fault.inject(FaultRule::new(FaultOp::Read, libc::EIO).on_path(".blob"));
+    let e = db.get(&ReadOptions::default(), &k(3)).unwrap_err();
+    assert!(
+        e.io_kind().is_some() && e.to_string().contains(".blob"),
+        "{e}"
+    );
+    let mut it = db.iter(&ReadOptions::default()).unwrap();
+    it.seek_to_first();
+    assert_eq!(it.key(), k(0).as_slice());
+    assert!(it.value().is_empty());
+    assert!(it.status().unwrap_err().to_string().contains(".blob"));
+    drop(it);
+    // Still writable.
+    db.put(&w, b"other", b"x").unwrap();
+    let e = db.compact_range(None, None).unwrap_err();
+    assert!(e.to_string().contains(".blob"), "{e}");
+    assert!(matches!(
+        db.put(&w, b"later", b"x"),
+        Err(Error::ReadOnly { .. })
+    ));
+    fault.clear();
+    for i in (0..50).step_by(7) {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(big(i, 0))
+        );
+    }
+    db.simulate_crash();
+    mem.process_crash();
+    let db = Db::open("/db", o).unwrap();
+    for i in 0..50 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(big(i, 0))
+        );
+    }
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"other").unwrap(),
+        Some(b"x".to_vec())
+    );
+    assert_no_orphans(&mem, &db);
+}

@@ -83,6 +83,8 @@ fn flush_separates_large_values_and_reads_resolve_them() {
     db.flush().unwrap();
     assert!(!blob_files(&fs).is_empty());
     assert!(prop(&db, "num-blob-files") >= 1);
+    let stats = db.property("rocksdb.stats").unwrap();
+    assert!(stats.contains("Blob files:"), "{stats}");
     // The tables hold references, not the values.
     let sst: u64 = prop(&db, "total-sst-files-size");
     assert!(sst < 200 * MIN_BLOB as u64, "tables hold {sst} bytes");

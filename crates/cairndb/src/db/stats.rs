@@ -96,12 +96,12 @@ pub struct DbStats {
 }
 
 impl DbStats {
-    /// (flush + compaction bytes written) / user bytes written.
+    /// (flush + compaction + blob file bytes written) / user bytes written.
     pub fn write_amplification(&self) -> f64 {
         if self.user_bytes_written == 0 {
             return 0.0;
         }
-        (self.flush_bytes_written + self.compaction_bytes_written) as f64
+        (self.flush_bytes_written + self.compaction_bytes_written + self.blob_bytes_written) as f64
             / self.user_bytes_written as f64
     }
 }
@@ -265,6 +265,16 @@ pub fn format_stats(s: &DbStats) -> String {
         mb(s.compaction_bytes_read),
         mb(s.compaction_bytes_written)
     ));
+    if s.blob_files > 0 || s.blob_bytes_written > 0 {
+        out.push_str(&format!(
+            "Blob files: {} live, {:.2} MB ({:.2} MB garbage); {:.2} MB written, {:.2} MB relocated by GC\n",
+            s.blob_files,
+            mb(s.blob_file_bytes),
+            mb(s.blob_garbage_bytes),
+            mb(s.blob_bytes_written),
+            mb(s.blob_bytes_relocated)
+        ));
+    }
     out.push_str(&format!(
         "Write amplification: {:.2}\n",
         s.write_amplification()

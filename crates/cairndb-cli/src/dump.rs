@@ -1,5 +1,5 @@
-//! `cairndb dump sst|wal|manifest FILE`: prints a file's contents, in the
-//! manner of RocksDB's `sst_dump` and `ldb`.
+//! `cairndb dump sst|wal|manifest|blob FILE`: prints a file's contents, in
+//! the manner of RocksDB's `sst_dump`, `ldb` and `blob_dump`.
 //!
 //! * `sst`: the table's properties, then one line per entry: the escaped user
 //!   key, sequence number, type and a value preview.
@@ -7,6 +7,9 @@
 //!   line per record (offset, first sequence number, count), then its
 //!   operations.
 //! * `manifest`: one line per version edit, with its offset.
+//! * `blob`: the blob file's header and footer counts, then one line per
+//!   record: value offset, stored size and codec, key and a value preview
+//!   (`docs/format/blob.md`).
 //!
 //! Damage is printed where it is met (with the file offset) and makes the
 //! exit status non-zero; dumping never panics on bad bytes.
@@ -18,6 +21,7 @@ use std::sync::Arc;
 use cairndb::env::posix::PosixFs;
 use cairndb::env::Fs;
 use cairndb::internals::batch::BatchOp;
+use cairndb::internals::blob::scan_file;
 use cairndb::internals::filename::parse_file_name;
 use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{parse_internal_key, ValueType};
@@ -27,7 +31,7 @@ use cairndb::internals::version::VersionEdit;
 use cairndb::internals::wal::{LogReader, ReadEvent};
 use cairndb::WriteBatch;
 
-const USAGE: &str = "usage: cairndb dump sst|wal|manifest FILE [--max-value N]";
+const USAGE: &str = "usage: cairndb dump sst|wal|manifest|blob FILE [--max-value N]";
 
 /// Printable ASCII stays, everything else becomes `\xNN` (and `\` is `\\`).
 pub fn escape(b: &[u8]) -> String {
@@ -110,16 +114,21 @@ fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
     while it.valid() {
         match parse_internal_key(it.key()) {
             Some(k) => {
-                let t = match k.vtype {
-                    ValueType::Value => "PUT",
-                    ValueType::Deletion => "DEL",
+                let (t, v) = match k.vtype {
+                    ValueType::Value => ("PUT", preview(it.value(), max_value)),
+                    ValueType::Deletion => ("DEL", preview(it.value(), max_value)),
+                    ValueType::BlobIndex => (
+                        "BLOB",
+                        match cairndb::internals::blob::BlobIndex::decode(it.value()) {
+                            Ok(b) => format!(
+                                "file {} offset {} size {} compression {}",
+                                b.file_number, b.offset, b.size, b.compression
+                            ),
+                            Err(e) => format!("bad blob reference: {e}"),
+                        },
+                    ),
                 };
-                println!(
-                    "  '{}' @ {} : {t} => '{}'",
-                    escape(k.user_key),
-                    k.seq,
-                    preview(it.value(), max_value)
-                );
+                println!("  '{}' @ {} : {t} => '{v}'", escape(k.user_key), k.seq);
             }
             None => println!("  malformed internal key '{}'", escape(it.key())),
         }
@@ -198,6 +207,35 @@ fn dump_wal(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<u64, String> {
     })
 }
 
+fn dump_blob(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
+    use cairndb::internals::sst::format::decompress_block;
+    println!("file: {}", path.display());
+    println!("records:");
+    let summary = scan_file(fs, path, |key, stored, idx| {
+        let value = if idx.compression == 0 {
+            preview(stored, max_value)
+        } else {
+            match decompress_block(path, idx.offset, idx.compression, stored) {
+                Ok(v) => preview(&v, max_value),
+                Err(e) => format!("<{e}>"),
+            }
+        };
+        println!(
+            "  @{} size {} compression {} '{}' => '{value}'",
+            idx.offset,
+            idx.size,
+            idx.compression,
+            escape(key)
+        );
+    })
+    .map_err(|e| e.to_string())?;
+    println!(
+        "footer: {} records, {} record bytes; header compression {}; file checksum {:#010x}",
+        summary.count, summary.bytes, summary.compression, summary.checksum
+    );
+    Ok(())
+}
+
 fn dump_manifest(fs: &dyn Fs, path: &Path) -> Result<u64, String> {
     println!("file: {}", path.display());
     read_log(fs, path, |offset, rec| {
@@ -224,13 +262,30 @@ fn dump_manifest(fs: &dyn Fs, path: &Path) -> Result<u64, String> {
         }
         for (l, f) in &e.new_files {
             println!(
-                "  add file {} to level {l}: {} bytes, keys '{}' .. '{}', seq {}..{}",
+                "  add file {} to level {l}: {} bytes, keys '{}' .. '{}', seq {}..{}{}",
                 f.number,
                 f.size,
                 escape(&f.smallest),
                 escape(&f.largest),
                 f.smallest_seq,
-                f.largest_seq
+                f.largest_seq,
+                if f.oldest_blob_file != 0 {
+                    format!(", oldest blob file {}", f.oldest_blob_file)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for b in &e.new_blob_files {
+            println!(
+                "  add blob file {}: {} records, {} bytes, checksum {:#010x}",
+                b.number, b.count, b.bytes, b.checksum
+            );
+        }
+        for g in &e.blob_garbage {
+            println!(
+                "  blob garbage in file {}: {} records, {} bytes",
+                g.number, g.count, g.bytes
             );
         }
         Ok(())
@@ -266,6 +321,7 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         "sst" => dump_sst(&*fs, &path, max_value).map(|_| 0)?,
         "wal" | "log" => dump_wal(&*fs, &path, max_value)?,
         "manifest" => dump_manifest(&*fs, &path)?,
+        "blob" => dump_blob(&*fs, &path, max_value).map(|_| 0)?,
         _ => return Err(USAGE.into()),
     };
     if damage > 0 {

@@ -15,7 +15,7 @@ commands:
   compare   run RocksDB's db_bench, LevelDB and CairnDB side by side
   stress    random concurrent load checked against a crash-proof oracle
   verify    check every checksum, the MANIFEST and key order of a database
-  dump      print an sst, wal or manifest file (`cairndb dump sst|wal|manifest FILE`)
+  dump      print an sst, wal, manifest or blob file (`cairndb dump sst|wal|manifest|blob FILE`)
   server    the MySQL-compatible SQL server (`cairndb server --datadir=DIR [--port=3306]`)
   sql-check check that every SQL table's indexes agree with its rows (`--datadir=DIR`)
 ";

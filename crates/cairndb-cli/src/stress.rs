@@ -101,6 +101,13 @@ struct StressArgs {
     /// With `--txn`: number of accounts (fixed by the first run).
     #[arg(long, default_value_t = 64)]
     accounts: u64,
+    /// Keep values of at least `--min_blob_size` bytes in blob files
+    /// (`Options::enable_blob_files`), with blob garbage collection.
+    #[arg(long, default_value_t = false)]
+    enable_blob_files: bool,
+    /// With `--enable_blob_files`: the smallest value kept in a blob file.
+    #[arg(long, default_value_t = 64)]
+    min_blob_size: u64,
 }
 
 const MAGIC: &[u8; 8] = b"CAIRNORC";
@@ -330,6 +337,12 @@ fn db_options(a: &StressArgs) -> Options {
         block_size: 1024,
         block_cache_size: 1 << 20,
         prefix_extractor: Some(Arc::new(FixedPrefix::new(PREFIX_LEN))),
+        enable_blob_files: a.enable_blob_files,
+        min_blob_size: a.min_blob_size,
+        blob_file_size: (a.write_buffer_size as u64).max(1 << 10),
+        enable_blob_garbage_collection: a.enable_blob_files,
+        blob_garbage_collection_age_cutoff: 0.5,
+        blob_garbage_collection_force_threshold: 0.5,
         ..Options::default()
     }
 }

@@ -10,16 +10,23 @@
 //! overlap; every live WAL's records pass their checksums and decode as write
 //! batches. Each WAL file is listed as live (replayed at the next open) or
 //! obsolete (left for recycling, not replayed, not checked). A torn tail (a log that ends inside a record, as a crash leaves
-//! it) is a note, not a problem. Exit status is non-zero on any problem.
+//! it) is a note, not a problem. Blob files (`docs/format/blob.md`): every
+//! live one exists, its header, records and footer check out, and its counts
+//! and checksum equal the MANIFEST's; every blob reference in a table names
+//! a live blob file and the offset, size and crc of one of its records; and
+//! each file has exactly as many references as its records less the
+//! MANIFEST's garbage count. Exit status is non-zero on any problem.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairndb::env::posix::PosixFs;
 use cairndb::env::Fs;
+use cairndb::internals::blob::{scan_file, BlobIndex};
 use cairndb::internals::filename::{self, FileType};
 use cairndb::internals::iter::InternalIterator;
-use cairndb::internals::key::{compare_internal, parse_internal_key, user_key};
+use cairndb::internals::key::{compare_internal, parse_internal_key, user_key, ValueType};
 use cairndb::internals::sst::Table;
 use cairndb::internals::version::set::read_manifest;
 use cairndb::internals::wal::{LogReader, ReadEvent, RecordHeader};
@@ -33,6 +40,8 @@ struct Report {
     /// One line per WAL file: live or obsolete.
     wals: Vec<String>,
     tables: u64,
+    blob_files: u64,
+    blob_refs: u64,
     blocks: u64,
     entries: u64,
     wal_records: u64,
@@ -187,11 +196,35 @@ fn verify_db(dir: &Path) -> Report {
     );
 
     let names = fs.list_dir(dir).unwrap_or_default();
+    let mut blobs = Blobs::default();
+    for (&number, b) in &state.version.blob_files {
+        let path = filename::blob_file_name(dir, number);
+        rep.blob_files += 1;
+        let mut records = HashMap::new();
+        match scan_file(&*fs, &path, |_, _, idx| {
+            records.insert(idx.offset, (idx.size, idx.crc));
+        }) {
+            Ok(s) => {
+                if (s.count, s.bytes, s.checksum) != (b.meta.count, b.meta.bytes, b.meta.checksum) {
+                    rep.problem(
+                        &path,
+                        None,
+                        format!(
+                            "{} records of {} bytes, checksum {:#010x}; the MANIFEST records {} of {}, checksum {:#010x}",
+                            s.count, s.bytes, s.checksum, b.meta.count, b.meta.bytes, b.meta.checksum
+                        ),
+                    );
+                }
+            }
+            Err(e) => rep.error(&path, &e),
+        }
+        blobs.records.insert(number, records);
+    }
     let mut live_tables = std::collections::HashSet::new();
     for (level, files) in state.version.files.iter().enumerate() {
         for f in files {
             live_tables.insert(f.number);
-            check_table(&*fs, dir, level, f, &mut rep);
+            check_table(&*fs, dir, level, f, &mut blobs, &mut rep);
         }
         if level >= 1 {
             for w in files.windows(2) {
@@ -211,6 +244,21 @@ fn verify_db(dir: &Path) -> Report {
             }
         }
     }
+    for (&number, b) in &state.version.blob_files {
+        let refs = blobs.refs.get(&number).copied().unwrap_or(0);
+        rep.blob_refs += refs;
+        let live = b.meta.count.saturating_sub(b.garbage_count);
+        if refs != live {
+            rep.problem(
+                &filename::blob_file_name(dir, number),
+                None,
+                format!(
+                    "{refs} references in the tables, but the MANIFEST counts {} records of which {} garbage",
+                    b.meta.count, b.garbage_count
+                ),
+            );
+        }
+    }
     let mut names_sorted = names.clone();
     names_sorted.sort();
     for name in &names_sorted {
@@ -220,6 +268,12 @@ fn verify_db(dir: &Path) -> Report {
                 "{}: not in the MANIFEST (left by a crash; the next open deletes it)",
                 path.display()
             )),
+            Some((FileType::Blob, n)) if !state.version.blob_files.contains_key(&n) => {
+                rep.notes.push(format!(
+                    "{}: blob file not in the MANIFEST (left by a crash, or all garbage; the next open deletes it)",
+                    path.display()
+                ))
+            }
             Some((FileType::Log, n)) => {
                 rep.wals.push(format!(
                     "{}: {}",
@@ -242,11 +296,47 @@ fn verify_db(dir: &Path) -> Report {
     rep
 }
 
+/// The records of the live blob files (value offset -> size, crc) and the
+/// references the tables hold to each file.
+#[derive(Default)]
+struct Blobs {
+    records: HashMap<u64, HashMap<u64, (u64, u32)>>,
+    refs: HashMap<u64, u64>,
+}
+
+impl Blobs {
+    /// Checks one blob reference of a table; `Err` says what is wrong.
+    fn check(&mut self, value: &[u8]) -> Result<(), String> {
+        let idx = BlobIndex::decode(value)?;
+        let records = self.records.get(&idx.file_number).ok_or_else(|| {
+            format!(
+                "blob reference to file {}, which the MANIFEST does not list",
+                idx.file_number
+            )
+        })?;
+        match records.get(&idx.offset) {
+            None => Err(format!(
+                "blob reference to file {} offset {}, where no record's value starts",
+                idx.file_number, idx.offset
+            )),
+            Some(&(size, crc)) if (size, crc) != (idx.size, idx.crc) => Err(format!(
+                "blob reference to file {} offset {}: size {} crc {:#010x}, the record has size {size} crc {crc:#010x}",
+                idx.file_number, idx.offset, idx.size, idx.crc
+            )),
+            Some(_) => {
+                *self.refs.entry(idx.file_number).or_default() += 1;
+                Ok(())
+            }
+        }
+    }
+}
+
 fn check_table(
     fs: &dyn Fs,
     dir: &Path,
     level: usize,
     meta: &cairndb::internals::version::edit::FileMeta,
+    blobs: &mut Blobs,
     rep: &mut Report,
 ) {
     let path: PathBuf = filename::table_file_name(dir, meta.number);
@@ -314,6 +404,15 @@ fn check_table(
                     p.seq, meta.smallest_seq, meta.largest_seq
                 ),
             ),
+            Some(p) if p.vtype == ValueType::BlobIndex => {
+                if let Err(what) = blobs.check(it.value()) {
+                    rep.problem(
+                        &path,
+                        at,
+                        format!("entry {n} (key {}): {what}", esc(p.user_key)),
+                    );
+                }
+            }
             _ => {}
         }
         match &prev {
@@ -402,10 +501,12 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         println!("PROBLEM: {p}");
     }
     println!(
-        "verify: {} tables, {} blocks, {} entries, {} MANIFEST records, {} WAL records, {} notes, {} problems",
+        "verify: {} tables, {} blocks, {} entries, {} blob files, {} blob references, {} MANIFEST records, {} WAL records, {} notes, {} problems",
         rep.tables,
         rep.blocks,
         rep.entries,
+        rep.blob_files,
+        rep.blob_refs,
         rep.manifest_records,
         rep.wal_records,
         rep.notes.len(),

@@ -352,7 +352,8 @@ impl<'a> Iterator for BatchIter<'a> {
                     Ok(BatchOp::Put(key, v))
                 }
                 Some(ValueType::Deletion) => Ok(BatchOp::Delete(key)),
-                None => Err("unknown record type"),
+                // Blob references live only in tables.
+                Some(ValueType::BlobIndex) | None => Err("unknown record type"),
             }
         })();
         if item.is_err() {

@@ -1,7 +1,7 @@
 //! Names of the files in a database directory (`docs/format/manifest.md`,
 //! "Directory layout"): `NNNNNN.log` write-ahead logs, `NNNNNN.sst` tables,
-//! `MANIFEST-NNNNNN` version logs, `CURRENT`, `LOCK`, and `NNNNNN.dbtmp`
-//! temporaries. All numbers come from one counter kept in the MANIFEST.
+//! `MANIFEST-NNNNNN` version logs, `CURRENT`, `LOCK`, `NNNNNN.blob` blob
+//! files (`docs/format/blob.md`) and `NNNNNN.dbtmp` temporaries. All numbers come from one counter kept in the MANIFEST.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +12,8 @@ pub enum FileType {
     Log,
     /// A sorted table.
     Table,
+    /// A blob file (separated values).
+    Blob,
     /// A MANIFEST (version edit log).
     Manifest,
     /// The CURRENT pointer.
@@ -30,6 +32,11 @@ pub fn log_file_name(dir: &Path, number: u64) -> PathBuf {
 /// `dir/NNNNNN.sst`
 pub fn table_file_name(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:06}.sst"))
+}
+
+/// `dir/NNNNNN.blob`
+pub fn blob_file_name(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.blob"))
 }
 
 /// `dir/MANIFEST-NNNNNN`
@@ -67,6 +74,7 @@ pub fn parse_file_name(name: &str) -> Option<(FileType, u64)> {
     let t = match ext {
         "log" => FileType::Log,
         "sst" => FileType::Table,
+        "blob" => FileType::Blob,
         "dbtmp" => FileType::Temp,
         _ => return None,
     };
@@ -90,6 +98,7 @@ mod tests {
         for (p, t, n) in [
             (log_file_name(d, 7), FileType::Log, 7),
             (table_file_name(d, 1234567), FileType::Table, 1234567),
+            (blob_file_name(d, 12), FileType::Blob, 12),
             (manifest_file_name(d, 3), FileType::Manifest, 3),
             (temp_file_name(d, 9), FileType::Temp, 9),
             (current_file_name(d), FileType::Current, 0),

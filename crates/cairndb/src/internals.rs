@@ -11,6 +11,8 @@
 
 #[path = "batch.rs"]
 pub mod batch;
+#[path = "blob/mod.rs"]
+pub mod blob;
 #[path = "cache/mod.rs"]
 pub mod cache;
 #[path = "compaction/mod.rs"]

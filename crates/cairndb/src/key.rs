@@ -26,11 +26,14 @@ pub enum ValueType {
     Deletion = 0,
     /// A value.
     Value = 1,
+    /// A blob reference: the value lives in a blob file
+    /// (`docs/format/blob.md`). Only tables hold entries of this type.
+    BlobIndex = 2,
 }
 
 /// The type used in lookup keys: the highest type, so seeks land on the first
 /// entry with sequence <= the lookup's.
-pub const TYPE_FOR_SEEK: ValueType = ValueType::Value;
+pub const TYPE_FOR_SEEK: ValueType = ValueType::BlobIndex;
 
 impl ValueType {
     /// Decodes the type byte of a trailer.
@@ -39,6 +42,7 @@ impl ValueType {
         match b {
             0 => Some(ValueType::Deletion),
             1 => Some(ValueType::Value),
+            2 => Some(ValueType::BlobIndex),
             _ => None,
         }
     }

@@ -46,8 +46,8 @@ mod txn;
 // Engine modules live behind `internals` (for the CLI, fuzz targets and
 // examples); inside the crate they keep their short paths.
 pub(crate) use internals::{
-    batch, cache, compaction, error, filename, iter, key, memtable, options, sst, util, version,
-    wal,
+    batch, blob, cache, compaction, error, filename, iter, key, memtable, options, sst, util,
+    version, wal,
 };
 
 pub use batch::WriteBatch;

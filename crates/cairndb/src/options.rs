@@ -263,6 +263,34 @@ pub struct Options {
     /// Called on flushes, compactions, stalls and background errors
     /// (`crate::EventListener`).
     pub listeners: Vec<Arc<dyn crate::EventListener>>,
+    /// Key-value separation (RocksDB's integrated BlobDB): flushes write
+    /// values of at least `min_blob_size` bytes to blob files and keep a
+    /// reference in the table (`docs/format/blob.md`). Blob files already
+    /// written stay readable with this off. Default false.
+    pub enable_blob_files: bool,
+    /// Smallest value, in bytes, written to a blob file. Default 0 (every
+    /// value), as in RocksDB.
+    pub min_blob_size: u64,
+    /// A blob file is closed and a new one started once it reaches this
+    /// many bytes. Default 256 MiB.
+    pub blob_file_size: u64,
+    /// Compression of each value in a blob file. Default none.
+    pub blob_compression_type: CompressionType,
+    /// Compactions rewrite the values they keep from the oldest blob files
+    /// (see `blob_garbage_collection_age_cutoff`) into new ones, so old blob
+    /// files drain and are deleted. Default false.
+    pub enable_blob_garbage_collection: bool,
+    /// The fraction of the live blob files, oldest first by number, whose
+    /// values a compaction relocates. Default 0.25.
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// When the blob files in the age cutoff are at least this fraction
+    /// garbage (by bytes), the tables referring to the oldest of them are
+    /// compacted even if their level does not need it. 1.0 never forces.
+    /// Default 1.0.
+    pub blob_garbage_collection_force_threshold: f64,
+    /// Bytes read ahead from a blob file when a compaction relocates its
+    /// values (0: each value with its own read). Default 0.
+    pub blob_compaction_readahead_size: u64,
 }
 
 impl Default for Options {
@@ -299,6 +327,14 @@ impl Default for Options {
             info_log: true,
             keep_log_file_num: 10,
             listeners: Vec::new(),
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            blob_compression_type: CompressionType::None,
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
+            blob_compaction_readahead_size: 0,
         }
     }
 }
@@ -357,6 +393,26 @@ impl std::fmt::Debug for Options {
             .field("info_log", &self.info_log)
             .field("keep_log_file_num", &self.keep_log_file_num)
             .field("listeners", &self.listeners.len())
+            .field("enable_blob_files", &self.enable_blob_files)
+            .field("min_blob_size", &self.min_blob_size)
+            .field("blob_file_size", &self.blob_file_size)
+            .field("blob_compression_type", &self.blob_compression_type)
+            .field(
+                "enable_blob_garbage_collection",
+                &self.enable_blob_garbage_collection,
+            )
+            .field(
+                "blob_garbage_collection_age_cutoff",
+                &self.blob_garbage_collection_age_cutoff,
+            )
+            .field(
+                "blob_garbage_collection_force_threshold",
+                &self.blob_garbage_collection_force_threshold,
+            )
+            .field(
+                "blob_compaction_readahead_size",
+                &self.blob_compaction_readahead_size,
+            )
             .finish()
     }
 }
@@ -512,10 +568,25 @@ impl Options {
         if self.table_format_per_level.len() > NUM_LEVELS {
             return bad("table_format_per_level", "has more entries than levels");
         }
+        if self.blob_file_size < 1 << 10 {
+            return bad("blob_file_size", "must be at least 1 KiB");
+        }
+        if !(0.0..=1.0).contains(&self.blob_garbage_collection_age_cutoff) {
+            return bad("blob_garbage_collection_age_cutoff", "must be in [0, 1]");
+        }
+        if !(0.0..=1.0).contains(&self.blob_garbage_collection_force_threshold) {
+            return bad(
+                "blob_garbage_collection_force_threshold",
+                "must be in [0, 1]",
+            );
+        }
+        if self.blob_compaction_readahead_size > 64 << 20 {
+            return bad("blob_compaction_readahead_size", "must be at most 64 MiB");
+        }
         for (level, c) in self
             .compression_per_level
             .iter()
-            .chain(std::iter::once(&self.compression))
+            .chain([&self.compression, &self.blob_compression_type])
             .enumerate()
         {
             if let CompressionType::Zstd(l) = c {

@@ -139,6 +139,19 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     if let Some(r) = f.memtable_bloom_size_ratio {
         opts.memtable_prefix_bloom_size_ratio = r;
     }
+    opts.enable_blob_files = f.enable_blob_files;
+    opts.min_blob_size = f.min_blob_size;
+    opts.blob_file_size = f.blob_file_size;
+    opts.blob_compression_type = match f.blob_compression_type.as_str() {
+        "snappy" | "zlib" | "bzip2" | "xpress" => CompressionType::Lz4,
+        other => {
+            CompressionType::parse(other).map_err(|e| format!("--blob_compression_type: {e}"))?
+        }
+    };
+    opts.enable_blob_garbage_collection = f.enable_blob_garbage_collection;
+    opts.blob_garbage_collection_age_cutoff = f.blob_garbage_collection_age_cutoff;
+    opts.blob_garbage_collection_force_threshold = f.blob_garbage_collection_force_threshold;
+    opts.blob_compaction_readahead_size = f.blob_compaction_readahead_size;
     if let Some(w) = f.memtable_whole_key_filtering {
         opts.memtable_whole_key_filtering = w;
     }

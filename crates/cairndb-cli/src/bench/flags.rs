@@ -91,6 +91,32 @@ const MAPPED: &[(&str, &str)] = &[
         "mapped to Options::block_restart_interval",
     ),
     (
+        "enable_blob_files",
+        "mapped to Options::enable_blob_files (--engine=cairndb; the other engines ignore the blob flags)",
+    ),
+    ("min_blob_size", "mapped to Options::min_blob_size"),
+    ("blob_file_size", "mapped to Options::blob_file_size"),
+    (
+        "blob_compression_type",
+        "mapped to Options::blob_compression_type (snappy, zlib, bzip2, xpress: lz4)",
+    ),
+    (
+        "enable_blob_garbage_collection",
+        "mapped to Options::enable_blob_garbage_collection",
+    ),
+    (
+        "blob_garbage_collection_age_cutoff",
+        "mapped to Options::blob_garbage_collection_age_cutoff",
+    ),
+    (
+        "blob_garbage_collection_force_threshold",
+        "mapped to Options::blob_garbage_collection_force_threshold",
+    ),
+    (
+        "blob_compaction_readahead_size",
+        "mapped to Options::blob_compaction_readahead_size",
+    ),
+    (
         "transaction_sleep",
         "ignored: db_bench defines it but never reads it",
     ),
@@ -295,6 +321,22 @@ pub struct Flags {
     pub memtable_bloom_size_ratio: Option<f64>,
     /// `--memtable_whole_key_filtering`, when given (as above).
     pub memtable_whole_key_filtering: Option<bool>,
+    /// `--enable_blob_files` (key-value separation).
+    pub enable_blob_files: bool,
+    /// `--min_blob_size`.
+    pub min_blob_size: u64,
+    /// `--blob_file_size`.
+    pub blob_file_size: u64,
+    /// `--blob_compression_type`.
+    pub blob_compression_type: String,
+    /// `--enable_blob_garbage_collection`.
+    pub enable_blob_garbage_collection: bool,
+    /// `--blob_garbage_collection_age_cutoff`.
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// `--blob_garbage_collection_force_threshold`.
+    pub blob_garbage_collection_force_threshold: f64,
+    /// `--blob_compaction_readahead_size`.
+    pub blob_compaction_readahead_size: u64,
     /// `--datafile`: records for `fillfile`, one per line (CairnDB addition).
     pub datafile: Option<PathBuf>,
     /// `--keyfile`: keys for `readfile` / `readfileseq`, one per line
@@ -373,6 +415,14 @@ impl Default for Flags {
             zip_level: 6,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 << 20,
+            blob_compression_type: "none".into(),
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
+            blob_compaction_readahead_size: 0,
             datafile: None,
             keyfile: None,
             keyfields: vec![0],
@@ -434,7 +484,9 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "optimistic_transaction_db"
         | "transaction_set_snapshot"
         | "write_as_transaction"
-        | "memtable_whole_key_filtering" => Kind::Bool,
+        | "memtable_whole_key_filtering"
+        | "enable_blob_files"
+        | "enable_blob_garbage_collection" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -485,7 +537,13 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "keyfile"
         | "keyfields"
         | "field_separator"
-        | "memtable_bloom_size_ratio" => Kind::Value,
+        | "memtable_bloom_size_ratio"
+        | "min_blob_size"
+        | "blob_file_size"
+        | "blob_compression_type"
+        | "blob_garbage_collection_age_cutoff"
+        | "blob_garbage_collection_force_threshold"
+        | "blob_compaction_readahead_size" => Kind::Value,
         _ => return None,
     })
 }
@@ -651,6 +709,47 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "sync" => f.sync = parse_bool(n, v)?,
             "memtable_whole_key_filtering" => {
                 f.memtable_whole_key_filtering = Some(parse_bool(n, v)?);
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "enable_blob_files" => {
+                f.enable_blob_files = parse_bool(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "enable_blob_garbage_collection" => {
+                f.enable_blob_garbage_collection = parse_bool(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "min_blob_size" => {
+                f.min_blob_size = parse_nonneg(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "blob_file_size" => {
+                f.blob_file_size = parse_nonneg(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "blob_compaction_readahead_size" => {
+                f.blob_compaction_readahead_size = parse_nonneg(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "blob_compression_type" => {
+                let lower = v.to_ascii_lowercase();
+                if lower != "snappy" && lower != "zlib" && lower != "bzip2" && lower != "xpress" {
+                    cairndb::CompressionType::parse(v)
+                        .map_err(|e| format!("flag --blob_compression_type: {e}"))?;
+                }
+                f.blob_compression_type = lower;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "blob_garbage_collection_age_cutoff" | "blob_garbage_collection_force_threshold" => {
+                let r: f64 = parse_num(n, v)?;
+                if !(0.0..=1.0).contains(&r) {
+                    return Err(format!("flag --{n}: must be in [0, 1] (got {v})"));
+                }
+                if n == "blob_garbage_collection_age_cutoff" {
+                    f.blob_garbage_collection_age_cutoff = r;
+                } else {
+                    f.blob_garbage_collection_force_threshold = r;
+                }
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "memtable_bloom_size_ratio" => {
@@ -915,6 +1014,41 @@ mod tests {
         );
         let f = p(&["--sync=false", "--histogram=1", "--disable_wal=0"]).unwrap();
         assert!(!f.sync && f.histogram && !f.disable_wal);
+    }
+
+    #[test]
+    fn blob_flags_parse_and_are_noted() {
+        let f = p(&[
+            "--enable_blob_files",
+            "--min_blob_size=512",
+            "--blob_file_size=1048576",
+            "--blob_compression_type=zstd",
+            "--enable_blob_garbage_collection=true",
+            "--blob_garbage_collection_age_cutoff=0.5",
+            "--blob_garbage_collection_force_threshold=0.8",
+            "--blob_compaction_readahead_size=65536",
+        ])
+        .unwrap();
+        assert!(f.enable_blob_files && f.enable_blob_garbage_collection);
+        assert_eq!(
+            (
+                f.min_blob_size,
+                f.blob_file_size,
+                f.blob_compaction_readahead_size
+            ),
+            (512, 1 << 20, 65536)
+        );
+        assert_eq!(f.blob_compression_type, "zstd");
+        assert_eq!(
+            (
+                f.blob_garbage_collection_age_cutoff,
+                f.blob_garbage_collection_force_threshold
+            ),
+            (0.5, 0.8)
+        );
+        assert!(f.notes.iter().any(|n| n.contains("Options::min_blob_size")));
+        let e = p(&["--blob_garbage_collection_age_cutoff=2"]).unwrap_err();
+        assert!(e.contains("--blob_garbage_collection_age_cutoff"), "{e}");
     }
 
     #[test]

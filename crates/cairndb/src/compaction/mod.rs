@@ -304,6 +304,7 @@ mod tests {
                 largest: make_internal_key(b"z", n, ValueType::Value),
                 smallest_seq: n,
                 largest_seq: n,
+                oldest_blob_file: 0,
             }));
         }
         let c = pick(&v, &opts, &vec![Vec::new(); NUM_LEVELS]).unwrap();
@@ -324,6 +325,7 @@ mod tests {
                 largest: make_internal_key(hi, n, ValueType::Value),
                 smallest_seq: n,
                 largest_seq: n,
+                oldest_blob_file: 0,
             })
         };
         let mut v = Version::default();

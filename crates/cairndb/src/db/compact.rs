@@ -2,13 +2,50 @@
 //! merging inputs into output tables and installing the result. Picking
 //! what to compact lives in `crate::compaction`.
 //!
+//! Blob references (`docs/format/blob.md`) pass through a compaction
+//! unchanged, except: a reference the compaction drops (its key overwritten
+//! or deleted) is counted as garbage against its blob file in the
+//! compaction's MANIFEST edit; and with `enable_blob_garbage_collection`, a
+//! kept reference into one of the oldest `blob_garbage_collection_age_cutoff`
+//! of the blob files has its value rewritten into a new blob file (the old
+//! record becomes garbage). A blob file all of whose records are garbage
+//! leaves the version; the collector deletes it once no reader's version
+//! lists it. Garbage counts are exact because each blob record has exactly
+//! one reference in the tree: flushes write one per record, compactions
+//! move, drop or replace it, and trivial moves keep it.
+//!
 //! Locking: `compaction_lock` serializes compactions; inputs are merged
 //! with no lock held; `versions` is held across the MANIFEST append, with
-//! `state` and then `obsolete_tables` taken under it to install the result.
+//! `state`, then `obsolete_tables`, then `obsolete_blobs` taken under it
+//! (one at a time) to install the result.
 
 use super::events::CompactionJobInfo;
 use super::flush::file_meta;
 use super::*;
+use crate::blob::{record_size, BlobFileSet, BlobIndex, Readahead};
+use crate::version::BlobGarbage;
+
+/// What merging a compaction's inputs wrote.
+#[derive(Default)]
+pub(super) struct Merged {
+    tables: Vec<FileMeta>,
+    /// Blob files written by garbage collection.
+    blobs: Vec<BlobFileMeta>,
+    /// Every blob file number reserved (a pending output until installed).
+    blob_numbers: Vec<u64>,
+    /// Garbage per blob file: (records, bytes).
+    garbage: BTreeMap<u64, (u64, u64)>,
+    /// Record bytes relocated by garbage collection.
+    relocated: u64,
+}
+
+impl Merged {
+    fn count_garbage(&mut self, user_key: &[u8], idx: &BlobIndex) {
+        let g = self.garbage.entry(idx.file_number).or_default();
+        g.0 += 1;
+        g.1 += record_size(user_key.len(), idx.size);
+    }
+}
 
 impl DbInner {
     pub(super) fn compaction_loop(self: &Arc<Self>) {
@@ -27,7 +64,9 @@ impl DbInner {
                 let _c = self.compaction_lock.lock();
                 let picked = {
                     let vs = self.versions.lock();
-                    compaction::pick(&vs.current(), &self.opts, &vs.compact_pointers)
+                    let v = vs.current();
+                    compaction::pick(&v, &self.opts, &vs.compact_pointers)
+                        .or_else(|| self.pick_blob_gc(&v))
                 };
                 let Some(c) = picked else { break };
                 match self.run_compaction(&c) {
@@ -112,6 +151,8 @@ impl DbInner {
             edit.compact_pointers.push((c.level, last.clone()));
         }
         let mut outputs: Vec<FileMeta> = Vec::new();
+        let mut blob_numbers: Vec<u64> = Vec::new();
+        let mut relocated = 0u64;
         // A lone file with nothing under it moves down unchanged, unless a
         // manual compaction asked for a rewrite or the output level is
         // written in another table format (block-based to zip, say).
@@ -123,17 +164,36 @@ impl DbInner {
             }
             self.counters.trivial_moves.fetch_add(1, Ordering::Relaxed);
         } else {
-            match self.merge_inputs(c, out_level)? {
-                Some(o) => outputs = o,
+            let merged = match self.merge_inputs(c, out_level)? {
+                Some(m) => m,
                 None => return Ok(false),
-            }
+            };
+            outputs = merged.tables;
             for o in &outputs {
                 edit.add_file(out_level, o.clone());
             }
+            for b in merged.blobs {
+                edit.new_blob_files.push(Arc::new(b));
+            }
+            for (number, (count, bytes)) in merged.garbage {
+                edit.blob_garbage.push(BlobGarbage {
+                    number,
+                    count,
+                    bytes,
+                });
+            }
+            blob_numbers = merged.blob_numbers;
+            relocated = merged.relocated;
         }
-        let out_numbers: Vec<u64> = outputs.iter().map(|o| o.number).collect();
+        let blob_bytes_written: u64 = edit.new_blob_files.iter().map(|b| b.bytes).sum();
+        let out_numbers: Vec<u64> = outputs
+            .iter()
+            .map(|o| o.number)
+            .chain(blob_numbers)
+            .collect();
         let r = {
             let mut versions = self.versions.lock();
+            let before = versions.current();
             let r = versions.log_and_apply(edit);
             if let Err(e) = &r {
                 // Before the outputs leave the pending set (see flush_one).
@@ -154,7 +214,16 @@ impl DbInner {
                 self.obsolete_tables
                     .lock()
                     .extend(c.inputs.iter().chain(&c.next_inputs).cloned());
+                // Blob files whose last record became garbage, likewise.
+                self.obsolete_blobs.lock().extend(
+                    before
+                        .blob_files
+                        .iter()
+                        .filter(|(n, _)| !v.blob_files.contains_key(n))
+                        .map(|(_, b)| b.meta.clone()),
+                );
             }
+            drop(before);
             r
         };
         self.hook(hooks::COMPACTION_INSTALLED);
@@ -167,6 +236,10 @@ impl DbInner {
         r?;
         let cs = &self.counters;
         cs.compactions.fetch_add(1, Ordering::Relaxed);
+        cs.blob_bytes_written
+            .fetch_add(blob_bytes_written, Ordering::Relaxed);
+        cs.blob_bytes_relocated
+            .fetch_add(relocated, Ordering::Relaxed);
         if !outputs.is_empty() || !c.is_trivial_move() {
             cs.compaction_bytes_read
                 .fetch_add(c.input_bytes(), Ordering::Relaxed);
@@ -192,21 +265,86 @@ impl DbInner {
         Ok(true)
     }
 
-    /// Merges a compaction's inputs into new tables at `out_level`.
-    /// None when abandoned for shutdown.
-    pub(super) fn merge_inputs(
-        &self,
-        c: &Compaction,
-        out_level: usize,
-    ) -> Result<Option<Vec<FileMeta>>> {
+    /// `blob_garbage_collection_force_threshold`: when the blob files in the
+    /// age cutoff are at least that fraction garbage, a compaction of a
+    /// table whose oldest blob file is the oldest live one (so its values
+    /// are relocated and that file drains), as RocksDB does.
+    fn pick_blob_gc(&self, v: &Version) -> Option<Compaction> {
+        let o = &self.opts;
+        if !o.enable_blob_garbage_collection || o.blob_garbage_collection_force_threshold >= 1.0 {
+            return None;
+        }
+        let k = (v.blob_files.len() as f64 * o.blob_garbage_collection_age_cutoff) as usize;
+        let (total, garbage) = v
+            .blob_files
+            .values()
+            .take(k)
+            .fold((0u64, 0u64), |(t, g), b| {
+                (t + b.meta.bytes, g + b.garbage_bytes)
+            });
+        if garbage == 0
+            || (garbage as f64) < o.blob_garbage_collection_force_threshold * total as f64
+        {
+            return None;
+        }
+        let oldest = *v.blob_files.keys().next()?;
+        let (level, f) = (0..NUM_LEVELS)
+            .flat_map(|l| v.files[l].iter().map(move |f| (l, f)))
+            .find(|(_, f)| f.oldest_blob_file == oldest)?;
+        let mut c = compaction::pick_range(
+            v,
+            level,
+            Some(f.smallest_user_key()),
+            Some(f.largest_user_key()),
+        )?;
+        c.force_rewrite = true;
+        Some(c)
+    }
+
+    /// The blob file number below which garbage collection relocates values:
+    /// the oldest `blob_garbage_collection_age_cutoff` of the live blob
+    /// files (0: none).
+    fn blob_gc_cutoff(&self, version: &Version) -> u64 {
+        if !self.opts.enable_blob_garbage_collection {
+            return 0;
+        }
+        let n = version.blob_files.len();
+        let k = (n as f64 * self.opts.blob_garbage_collection_age_cutoff) as usize;
+        version
+            .blob_files
+            .keys()
+            .nth(k)
+            .copied()
+            .unwrap_or(if k == 0 { 0 } else { u64::MAX })
+    }
+
+    /// Merges a compaction's inputs into new tables at `out_level` (and, for
+    /// garbage collection, new blob files). None when abandoned for shutdown.
+    pub(super) fn merge_inputs(&self, c: &Compaction, out_level: usize) -> Result<Option<Merged>> {
         let version = self.sv.read().version.clone();
         let snapshots = self.snapshots.all();
+        let gc_cutoff = self.blob_gc_cutoff(&version);
         let mut filter = DropFilter::new(&snapshots, &version, out_level);
         let mut it = compaction::input_iterator(c, &self.table_cache)?;
         it.seek_to_first();
         let mut outputs: Vec<FileMeta> = Vec::new();
+        let mut merged = Merged::default();
+        let mut blobs = BlobFileSet::new(
+            self.fs.as_ref(),
+            &self.path,
+            &self.opts,
+            Box::new(|| {
+                let n = self.next_file.fetch_add(1, Ordering::SeqCst);
+                self.pending_outputs.lock().insert(n);
+                n
+            }),
+        );
+        let mut readahead = Readahead::new(self.opts.blob_compaction_readahead_size);
         let mut builder: Option<(u64, OutputBuilder)> = None;
         let mut last_user_key: Vec<u8> = Vec::new();
+        let mut reference: Vec<u8> = Vec::new();
+        // The oldest blob file the current output refers to (0: none).
+        let mut oldest_blob = 0u64;
         let mut n = 0u64;
         let result = (|| -> Result<bool> {
             while it.valid() {
@@ -215,7 +353,12 @@ impl DbInner {
                     return Ok(false);
                 }
                 let key = it.key();
+                let is_blob = (crate::key::trailer(key) & 0xff) as u8 == ValueType::BlobIndex as u8;
                 if !filter.keep(key)? {
+                    if is_blob {
+                        let idx = decode_reference(c, it.value())?;
+                        merged.count_garbage(user_key(key), &idx);
+                    }
                     it.next();
                     continue;
                 }
@@ -225,7 +368,9 @@ impl DbInner {
                     if let Some((_, b)) = &builder {
                         if b.estimated_file_size() >= self.opts.target_file_size_base {
                             let (num, b) = builder.take().expect("checked");
-                            outputs.push(self.finish_output(num, b)?);
+                            let mut meta = self.finish_output(num, b)?;
+                            meta.oldest_blob_file = std::mem::take(&mut oldest_blob);
+                            outputs.push(meta);
                         }
                     }
                     last_user_key.clear();
@@ -244,20 +389,52 @@ impl DbInner {
                     )?;
                     builder = Some((num, b));
                 }
+                let mut value = it.value();
+                if is_blob {
+                    let idx = decode_reference(c, value)?;
+                    let mut target = idx.file_number;
+                    if idx.file_number < gc_cutoff {
+                        // Relocate: the value moves to a new blob file and
+                        // its old record becomes garbage.
+                        let v = self
+                            .blob_cache
+                            .get(idx.file_number)?
+                            .read_ahead(&idx, &mut readahead)?;
+                        let new = blobs.add(uk, &v)?;
+                        merged.count_garbage(uk, &idx);
+                        merged.relocated += record_size(uk.len(), new.size);
+                        reference.clear();
+                        new.encode(&mut reference);
+                        value = &reference;
+                        target = new.file_number;
+                    }
+                    if oldest_blob == 0 || target < oldest_blob {
+                        oldest_blob = target;
+                    }
+                }
                 if let Some((_, b)) = builder.as_mut() {
-                    b.add(key, it.value())?;
+                    b.add(key, value)?;
                 }
                 it.next();
             }
             it.status()?;
             if let Some((num, b)) = builder.take() {
-                outputs.push(self.finish_output(num, b)?);
+                let mut meta = self.finish_output(num, b)?;
+                meta.oldest_blob_file = std::mem::take(&mut oldest_blob);
+                outputs.push(meta);
             }
+            // Synced before the MANIFEST edit that adds them.
+            merged.blobs = blobs.finish()?;
             self.fs.sync_dir(&self.path)?;
             Ok(true)
         })();
+        merged.blob_numbers = blobs.numbers().to_vec();
+        drop(blobs);
         match result {
-            Ok(true) => Ok(Some(outputs)),
+            Ok(true) => {
+                merged.tables = outputs;
+                Ok(Some(merged))
+            }
             other => {
                 // Abandoned or failed: the outputs are garbage.
                 if let Some((num, b)) = builder.take() {
@@ -269,11 +446,12 @@ impl DbInner {
                         largest: Vec::new(),
                         smallest_seq: 0,
                         largest_seq: 0,
+                        oldest_blob_file: 0,
                     });
                 }
                 let mut p = self.pending_outputs.lock();
-                for o in &outputs {
-                    p.remove(&o.number);
+                for n in outputs.iter().map(|o| o.number).chain(merged.blob_numbers) {
+                    p.remove(&n);
                 }
                 other.map(|_| None)
             }
@@ -281,9 +459,30 @@ impl DbInner {
     }
 
     pub(super) fn finish_output(&self, number: u64, b: OutputBuilder) -> Result<FileMeta> {
+        // (Blob files are finished after the last table; see merge_inputs.)
         Ok(file_meta(number, b.finish()?))
     }
+}
 
+/// Decodes a blob reference read from a compaction input; errors name the
+/// compaction's input files.
+fn decode_reference(c: &Compaction, value: &[u8]) -> Result<BlobIndex> {
+    BlobIndex::decode(value).map_err(|what| {
+        let inputs: Vec<String> = c
+            .inputs
+            .iter()
+            .chain(&c.next_inputs)
+            .map(|f| format!("{:06}.sst", f.number))
+            .collect();
+        Error::corruption(
+            format!("<compaction input: {}>", inputs.join(", ")),
+            0,
+            what,
+        )
+    })
+}
+
+impl DbInner {
     pub(super) fn wait_idle(&self) -> Result<()> {
         loop {
             {
@@ -295,7 +494,8 @@ impl DbInner {
                     let v = self.sv.read().version.clone();
                     let needs = compaction::level_scores(&v, &self.opts)
                         .iter()
-                        .any(|&s| s >= 1.0);
+                        .any(|&s| s >= 1.0)
+                        || self.pick_blob_gc(&v).is_some();
                     if !needs && !self.compaction_lock.is_locked() {
                         return Ok(());
                     }

@@ -1,15 +1,45 @@
 //! Flushes: immutable memtables to level-0 tables, oldest first, on the
 //! flush thread; `flush()` forces a switch and waits.
 //!
+//! With `enable_blob_files`, values of at least `min_blob_size` bytes go to
+//! blob files written beside the table (`docs/format/blob.md`), and the
+//! table holds references to them; the blob files are synced before the
+//! table, and both are added by one MANIFEST edit. Their numbers are pending
+//! outputs from before each file exists until the edit is installed.
+//!
 //! Locking: a table is built with no lock held; `versions` is held across
 //! the MANIFEST append, and `state` is taken under it to pop the memtable
 //! and install the new super-version.
 
 use super::events::FlushJobInfo;
 use super::*;
+use crate::blob::BlobFileSet;
 
-/// Writes a memtable to table `number` for `level` and syncs it; `None`
-/// (and no file) when the memtable is empty. The caller syncs the directory.
+/// What a memtable was written to: its table (`None` for an empty
+/// memtable) and the blob files that hold its separated values.
+#[derive(Default)]
+pub(super) struct Built {
+    pub(super) table: Option<FileMeta>,
+    pub(super) blobs: Vec<BlobFileMeta>,
+}
+
+impl Built {
+    /// Adds the table (at `level`) and the blob files to `edit`.
+    pub(super) fn add_to(&self, edit: &mut VersionEdit, level: usize) {
+        if let Some(m) = &self.table {
+            edit.add_file(level, m.clone());
+        }
+        for b in &self.blobs {
+            edit.new_blob_files.push(Arc::new(b.clone()));
+        }
+    }
+}
+
+/// Writes a memtable to table `number` for `level` and syncs it, with its
+/// large values in blob files (numbered by `alloc_blob`) when
+/// `enable_blob_files` is on; nothing (and no file) when the memtable is
+/// empty. The caller syncs the directory.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_table(
     fs: &Arc<dyn Fs>,
     dir: &Path,
@@ -18,19 +48,44 @@ pub(super) fn build_table(
     level: usize,
     mem: &Arc<MemTable>,
     zip_budget: &Arc<ZipMemBudget>,
-) -> Result<Option<FileMeta>> {
+    alloc_blob: impl FnMut() -> u64,
+) -> Result<Built> {
     if mem.is_empty() {
-        return Ok(None);
+        return Ok(Built::default());
     }
     let mut b = OutputBuilder::create(fs, dir, opts, number, level, zip_budget)?;
+    let mut blobs = BlobFileSet::new(fs.as_ref(), dir, opts, Box::new(alloc_blob));
+    let mut ikey = Vec::new();
+    let mut reference = Vec::new();
     let mut it = mem.iter();
     it.seek_to_first();
     while it.valid() {
-        b.add(it.key(), it.value())?;
+        let (k, v) = (it.key(), it.value());
+        let t = crate::key::trailer(k);
+        if opts.enable_blob_files
+            && v.len() as u64 >= opts.min_blob_size
+            && (t & 0xff) as u8 == ValueType::Value as u8
+        {
+            let idx = blobs.add(user_key(k), v)?;
+            ikey.clear();
+            crate::key::append_internal_key(&mut ikey, user_key(k), t >> 8, ValueType::BlobIndex);
+            reference.clear();
+            idx.encode(&mut reference);
+            b.add(&ikey, &reference)?;
+        } else {
+            b.add(k, v)?;
+        }
         it.next();
     }
     it.status()?;
-    Ok(Some(file_meta(number, b.finish()?)))
+    // The blob files are synced before the table that refers to them.
+    let blob_metas = blobs.finish()?;
+    let mut table = file_meta(number, b.finish()?);
+    table.oldest_blob_file = blobs.numbers().first().copied().unwrap_or(0);
+    Ok(Built {
+        table: Some(table),
+        blobs: blob_metas,
+    })
 }
 
 pub(super) fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMeta {
@@ -41,6 +96,7 @@ pub(super) fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMet
         largest: info.largest,
         smallest_seq: info.props.smallest_seq,
         largest_seq: info.props.largest_seq,
+        oldest_blob_file: 0,
     }
 }
 
@@ -95,21 +151,26 @@ impl DbInner {
     /// Writes the oldest immutable memtable (`imm`) to level 0 and drops it.
     pub(super) fn flush_one(&self, imm: &Arc<MemTable>) -> Result<()> {
         let started = Instant::now();
-        let meta = {
+        // Every number this flush reserved: the table's and its blob files'.
+        let mut reserved = Vec::new();
+        let built = {
             // Reserve the number before the file exists (see delete_obsolete_files).
             let n = self.next_file.fetch_add(1, Ordering::SeqCst);
             self.pending_outputs.lock().insert(n);
-            let r = self.build_table(n, 0, imm);
+            reserved.push(n);
+            let r = self.build_table(n, 0, imm, &mut reserved);
             if r.is_err() {
-                self.pending_outputs.lock().remove(&n);
+                let mut p = self.pending_outputs.lock();
+                for n in &reserved {
+                    p.remove(n);
+                }
             }
             r?
         };
+        let meta = built.table.clone();
         let mut versions = self.versions.lock();
         let mut edit = VersionEdit::default();
-        if let Some(m) = &meta {
-            edit.add_file(0, m.clone());
-        }
+        built.add_to(&mut edit, 0);
         {
             let st = self.state.lock();
             // WALs before the one of the oldest memtable still unflushed are done.
@@ -131,8 +192,11 @@ impl DbInner {
             // recorded, the collector deletes nothing (the edit may be on disk).
             self.set_bg_error(e.clone());
         }
-        if let Some(m) = &meta {
-            self.pending_outputs.lock().remove(&m.number);
+        {
+            let mut p = self.pending_outputs.lock();
+            for n in &reserved {
+                p.remove(n);
+            }
         }
         let version = r?;
         {
@@ -148,6 +212,12 @@ impl DbInner {
                 .flush_bytes_written
                 .fetch_add(m.size, Ordering::Relaxed);
         }
+        let blob_bytes: u64 = built.blobs.iter().map(|b| b.bytes).sum();
+        if blob_bytes > 0 {
+            self.counters
+                .blob_bytes_written
+                .fetch_add(blob_bytes, Ordering::Relaxed);
+        }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
         self.events.flush_completed(&FlushJobInfo {
             table_number: meta.as_ref().map(|m| m.number),
@@ -162,14 +232,17 @@ impl DbInner {
         Ok(())
     }
 
-    /// Builds table `number` from a memtable, syncs it and its directory entry.
+    /// Builds table `number` from a memtable, with its blob files, syncs
+    /// them and their directory entries. Each blob file number is reserved
+    /// as a pending output and pushed onto `reserved` before its file exists.
     pub(super) fn build_table(
         &self,
         number: u64,
         level: usize,
         mem: &Arc<MemTable>,
-    ) -> Result<Option<FileMeta>> {
-        let meta = build_table(
+        reserved: &mut Vec<u64>,
+    ) -> Result<Built> {
+        let built = build_table(
             &self.fs,
             &self.path,
             &self.opts,
@@ -177,8 +250,14 @@ impl DbInner {
             level,
             mem,
             &self.zip_budget,
+            || {
+                let n = self.next_file.fetch_add(1, Ordering::SeqCst);
+                self.pending_outputs.lock().insert(n);
+                reserved.push(n);
+                n
+            },
         )?;
         self.fs.sync_dir(&self.path)?;
-        Ok(meta)
+        Ok(built)
     }
 }

@@ -10,22 +10,23 @@
 //! ## Locks
 //! Outermost first: a lock may be taken while holding only locks above
 //! it in this table, and only those its row names (`docs/design.md` has
-//! the same table). Every other lock in the engine (table cache, block
-//! cache, memtable arena, snapshot list, info log) is a leaf: nothing is
-//! taken under it.
+//! the same table). Every other lock in the engine (table cache, blob file
+//! cache, block cache, memtable arena, snapshot list, info log) is a leaf:
+//! nothing is taken under it.
 //!
 //! | lock | protects | held across I/O | taken under it |
 //! |---|---|---|---|
-//! | `compaction_lock` | one compaction at a time (background or `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `sv` |
-//! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables` |
+//! | `compaction_lock` | one compaction at a time (background or `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs`, `sv` |
+//! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool`, `prepared` |
-//! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables` |
+//! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |
 //! | `pipeline.queue` | the writer queue and leader hand-off | no | none |
 //! | `closed_logs` | WALs switched out unsynced | yes: their fdatasync | none |
 //! | `recycle_pool` | WAL numbers kept for reuse | yes: the rename that reuses one (under `log`) | none |
-//! | `pending_outputs` | table numbers being written | no | none |
+//! | `pending_outputs` | table and blob file numbers being written | no | none |
 //! | `obsolete_tables` | tables dropped from the current version | no | none |
+//! | `obsolete_blobs` | blob files dropped from the current version | no | none |
 //! | `prepared` | prepared two-phase-commit transactions (taken under `log`) | no | none |
 //! | `sv` (RwLock) | the published super-version | no | none |
 //!
@@ -52,7 +53,9 @@
 //! * WALs numbered >= `VersionSet::log_number` hold every write not yet in
 //!   a table; each memtable knows the WAL that started with it.
 //! * A table file is deleted only when no version that any reader can still
-//!   hold refers to it.
+//!   hold refers to it; so is a blob file (a version lists the blob files
+//!   its tables refer to, `docs/format/blob.md`).
+//! * Only tables hold blob references: the WAL and memtables hold values.
 
 mod commit;
 mod compact;
@@ -80,6 +83,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::batch::WriteBatch;
+use crate::blob::BlobCache;
 use crate::cache::table_cache::TableCache;
 use crate::cache::BlockCache;
 use crate::compaction::{self, Compaction, DropFilter};
@@ -96,7 +100,7 @@ use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
 use crate::sst::{OutputBuilder, ZipMemBudget, ZipStats};
 use crate::version::set::VersionSet;
-use crate::version::{FileMeta, Version, VersionEdit};
+use crate::version::{BlobFileMeta, FileMeta, Version, VersionEdit};
 use crate::wal::LogWriter;
 use pipeline::CommitPipeline;
 use snapshot::{Snapshot, SnapshotList};
@@ -162,6 +166,8 @@ pub(crate) struct DbInner {
     fs: Arc<dyn Fs>,
     lock: Mutex<Option<Box<dyn FileLock>>>,
     table_cache: Arc<TableCache>,
+    /// Open blob files (`docs/format/blob.md`).
+    blob_cache: Arc<BlobCache>,
     block_cache: Option<Arc<BlockCache>>,
     /// Working memory of zip table builds (`ZipTableOptions::hard_working_mem_limit`).
     zip_budget: Arc<ZipMemBudget>,
@@ -192,6 +198,9 @@ pub(crate) struct DbInner {
     /// memtable has been flushed.
     closed_logs: Mutex<Vec<(u64, LogWriter)>>,
     obsolete_tables: Mutex<Vec<Arc<FileMeta>>>,
+    /// Blob files that left the current version; kept while an older
+    /// version (so a reader) still holds their `Arc`.
+    obsolete_blobs: Mutex<Vec<Arc<BlobFileMeta>>>,
     /// Prepared transactions not yet committed or rolled back: name ->
     /// their prepare record. Every WAL starts with these records, so the
     /// newest WAL (always replayed) holds all of them. Changed only under
@@ -390,7 +399,10 @@ impl Db {
     /// `rocksdb.`: `num-files-at-level<N>`, `stats`, `levelstats`,
     /// `sstables`, `estimate-num-keys`, `cur-size-all-mem-tables`,
     /// `num-immutable-mem-table`, `block-cache-usage`, `num-snapshots`,
-    /// `total-sst-files-size`, `last-sequence`.
+    /// `total-sst-files-size`, `last-sequence`, `num-blob-files`,
+    /// `total-blob-file-size`, `live-blob-file-size`,
+    /// `live-blob-file-garbage-size` (blob sizes are record bytes,
+    /// `docs/format/blob.md`).
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }

@@ -1,5 +1,5 @@
-//! Deleting obsolete files: old WALs and MANIFESTs, tables no version or
-//! reader needs, temporaries of failed builds. WALs may be kept for reuse.
+//! Deleting obsolete files: old WALs and MANIFESTs, tables and blob files no
+//! version or reader needs, temporaries of failed builds. WALs may be kept for reuse.
 //!
 //! The decisions are pure functions of what the collector gathered
 //! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
@@ -12,10 +12,16 @@ use super::*;
 pub(super) struct Keep<'a> {
     /// Tables of the current version.
     pub(super) live: &'a HashSet<u64>,
-    /// Table numbers being written (flush or compaction outputs).
+    /// Blob files of the current version. (Kept apart from the tables: a
+    /// number left by a crashed build, `N.blob`, can be reused for a table
+    /// `N.sst`, and the orphan must not pass as live.)
+    pub(super) live_blobs: &'a HashSet<u64>,
+    /// Table and blob file numbers being written (flush or compaction outputs).
     pub(super) pending: &'a HashSet<u64>,
     /// Tables an older version, held by a reader, still refers to.
     pub(super) held: &'a HashSet<u64>,
+    /// Blob files an older version, held by a reader, still lists.
+    pub(super) held_blobs: &'a HashSet<u64>,
     /// WALs to delete (from [`decide_logs`]).
     pub(super) obsolete_logs: &'a HashSet<u64>,
     /// The current MANIFEST.
@@ -29,6 +35,11 @@ impl Keep<'_> {
             FileType::Log => !self.obsolete_logs.contains(&num),
             FileType::Table => {
                 self.live.contains(&num) || self.pending.contains(&num) || self.held.contains(&num)
+            }
+            FileType::Blob => {
+                self.live_blobs.contains(&num)
+                    || self.pending.contains(&num)
+                    || self.held_blobs.contains(&num)
             }
             FileType::Manifest => num >= self.manifest_number,
             FileType::Temp => self.pending.contains(&num),
@@ -107,16 +118,12 @@ impl DbInner {
         if self.state.lock().bg_error.is_some() {
             return;
         }
-        let (live, log_number, manifest_number) = {
+        let (live, live_blobs, log_number, manifest_number) = {
             let vs = self.versions.lock();
-            let live: HashSet<u64> = vs
-                .current()
-                .files
-                .iter()
-                .flatten()
-                .map(|f| f.number)
-                .collect();
-            (live, vs.log_number, vs.manifest_number())
+            let cur = vs.current();
+            let live: HashSet<u64> = cur.files.iter().flatten().map(|f| f.number).collect();
+            let live_blobs: HashSet<u64> = cur.blob_files.keys().copied().collect();
+            (live, live_blobs, vs.log_number, vs.manifest_number())
         };
         // Flushed memtables' WALs need no sync; close them before their
         // files are reused or deleted.
@@ -128,6 +135,13 @@ impl DbInner {
             // Still referenced by an older version that a reader holds?
             obs.retain(|f| Arc::strong_count(f) > 1);
             obs.iter().map(|f| f.number).collect()
+        };
+        let held_blobs: HashSet<u64> = {
+            // Blob files likewise (a leaf lock, taken after the other one
+            // is released).
+            let mut blobs = self.obsolete_blobs.lock();
+            blobs.retain(|b| Arc::strong_count(b) > 1);
+            blobs.iter().map(|b| b.number).collect()
         };
         let files: Vec<(String, FileType, u64)> = names
             .into_iter()
@@ -146,15 +160,19 @@ impl DbInner {
         );
         let rule = Keep {
             live: &live,
+            live_blobs: &live_blobs,
             pending: &pending,
             held: &held,
+            held_blobs: &held_blobs,
             obsolete_logs: &obsolete_logs,
             manifest_number,
         };
         for (name, t, num) in files {
             if !rule.keep(t, num) {
-                if t == FileType::Table {
-                    self.table_cache.evict(num);
+                match t {
+                    FileType::Table => self.table_cache.evict(num),
+                    FileType::Blob => self.blob_cache.evict(num),
+                    _ => {}
                 }
                 let p = self.path.join(&name);
                 if let Err(e) = self.fs.remove_file(&p) {
@@ -180,10 +198,13 @@ mod tests {
     #[test]
     fn tables_stay_while_live_pending_or_held() {
         let (live, pending, held, none) = (set(&[1]), set(&[2]), set(&[3]), set(&[]));
+        let (live_blobs, held_blobs) = (set(&[5]), set(&[6]));
         let k = Keep {
             live: &live,
+            live_blobs: &live_blobs,
             pending: &pending,
             held: &held,
+            held_blobs: &held_blobs,
             obsolete_logs: &none,
             manifest_number: 10,
         };
@@ -191,6 +212,13 @@ mod tests {
             assert!(k.keep(FileType::Table, n), "table {n}");
         }
         assert!(!k.keep(FileType::Table, 4));
+        // Blob files: live, pending or held as blob files; a blob file
+        // whose number is now a live table's is an orphan.
+        for n in [2, 5, 6] {
+            assert!(k.keep(FileType::Blob, n), "blob file {n}");
+        }
+        assert!(!k.keep(FileType::Blob, 1) && !k.keep(FileType::Blob, 3));
+        assert!(!k.keep(FileType::Table, 5));
         // A temporary stays only while its number is a pending output.
         assert!(k.keep(FileType::Temp, 2));
         assert!(!k.keep(FileType::Temp, 4));

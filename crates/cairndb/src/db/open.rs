@@ -74,6 +74,12 @@ impl Db {
             zip_stats.clone(),
         ));
 
+        let blob_cache = Arc::new(crate::blob::BlobCache::new(
+            fs.clone(),
+            path.clone(),
+            opts.max_open_files,
+        ));
+
         // Replay the WALs that hold writes not yet in tables.
         let mut logs: Vec<u64> = fs
             .list_dir(&path)?
@@ -142,11 +148,13 @@ impl Db {
                     if mem.approximate_memory_usage() >= opts.write_buffer_size {
                         let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
                         let num = next_file.fetch_add(1, Ordering::SeqCst);
-                        match build_table(&fs, &path, &opts, num, 0, &full, &zip_budget) {
-                            Ok(Some(meta)) => edit.add_file(0, meta),
-                            Ok(None) => {}
-                            Err(e) => return Err(e),
-                        }
+                        // Numbers of files a failed build leaves are never
+                        // listed; the collector deletes those files.
+                        let built =
+                            build_table(&fs, &path, &opts, num, 0, &full, &zip_budget, || {
+                                next_file.fetch_add(1, Ordering::SeqCst)
+                            })?;
+                        built.add_to(&mut edit, 0);
                     }
                     Ok(ControlFlow::Continue(()))
                 },
@@ -165,9 +173,10 @@ impl Db {
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
-            if let Some(meta) = build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget)? {
-                edit.add_file(0, meta);
-            }
+            build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget, || {
+                next_file.fetch_add(1, Ordering::SeqCst)
+            })?
+            .add_to(&mut edit, 0);
         }
         // A fresh WAL for new writes; the replayed ones become obsolete.
         let log_number = versions.new_file_number();
@@ -190,6 +199,7 @@ impl Db {
             fs,
             lock: Mutex::new(Some(lock)),
             table_cache,
+            blob_cache,
             block_cache,
             zip_budget,
             zip_stats,
@@ -224,6 +234,7 @@ impl Db {
             recycle_pool: Mutex::new(Vec::new()),
             closed_logs: Mutex::new(Vec::new()),
             obsolete_tables: Mutex::new(Vec::new()),
+            obsolete_blobs: Mutex::new(Vec::new()),
             prepared: Mutex::new(prepared),
             gc_lock: Mutex::new(()),
             closed: AtomicBool::new(false),
@@ -265,7 +276,7 @@ impl Db {
 }
 
 /// `paranoid_checks`: every table of `v` exists with the size the MANIFEST
-/// recorded for it.
+/// recorded for it, and every blob file of `v` exists.
 fn check_table_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
     for (level, files) in v.files.iter().enumerate() {
         for f in files {
@@ -291,6 +302,16 @@ fn check_table_files(fs: &dyn Fs, dir: &Path, v: &Version) -> Result<()> {
                     ),
                 ));
             }
+        }
+    }
+    for &number in v.blob_files.keys() {
+        let p = filename::blob_file_name(dir, number);
+        if !fs.exists(&p) {
+            return Err(Error::corruption(
+                &p,
+                0,
+                "blob file listed in the MANIFEST is missing",
+            ));
         }
     }
     Ok(())

@@ -1,6 +1,8 @@
 //! Point reads and iterators. A read takes the super-version (an `Arc`
 //! copy under the `sv` read lock) and then its sequence number, and holds
-//! no lock while it searches memtables and tables.
+//! no lock while it searches memtables and tables. A blob reference found
+//! in a table is resolved with one read of the blob file (through the blob
+//! file cache, a leaf lock); the version the read holds keeps that file.
 
 use super::*;
 
@@ -54,19 +56,41 @@ impl DbInner {
             }
         }
         let mut f = Some(f);
+        let mut blob_ref: Option<(u64, Vec<u8>)> = None;
         let found = with_lookup_key(key, seq, |lk| {
-            sv.version
-                .find(&self.table_cache, lk, !opts.fill_cache_off, |t, _, v| {
-                    if t == ValueType::Value {
+            sv.version.find(
+                &self.table_cache,
+                lk,
+                !opts.fill_cache_off,
+                |table, t, _, v| match t {
+                    ValueType::Value => {
                         if let Some(f) = f.take() {
                             f(v);
                         }
                         true
-                    } else {
-                        false
                     }
-                })
+                    ValueType::BlobIndex => {
+                        // Read after the table's block is released.
+                        blob_ref = Some((table, v.to_vec()));
+                        true
+                    }
+                    ValueType::Deletion => false,
+                },
+            )
         })?;
+        if let Some((table, r)) = blob_ref {
+            let idx = crate::blob::BlobIndex::decode(&r).map_err(|what| {
+                Error::corruption(
+                    filename::table_file_name(&self.path, table),
+                    0,
+                    format!("entry of key {:?}: {what}", String::from_utf8_lossy(key)),
+                )
+            })?;
+            let v = self.blob_cache.get(idx.file_number)?.read(&idx)?;
+            if let Some(f) = f.take() {
+                f(&v);
+            }
+        }
         Ok(found == Some(true))
     }
 
@@ -91,7 +115,8 @@ impl DbInner {
             }
         }
         with_lookup_key(key, MAX_SEQ, |lk| {
-            sv.version.find(&self.table_cache, lk, false, |_, s, _| s)
+            sv.version
+                .find(&self.table_cache, lk, false, |_, _, s, _| s)
         })
     }
 
@@ -127,6 +152,7 @@ impl DbInner {
             opts,
             Box::new(sv),
             rebuild,
+            Some(self.blob_cache.clone()),
         )
     }
 }

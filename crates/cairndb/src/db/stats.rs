@@ -22,6 +22,8 @@ pub(super) struct Counters {
     pub(super) stalls: AtomicU64,
     pub(super) slowdowns: AtomicU64,
     pub(super) obsolete_delete_failures: AtomicU64,
+    pub(super) blob_bytes_written: AtomicU64,
+    pub(super) blob_bytes_relocated: AtomicU64,
 }
 
 /// A snapshot of the engine's statistics.
@@ -81,15 +83,25 @@ pub struct DbStats {
     pub last_sequence: u64,
     /// Live snapshots.
     pub snapshots: usize,
+    /// Blob files in the current version.
+    pub blob_files: usize,
+    /// Record bytes of those blob files.
+    pub blob_file_bytes: u64,
+    /// Of those, bytes no table refers to any more.
+    pub blob_garbage_bytes: u64,
+    /// Record bytes written to blob files (flushes and garbage collection).
+    pub blob_bytes_written: u64,
+    /// Record bytes garbage collection rewrote into new blob files.
+    pub blob_bytes_relocated: u64,
 }
 
 impl DbStats {
-    /// (flush + compaction bytes written) / user bytes written.
+    /// (flush + compaction + blob file bytes written) / user bytes written.
     pub fn write_amplification(&self) -> f64 {
         if self.user_bytes_written == 0 {
             return 0.0;
         }
-        (self.flush_bytes_written + self.compaction_bytes_written) as f64
+        (self.flush_bytes_written + self.compaction_bytes_written + self.blob_bytes_written) as f64
             / self.user_bytes_written as f64
     }
 }
@@ -119,6 +131,10 @@ impl DbInner {
         s.stalls = ld(&c.stalls);
         s.slowdowns = ld(&c.slowdowns);
         s.obsolete_delete_failures = ld(&c.obsolete_delete_failures);
+        s.blob_files = sv.version.blob_files.len();
+        (s.blob_file_bytes, s.blob_garbage_bytes) = sv.version.blob_bytes();
+        s.blob_bytes_written = ld(&c.blob_bytes_written);
+        s.blob_bytes_relocated = ld(&c.blob_bytes_relocated);
         if let Some(bc) = &self.block_cache {
             s.block_cache_hits = bc.hits();
             s.block_cache_misses = bc.misses();
@@ -205,6 +221,13 @@ impl DbInner {
                     .to_string(),
             ),
             "last-sequence" => Some(self.pipeline.last_seq().to_string()),
+            "num-blob-files" => Some(sv.version.blob_files.len().to_string()),
+            "total-blob-file-size" => Some(sv.version.blob_bytes().0.to_string()),
+            "live-blob-file-size" => {
+                let (total, garbage) = sv.version.blob_bytes();
+                Some((total - garbage).to_string())
+            }
+            "live-blob-file-garbage-size" => Some(sv.version.blob_bytes().1.to_string()),
             _ => None,
         }
     }
@@ -242,6 +265,16 @@ pub fn format_stats(s: &DbStats) -> String {
         mb(s.compaction_bytes_read),
         mb(s.compaction_bytes_written)
     ));
+    if s.blob_files > 0 || s.blob_bytes_written > 0 {
+        out.push_str(&format!(
+            "Blob files: {} live, {:.2} MB ({:.2} MB garbage); {:.2} MB written, {:.2} MB relocated by GC\n",
+            s.blob_files,
+            mb(s.blob_file_bytes),
+            mb(s.blob_garbage_bytes),
+            mb(s.blob_bytes_written),
+            mb(s.blob_bytes_relocated)
+        ));
+    }
     out.push_str(&format!(
         "Write amplification: {:.2}\n",
         s.write_amplification()

@@ -11,12 +11,22 @@
 //!
 //! The iterator pins what it reads (memtables, the version and so its files)
 //! for as long as it lives.
+//!
+//! Blob references (entries of type `BlobIndex`, `docs/format/blob.md`) are
+//! resolved lazily: `key()` and moves never read a blob file; the first
+//! `value()` at a position reads the value once and keeps it until the next
+//! move. A blob read that fails makes `value()` empty and `status()` the
+//! error.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use super::InternalIterator;
+use crate::blob::BlobCache;
 use crate::error::{Error, Result};
-use crate::key::{make_internal_key, parse_internal_key, user_key, SeqNo, ValueType};
+use crate::key::{
+    make_internal_key, parse_internal_key, user_key, SeqNo, ValueType, TYPE_FOR_SEEK,
+};
 use crate::options::SliceTransform;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -48,6 +58,14 @@ pub struct DbIterator {
     rebuild: Option<Rebuild>,
     /// Whether `iter` is currently restricted to a prefix.
     restricted: bool,
+    /// Reads blob references' values (None: a blob reference is an error).
+    blobs: Option<Arc<BlobCache>>,
+    /// Reverse: whether `saved_value` is a blob reference.
+    saved_is_blob: bool,
+    /// The resolved value of the current position's blob reference.
+    blob_value: OnceCell<Vec<u8>>,
+    /// The first failed blob read.
+    blob_error: OnceCell<Error>,
 }
 
 /// Builds an inner iterator restricted to a prefix (or over everything).
@@ -61,6 +79,7 @@ impl DbIterator {
         opts: &crate::options::ReadOptions,
         pin: Box<dyn std::any::Any + Send>,
         rebuild: Option<Rebuild>,
+        blobs: Option<Arc<BlobCache>>,
     ) -> DbIterator {
         DbIterator {
             iter,
@@ -78,7 +97,31 @@ impl DbIterator {
             _pin: pin,
             rebuild,
             restricted: false,
+            blobs,
+            saved_is_blob: false,
+            blob_value: OnceCell::new(),
+            blob_error: OnceCell::new(),
         }
+    }
+
+    /// Forgets the resolved blob value (the position is about to change).
+    fn moved(&mut self) {
+        self.blob_value.take();
+    }
+
+    fn resolve(&self, reference: &[u8]) -> Vec<u8> {
+        let r = match &self.blobs {
+            Some(b) => b.resolve(self.key(), reference),
+            None => Err(Error::corruption(
+                "<iterator>",
+                0,
+                "blob reference where no blob file can be read",
+            )),
+        };
+        r.unwrap_or_else(|e| {
+            let _ = self.blob_error.set(e);
+            Vec::new()
+        })
     }
 
     /// In prefix mode, points the inner iterator at the sources that may
@@ -108,18 +151,32 @@ impl DbIterator {
         }
     }
 
-    /// The current value. Requires `valid()`.
+    /// The current value. Requires `valid()`. A value in a blob file is
+    /// read on the first call at a position; if that read fails the value
+    /// is empty and `status()` returns the error.
     pub fn value(&self) -> &[u8] {
-        match self.direction {
-            Direction::Forward => self.iter.value(),
-            Direction::Reverse => &self.saved_value,
+        let (raw, is_blob) = match self.direction {
+            Direction::Forward => {
+                let k = self.iter.key();
+                let blob = k.len() >= crate::key::TRAILER_LEN
+                    && (crate::key::trailer(k) & 0xff) as u8 == ValueType::BlobIndex as u8;
+                (self.iter.value(), blob)
+            }
+            Direction::Reverse => (self.saved_value.as_slice(), self.saved_is_blob),
+        };
+        if !is_blob {
+            return raw;
         }
+        self.blob_value.get_or_init(|| self.resolve(raw))
     }
 
-    /// The first error met (a corrupted block, an I/O error). An iterator
-    /// that stops early because of an error says so here.
+    /// The first error met (a corrupted block, an I/O error, a failed blob
+    /// read). An iterator that stops early because of an error says so here.
     pub fn status(&self) -> Result<()> {
         if let Some(e) = &self.status {
+            return Err(e.clone());
+        }
+        if let Some(e) = self.blob_error.get() {
             return Err(e.clone());
         }
         self.iter.status()
@@ -152,6 +209,7 @@ impl DbIterator {
 
     /// Positions on the first key.
     pub fn seek_to_first(&mut self) {
+        self.moved();
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.prefix = None;
@@ -159,7 +217,7 @@ impl DbIterator {
         match self.lower.clone() {
             Some(l) => self
                 .iter
-                .seek(&make_internal_key(&l, self.seq, ValueType::Value)),
+                .seek(&make_internal_key(&l, self.seq, TYPE_FOR_SEEK)),
             None => self.iter.seek_to_first(),
         }
         if self.iter.valid() {
@@ -172,6 +230,7 @@ impl DbIterator {
 
     /// Positions on the last key.
     pub fn seek_to_last(&mut self) {
+        self.moved();
         self.direction = Direction::Reverse;
         self.saved_value.clear();
         self.prefix = None;
@@ -179,11 +238,8 @@ impl DbIterator {
         match self.upper.clone() {
             // The last entry strictly below the upper bound.
             Some(u) => {
-                self.iter.seek(&make_internal_key(
-                    &u,
-                    crate::key::MAX_SEQ,
-                    ValueType::Value,
-                ));
+                self.iter
+                    .seek(&make_internal_key(&u, crate::key::MAX_SEQ, TYPE_FOR_SEEK));
                 if self.iter.valid() {
                     self.iter.prev();
                 } else {
@@ -198,6 +254,7 @@ impl DbIterator {
 
     /// Positions on the first key >= `target`.
     pub fn seek(&mut self, target: &[u8]) {
+        self.moved();
         self.direction = Direction::Forward;
         self.saved_value.clear();
         self.set_prefix_from(target);
@@ -207,7 +264,7 @@ impl DbIterator {
             _ => target.to_vec(),
         };
         self.iter
-            .seek(&make_internal_key(&t, self.seq, ValueType::Value));
+            .seek(&make_internal_key(&t, self.seq, TYPE_FOR_SEEK));
         if self.iter.valid() {
             self.find_next_user_entry(false);
         } else {
@@ -218,6 +275,7 @@ impl DbIterator {
 
     /// Positions on the last key <= `target`.
     pub fn seek_for_prev(&mut self, target: &[u8]) {
+        self.moved();
         self.direction = Direction::Reverse;
         self.saved_value.clear();
         self.set_prefix_from(target);
@@ -225,11 +283,8 @@ impl DbIterator {
         match &self.upper {
             Some(u) if target >= u.as_slice() => {
                 let u = u.clone();
-                self.iter.seek(&make_internal_key(
-                    &u,
-                    crate::key::MAX_SEQ,
-                    ValueType::Value,
-                ));
+                self.iter
+                    .seek(&make_internal_key(&u, crate::key::MAX_SEQ, TYPE_FOR_SEEK));
                 if self.iter.valid() {
                     self.iter.prev();
                 } else {
@@ -250,6 +305,7 @@ impl DbIterator {
         if !self.valid {
             return;
         }
+        self.moved();
         if self.direction == Direction::Reverse {
             self.direction = Direction::Forward;
             // The inner iterator is just before the entries of key(): step
@@ -283,6 +339,7 @@ impl DbIterator {
         if !self.valid {
             return;
         }
+        self.moved();
         if self.direction == Direction::Forward {
             // Scan back until the user key changes, then use the reverse scan.
             self.saved_key.clear();
@@ -331,7 +388,7 @@ impl DbIterator {
                         self.saved_key.extend_from_slice(p.user_key);
                         skipping = true;
                     }
-                    ValueType::Value => {
+                    ValueType::Value | ValueType::BlobIndex => {
                         if !(skipping && p.user_key <= self.saved_key.as_slice()) {
                             self.valid = true;
                             self.saved_key.clear();
@@ -371,11 +428,12 @@ impl DbIterator {
                             self.saved_key.clear();
                             self.saved_value.clear();
                         }
-                        ValueType::Value => {
+                        ValueType::Value | ValueType::BlobIndex => {
                             self.saved_key.clear();
                             self.saved_key.extend_from_slice(p.user_key);
                             self.saved_value.clear();
                             self.saved_value.extend_from_slice(self.iter.value());
+                            self.saved_is_blob = vtype == ValueType::BlobIndex;
                         }
                     }
                 }
@@ -429,6 +487,7 @@ mod tests {
             Some(Arc::new(FixedPrefix::new(2))),
             opts,
             Box::new(()),
+            None,
             None,
         )
     }

@@ -130,8 +130,9 @@ impl MemTable {
         match ValueType::from_u8((t & 0xff) as u8) {
             Some(ValueType::Value) => Some((MemGet::Value(v), found_seq)),
             Some(ValueType::Deletion) => Some((MemGet::Deleted, found_seq)),
-            // Only `add` writes trailers, always with a known type.
-            None => None,
+            // Only `add` writes trailers, always with a value or deletion
+            // type (blob references live only in tables).
+            Some(ValueType::BlobIndex) | None => None,
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
-use crate::key::{self, compare_internal, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK};
+use crate::key::{self, compare_internal, ValueType, MAX_SEQ, TRAILER_LEN};
 use crate::options::{CompressionType, Options, SliceTransform};
 use crate::sst::block::BlockBuilder;
 use crate::sst::filter::FilterBuilder;
@@ -286,7 +286,7 @@ pub(crate) fn shortest_separator(a: &[u8], b: &[u8], out: &mut Vec<u8>) {
             out.extend_from_slice(&ua[..diff]);
             out.push(c + 1);
             // out's user key is > ua and < ub, so (out, MAX_SEQ) is in range.
-            out.extend_from_slice(&key::pack_trailer(MAX_SEQ, TYPE_FOR_SEEK).to_le_bytes());
+            out.extend_from_slice(&key::pack_trailer(MAX_SEQ, ValueType::Value).to_le_bytes());
             debug_assert!(compare_internal(a, out).is_le() && compare_internal(out, b).is_lt());
             return;
         }
@@ -302,7 +302,7 @@ pub(crate) fn short_successor(a: &[u8], out: &mut Vec<u8>) {
         if i + 1 < ua.len() {
             out.extend_from_slice(&ua[..i]);
             out.push(ua[i] + 1);
-            out.extend_from_slice(&key::pack_trailer(MAX_SEQ, TYPE_FOR_SEEK).to_le_bytes());
+            out.extend_from_slice(&key::pack_trailer(MAX_SEQ, ValueType::Value).to_le_bytes());
             debug_assert!(compare_internal(a, out).is_lt());
             return;
         }

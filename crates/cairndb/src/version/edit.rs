@@ -31,10 +31,45 @@ const TAG_LAST_SEQUENCE: u32 = 4;
 const TAG_COMPACT_POINTER: u32 = 5;
 const TAG_DELETED_FILE: u32 = 6;
 const TAG_NEW_FILE: u32 = 7;
+// docs/format/blob.md, "MANIFEST".
+const TAG_BLOB_FILE_ADDITION: u32 = 8;
+const TAG_BLOB_FILE_GARBAGE: u32 = 9;
+const TAG_OLDEST_BLOB_FILE: u32 = 10;
 
-/// The MANIFEST format this build writes and the newest it reads
+/// The MANIFEST format this build writes for a database without blob files
 /// (docs/format/manifest.md, "Versions").
 pub const MANIFEST_FORMAT_VERSION: u64 = 1;
+
+/// The MANIFEST format of a MANIFEST that records blob files, and the newest
+/// this build reads (docs/format/blob.md, "MANIFEST").
+pub const MANIFEST_FORMAT_VERSION_BLOB: u64 = 2;
+
+/// A blob file in the version (docs/format/blob.md). Immutable: the garbage
+/// counted against it lives in the version ([`super::BlobFileState`]), so
+/// one `Arc` per file stays the same across versions and its strong count
+/// tells whether an old version still lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFileMeta {
+    /// File number (`NNNNNN.blob`).
+    pub number: u64,
+    /// Records in the file.
+    pub count: u64,
+    /// Sum of the record sizes.
+    pub bytes: u64,
+    /// Masked crc32c of the whole file.
+    pub checksum: u32,
+}
+
+/// Garbage counted against one blob file by one edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobGarbage {
+    /// The blob file.
+    pub number: u64,
+    /// Records no table refers to any more.
+    pub count: u64,
+    /// Their bytes (record sizes).
+    pub bytes: u64,
+}
 
 /// A table file in some level.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +86,9 @@ pub struct FileMeta {
     pub smallest_seq: SeqNo,
     /// Largest sequence number in the file.
     pub largest_seq: SeqNo,
+    /// The oldest (lowest-numbered) blob file the table refers to; 0 when
+    /// it holds no blob reference (docs/format/blob.md, "MANIFEST").
+    pub oldest_blob_file: u64,
 }
 
 impl FileMeta {
@@ -81,6 +119,10 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(usize, u64)>,
     /// Files added: (level, file).
     pub new_files: Vec<(usize, Arc<FileMeta>)>,
+    /// Blob files added.
+    pub new_blob_files: Vec<Arc<BlobFileMeta>>,
+    /// Garbage counted against blob files (added to what they have).
+    pub blob_garbage: Vec<BlobGarbage>,
 }
 
 impl VersionEdit {
@@ -92,6 +134,13 @@ impl VersionEdit {
     /// Records the removal of a file.
     pub fn delete_file(&mut self, level: usize, number: u64) {
         self.deleted_files.push((level, number));
+    }
+
+    /// Whether the edit records anything about blob files.
+    pub fn has_blob_fields(&self) -> bool {
+        !self.new_blob_files.is_empty()
+            || !self.blob_garbage.is_empty()
+            || self.new_files.iter().any(|(_, f)| f.oldest_blob_file != 0)
     }
 
     /// Encodes the edit.
@@ -131,6 +180,24 @@ impl VersionEdit {
             put_length_prefixed(dst, &f.largest);
             put_varint64(dst, f.smallest_seq);
             put_varint64(dst, f.largest_seq);
+            if f.oldest_blob_file != 0 {
+                put_varint32(dst, TAG_OLDEST_BLOB_FILE);
+                put_varint64(dst, f.number);
+                put_varint64(dst, f.oldest_blob_file);
+            }
+        }
+        for b in &self.new_blob_files {
+            put_varint32(dst, TAG_BLOB_FILE_ADDITION);
+            put_varint64(dst, b.number);
+            put_varint64(dst, b.count);
+            put_varint64(dst, b.bytes);
+            put_varint32(dst, b.checksum);
+        }
+        for g in &self.blob_garbage {
+            put_varint32(dst, TAG_BLOB_FILE_GARBAGE);
+            put_varint64(dst, g.number);
+            put_varint64(dst, g.count);
+            put_varint64(dst, g.bytes);
         }
     }
 
@@ -160,10 +227,10 @@ impl VersionEdit {
                     let v = r
                         .varint64()
                         .ok_or_else(|| bad("truncated format version", at))?;
-                    if v > MANIFEST_FORMAT_VERSION {
+                    if v > MANIFEST_FORMAT_VERSION_BLOB {
                         return Err(bad(
                             &format!(
-                                "MANIFEST format version {v} is newer than this build supports ({MANIFEST_FORMAT_VERSION})"
+                                "MANIFEST format version {v} is newer than this build supports ({MANIFEST_FORMAT_VERSION_BLOB})"
                             ),
                             at,
                         ));
@@ -232,8 +299,54 @@ impl VersionEdit {
                             largest,
                             smallest_seq,
                             largest_seq,
+                            oldest_blob_file: 0,
                         }),
                     ));
+                }
+                TAG_OLDEST_BLOB_FILE => {
+                    let mut field = |what: &str| r.varint64().ok_or_else(|| bad(what, at));
+                    let number = field("truncated table number")?;
+                    let oldest = field("truncated oldest blob file")?;
+                    let f = e
+                        .new_files
+                        .iter_mut()
+                        .find(|(_, f)| f.number == number)
+                        .ok_or_else(|| {
+                            bad(
+                                &format!("oldest blob file of table {number}, which this edit does not add"),
+                                at,
+                            )
+                        })?;
+                    Arc::make_mut(&mut f.1).oldest_blob_file = oldest;
+                }
+                TAG_BLOB_FILE_ADDITION => {
+                    let mut field = |what: &str| r.varint64().ok_or_else(|| bad(what, at));
+                    let number = field("truncated blob file number")?;
+                    let count = field("truncated blob file count")?;
+                    let bytes = field("truncated blob file bytes")?;
+                    let checksum = r
+                        .varint32()
+                        .ok_or_else(|| bad("truncated blob file checksum", at))?;
+                    if count == 0 {
+                        return Err(bad(&format!("blob file {number} has no records"), at));
+                    }
+                    e.new_blob_files.push(Arc::new(BlobFileMeta {
+                        number,
+                        count,
+                        bytes,
+                        checksum,
+                    }));
+                }
+                TAG_BLOB_FILE_GARBAGE => {
+                    let mut field = |what: &str| r.varint64().ok_or_else(|| bad(what, at));
+                    let number = field("truncated blob garbage file number")?;
+                    let count = field("truncated blob garbage count")?;
+                    let bytes = field("truncated blob garbage bytes")?;
+                    e.blob_garbage.push(BlobGarbage {
+                        number,
+                        count,
+                        bytes,
+                    });
                 }
                 t => return Err(bad(&format!("unknown tag {t}"), at)),
             }
@@ -273,8 +386,20 @@ mod tests {
                 largest: make_internal_key(b"z", 3, ValueType::Deletion),
                 smallest_seq: 3,
                 largest_seq: 10,
+                oldest_blob_file: 40,
             },
         );
+        e.new_blob_files.push(Arc::new(BlobFileMeta {
+            number: 45,
+            count: 10,
+            bytes: 1 << 22,
+            checksum: 0xfeed_f00d,
+        }));
+        e.blob_garbage.push(BlobGarbage {
+            number: 40,
+            count: 3,
+            bytes: 3000,
+        });
         e
     }
 
@@ -310,7 +435,7 @@ mod tests {
             .contains("unknown tag 77"));
         let mut b = Vec::new();
         put_varint32(&mut b, TAG_FORMAT_VERSION);
-        put_varint64(&mut b, 9);
+        put_varint64(&mut b, 3);
         assert!(VersionEdit::decode(&b, Path::new("M"), 0)
             .unwrap_err()
             .to_string()

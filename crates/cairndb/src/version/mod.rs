@@ -1,8 +1,10 @@
-//! Versions: the immutable set of live table files per level, and the
-//! MANIFEST that records how it changes.
+//! Versions: the immutable set of live table files per level and of live
+//! blob files, and the MANIFEST that records how it changes.
 //!
 //! A [`Version`] never changes once built; readers hold it by `Arc` and so
-//! keep its files alive while they read. Invariants: level 0 is ordered
+//! keep its files (tables and blob files) alive while they read. A blob
+//! file is in a version until every record in it is garbage
+//! (`docs/format/blob.md`, "MANIFEST"). Invariants: level 0 is ordered
 //! newest first (by largest sequence number) and its files may overlap;
 //! levels >= 1 are ordered by key and their files never overlap (no user key
 //! spans two files of one level). `VersionSet` (set.rs) owns the current
@@ -12,6 +14,7 @@ pub mod edit;
 pub mod set;
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cache::table_cache::TableCache;
@@ -20,7 +23,7 @@ use crate::iter::InternalIterator;
 use crate::key::{compare_internal, parse_internal_key, user_key, SeqNo, ValueType};
 use crate::options::NUM_LEVELS;
 use crate::sst::TableIter;
-pub use edit::{FileMeta, VersionEdit};
+pub use edit::{BlobFileMeta, BlobGarbage, FileMeta, VersionEdit};
 
 /// What a lookup in the tables found.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,16 +32,38 @@ pub enum TableGet {
     Value(Vec<u8>),
     /// The newest visible entry is a tombstone.
     Deleted,
+    /// The newest visible entry is a blob reference (its bytes).
+    BlobIndex(Vec<u8>),
 }
 
-/// The live files, per level.
+/// A live blob file and the garbage counted against it so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFileState {
+    /// The file (one `Arc` for its whole life in the version history).
+    pub meta: Arc<BlobFileMeta>,
+    /// Records no table refers to any more.
+    pub garbage_count: u64,
+    /// Their bytes.
+    pub garbage_bytes: u64,
+}
+
+/// The live files, per level, and the live blob files.
 #[derive(Debug, Default, Clone)]
 pub struct Version {
     /// Files per level (see the module doc for the order of each level).
     pub files: [Vec<Arc<FileMeta>>; NUM_LEVELS],
+    /// Blob files by number.
+    pub blob_files: BTreeMap<u64, BlobFileState>,
 }
 
 impl Version {
+    /// Total record bytes of the live blob files, and their garbage bytes.
+    pub fn blob_bytes(&self) -> (u64, u64) {
+        self.blob_files
+            .values()
+            .fold((0, 0), |(t, g), b| (t + b.meta.bytes, g + b.garbage_bytes))
+    }
+
     /// Total bytes in `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
         self.files[level].iter().map(|f| f.size).sum()
@@ -89,27 +114,29 @@ impl Version {
         lookup: &[u8],
         fill_cache: bool,
     ) -> Result<Option<TableGet>> {
-        self.find(tables, lookup, fill_cache, |t, _, v| match t {
+        self.find(tables, lookup, fill_cache, |_, t, _, v| match t {
             ValueType::Value => TableGet::Value(v.to_vec()),
+            ValueType::BlobIndex => TableGet::BlobIndex(v.to_vec()),
             ValueType::Deletion => TableGet::Deleted,
         })
     }
 
     /// Point lookup that hands the newest entry for the user key of `lookup`
-    /// with sequence <= the one in `lookup` to `f` (its type, sequence and
-    /// value, borrowed from the block) instead of copying it.
+    /// with sequence <= the one in `lookup` to `f` (the number of the table
+    /// holding it, its type, sequence and value, borrowed from the block)
+    /// instead of copying it.
     pub fn find<R>(
         &self,
         tables: &TableCache,
         lookup: &[u8],
         fill_cache: bool,
-        mut f: impl FnMut(ValueType, SeqNo, &[u8]) -> R,
+        mut f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
     ) -> Result<Option<R>> {
         let ukey = user_key(lookup);
         let mut probe = |number: u64| -> Result<Option<R>> {
             let t = tables.get(number)?;
             let r = t.get(lookup, fill_cache, |k, v| match parse_internal_key(k) {
-                Some(p) if p.user_key == ukey => Some(f(p.vtype, p.seq, v)),
+                Some(p) if p.user_key == ukey => Some(f(number, p.vtype, p.seq, v)),
                 _ => None,
             })?;
             Ok(r.flatten())

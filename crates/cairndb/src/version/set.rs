@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::edit::{VersionEdit, MANIFEST_FORMAT_VERSION};
-use super::Version;
+use super::edit::{VersionEdit, MANIFEST_FORMAT_VERSION, MANIFEST_FORMAT_VERSION_BLOB};
+use super::{BlobFileState, Version};
 use crate::env::Fs;
 use crate::error::{Error, Result};
 use crate::filename::{current_file_name, manifest_file_name};
@@ -36,6 +36,9 @@ pub struct VersionSet {
     current: Arc<Version>,
     manifest: Option<LogWriter>,
     manifest_number: u64,
+    /// Whether the MANIFEST being written has recorded format version 2
+    /// (blob files, docs/format/blob.md).
+    manifest_has_blobs: bool,
     /// WALs numbered below this hold nothing that is not in tables.
     pub log_number: u64,
     /// Last sequence number recorded in the MANIFEST.
@@ -80,6 +83,7 @@ impl VersionSet {
             .iter()
             .flatten()
             .map(|f| f.number)
+            .chain(m.version.blob_files.keys().copied())
             .chain([m.manifest_number, m.log_number])
             .max()
             .unwrap_or(0);
@@ -90,6 +94,7 @@ impl VersionSet {
             current: Arc::new(m.version),
             manifest: None,
             manifest_number: m.manifest_number,
+            manifest_has_blobs: false,
             log_number: m.log_number,
             last_sequence: m.last_sequence,
             next_file_number,
@@ -116,7 +121,11 @@ impl VersionSet {
 
     fn snapshot_edit(&self) -> VersionEdit {
         let mut e = VersionEdit {
-            format_version: Some(MANIFEST_FORMAT_VERSION),
+            format_version: Some(if self.current.blob_files.is_empty() {
+                MANIFEST_FORMAT_VERSION
+            } else {
+                MANIFEST_FORMAT_VERSION_BLOB
+            }),
             log_number: Some(self.log_number),
             next_file_number: Some(self.next_file_number.load(Ordering::SeqCst)),
             last_sequence: Some(self.last_sequence),
@@ -132,6 +141,16 @@ impl VersionSet {
                 e.new_files.push((level, f.clone()));
             }
         }
+        for b in self.current.blob_files.values() {
+            e.new_blob_files.push(b.meta.clone());
+            if b.garbage_count > 0 {
+                e.blob_garbage.push(super::BlobGarbage {
+                    number: b.meta.number,
+                    count: b.garbage_count,
+                    bytes: b.garbage_bytes,
+                });
+            }
+        }
         e
     }
 
@@ -142,12 +161,14 @@ impl VersionSet {
         let path = manifest_file_name(&self.dir, number);
         let mut rec = Vec::new();
         let mut w = LogWriter::new(self.fs.create(&path)?, number);
-        self.snapshot_edit().encode(&mut rec);
+        let snapshot = self.snapshot_edit();
+        snapshot.encode(&mut rec);
         w.add_record(&rec)?;
         w.sync()?;
         set_current(self.fs.as_ref(), &self.dir, number)?;
         self.manifest = Some(w);
         self.manifest_number = number;
+        self.manifest_has_blobs = snapshot.format_version == Some(MANIFEST_FORMAT_VERSION_BLOB);
         Ok(())
     }
 
@@ -166,6 +187,11 @@ impl VersionSet {
             )));
         }
         edit.next_file_number = Some(self.next_file_number.load(Ordering::SeqCst));
+        if edit.has_blob_fields() && !self.manifest_has_blobs {
+            // A build that does not know blob files refuses this MANIFEST
+            // by its version rather than by an unknown tag.
+            edit.format_version = Some(MANIFEST_FORMAT_VERSION_BLOB);
+        }
         let mut rec = Vec::new();
         edit.encode(&mut rec);
         let w = match self.manifest.as_mut() {
@@ -183,6 +209,9 @@ impl VersionSet {
             // The MANIFEST may now end in a torn record; never append after it.
             self.manifest = None;
             return Err(e);
+        }
+        if edit.format_version == Some(MANIFEST_FORMAT_VERSION_BLOB) {
+            self.manifest_has_blobs = true;
         }
         if let Some(n) = edit.log_number {
             self.log_number = n;
@@ -321,6 +350,39 @@ fn apply(v: &mut Version, edit: &VersionEdit) -> std::result::Result<(), String>
         }
         v.files[*level].push(f.clone());
     }
+    for b in &edit.new_blob_files {
+        if v.blob_files.contains_key(&b.number)
+            || v.files.iter().flatten().any(|g| g.number == b.number)
+        {
+            return Err(format!("blob file {} added twice", b.number));
+        }
+        v.blob_files.insert(
+            b.number,
+            BlobFileState {
+                meta: b.clone(),
+                garbage_count: 0,
+                garbage_bytes: 0,
+            },
+        );
+    }
+    for g in &edit.blob_garbage {
+        let Some(b) = v.blob_files.get_mut(&g.number) else {
+            return Err(format!(
+                "garbage counted against blob file {}, which is not live",
+                g.number
+            ));
+        };
+        b.garbage_count = b.garbage_count.saturating_add(g.count);
+        b.garbage_bytes = b.garbage_bytes.saturating_add(g.bytes);
+        if b.garbage_count > b.meta.count {
+            return Err(format!(
+                "blob file {} has {} garbage records of {}",
+                g.number, b.garbage_count, b.meta.count
+            ));
+        }
+    }
+    // A blob file whose every record is garbage leaves the version.
+    v.blob_files.retain(|_, b| b.garbage_count < b.meta.count);
     Ok(())
 }
 

@@ -4,7 +4,12 @@
 # the stress oracle, and repeat until the time is up. Every few cycles the
 # offline checker `cairndb verify` also runs over the database files.
 #
-# usage: scripts/crash-test.sh [--mode default|txn] [--duration SECONDS] [--debug] [--dir DIR] [--max-key N]
+# usage: scripts/crash-test.sh [--mode default|txn] [--blob] [--duration SECONDS] [--debug] [--dir DIR] [--max-key N]
+#
+# --blob (default mode) runs every cycle, and its verification, with blob
+# files (`stress --enable_blob_files`: values of 64 bytes or more go to blob
+# files at flush, with blob garbage collection), so kills land in blob
+# writes, blob GC and the collection of obsolete blob files too.
 #
 # --mode txn runs `cairndb stress --txn` instead: bank transfers in
 # transactions with synced commits, a TransactionDb in even cycles and an
@@ -20,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=default
+blob=0
 duration=60
 profile=release
 dir=""
@@ -28,6 +34,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --mode) mode="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
+        --blob) blob=1; shift ;;
         --debug) profile=debug; shift ;;
         --dir) dir="$2"; shift 2 ;;
         --max-key) max_key="$2"; shift 2 ;;
@@ -72,9 +79,17 @@ if [ "$mode" = txn ]; then
     key_args=(--txn)
     label=" mode txn"
 else
-    echo "crash-test: $profile binary, max_key $max_key, ${duration}s, in $dir"
     key_args=(--max_key "$max_key")
     label=""
+    if [ "$blob" = 1 ]; then
+        key_args+=(--enable_blob_files)
+        label=" blob files"
+    fi
+    echo "crash-test:$label $profile binary, max_key $max_key, ${duration}s, in $dir"
+fi
+if [ "$blob" = 1 ] && [ "$mode" = txn ]; then
+    echo "crash-test: --blob applies to the default mode only" >&2
+    exit 2
 fi
 while [ $(( $(date +%s) - start )) -lt "$duration" ]; do
     threads=$(( RANDOM % 6 + 2 ))

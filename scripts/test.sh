@@ -13,6 +13,8 @@ scripts/crash-test.sh --duration 60
 # The same for transactions: bank transfers with synced commits, both
 # flavours (the release binary is already built, so 20 s and the kills).
 scripts/crash-test.sh --mode txn --duration 20
+# The same with blob files: kills land in blob writes and blob GC too.
+scripts/crash-test.sh --blob --duration 20
 # Real MySQL clients against `cairndb server` (docs/sql.md, "Clients
 # tested"): sysbench's scripts, the mariadb client, PyMySQL, Connector/J and
 # a SIGKILL loop; --quick is 3 s per sysbench run and 5 kills.

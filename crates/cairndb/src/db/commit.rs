@@ -133,7 +133,7 @@ impl DbInner {
         let n = group.len();
         let first_seq = log.last_assigned_seq + 1;
         if group.iter().any(|m| m.check.is_some()) {
-            self.check_conflicts(log, &group, first_seq);
+            self.check_conflicts(log, &group);
         }
         let mut scratch = std::mem::take(&mut log.scratch);
         scratch.clear();
@@ -200,15 +200,8 @@ impl DbInner {
         }
         if count > 0 {
             log.last_assigned_seq = first_seq + count - 1;
-            if log.tracked_from.is_some() {
-                let published = self.pipeline.last_seq();
-                while log
-                    .in_flight
-                    .front()
-                    .is_some_and(|(last, _)| *last <= published)
-                {
-                    log.in_flight.pop_front();
-                }
+            if log.tracking_in_flight {
+                log.drop_published(self.pipeline.last_seq());
                 log.in_flight
                     .push_back((log.last_assigned_seq, group.clone()));
             }
@@ -252,22 +245,12 @@ impl DbInner {
     /// its key conflicts whatever the transaction saw. Only the first
     /// checked group waits for earlier inserts (nothing was tracked before
     /// it). REQUIRES: `log` held, so no other group is assigned meanwhile.
-    fn check_conflicts(&self, log: &mut LogState, group: &[Arc<Writer>], first_seq: SeqNo) {
-        let published = self.pipeline.last_seq();
-        match log.tracked_from {
-            None => {
-                log.tracked_from = Some(first_seq);
-                self.pipeline.wait_published(log.last_assigned_seq);
-            }
-            Some(_) => {
-                while log
-                    .in_flight
-                    .front()
-                    .is_some_and(|(last, _)| *last <= published)
-                {
-                    log.in_flight.pop_front();
-                }
-            }
+    fn check_conflicts(&self, log: &mut LogState, group: &[Arc<Writer>]) {
+        if log.tracking_in_flight {
+            log.drop_published(self.pipeline.last_seq());
+        } else {
+            log.tracking_in_flight = true;
+            self.pipeline.wait_published(log.last_assigned_seq);
         }
         fn note_writes<'a>(written: &mut HashSet<&'a [u8]>, m: &'a Writer) {
             for op in m.batch.iter().flatten() {

@@ -150,14 +150,27 @@ struct LogState {
     /// Groups assigned but perhaps not yet published (inserts in flight),
     /// oldest first, as (last sequence, members): what an optimistic
     /// conflict check must count as written without waiting for those
-    /// inserts. Kept from `tracked_from` on, the first group that carried a
-    /// conflict check; pruned as groups publish.
+    /// inserts. Kept once `tracking_in_flight` is set (by the first group
+    /// that carried a conflict check); pruned as groups publish.
     in_flight: VecDeque<(SeqNo, Vec<Arc<pipeline::Writer>>)>,
-    tracked_from: Option<SeqNo>,
+    tracking_in_flight: bool,
     /// While writes are slowed: when the next group may be written.
     next_write_at: Option<Instant>,
     /// While writes are slowed: since when (for the stall events).
     slowed_since: Option<Instant>,
+}
+
+impl LogState {
+    /// Forgets the in-flight groups whose sequences are all published.
+    fn drop_published(&mut self, published: SeqNo) {
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|(last, _)| *last <= published)
+        {
+            self.in_flight.pop_front();
+        }
+    }
 }
 
 pub(crate) struct DbInner {

@@ -211,7 +211,7 @@ impl Db {
                 last_logged_seq: max_seq,
                 last_assigned_seq: max_seq,
                 in_flight: VecDeque::new(),
-                tracked_from: None,
+                tracking_in_flight: false,
                 next_write_at: None,
                 slowed_since: None,
             }),

@@ -35,6 +35,23 @@ pub(crate) enum FrameError {
     OutOfOrder,
 }
 
+/// Progress through a payload being discarded ([`Framer::discard`]).
+#[derive(Debug, Default)]
+pub(crate) struct Discard {
+    /// Payload bytes of the current packet still to drop.
+    skip: usize,
+    /// Sequence id of the last packet, once its header was seen.
+    last: Option<u8>,
+}
+
+impl Discard {
+    /// The sequence id of the payload's last packet, once its header has
+    /// been seen (its bytes may still be arriving).
+    pub(crate) fn last_seq(&self) -> Option<u8> {
+        self.last
+    }
+}
+
 /// A complete payload in the framer's buffer.
 #[derive(Debug)]
 pub(crate) struct Frame {
@@ -194,6 +211,39 @@ impl Framer {
         }
     }
 
+    /// Drops the buffered bytes of a payload refused as too large, packet
+    /// by packet; `Some(sequence id of its last packet)` once that packet
+    /// is gone, `None` while more must be read (the reply to the refused
+    /// command carries the next sequence id, as to any other).
+    pub(crate) fn discard(&mut self, d: &mut Discard) -> Option<u8> {
+        loop {
+            let avail = self.buf.len() - self.start;
+            if d.skip > 0 {
+                let n = d.skip.min(avail);
+                self.start += n;
+                d.skip -= n;
+                if d.skip > 0 {
+                    self.buf.clear();
+                    self.start = 0;
+                    self.need = MAX_RESERVE;
+                    return None;
+                }
+            }
+            if d.last.is_some() {
+                return d.last;
+            }
+            let Some((len, seq)) = self.buf.get(self.start..).and_then(header) else {
+                self.need = MAX_RESERVE;
+                return None;
+            };
+            self.start += 4;
+            d.skip = len;
+            if len < MAX_CHUNK {
+                d.last = Some(seq);
+            }
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.buf.capacity() + self.joined.capacity()
@@ -246,6 +296,33 @@ mod tests {
         let mut f = Framer::new();
         f.push(&stream);
         assert_eq!(f.next(0, MAX_CHUNK).unwrap_err(), FrameError::TooLarge);
+    }
+
+    #[test]
+    fn discard_drops_a_multi_packet_payload_and_names_its_last_sequence_id() {
+        let mut stream = packet(0, &vec![1u8; MAX_CHUNK]);
+        stream.extend(packet(1, &vec![2u8; MAX_CHUNK]));
+        stream.extend(packet(2, b"tail"));
+        stream.extend(packet(0, b"\x0e"));
+        let mut f = Framer::new();
+        let mut d = Discard::default();
+        let mut fed = 0;
+        let last = loop {
+            if let Some(s) = f.discard(&mut d) {
+                break s;
+            }
+            let n = 100_000.min(stream.len() - fed);
+            assert!(n > 0, "ran out of input");
+            f.push(&stream[fed..fed + n]);
+            fed += n;
+        };
+        assert_eq!(last, 2);
+        // What follows the refused payload is still framed.
+        if fed < stream.len() {
+            f.push(&stream[fed..]);
+        }
+        let fr = f.next(0, 100).unwrap().unwrap();
+        assert_eq!(f.payload(&fr), b"\x0e");
     }
 
     #[test]

@@ -34,7 +34,7 @@ use crate::api::{Backend, Session, SqlError};
 pub use crate::auth::AuthPlugin;
 use crate::auth::{Auth, AuthStep};
 use crate::conn::{Core, Flow, Stats};
-use crate::framing::{Frame, FrameError, Framer, SHRINK_ABOVE};
+use crate::framing::{Discard, Frame, FrameError, Framer, SHRINK_ABOVE};
 use crate::results::{NoSpill, Spill};
 use crate::wire::Out;
 
@@ -282,6 +282,9 @@ enum Read {
     Closed,
     /// A framing error: send this ERR, then close.
     Fatal(SqlError),
+    /// A payload over `max_allowed_packet`: drop the rest of it, answer
+    /// with ERR 1153 after its last packet, then close.
+    TooLarge,
 }
 
 async fn read_frame<R: AsyncRead + Unpin>(
@@ -295,7 +298,7 @@ async fn read_frame<R: AsyncRead + Unpin>(
     loop {
         match framer.next(expect, max) {
             Ok(Some(f)) => return Read::Frame(f),
-            Err(FrameError::TooLarge) => return Read::Fatal(SqlError::packet_too_large()),
+            Err(FrameError::TooLarge) => return Read::TooLarge,
             Err(FrameError::OutOfOrder) => return Read::Fatal(SqlError::packets_out_of_order()),
             Ok(None) => {}
         }
@@ -311,6 +314,57 @@ async fn read_frame<R: AsyncRead + Unpin>(
             _ = shutdown.changed() => return Read::Closed,
         }
     }
+}
+
+/// Bounds on reading what a client still sends of a payload refused as
+/// too large: a pause this long ends it, and so do these totals.
+const DISCARD_IDLE: Duration = Duration::from_secs(2);
+const DISCARD_TIME: Duration = Duration::from_secs(30);
+const DISCARD_BYTES: u64 = 1 << 30;
+
+/// Reads and drops a payload refused as too large until the header of its
+/// last packet is seen; that packet's sequence id, or `None` if the client
+/// paused, closed, or the bounds ran out. (The reply carries the next
+/// sequence id, as any reply does; the refused packet's remaining bytes
+/// are dropped by [`close_after_fatal`].)
+async fn discard_payload<R: AsyncRead + Unpin>(r: &mut R, framer: &mut Framer) -> Option<u8> {
+    let run = async {
+        let mut d = Discard::default();
+        let mut read = 0u64;
+        loop {
+            if let Some(s) = framer.discard(&mut d).or(d.last_seq()) {
+                return Some(s);
+            }
+            if read > DISCARD_BYTES {
+                return None;
+            }
+            match tokio::time::timeout(DISCARD_IDLE, r.read_buf(framer.read_buf())).await {
+                Ok(Ok(n)) if n > 0 => read += n as u64,
+                _ => return None,
+            }
+        }
+    };
+    tokio::time::timeout(DISCARD_TIME, run).await.ok().flatten()
+}
+
+/// Closes a connection after the ERR for a framing error. Closing with
+/// the client's bytes unread would answer with a reset, and a client still
+/// writing would see a broken pipe instead of the error; so the write side
+/// is shut (the client reads the ERR, then end of stream) and what arrives
+/// is dropped until the client closes or pauses, within the same bounds.
+async fn close_after_fatal<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(r: &mut R, w: &mut W) {
+    let _ = w.shutdown().await;
+    let drain = async {
+        let mut sink = [0u8; 16 * 1024];
+        let mut left = DISCARD_BYTES;
+        while left > 0 {
+            match tokio::time::timeout(DISCARD_IDLE, r.read(&mut sink)).await {
+                Ok(Ok(n)) if n > 0 => left = left.saturating_sub(n as u64),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DISCARD_TIME, drain).await;
 }
 
 async fn flush<W: AsyncWrite + Unpin>(w: &mut W, out: &mut Out) -> io::Result<()> {
@@ -449,6 +503,15 @@ async fn run_connection<B, R, W>(
                     out.seq = expect.wrapping_add(1);
                     out.err(&e);
                     let _ = flush(&mut w, &mut out).await;
+                    close_after_fatal(&mut r, &mut w).await;
+                    return None;
+                }
+                Read::TooLarge => {
+                    let last = discard_payload(&mut r, &mut framer).await;
+                    out.seq = last.unwrap_or(expect).wrapping_add(1);
+                    out.err(&SqlError::packet_too_large());
+                    let _ = flush(&mut w, &mut out).await;
+                    close_after_fatal(&mut r, &mut w).await;
                     return None;
                 }
             };
@@ -517,6 +580,16 @@ async fn run_connection<B, R, W>(
                 live.out.err(&e);
                 let Live { out, w, .. } = &mut *live;
                 let _ = flush(w, out).await;
+                close_after_fatal(&mut r, w).await;
+                break;
+            }
+            Read::TooLarge => {
+                let Live { out, w, framer, .. } = &mut *live;
+                let last = discard_payload(&mut r, framer).await;
+                out.seq = last.unwrap_or(0).wrapping_add(1);
+                out.err(&SqlError::packet_too_large());
+                let _ = flush(w, out).await;
+                close_after_fatal(&mut r, w).await;
                 break;
             }
         };

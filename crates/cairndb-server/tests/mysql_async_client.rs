@@ -254,6 +254,27 @@ async fn limits() {
 }
 
 #[tokio::test]
+async fn oversized_query_gets_its_error_not_a_broken_pipe() {
+    // A packet far larger than the socket buffers: the server sees the
+    // length in the header while the client is still writing. Closing
+    // then would reset the connection under the client's write; the
+    // client must read ERR 1153 instead.
+    let srv = start(Config {
+        max_allowed_packet: 1 << 20,
+        ..config()
+    });
+    for _ in 0..3 {
+        let mut c = connect(&srv.url("u", "secret")).await.unwrap();
+        let q = format!("SELECT length /*{}*/", "y".repeat(48 << 20));
+        let e = c.query_drop(q.as_str()).await.unwrap_err();
+        assert_eq!(server_code(&e), Some(1153), "{e}");
+    }
+    let mut c = connect(&srv.url("u", "secret")).await.unwrap();
+    c.ping().await.unwrap();
+    c.disconnect().await.unwrap();
+}
+
+#[tokio::test]
 async fn graceful_shutdown_finishes_the_command_in_flight() {
     let mut srv = start(config());
     let mut busy = connect(&srv.url("u", "secret")).await.unwrap();

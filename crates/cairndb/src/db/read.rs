@@ -130,7 +130,8 @@ impl DbInner {
             let sv = sv.clone();
             let tables = self.table_cache.clone();
             move |prefix: Option<&[u8]>| -> Box<dyn InternalIterator> {
-                let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+                let mut children: Vec<Box<dyn InternalIterator>> =
+                    Vec::with_capacity(1 + sv.imms.len() + sv.version.num_sorted_runs());
                 children.push(Box::new(sv.mem.iter()));
                 for m in &sv.imms {
                     children.push(Box::new(m.iter()));

@@ -66,6 +66,8 @@ pub struct DbIterator {
     blob_value: OnceCell<Vec<u8>>,
     /// The first failed blob read.
     blob_error: OnceCell<Error>,
+    /// Reused for the internal key a `seek` builds (no allocation per seek).
+    seek_key: Vec<u8>,
 }
 
 /// Builds an inner iterator restricted to a prefix (or over everything).
@@ -101,6 +103,7 @@ impl DbIterator {
             saved_is_blob: false,
             blob_value: OnceCell::new(),
             blob_error: OnceCell::new(),
+            seek_key: Vec::new(),
         }
     }
 
@@ -259,12 +262,15 @@ impl DbIterator {
         self.saved_value.clear();
         self.set_prefix_from(target);
         self.restrict_to_prefix();
-        let t = match &self.lower {
-            Some(l) if target < l.as_slice() => l.clone(),
-            _ => target.to_vec(),
+        let mut t = std::mem::take(&mut self.seek_key);
+        t.clear();
+        let from = match &self.lower {
+            Some(l) if target < l.as_slice() => l.as_slice(),
+            _ => target,
         };
-        self.iter
-            .seek(&make_internal_key(&t, self.seq, TYPE_FOR_SEEK));
+        crate::key::append_internal_key(&mut t, from, self.seq, TYPE_FOR_SEEK);
+        self.iter.seek(&t);
+        self.seek_key = t;
         if self.iter.valid() {
             self.find_next_user_entry(false);
         } else {

@@ -7,6 +7,13 @@
 //! other children, as LevelDB's merger does. Children are few (about ten), so
 //! the smallest is found by a linear scan, which beats a heap at this size.
 //! Equal keys across children cannot occur (sequence numbers are unique).
+//!
+//! The scan also remembers the runner-up: the best child other than the
+//! current one. Only the current child moves on `next`/`prev`, so the
+//! runner-up stays the best of the others; when the current child's new
+//! key still beats the runner-up's, it stays current after one comparison
+//! instead of a scan. Runs of keys from one child (a scan over a level that
+//! holds most of the data) cost one comparison per step.
 
 use std::cmp::Ordering;
 
@@ -24,6 +31,9 @@ enum Direction {
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
+    /// The best valid child other than `current` in `direction` (see the
+    /// module doc); `None` when no other child is valid.
+    runner_up: Option<usize>,
     direction: Direction,
 }
 
@@ -33,43 +43,67 @@ impl MergingIterator {
         MergingIterator {
             children,
             current: None,
+            runner_up: None,
             direction: Direction::Forward,
         }
     }
 
     fn find_smallest(&mut self) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if c.valid() {
-                best = match best {
-                    Some(b)
-                        if compare_internal(c.key(), self.children[b].key()) != Ordering::Less =>
-                    {
-                        Some(b)
-                    }
-                    _ => Some(i),
-                };
-            }
-        }
-        self.current = best;
+        self.find_best(Ordering::Less);
     }
 
     fn find_largest(&mut self) {
+        self.find_best(Ordering::Greater);
+    }
+
+    /// Scans for the best child (`want`: `Less` for the smallest key,
+    /// `Greater` for the largest) and the runner-up. Ties cannot occur
+    /// (see the module doc); the scan order only decides among equal keys
+    /// of a malformed input, as LevelDB's merger does: the first child wins
+    /// going forward, the last going backward.
+    fn find_best(&mut self, want: Ordering) {
         let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate().rev() {
-            if c.valid() {
-                best = match best {
-                    Some(b)
-                        if compare_internal(c.key(), self.children[b].key())
-                            != Ordering::Greater =>
-                    {
-                        Some(b)
+        let mut second: Option<usize> = None;
+        let n = self.children.len();
+        for j in 0..n {
+            let i = if want == Ordering::Less { j } else { n - 1 - j };
+            let c = &self.children[i];
+            if !c.valid() {
+                continue;
+            }
+            match best {
+                None => best = Some(i),
+                Some(b) if compare_internal(c.key(), self.children[b].key()) == want => {
+                    second = best;
+                    best = Some(i);
+                }
+                Some(_) => {
+                    let beats_second = match second {
+                        None => true,
+                        Some(s) => compare_internal(c.key(), self.children[s].key()) == want,
+                    };
+                    if beats_second {
+                        second = Some(i);
                     }
-                    _ => Some(i),
-                };
+                }
             }
         }
         self.current = best;
+        self.runner_up = second;
+    }
+
+    /// After the current child moved in the current direction: it stays
+    /// current if its key still beats the runner-up's, else a full scan.
+    fn after_step(&mut self, cur: usize, want: Ordering) {
+        let c = &self.children[cur];
+        if c.valid() {
+            match self.runner_up {
+                None => return,
+                Some(r) if compare_internal(c.key(), self.children[r].key()) == want => return,
+                Some(_) => {}
+            }
+        }
+        self.find_best(want);
     }
 }
 
@@ -124,9 +158,12 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Forward;
+            self.children[cur].next();
+            self.find_smallest();
+            return;
         }
         self.children[cur].next();
-        self.find_smallest();
+        self.after_step(cur, Ordering::Less);
     }
 
     fn prev(&mut self) {
@@ -145,9 +182,12 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Reverse;
+            self.children[cur].prev();
+            self.find_largest();
+            return;
         }
         self.children[cur].prev();
-        self.find_largest();
+        self.after_step(cur, Ordering::Greater);
     }
 
     fn key(&self) -> &[u8] {
@@ -221,5 +261,69 @@ mod tests {
         assert_eq!(m.value(), b"e@5");
         m.seek_for_prev(&make_internal_key(b"d", 0, ValueType::Value));
         assert_eq!(m.value(), b"c@3");
+    }
+
+    /// Random children and random moves against the sorted union: the
+    /// runner-up shortcut must never skip or repeat an entry.
+    #[test]
+    fn random_moves_match_the_sorted_union() {
+        use proptest::prelude::*;
+        let child = proptest::collection::vec((0u8..24, 0u8..3), 0..30);
+        let moves = proptest::collection::vec((0u8..6, 0u8..26), 1..60);
+        proptest!(ProptestConfig::with_cases(300), |(
+            children in proptest::collection::vec(child, 1..6),
+            moves in moves,
+        )| {
+            // Unique sequence numbers across all children.
+            let mut seq = 1u64;
+            let mut all = Vec::new();
+            let mut iters: Vec<Box<dyn InternalIterator>> = Vec::new();
+            for c in &children {
+                let mut entries = Vec::new();
+                for &(k, _) in c {
+                    let e = kv(&format!("k{k:02}"), seq);
+                    seq += 1;
+                    all.push(e.clone());
+                    entries.push(e);
+                }
+                iters.push(Box::new(VecIterator::new(entries)));
+            }
+            all.sort_by(|a, b| compare_internal(&a.0, &b.0));
+            let mut m = MergingIterator::new(iters);
+            // Model position: Some(index into all) or None.
+            let mut pos: Option<usize> = None;
+            for (op, k) in moves {
+                let target = make_internal_key(format!("k{k:02}").as_bytes(), 2, ValueType::Value);
+                match op {
+                    0 => { m.seek_to_first(); pos = if all.is_empty() { None } else { Some(0) }; }
+                    1 => { m.seek_to_last(); pos = all.len().checked_sub(1); }
+                    2 => {
+                        m.seek(&target);
+                        let p = all.partition_point(|e| compare_internal(&e.0, &target).is_lt());
+                        pos = (p < all.len()).then_some(p);
+                    }
+                    3 => {
+                        m.seek_for_prev(&target);
+                        let p = all.partition_point(|e| !compare_internal(&e.0, &target).is_gt());
+                        pos = p.checked_sub(1);
+                    }
+                    4 => if let Some(p) = pos {
+                        m.next();
+                        pos = (p + 1 < all.len()).then_some(p + 1);
+                    },
+                    _ => if let Some(p) = pos {
+                        m.prev();
+                        pos = p.checked_sub(1);
+                    },
+                }
+                match pos {
+                    Some(p) => {
+                        prop_assert!(m.valid());
+                        prop_assert_eq!(m.key(), all[p].0.as_slice());
+                    }
+                    None => prop_assert!(!m.valid()),
+                }
+            }
+        });
     }
 }

@@ -69,7 +69,13 @@ impl Version {
         self.files[level].iter().map(|f| f.size).sum()
     }
 
-    /// Number of files in `level`.
+    /// Number of sorted runs a read merges: each level-0 file, and each
+    /// non-empty deeper level.
+    pub fn num_sorted_runs(&self) -> usize {
+        self.files[0].len() + self.files[1..].iter().filter(|f| !f.is_empty()).count()
+    }
+
+    /// Number of files at `level`.
     pub fn num_files(&self, level: usize) -> usize {
         self.files[level].len()
     }
@@ -221,11 +227,11 @@ impl Version {
     /// Internal iterators over every file: one per level-0 file, one
     /// concatenating iterator per non-empty deeper level.
     pub fn iterators(
-        &self,
+        self: &Arc<Self>,
         tables: &Arc<TableCache>,
         fill_cache: bool,
     ) -> Vec<Box<dyn InternalIterator>> {
-        let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
+        let mut out: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(self.num_sorted_runs());
         for f in &self.files[0] {
             match tables.get(f.number) {
                 Ok(t) => out.push(Box::new(t.iter(fill_cache))),
@@ -234,8 +240,9 @@ impl Version {
         }
         for level in 1..NUM_LEVELS {
             if !self.files[level].is_empty() {
-                out.push(Box::new(LevelIter::new(
-                    self.files[level].clone(),
+                out.push(Box::new(LevelIter::of_level(
+                    self.clone(),
+                    level,
                     tables.clone(),
                     fill_cache,
                 )));
@@ -301,7 +308,7 @@ impl Version {
 /// Iterates the files of one sorted level as one sequence, opening each
 /// table only when the cursor reaches it.
 pub struct LevelIter {
-    files: Vec<Arc<FileMeta>>,
+    files: LevelFiles,
     tables: Arc<TableCache>,
     fill_cache: bool,
     index: usize,
@@ -309,11 +316,42 @@ pub struct LevelIter {
     err: Option<crate::Error>,
 }
 
+/// The files a [`LevelIter`] walks: a list of its own, or one level of a
+/// version it keeps alive (no copy of the level's list per iterator).
+enum LevelFiles {
+    Owned(Vec<Arc<FileMeta>>),
+    Level(Arc<Version>, usize),
+}
+
+impl LevelFiles {
+    #[inline]
+    fn get(&self) -> &[Arc<FileMeta>] {
+        match self {
+            LevelFiles::Owned(v) => v,
+            LevelFiles::Level(v, l) => &v.files[*l],
+        }
+    }
+}
+
 impl LevelIter {
     /// An iterator over `files` (sorted, non-overlapping).
     pub fn new(files: Vec<Arc<FileMeta>>, tables: Arc<TableCache>, fill_cache: bool) -> Self {
+        Self::over(LevelFiles::Owned(files), tables, fill_cache)
+    }
+
+    /// An iterator over level `level` (1 or deeper) of `version`.
+    pub fn of_level(
+        version: Arc<Version>,
+        level: usize,
+        tables: Arc<TableCache>,
+        fill_cache: bool,
+    ) -> Self {
+        Self::over(LevelFiles::Level(version, level), tables, fill_cache)
+    }
+
+    fn over(files: LevelFiles, tables: Arc<TableCache>, fill_cache: bool) -> Self {
         LevelIter {
-            index: files.len(),
+            index: files.get().len(),
             files,
             tables,
             fill_cache,
@@ -325,10 +363,10 @@ impl LevelIter {
     fn open(&mut self, index: usize) -> bool {
         self.index = index;
         self.cur = None;
-        if index >= self.files.len() {
+        if index >= self.files.get().len() {
             return false;
         }
-        match self.tables.get(self.files[index].number) {
+        match self.tables.get(self.files.get()[index].number) {
             Ok(t) => {
                 self.cur = Some(t.iter(self.fill_cache));
                 true
@@ -363,9 +401,9 @@ impl LevelIter {
             if self.take_child_error() {
                 return;
             }
-            if self.index + 1 >= self.files.len() || self.err.is_some() {
+            if self.index + 1 >= self.files.get().len() || self.err.is_some() {
                 self.cur = None;
-                self.index = self.files.len();
+                self.index = self.files.get().len();
                 return;
             }
             if self.open(self.index + 1) {
@@ -381,9 +419,9 @@ impl LevelIter {
             if self.take_child_error() {
                 return;
             }
-            if self.index == 0 || self.index > self.files.len() || self.err.is_some() {
+            if self.index == 0 || self.index > self.files.get().len() || self.err.is_some() {
                 self.cur = None;
-                self.index = self.files.len();
+                self.index = self.files.get().len();
                 return;
             }
             if self.open(self.index - 1) {
@@ -408,7 +446,7 @@ impl InternalIterator for LevelIter {
         self.skip_forward();
     }
     fn seek_to_last(&mut self) {
-        if !self.files.is_empty() && self.open(self.files.len() - 1) {
+        if !self.files.get().is_empty() && self.open(self.files.get().len() - 1) {
             if let Some(c) = self.cur.as_mut() {
                 c.seek_to_last();
             }
@@ -416,7 +454,7 @@ impl InternalIterator for LevelIter {
         self.skip_backward();
     }
     fn seek(&mut self, target: &[u8]) {
-        let i = Version::find_file(&self.files, target);
+        let i = Version::find_file(self.files.get(), target);
         if self.open(i) {
             if let Some(c) = self.cur.as_mut() {
                 c.seek(target);

@@ -59,8 +59,8 @@ pub use db::{format_stats, Db, DbStats};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIterator;
 pub use options::{
-    CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, TableFormat,
-    WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
+    BlobCacheConfig, CompressionType, FixedPrefix, Options, PrepopulateBlobCache, ReadOptions,
+    SliceTransform, TableFormat, WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
 };
 pub use txn::{
     OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions, TransactionIterator,

@@ -97,7 +97,10 @@ use crate::key::{
     lookup_key, pack_trailer, user_key, SeqNo, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK,
 };
 use crate::memtable::{MemGet, MemTable};
-use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
+use crate::options::{
+    BlobCacheConfig, Options, PrepopulateBlobCache, ReadOptions, WalRecoveryMode, WriteOptions,
+    NUM_LEVELS,
+};
 use crate::sst::{OutputBuilder, ZipMemBudget, ZipStats};
 use crate::version::set::VersionSet;
 use crate::version::{BlobFileMeta, FileMeta, Version, VersionEdit};
@@ -415,7 +418,7 @@ impl Db {
     /// `total-sst-files-size`, `last-sequence`, `num-blob-files`,
     /// `total-blob-file-size`, `live-blob-file-size`,
     /// `live-blob-file-garbage-size` (blob sizes are record bytes,
-    /// `docs/format/blob.md`).
+    /// `docs/format/blob.md`), `blob-cache-usage`.
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }

@@ -52,7 +52,8 @@ pub(crate) use internals::{
 
 pub use batch::WriteBatch;
 pub use db::events::{
-    CompactionJobInfo, EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
+    BlobFileCreationInfo, BlobFileCreationReason, BlobFileDeletionInfo, CompactionJobInfo,
+    EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
 };
 pub use db::snapshot::Snapshot;
 pub use db::{format_stats, Db, DbStats};

@@ -11,7 +11,7 @@
 //! the MANIFEST append, and `state` is taken under it to pop the memtable
 //! and install the new super-version.
 
-use super::events::FlushJobInfo;
+use super::events::{BlobFileCreationInfo, BlobFileCreationReason, FlushJobInfo};
 use super::*;
 use crate::blob::BlobFileSet;
 
@@ -222,6 +222,13 @@ impl DbInner {
                 .fetch_add(blob_bytes, Ordering::Relaxed);
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        for b in &built.blobs {
+            self.events.blob_file_created(&BlobFileCreationInfo::new(
+                &self.path,
+                b,
+                BlobFileCreationReason::Flush,
+            ));
+        }
         self.events.flush_completed(&FlushJobInfo {
             table_number: meta.as_ref().map(|m| m.number),
             table_bytes: meta.as_ref().map_or(0, |m| m.size),

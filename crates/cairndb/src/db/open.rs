@@ -198,7 +198,15 @@ impl Db {
         relog_prepared(&mut writer, &records)?;
         edit.log_number = Some(log_number);
         edit.last_sequence = Some(max_seq);
+        let recovered_blobs = edit.new_blob_files.clone();
         let version = versions.log_and_apply(edit)?;
+        for b in &recovered_blobs {
+            events.blob_file_created(&super::events::BlobFileCreationInfo::new(
+                &path,
+                b,
+                super::events::BlobFileCreationReason::Recovery,
+            ));
+        }
 
         let mem = Arc::new(MemTable::with_filter(opts.memtable_filter_bytes()));
         let sv = Arc::new(SuperVersion {

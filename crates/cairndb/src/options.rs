@@ -322,7 +322,11 @@ pub struct Options {
     /// values (0: each value with its own read). Default 0.
     pub blob_compaction_readahead_size: u64,
     /// Caching of blob values read by `get` and iterators (garbage
-    /// collection reads past the cache). Default
+    /// collection reads past the cache). It pays when blob files are not
+    /// in the OS page cache, when values are compressed, or with
+    /// `prepopulate_blob_cache`; filled by random reads of a working set
+    /// that fits the page cache it can cost more than it saves
+    /// (`docs/BENCHMARKS.md`, "Blob cache"). Default
     /// [`BlobCacheConfig::Disabled`].
     pub blob_cache: BlobCacheConfig,
     /// Put values into the blob cache when a flush writes them. No effect

@@ -14,6 +14,13 @@
 //! callbacks, which run on the writing thread while it holds the log lock
 //! (every writer waits for them): a listener must not call back into the
 //! database from `on_stall_conditions_changed`, and should return quickly.
+//! The callbacks of a compaction (`on_compaction_completed`, the
+//! `on_blob_file_created` of its garbage collection, and the
+//! `on_blob_file_deleted` of the collection that follows it) run under
+//! `compaction_lock`, and those of a flush on the flush thread: a listener
+//! may read, but must not wait for background work (`flush`,
+//! `compact_range`). Blob file deletions are reported after `gc_lock` is
+//! released.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

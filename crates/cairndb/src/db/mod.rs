@@ -34,7 +34,8 @@
 //! `compaction_lock` or `gc_lock`. Stall waits sleep on `state_cv` holding
 //! `log` (every writer waits behind a stall anyway). Event listeners run
 //! with no lock held except: stall callbacks (under `log`) and compaction
-//! callbacks (under `compaction_lock`); see `events.rs`. The background
+//! callbacks, blob file events of compactions included (under
+//! `compaction_lock`); see `events.rs`. The background
 //! error callback runs under whatever the failing operation held (`log` for
 //! a failed WAL write), and a call that returns the error to its caller
 //! first waits for that callback to finish, never while holding `log`.

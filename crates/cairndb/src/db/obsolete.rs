@@ -5,8 +5,8 @@
 //! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
 //! gathers (taking each lock briefly, see `db/mod.rs`) and unlinks with no
 //! lock but `gc_lock` held, then reports the blob files it deleted to the
-//! listeners after releasing `gc_lock` (a listener may flush, and a flush
-//! collects files).
+//! listeners after releasing `gc_lock` (no listener runs under it); after a
+//! compaction the caller still holds `compaction_lock` (`events.rs`).
 
 use super::events::BlobFileDeletionInfo;
 use super::*;

@@ -65,17 +65,6 @@ fn blob_counts(s: &DbStats) -> (u64, u64, u64) {
     (s.blob_cache_hits, s.blob_cache_misses, s.blob_bytes_read)
 }
 
-fn blob_file_numbers(fs: &dyn Fs) -> Vec<u64> {
-    let mut v: Vec<u64> = fs
-        .list_dir(Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|n| n.strip_suffix(".blob")?.parse().ok())
-        .collect();
-    v.sort_unstable();
-    v
-}
-
 #[test]
 fn second_reads_are_blob_cache_hits_that_read_no_blob_file() {
     for cache in [
@@ -229,7 +218,7 @@ fn cached_values_stay_right_when_gc_relocates_them_and_after_reopen() {
         let n = 80;
         fill(&db, n, 0);
         read_all(&db, n, |i| val(i, 0));
-        let first_files = blob_file_numbers(&fs);
+        let first_files = common::blob_file_numbers(&fs);
         // Overwrite every third key; the rest only move.
         for i in (0..n).step_by(3) {
             db.put(&WriteOptions::default(), &k(i), &val(i, 1)).unwrap();
@@ -254,7 +243,7 @@ fn cached_values_stay_right_when_gc_relocates_them_and_after_reopen() {
         fill(&db, n, 2);
         read_all(&db, n, |i| val(i, 2));
         db.close().unwrap();
-        let now = blob_file_numbers(&fs);
+        let now = common::blob_file_numbers(&fs);
         assert!(
             first_files.iter().all(|f| !now.contains(f)),
             "{first_files:?} still among {now:?}"
@@ -306,7 +295,7 @@ fn blob_read_errors_and_damage_are_never_cached() {
     db.close().unwrap();
 
     // A flipped byte inside a value: a checksum error on every read.
-    let num = blob_file_numbers(&mem)[0];
+    let num = common::blob_file_numbers(&mem)[0];
     let p = Path::new("/db").join(format!("{num:06}.blob"));
     let mut data = mem.contents(&p).unwrap();
     let at = data.len() / 2;

@@ -1,6 +1,8 @@
 //! The info log (`LOG`) and the event listener: what a user sees of
 //! flushes, compactions, blob files, stalls and background errors.
 
+mod common;
+
 use std::sync::Arc;
 
 use cairndb::env::fault::{FaultFs, FaultOp, FaultRule};
@@ -232,17 +234,6 @@ fn blob_options(fs: Arc<dyn Fs>, rec: &Arc<BlobRecorder>) -> Options {
     }
 }
 
-fn blob_numbers(fs: &dyn Fs) -> Vec<u64> {
-    let mut v: Vec<u64> = fs
-        .list_dir(std::path::Path::new("/db"))
-        .unwrap()
-        .into_iter()
-        .filter_map(|n| n.strip_suffix(".blob")?.parse().ok())
-        .collect();
-    v.sort_unstable();
-    v
-}
-
 #[test]
 fn listener_sees_blob_files_created_by_flush_and_gc_and_deleted() {
     let fs = MemFs::new();
@@ -256,7 +247,7 @@ fn listener_sees_blob_files_created_by_flush_and_gc_and_deleted() {
     let flushed: Vec<BlobFileCreationInfo> = rec.created.lock().clone();
     // 100 values of 500 bytes in files closed at 16 KiB: several files.
     assert!(flushed.len() > 1, "{flushed:?}");
-    assert_eq!(blob_numbers(&fs), {
+    assert_eq!(common::blob_file_numbers(&fs), {
         let mut v: Vec<u64> = flushed.iter().map(|c| c.file_number).collect();
         v.sort_unstable();
         v
@@ -295,7 +286,7 @@ fn listener_sees_blob_files_created_by_flush_and_gc_and_deleted() {
     assert!(rec.deleted.lock().iter().all(|d| d.error.is_none()));
     let mut left: Vec<u64> = gc.iter().map(|c| c.file_number).collect();
     left.sort_unstable();
-    assert_eq!(blob_numbers(&fs), left);
+    assert_eq!(common::blob_file_numbers(&fs), left);
     let order = rec.order.lock().clone();
     let compaction_at = order.iter().position(|e| e == "compaction").unwrap();
     assert!(order[compaction_at - gc.len()..compaction_at]
@@ -331,12 +322,15 @@ fn listener_sees_recovery_blob_files_and_the_deletion_of_an_orphan() {
     assert_eq!(created.len(), 1, "{created:?}");
     assert_eq!(created[0].reason, BlobFileCreationReason::Recovery);
     assert_eq!(created[0].blob_count, 20);
-    assert_eq!(blob_numbers(&mem), vec![created[0].file_number]);
+    assert_eq!(
+        common::blob_file_numbers(&mem),
+        vec![created[0].file_number]
+    );
 
     // Garbage collection writes a new blob file, whose sync fails.
     fault.inject(FaultRule::new(FaultOp::Sync, libc::EIO).on_path(".blob"));
     assert!(db.compact_range(None, None).is_err());
-    let orphans: Vec<u64> = blob_numbers(&mem)
+    let orphans: Vec<u64> = common::blob_file_numbers(&mem)
         .into_iter()
         .filter(|&n| n != created[0].file_number)
         .collect();
@@ -353,7 +347,10 @@ fn listener_sees_recovery_blob_files_and_the_deletion_of_an_orphan() {
         orphans
     );
     assert!(rec.created.lock().is_empty());
-    assert_eq!(blob_numbers(&mem), vec![created[0].file_number]);
+    assert_eq!(
+        common::blob_file_numbers(&mem),
+        vec![created[0].file_number]
+    );
     assert_eq!(
         db.get(&ReadOptions::default(), &7u32.to_be_bytes())
             .unwrap(),

@@ -250,6 +250,17 @@ impl DbInner {
     }
 }
 
+/// `N hits, M misses, hit rate R%` of a cache.
+fn hits_and_misses(hits: u64, misses: u64) -> String {
+    let lookups = hits + misses;
+    let rate = if lookups == 0 {
+        0.0
+    } else {
+        100.0 * hits as f64 / lookups as f64
+    };
+    format!("{hits} hits, {misses} misses, hit rate {rate:.1}%")
+}
+
 /// The multi-line text of the `stats` property.
 pub fn format_stats(s: &DbStats) -> String {
     let mut out = String::new();
@@ -292,19 +303,12 @@ pub fn format_stats(s: &DbStats) -> String {
             mb(s.blob_bytes_relocated)
         ));
     }
-    let blob_lookups = s.blob_cache_hits + s.blob_cache_misses;
-    if blob_lookups > 0 || s.blob_bytes_read > 0 {
+    if s.blob_cache_hits + s.blob_cache_misses > 0 || s.blob_bytes_read > 0 {
         out.push_str(&format!(
-            "Blob reads: {:.2} MB read from blob files; blob cache {:.2} MB used, {} hits, {} misses, hit rate {:.1}%\n",
+            "Blob reads: {:.2} MB read from blob files; blob cache {:.2} MB used, {}\n",
             mb(s.blob_bytes_read),
             mb(s.blob_cache_usage),
-            s.blob_cache_hits,
-            s.blob_cache_misses,
-            if blob_lookups == 0 {
-                0.0
-            } else {
-                100.0 * s.blob_cache_hits as f64 / blob_lookups as f64
-            }
+            hits_and_misses(s.blob_cache_hits, s.blob_cache_misses)
         ));
     }
     out.push_str(&format!(
@@ -317,17 +321,10 @@ pub fn format_stats(s: &DbStats) -> String {
         s.slowdowns,
         s.stall_micros as f64 / 1e6
     ));
-    let lookups = s.block_cache_hits + s.block_cache_misses;
     out.push_str(&format!(
-        "Block cache: {:.2} MB used, {} hits, {} misses, hit rate {:.1}%\n",
+        "Block cache: {:.2} MB used, {}\n",
         mb(s.block_cache_usage),
-        s.block_cache_hits,
-        s.block_cache_misses,
-        if lookups == 0 {
-            0.0
-        } else {
-            100.0 * s.block_cache_hits as f64 / lookups as f64
-        }
+        hits_and_misses(s.block_cache_hits, s.block_cache_misses)
     ));
     if s.zip_point_reads > 0 || s.zip_iter_groups > 0 {
         out.push_str(&format!(

@@ -36,7 +36,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cairndb::{Db, FixedPrefix, Options, ReadOptions, WriteBatch, WriteOptions};
+use cairndb::{
+    BlobCacheConfig, Db, FixedPrefix, Options, PrepopulateBlobCache, ReadOptions, WriteBatch,
+    WriteOptions,
+};
 use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -108,6 +111,12 @@ struct StressArgs {
     /// With `--enable_blob_files`: the smallest value kept in a blob file.
     #[arg(long, default_value_t = 64)]
     min_blob_size: u64,
+    /// With `--enable_blob_files`: cache blob values in the block cache,
+    /// filled by flushes too (`Options::blob_cache`,
+    /// `prepopulate_blob_cache`). `--use_blob_cache=false` reads every
+    /// value from its blob file.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    use_blob_cache: bool,
 }
 
 const MAGIC: &[u8; 8] = b"CAIRNORC";
@@ -343,6 +352,16 @@ fn db_options(a: &StressArgs) -> Options {
         enable_blob_garbage_collection: a.enable_blob_files,
         blob_garbage_collection_age_cutoff: 0.5,
         blob_garbage_collection_force_threshold: 0.5,
+        blob_cache: if a.use_blob_cache {
+            BlobCacheConfig::SharedWithBlockCache
+        } else {
+            BlobCacheConfig::Disabled
+        },
+        prepopulate_blob_cache: if a.use_blob_cache {
+            PrepopulateBlobCache::FlushOnly
+        } else {
+            PrepopulateBlobCache::Disable
+        },
         ..Options::default()
     }
 }

@@ -52,15 +52,16 @@ pub(crate) use internals::{
 
 pub use batch::WriteBatch;
 pub use db::events::{
-    CompactionJobInfo, EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
+    BlobFileCreationInfo, BlobFileCreationReason, BlobFileDeletionInfo, CompactionJobInfo,
+    EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
 };
 pub use db::snapshot::Snapshot;
 pub use db::{format_stats, Db, DbStats};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIterator;
 pub use options::{
-    CompressionType, FixedPrefix, Options, ReadOptions, SliceTransform, TableFormat,
-    WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
+    BlobCacheConfig, CompressionType, FixedPrefix, Options, PrepopulateBlobCache, ReadOptions,
+    SliceTransform, TableFormat, WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
 };
 pub use txn::{
     OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions, TransactionIterator,

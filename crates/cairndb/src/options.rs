@@ -122,6 +122,36 @@ impl Default for ZipTableOptions {
     }
 }
 
+/// Where blob values read from blob files are cached (RocksDB's
+/// `blob_cache`). A cached value is the uncompressed value, keyed by its
+/// blob file number and offset, and charged by its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlobCacheConfig {
+    /// Every read of a blob value reads the blob file. RocksDB's default.
+    #[default]
+    Disabled,
+    /// Values share the block cache (`block_cache_size`) with table
+    /// blocks, as RocksDB does when `blob_cache` and the table's
+    /// `block_cache` are one cache (db_bench's
+    /// `--use_shared_block_and_blob_cache`).
+    SharedWithBlockCache,
+    /// A cache of its own holding up to this many bytes of values.
+    Dedicated(usize),
+}
+
+/// Which writes put blob values into the blob cache as they go to a blob
+/// file (RocksDB's `prepopulate_blob_cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrepopulateBlobCache {
+    /// None: values enter the cache when they are read. RocksDB's default.
+    #[default]
+    Disable,
+    /// Flushes (not recovery at open, not garbage collection): recently
+    /// written values are often read soon, and the flush has them in
+    /// memory. Costs a copy of each value at flush.
+    FlushOnly,
+}
+
 /// How recovery treats a damaged write-ahead log (RocksDB's WALRecoveryMode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalRecoveryMode {
@@ -291,6 +321,17 @@ pub struct Options {
     /// Bytes read ahead from a blob file when a compaction relocates its
     /// values (0: each value with its own read). Default 0.
     pub blob_compaction_readahead_size: u64,
+    /// Caching of blob values read by `get` and iterators (garbage
+    /// collection reads past the cache). It pays when blob files are not
+    /// in the OS page cache, when values are compressed, or with
+    /// `prepopulate_blob_cache`; filled by random reads of a working set
+    /// that fits the page cache it can cost more than it saves
+    /// (`docs/BENCHMARKS.md`, "Blob cache"). Default
+    /// [`BlobCacheConfig::Disabled`].
+    pub blob_cache: BlobCacheConfig,
+    /// Put values into the blob cache when a flush writes them. No effect
+    /// without a blob cache. Default [`PrepopulateBlobCache::Disable`].
+    pub prepopulate_blob_cache: PrepopulateBlobCache,
 }
 
 impl Default for Options {
@@ -335,6 +376,8 @@ impl Default for Options {
             blob_garbage_collection_age_cutoff: 0.25,
             blob_garbage_collection_force_threshold: 1.0,
             blob_compaction_readahead_size: 0,
+            blob_cache: BlobCacheConfig::Disabled,
+            prepopulate_blob_cache: PrepopulateBlobCache::Disable,
         }
     }
 }
@@ -413,6 +456,8 @@ impl std::fmt::Debug for Options {
                 "blob_compaction_readahead_size",
                 &self.blob_compaction_readahead_size,
             )
+            .field("blob_cache", &self.blob_cache)
+            .field("prepopulate_blob_cache", &self.prepopulate_blob_cache)
             .finish()
     }
 }
@@ -583,6 +628,12 @@ impl Options {
         if self.blob_compaction_readahead_size > 64 << 20 {
             return bad("blob_compaction_readahead_size", "must be at most 64 MiB");
         }
+        if self.blob_cache == BlobCacheConfig::SharedWithBlockCache && self.block_cache_size == 0 {
+            return bad(
+                "blob_cache",
+                "shared with the block cache, but block_cache_size is 0 (no block cache)",
+            );
+        }
         for (level, c) in self
             .compression_per_level
             .iter()
@@ -650,6 +701,13 @@ mod tests {
         };
         let e = o.validate().unwrap_err().to_string();
         assert!(e.contains("level0_stop_writes_trigger"), "{e}");
+        let o = Options {
+            blob_cache: BlobCacheConfig::SharedWithBlockCache,
+            block_cache_size: 0,
+            ..Options::default()
+        };
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("blob_cache"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use cairndb::env::fault::{FaultFs, FaultOp, FaultRule};
 use cairndb::env::mem::MemFs;
 use cairndb::env::Fs;
-use cairndb::{CompressionType, Db, Error, Options, ReadOptions, WriteOptions};
+use cairndb::{
+    BlobCacheConfig, CompressionType, Db, Error, Options, PrepopulateBlobCache, ReadOptions,
+    WriteOptions,
+};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -191,12 +194,35 @@ fn assert_no_orphans(fs: &dyn Fs, db: &Db) {
     );
 }
 
+/// A blob cache small enough that values are evicted all the time, filled
+/// by flushes too.
+fn with_small_blob_cache(mut o: Options) -> Options {
+    o.blob_cache = BlobCacheConfig::Dedicated(32 << 10);
+    o.prepopulate_blob_cache = PrepopulateBlobCache::FlushOnly;
+    o
+}
+
+/// The block cache as the blob cache, filled by flushes too.
+fn with_shared_blob_cache(mut o: Options) -> Options {
+    o.blob_cache = BlobCacheConfig::SharedWithBlockCache;
+    o.prepopulate_blob_cache = PrepopulateBlobCache::FlushOnly;
+    o
+}
+
 #[test]
 fn model_with_flushes_compactions_gc_and_reopens() {
-    for gc in [false, true] {
+    type Cache = fn(Options) -> Options;
+    let configs: [(bool, Cache); 4] = [
+        (false, |o| o),
+        (true, |o| o),
+        (true, with_small_blob_cache),
+        (true, with_shared_blob_cache),
+    ];
+    for (gc, cache) in configs {
         let seed = common::seed("blob_model");
         let mut rng = SmallRng::seed_from_u64(seed);
-        let (fs, mut o) = mem_blob_options();
+        let (fs, o) = mem_blob_options();
+        let mut o = cache(o);
         o.enable_blob_garbage_collection = gc;
         o.blob_garbage_collection_age_cutoff = 0.5;
         o.blob_compression_type = match rng.gen_range(0..3) {
@@ -268,9 +294,14 @@ fn model_with_flushes_compactions_gc_and_reopens() {
         check_model(&db, &model, &ReadOptions::default());
         assert_no_orphans(&fs, &db);
         db.close().unwrap();
-        let db = Db::open("/db", o).unwrap();
+        let db = Db::open("/db", o.clone()).unwrap();
         check_model(&db, &model, &ReadOptions::default());
         assert_no_orphans(&fs, &db);
+        if o.blob_cache != BlobCacheConfig::Disabled {
+            check_model(&db, &model, &ReadOptions::default());
+            let s = db.stats();
+            assert!(s.blob_cache_hits > 0 && s.blob_cache_misses > 0, "{s:?}");
+        }
     }
 }
 
@@ -403,15 +434,21 @@ fn space_stays_bounded_when_overwriting_with_gc() {
 
 #[test]
 fn crash_mid_flush_loses_nothing_acknowledged_and_leaves_no_orphan_blob() {
-    for (op, path) in [
-        (FaultOp::Create, ".sst"),
-        (FaultOp::Sync, ".sst"),
-        (FaultOp::Sync, ".blob"),
-        (FaultOp::Write, ".blob"),
+    for (op, path, cached) in [
+        (FaultOp::Create, ".sst", false),
+        (FaultOp::Sync, ".sst", false),
+        (FaultOp::Sync, ".blob", false),
+        (FaultOp::Write, ".blob", false),
+        // The failed flush put its values into the cache: never read.
+        (FaultOp::Sync, ".sst", true),
+        (FaultOp::Write, ".blob", true),
     ] {
         let mem = MemFs::new();
         let fault = FaultFs::new(Arc::new(mem.clone()));
-        let o = blob_options(Arc::new(fault.clone()));
+        let mut o = blob_options(Arc::new(fault.clone()));
+        if cached {
+            o = with_shared_blob_cache(o);
+        }
         let db = Db::open("/db", o.clone()).unwrap();
         let w = WriteOptions::default();
         for i in 0..100 {
@@ -692,7 +729,16 @@ fn blob_values_survive_turning_the_option_off_and_zip_levels() {
 /// garbage: every value read is one the key was given.
 #[test]
 fn concurrent_reads_during_blob_garbage_collection() {
+    for cache in [false, true] {
+        concurrent_reads_during_gc(cache);
+    }
+}
+
+fn concurrent_reads_during_gc(cache: bool) {
     let (fs, mut o) = mem_blob_options();
+    if cache {
+        o = with_small_blob_cache(o);
+    }
     o.enable_blob_garbage_collection = true;
     o.blob_garbage_collection_age_cutoff = 0.5;
     o.blob_garbage_collection_force_threshold = 0.3;
@@ -758,7 +804,9 @@ fn concurrent_reads_during_blob_garbage_collection() {
     for r in readers {
         assert!(r.join().unwrap() > 0);
     }
-    assert!(db.stats().blob_bytes_relocated > 0);
+    let s = db.stats();
+    assert!(s.blob_bytes_relocated > 0);
+    assert_eq!(cache, s.blob_cache_hits > 0, "{s:?}");
     db.close().unwrap();
     drop(db);
     let db = Db::open("/db", blob_options(Arc::new(fs.clone()))).unwrap();

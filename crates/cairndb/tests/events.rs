@@ -1,13 +1,17 @@
 //! The info log (`LOG`) and the event listener: what a user sees of
-//! flushes, compactions, stalls and background errors.
+//! flushes, compactions, blob files, stalls and background errors.
+
+mod common;
 
 use std::sync::Arc;
 
 use cairndb::env::fault::{FaultFs, FaultOp, FaultRule};
 use cairndb::env::mem::MemFs;
+use cairndb::env::Fs;
 use cairndb::{
-    CompactionJobInfo, Db, Error, EventListener, FlushJobInfo, Options, WriteOptions,
-    WriteStallCause, WriteStallInfo,
+    BlobFileCreationInfo, BlobFileCreationReason, BlobFileDeletionInfo, CompactionJobInfo, Db,
+    Error, EventListener, FlushJobInfo, Options, ReadOptions, WriteOptions, WriteStallCause,
+    WriteStallInfo,
 };
 use parking_lot::Mutex;
 
@@ -184,4 +188,172 @@ fn flush_returns_the_background_error_only_after_the_listener_saw_it() {
     assert!(db.flush().is_err());
     assert!(db.compact_range(None, None).is_err());
     assert_eq!(rec.errors.lock().len(), 1);
+}
+
+/// Blob file events, and the flush and compaction events among them, in
+/// the order they were reported.
+#[derive(Default)]
+struct BlobRecorder {
+    created: Mutex<Vec<BlobFileCreationInfo>>,
+    deleted: Mutex<Vec<BlobFileDeletionInfo>>,
+    order: Mutex<Vec<String>>,
+}
+
+impl EventListener for BlobRecorder {
+    fn on_flush_completed(&self, i: &FlushJobInfo) {
+        self.order
+            .lock()
+            .push(format!("flush {}", i.table_number.unwrap_or(0)));
+    }
+    fn on_compaction_completed(&self, _: &CompactionJobInfo) {
+        self.order.lock().push("compaction".into());
+    }
+    fn on_blob_file_created(&self, i: &BlobFileCreationInfo) {
+        self.order.lock().push(format!("created {}", i.file_number));
+        self.created.lock().push(i.clone());
+    }
+    fn on_blob_file_deleted(&self, i: &BlobFileDeletionInfo) {
+        self.order.lock().push(format!("deleted {}", i.file_number));
+        self.deleted.lock().push(i.clone());
+    }
+}
+
+fn blob_options(fs: Arc<dyn Fs>, rec: &Arc<BlobRecorder>) -> Options {
+    Options {
+        fs,
+        write_buffer_size: 1 << 20,
+        enable_blob_files: true,
+        min_blob_size: 100,
+        blob_file_size: 16 << 10,
+        enable_blob_garbage_collection: true,
+        blob_garbage_collection_age_cutoff: 1.0,
+        // Only `compact_range` compacts.
+        level0_file_num_compaction_trigger: 8,
+        listeners: vec![rec.clone() as Arc<dyn EventListener>],
+        ..Options::default()
+    }
+}
+
+#[test]
+fn listener_sees_blob_files_created_by_flush_and_gc_and_deleted() {
+    let fs = MemFs::new();
+    let rec = Arc::new(BlobRecorder::default());
+    let db = Db::open("/db", blob_options(Arc::new(fs.clone()), &rec)).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..100u32 {
+        db.put(&w, &i.to_be_bytes(), &[i as u8; 500]).unwrap();
+    }
+    db.flush().unwrap();
+    let flushed: Vec<BlobFileCreationInfo> = rec.created.lock().clone();
+    // 100 values of 500 bytes in files closed at 16 KiB: several files.
+    assert!(flushed.len() > 1, "{flushed:?}");
+    assert_eq!(common::blob_file_numbers(&fs), {
+        let mut v: Vec<u64> = flushed.iter().map(|c| c.file_number).collect();
+        v.sort_unstable();
+        v
+    });
+    for c in &flushed {
+        assert_eq!(c.reason, BlobFileCreationReason::Flush);
+        assert_eq!(fs.file_size(&c.path).unwrap(), c.file_size, "{c:?}");
+        assert!(c.path.ends_with(format!("{:06}.blob", c.file_number)));
+    }
+    assert_eq!(flushed.iter().map(|c| c.blob_count).sum::<u64>(), 100);
+    assert_eq!(
+        flushed.iter().map(|c| c.blob_bytes).sum::<u64>(),
+        db.stats().blob_file_bytes
+    );
+    // Reported before the flush that wrote them.
+    let order = rec.order.lock().clone();
+    let flush_at = order.iter().position(|e| e.starts_with("flush")).unwrap();
+    assert_eq!(flush_at, flushed.len(), "{order:?}");
+    assert!(rec.deleted.lock().is_empty());
+
+    // Garbage collection moves every value into new files; the old ones go.
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+    let created = rec.created.lock().clone();
+    let gc: Vec<_> = created[flushed.len()..].to_vec();
+    assert!(!gc.is_empty());
+    assert!(gc
+        .iter()
+        .all(|c| c.reason == BlobFileCreationReason::Compaction));
+    assert_eq!(gc.iter().map(|c| c.blob_count).sum::<u64>(), 100);
+    let mut deleted: Vec<u64> = rec.deleted.lock().iter().map(|d| d.file_number).collect();
+    deleted.sort_unstable();
+    let mut first: Vec<u64> = flushed.iter().map(|c| c.file_number).collect();
+    first.sort_unstable();
+    assert_eq!(deleted, first);
+    assert!(rec.deleted.lock().iter().all(|d| d.error.is_none()));
+    let mut left: Vec<u64> = gc.iter().map(|c| c.file_number).collect();
+    left.sort_unstable();
+    assert_eq!(common::blob_file_numbers(&fs), left);
+    let order = rec.order.lock().clone();
+    let compaction_at = order.iter().position(|e| e == "compaction").unwrap();
+    assert!(order[compaction_at - gc.len()..compaction_at]
+        .iter()
+        .all(|e| e.starts_with("created")));
+
+    let log = String::from_utf8(fs.contents(std::path::Path::new("/db/LOG")).unwrap()).unwrap();
+    assert!(log.contains("created (flush): "), "{log}");
+    assert!(log.contains("created (compaction): "), "{log}");
+    assert!(
+        log.contains(&format!("Blob file {:06} deleted", first[0])),
+        "{log}"
+    );
+}
+
+/// The replay of the WAL at open writes blob files too; a blob file that a
+/// failed garbage collection left is deleted at the next open, reported
+/// with no creation before it.
+#[test]
+fn listener_sees_recovery_blob_files_and_the_deletion_of_an_orphan() {
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let rec = Arc::new(BlobRecorder::default());
+    let db = Db::open("/db", blob_options(Arc::new(fault.clone()), &rec)).unwrap();
+    for i in 0..20u32 {
+        db.put(&WriteOptions::default(), &i.to_be_bytes(), &[1u8; 300])
+            .unwrap();
+    }
+    db.simulate_crash();
+    let rec = Arc::new(BlobRecorder::default());
+    let db = Db::open("/db", blob_options(Arc::new(fault.clone()), &rec)).unwrap();
+    let created = rec.created.lock().clone();
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert_eq!(created[0].reason, BlobFileCreationReason::Recovery);
+    assert_eq!(created[0].blob_count, 20);
+    assert_eq!(
+        common::blob_file_numbers(&mem),
+        vec![created[0].file_number]
+    );
+
+    // Garbage collection writes a new blob file, whose sync fails.
+    fault.inject(FaultRule::new(FaultOp::Sync, libc::EIO).on_path(".blob"));
+    assert!(db.compact_range(None, None).is_err());
+    let orphans: Vec<u64> = common::blob_file_numbers(&mem)
+        .into_iter()
+        .filter(|&n| n != created[0].file_number)
+        .collect();
+    assert_eq!(orphans.len(), 1);
+    assert_eq!(rec.created.lock().len(), 1);
+    db.simulate_crash();
+    mem.process_crash();
+    fault.clear();
+    let rec = Arc::new(BlobRecorder::default());
+    let db = Db::open("/db", blob_options(Arc::new(fault.clone()), &rec)).unwrap();
+    let deleted = rec.deleted.lock().clone();
+    assert_eq!(
+        deleted.iter().map(|d| d.file_number).collect::<Vec<_>>(),
+        orphans
+    );
+    assert!(rec.created.lock().is_empty());
+    assert_eq!(
+        common::blob_file_numbers(&mem),
+        vec![created[0].file_number]
+    );
+    assert_eq!(
+        db.get(&ReadOptions::default(), &7u32.to_be_bytes())
+            .unwrap(),
+        Some(vec![1u8; 300])
+    );
 }

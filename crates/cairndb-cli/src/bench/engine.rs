@@ -14,8 +14,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use cairndb::{
-    CompressionType, Db, OptimisticTransactionDb, Options, ReadOptions, TableFormat, TransactionDb,
-    TransactionDbOptions, TransactionOptions, WriteBatch, WriteOptions, ZipTableOptions,
+    BlobCacheConfig, CompressionType, Db, OptimisticTransactionDb, Options, PrepopulateBlobCache,
+    ReadOptions, TableFormat, TransactionDb, TransactionDbOptions, TransactionOptions, WriteBatch,
+    WriteOptions, ZipTableOptions,
 };
 
 use super::flags::{Flags, TxnMode};
@@ -152,6 +153,24 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     opts.blob_garbage_collection_age_cutoff = f.blob_garbage_collection_age_cutoff;
     opts.blob_garbage_collection_force_threshold = f.blob_garbage_collection_force_threshold;
     opts.blob_compaction_readahead_size = f.blob_compaction_readahead_size;
+    opts.blob_cache = match (f.use_blob_cache, f.use_shared_block_and_blob_cache) {
+        (false, _) => BlobCacheConfig::Disabled,
+        (true, true) => {
+            if opts.block_cache_size == 0 {
+                return Err(
+                    "--use_blob_cache with --use_shared_block_and_blob_cache needs a block cache (--cache_size > 0)"
+                        .into(),
+                );
+            }
+            BlobCacheConfig::SharedWithBlockCache
+        }
+        (true, false) => BlobCacheConfig::Dedicated(f.blob_cache_size as usize),
+    };
+    opts.prepopulate_blob_cache = if f.prepopulate_blob_cache == 1 {
+        PrepopulateBlobCache::FlushOnly
+    } else {
+        PrepopulateBlobCache::Disable
+    };
     if let Some(w) = f.memtable_whole_key_filtering {
         opts.memtable_whole_key_filtering = w;
     }

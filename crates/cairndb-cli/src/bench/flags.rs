@@ -117,6 +117,26 @@ const MAPPED: &[(&str, &str)] = &[
         "mapped to Options::blob_compaction_readahead_size",
     ),
     (
+        "use_blob_cache",
+        "mapped to Options::blob_cache (with --use_shared_block_and_blob_cache, default true: SharedWithBlockCache, the --cache_size cache; otherwise Dedicated(--blob_cache_size))",
+    ),
+    (
+        "use_shared_block_and_blob_cache",
+        "mapped to Options::blob_cache (see --use_blob_cache)",
+    ),
+    (
+        "blob_cache_size",
+        "mapped to Options::blob_cache = Dedicated(N) (with --use_blob_cache and --nouse_shared_block_and_blob_cache)",
+    ),
+    (
+        "prepopulate_blob_cache",
+        "mapped to Options::prepopulate_blob_cache (0: Disable, 1: FlushOnly)",
+    ),
+    (
+        "blob_cache_numshardbits",
+        "ignored: the blob cache shards itself",
+    ),
+    (
         "transaction_sleep",
         "ignored: db_bench defines it but never reads it",
     ),
@@ -337,6 +357,14 @@ pub struct Flags {
     pub blob_garbage_collection_force_threshold: f64,
     /// `--blob_compaction_readahead_size`.
     pub blob_compaction_readahead_size: u64,
+    /// `--use_blob_cache`.
+    pub use_blob_cache: bool,
+    /// `--use_shared_block_and_blob_cache` (db_bench's default: true).
+    pub use_shared_block_and_blob_cache: bool,
+    /// `--blob_cache_size` (db_bench's default: 8 MiB).
+    pub blob_cache_size: u64,
+    /// `--prepopulate_blob_cache` (0 or 1).
+    pub prepopulate_blob_cache: u32,
     /// `--datafile`: records for `fillfile`, one per line (CairnDB addition).
     pub datafile: Option<PathBuf>,
     /// `--keyfile`: keys for `readfile` / `readfileseq`, one per line
@@ -423,6 +451,10 @@ impl Default for Flags {
             blob_garbage_collection_age_cutoff: 0.25,
             blob_garbage_collection_force_threshold: 1.0,
             blob_compaction_readahead_size: 0,
+            use_blob_cache: false,
+            use_shared_block_and_blob_cache: true,
+            blob_cache_size: 8 << 20,
+            prepopulate_blob_cache: 0,
             datafile: None,
             keyfile: None,
             keyfields: vec![0],
@@ -486,7 +518,9 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "write_as_transaction"
         | "memtable_whole_key_filtering"
         | "enable_blob_files"
-        | "enable_blob_garbage_collection" => Kind::Bool,
+        | "enable_blob_garbage_collection"
+        | "use_blob_cache"
+        | "use_shared_block_and_blob_cache" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -543,7 +577,9 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "blob_compression_type"
         | "blob_garbage_collection_age_cutoff"
         | "blob_garbage_collection_force_threshold"
-        | "blob_compaction_readahead_size" => Kind::Value,
+        | "blob_compaction_readahead_size"
+        | "blob_cache_size"
+        | "prepopulate_blob_cache" => Kind::Value,
         _ => return None,
     })
 }
@@ -729,6 +765,28 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "blob_compaction_readahead_size" => {
                 f.blob_compaction_readahead_size = parse_nonneg(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "use_blob_cache" => {
+                f.use_blob_cache = parse_bool(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "use_shared_block_and_blob_cache" => {
+                f.use_shared_block_and_blob_cache = parse_bool(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "blob_cache_size" => {
+                f.blob_cache_size = parse_nonneg(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "prepopulate_blob_cache" => {
+                let p = parse_nonneg(n, v)?;
+                if p > 1 {
+                    return Err(format!(
+                        "flag --prepopulate_blob_cache: 0 (disable) or 1 (flush only), got {v}"
+                    ));
+                }
+                f.prepopulate_blob_cache = p as u32;
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "blob_compression_type" => {
@@ -1049,6 +1107,23 @@ mod tests {
         assert!(f.notes.iter().any(|n| n.contains("Options::min_blob_size")));
         let e = p(&["--blob_garbage_collection_age_cutoff=2"]).unwrap_err();
         assert!(e.contains("--blob_garbage_collection_age_cutoff"), "{e}");
+        // The blob cache flags, with db_bench's defaults.
+        let f = p(&[]).unwrap();
+        assert!(!f.use_blob_cache && f.use_shared_block_and_blob_cache);
+        assert_eq!((f.blob_cache_size, f.prepopulate_blob_cache), (8 << 20, 0));
+        let f = p(&[
+            "--use_blob_cache",
+            "--nouse_shared_block_and_blob_cache",
+            "--blob_cache_size=1048576",
+            "--prepopulate_blob_cache=1",
+            "--blob_cache_numshardbits=4",
+        ])
+        .unwrap();
+        assert!(f.use_blob_cache && !f.use_shared_block_and_blob_cache);
+        assert_eq!((f.blob_cache_size, f.prepopulate_blob_cache), (1 << 20, 1));
+        assert!(f.notes.iter().any(|n| n.contains("Options::blob_cache")));
+        let e = p(&["--prepopulate_blob_cache=2"]).unwrap_err();
+        assert!(e.contains("--prepopulate_blob_cache"), "{e}");
     }
 
     #[test]

@@ -4,14 +4,23 @@
 //! garbage-collecting compactions); [`BlobIndex`] is the reference a table
 //! stores in place of the value; [`BlobReader`] reads one value with one
 //! positioned read and checks it against the reference's crc;
-//! [`BlobCache`] keeps blob files open, like the table cache.
+//! [`BlobCache`] is the read side of the database: it keeps blob files
+//! open, like the table cache, and, with a blob cache configured
+//! (`Options::blob_cache`), keeps hot values in a value cache (its own,
+//! or the block cache) keyed by (blob file number, value offset).
 //!
 //! Invariants: a blob file is immutable once finished, and is listed in a
 //! version only after its builder synced it; so a cached reader never goes
-//! stale (the collector evicts it when it deletes the file). Locking: the
-//! cache is a sharded `quick_cache` cache, a leaf; readers are shared
-//! read-only without locks. Nothing here panics on file bytes: bad bytes are
-//! a `Corruption` naming the file and offset.
+//! stale (the collector evicts it when it deletes the file). A value enters
+//! the value cache only after its crc was checked, or from the flush that
+//! wrote it; a blob file number is never given to a second file while the
+//! database is open (garbage collection writes relocated values under new
+//! numbers), so a cached value never stands for another one, and the
+//! values of a deleted file are simply never looked up again. Locking:
+//! both caches are sharded `quick_cache` caches, leaves; readers are shared
+//! read-only without locks; counters are relaxed atomics; no lock is held
+//! across a file read. Nothing here panics on file bytes: bad bytes are a
+//! `Corruption` naming the file and offset.
 
 #![deny(
     clippy::indexing_slicing,
@@ -21,10 +30,12 @@
 )]
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use quick_cache::sync::Cache;
 
+use crate::cache::BlockCache;
 use crate::env::{Fs, RandomAccessFile, WritableFile};
 use crate::error::{Error, Result};
 use crate::filename::blob_file_name;
@@ -329,6 +340,7 @@ pub struct BlobFileSet<'a> {
     current: Option<BlobFileBuilder>,
     finished: Vec<BlobFileMeta>,
     numbers: Vec<u64>,
+    prepopulate: Option<&'a BlockCache>,
 }
 
 impl<'a> BlobFileSet<'a> {
@@ -348,7 +360,16 @@ impl<'a> BlobFileSet<'a> {
             current: None,
             finished: Vec::new(),
             numbers: Vec::new(),
+            prepopulate: None,
         }
+    }
+
+    /// Puts each value written into `cache` too
+    /// (`PrepopulateBlobCache::FlushOnly`). A value of a file that is
+    /// never installed stays there unused: its number is not reused.
+    pub fn prepopulate(mut self, cache: Option<&'a BlockCache>) -> BlobFileSet<'a> {
+        self.prepopulate = cache;
+        self
     }
 
     /// Writes the value of `user_key`; returns the reference to store.
@@ -375,7 +396,11 @@ impl<'a> BlobFileSet<'a> {
                 )?)
             }
         };
-        b.add(user_key, value)
+        let idx = b.add(user_key, value)?;
+        if let Some(c) = self.prepopulate {
+            c.insert_blob(idx.file_number, idx.offset, Arc::new(value.to_vec()));
+        }
+        Ok(idx)
     }
 
     /// Every blob file number created (finished or not).
@@ -393,15 +418,32 @@ impl<'a> BlobFileSet<'a> {
     }
 }
 
+/// Counters of blob reads, behind `DbStats`.
+#[derive(Debug, Default)]
+pub struct BlobReadStats {
+    /// Value lookups the blob cache answered.
+    pub cache_hits: AtomicU64,
+    /// Value lookups it did not (each one a read of the blob file).
+    pub cache_misses: AtomicU64,
+    /// Bytes read from blob files (values and readahead; not headers).
+    pub bytes_read: AtomicU64,
+}
+
 /// An open blob file.
 pub struct BlobReader {
     file: Arc<dyn RandomAccessFile>,
     path: PathBuf,
+    stats: Arc<BlobReadStats>,
 }
 
 impl BlobReader {
     /// Opens `path` and checks its header.
     pub fn open(fs: &dyn Fs, path: &Path) -> Result<BlobReader> {
+        BlobReader::open_counted(fs, path, Arc::default())
+    }
+
+    /// [`BlobReader::open`], adding the bytes it reads to `stats`.
+    pub fn open_counted(fs: &dyn Fs, path: &Path, stats: Arc<BlobReadStats>) -> Result<BlobReader> {
         let file = fs.open_random(path)?;
         if file.size() < (BLOB_HEADER_LEN + BLOB_FOOTER_LEN) as u64 {
             return Err(Error::corruption(
@@ -418,7 +460,16 @@ impl BlobReader {
         Ok(BlobReader {
             file,
             path: path.to_path_buf(),
+            stats,
         })
+    }
+
+    fn read_vec_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let v = self.file.read_vec_at(offset, len)?;
+        self.stats
+            .bytes_read
+            .fetch_add(v.len() as u64, Ordering::Relaxed);
+        Ok(v)
     }
 
     /// The file's path.
@@ -445,7 +496,7 @@ impl BlobReader {
             let len = usize::try_from(len).map_err(|_| {
                 Error::corruption(&self.path, idx.offset, "blob readahead too large")
             })?;
-            ra.buf = self.file.read_vec_at(idx.offset, len)?;
+            ra.buf = self.read_vec_at(idx.offset, len)?;
             ra.file = idx.file_number;
             ra.start = idx.offset;
         }
@@ -484,7 +535,7 @@ impl BlobReader {
         let len = usize::try_from(idx.size).map_err(|_| {
             Error::corruption(&self.path, idx.offset, "blob value too large to read")
         })?;
-        let stored = self.file.read_vec_at(idx.offset, len)?;
+        let stored = self.read_vec_at(idx.offset, len)?;
         self.check_and_decompress(idx, stored)
     }
 
@@ -626,20 +677,48 @@ pub fn scan_file(
     })
 }
 
-/// Open blob files, bounded by a count of files.
+/// The read side of blob files: open readers, bounded by a count of files,
+/// and the blob value cache when one is configured. Cheap to clone with
+/// another fill policy ([`BlobCache::without_fill`]): the clones share
+/// the readers, the values and the counters.
 pub struct BlobCache {
     fs: Arc<dyn Fs>,
     dir: PathBuf,
-    files: Cache<u64, Arc<BlobReader>>,
+    files: Arc<Cache<u64, Arc<BlobReader>>>,
+    values: Option<Arc<BlockCache>>,
+    stats: Arc<BlobReadStats>,
+    fill: bool,
 }
 
 impl BlobCache {
-    /// A cache of up to `capacity` open blob files in `dir`.
-    pub fn new(fs: Arc<dyn Fs>, dir: PathBuf, capacity: usize) -> BlobCache {
+    /// A cache of up to `capacity` open blob files in `dir`, caching
+    /// values in `values` when given.
+    pub fn new(
+        fs: Arc<dyn Fs>,
+        dir: PathBuf,
+        capacity: usize,
+        values: Option<Arc<BlockCache>>,
+    ) -> BlobCache {
         BlobCache {
             fs,
             dir,
-            files: Cache::new(capacity.max(1)),
+            files: Arc::new(Cache::new(capacity.max(1))),
+            values,
+            stats: Arc::default(),
+            fill: true,
+        }
+    }
+
+    /// The same caches, but [`BlobCache::resolve`] does not insert the
+    /// values it reads (`ReadOptions::fill_cache_off`).
+    pub fn without_fill(&self) -> BlobCache {
+        BlobCache {
+            fs: self.fs.clone(),
+            dir: self.dir.clone(),
+            files: self.files.clone(),
+            values: self.values.clone(),
+            stats: self.stats.clone(),
+            fill: false,
         }
     }
 
@@ -648,22 +727,64 @@ impl BlobCache {
         if let Some(r) = self.files.get(&number) {
             return Ok(r);
         }
-        let r = Arc::new(BlobReader::open(
+        let r = Arc::new(BlobReader::open_counted(
             self.fs.as_ref(),
             &blob_file_name(&self.dir, number),
+            self.stats.clone(),
         )?);
         self.files.insert(number, r.clone());
         Ok(r)
     }
 
-    /// The value a blob reference (the bytes a table holds for `user_key`)
-    /// refers to.
-    pub fn resolve(&self, user_key: &[u8], reference: &[u8]) -> Result<Vec<u8>> {
-        let idx = BlobIndex::decode_value(user_key, reference)?;
-        self.get(idx.file_number)?.read(&idx)
+    /// Hands the value `idx` refers to to `f`: from the value cache, or
+    /// read from its blob file (and then cached, with `fill`). A hit
+    /// borrows the cached value: no allocation, no copy.
+    pub fn with_value<R>(
+        &self,
+        idx: &BlobIndex,
+        fill: bool,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        let Some(values) = &self.values else {
+            return Ok(f(&self.get(idx.file_number)?.read(idx)?));
+        };
+        if let Some(v) = values.get_blob(idx.file_number, idx.offset) {
+            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(f(&v));
+        }
+        self.stats.cache_misses.fetch_add(1, Ordering::Relaxed);
+        let v = self.get(idx.file_number)?.read(idx)?;
+        if !fill {
+            return Ok(f(&v));
+        }
+        let v = Arc::new(v);
+        values.insert_blob(idx.file_number, idx.offset, v.clone());
+        Ok(f(&v))
     }
 
-    /// Forgets the reader of `number` (its file is being deleted).
+    /// The value a blob reference (the bytes a table holds for `user_key`)
+    /// refers to, through the value cache.
+    pub fn resolve(&self, user_key: &[u8], reference: &[u8]) -> Result<Vec<u8>> {
+        let idx = BlobIndex::decode_value(user_key, reference)?;
+        if self.values.is_none() {
+            // The read's own buffer, not a copy of it.
+            return self.get(idx.file_number)?.read(&idx);
+        }
+        self.with_value(&idx, self.fill, <[u8]>::to_vec)
+    }
+
+    /// The value cache, when there is one.
+    pub fn value_cache(&self) -> Option<&Arc<BlockCache>> {
+        self.values.as_ref()
+    }
+
+    /// The read counters.
+    pub fn stats(&self) -> &BlobReadStats {
+        &self.stats
+    }
+
+    /// Forgets the reader of `number` (its file is being deleted). Its
+    /// cached values stay until evicted: nothing refers to them.
     pub fn evict(&self, number: u64) {
         self.files.remove(&number);
     }

@@ -1,11 +1,22 @@
 //! Caches shared by all readers: [`BlockCache`] holds decoded blocks
-//! (`Arc<Block>`) keyed by (file number, block offset) and charged by their
-//! byte size; [`table_cache::TableCache`] keeps open [`crate::sst::Table`]s.
+//! (`Arc<Block>`) keyed by (table file number, block offset) and, when it
+//! is the blob cache too (`BlobCacheConfig::SharedWithBlockCache`), blob
+//! values keyed by (blob file number, value offset); each entry is charged
+//! by its byte size. [`table_cache::TableCache`] keeps open
+//! [`crate::sst::Table`]s.
 //!
-//! Invariants: a cached block is immutable and was checksum-verified before it
-//! was inserted; file numbers are never reused, so a key never names two
-//! different blocks. Locking: `quick_cache::sync::Cache` shards internally
-//! (short per-shard locks); the hit/miss counters are relaxed atomics.
+//! Invariants: a cached block or value is immutable and was
+//! checksum-verified before it was inserted (or, for a value put in by
+//! the flush that wrote it, is the very bytes written); table and blob
+//! files draw their numbers from one counter that never goes back while
+//! the database is open, and a cache lives no longer than the open
+//! database, so a key never names two different blocks or values, and a
+//! block key never names a blob value (a lookup of the other kind is a
+//! miss). Entries of deleted files are not removed: nothing can look them
+//! up again, and they age out. Locking: `quick_cache::sync::Cache` shards
+//! internally (short per-shard locks); the hit/miss counters are relaxed
+//! atomics. The block hit/miss counters count block lookups only; blob
+//! lookups are counted by the blob reader (`crate::blob::BlobCache`).
 
 pub mod table_cache;
 
@@ -22,18 +33,33 @@ pub use table_cache::TableCache;
 /// Fixed bytes charged per cached block on top of its data (bookkeeping).
 const BLOCK_OVERHEAD: u64 = 64;
 
-#[derive(Clone, Copy)]
-struct BlockWeighter;
+/// What the cache holds under one (file number, offset) key.
+#[derive(Clone)]
+enum Entry {
+    /// A decoded table block.
+    Block(Arc<Block>),
+    /// An uncompressed blob value.
+    Blob(Arc<Vec<u8>>),
+}
 
-impl Weighter<(u64, u64), Arc<Block>> for BlockWeighter {
-    fn weight(&self, _key: &(u64, u64), val: &Arc<Block>) -> u64 {
-        val.size() as u64 + BLOCK_OVERHEAD
+#[derive(Clone, Copy)]
+struct EntryWeighter;
+
+impl Weighter<(u64, u64), Entry> for EntryWeighter {
+    fn weight(&self, _key: &(u64, u64), val: &Entry) -> u64 {
+        let bytes = match val {
+            Entry::Block(b) => b.size(),
+            // The allocation, not just the value: that is what is held.
+            Entry::Blob(v) => v.capacity(),
+        };
+        bytes as u64 + BLOCK_OVERHEAD
     }
 }
 
-/// A byte-weighted, sharded cache of decoded blocks.
+/// A byte-weighted, sharded cache of decoded blocks (and, as the blob
+/// cache, of blob values).
 pub struct BlockCache {
-    cache: Cache<(u64, u64), Arc<Block>, BlockWeighter>,
+    cache: Cache<(u64, u64), Entry, EntryWeighter>,
     capacity: u64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -56,7 +82,7 @@ impl BlockCache {
         let capacity = capacity_bytes as u64;
         let items = (capacity_bytes / 4096).max(16);
         BlockCache {
-            cache: Cache::with_weighter(items, capacity.max(1), BlockWeighter),
+            cache: Cache::with_weighter(items, capacity.max(1), EntryWeighter),
             capacity,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -65,7 +91,10 @@ impl BlockCache {
 
     /// The block at `offset` of table `file`, counting a hit or a miss.
     pub fn get(&self, file: u64, offset: u64) -> Option<Arc<Block>> {
-        let r = self.cache.get(&(file, offset));
+        let r = match self.cache.get(&(file, offset)) {
+            Some(Entry::Block(b)) => Some(b),
+            _ => None,
+        };
         if r.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -77,7 +106,23 @@ impl BlockCache {
     /// Caches `block` (may evict others, or be refused when larger than a shard).
     pub fn insert(&self, file: u64, offset: u64, block: Arc<Block>) {
         if self.capacity > 0 {
-            self.cache.insert((file, offset), block);
+            self.cache.insert((file, offset), Entry::Block(block));
+        }
+    }
+
+    /// The blob value at `offset` of blob file `file`. Counts nothing
+    /// here: the blob reader keeps the blob cache's counters.
+    pub fn get_blob(&self, file: u64, offset: u64) -> Option<Arc<Vec<u8>>> {
+        match self.cache.get(&(file, offset)) {
+            Some(Entry::Blob(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Caches the (uncompressed) blob value at `offset` of blob file `file`.
+    pub fn insert_blob(&self, file: u64, offset: u64, value: Arc<Vec<u8>>) {
+        if self.capacity > 0 {
+            self.cache.insert((file, offset), Entry::Blob(value));
         }
     }
 
@@ -152,5 +197,28 @@ mod tests {
         let z = BlockCache::new(0);
         z.insert(1, 0, blk);
         assert!(z.get(1, 0).is_none());
+    }
+
+    #[test]
+    fn blob_values_share_the_budget_and_never_pass_for_blocks() {
+        let cap = 64 << 10;
+        let c = BlockCache::new(cap);
+        let blk = block(20);
+        c.insert(1, 0, blk.clone());
+        c.insert_blob(2, 20, Arc::new(vec![9u8; 1000]));
+        assert_eq!(c.get_blob(2, 20).unwrap().as_slice(), &[9u8; 1000][..]);
+        // One key space, two kinds: a lookup of the wrong kind is a miss.
+        assert!(c.get(2, 20).is_none());
+        assert!(c.get_blob(1, 0).is_none());
+        assert_eq!((c.hits(), c.misses()), (0, 1));
+        assert!(c.usage() >= blk.size() as u64 + 1000);
+        for i in 0..200 {
+            c.insert_blob(3, i, Arc::new(vec![1u8; 4096]));
+            assert!(c.usage() <= cap as u64, "usage {} > {cap}", c.usage());
+        }
+        assert!(c.len() < 200);
+        let z = BlockCache::new(0);
+        z.insert_blob(1, 0, Arc::new(vec![1]));
+        assert!(z.get_blob(1, 0).is_none());
     }
 }

@@ -19,7 +19,7 @@
 //! `state`, then `obsolete_tables`, then `obsolete_blobs` taken under it
 //! (one at a time) to install the result.
 
-use super::events::CompactionJobInfo;
+use super::events::{BlobFileCreationInfo, BlobFileCreationReason, CompactionJobInfo};
 use super::flush::file_meta;
 use super::*;
 use crate::blob::{record_size, BlobFileSet, BlobIndex, Readahead};
@@ -186,6 +186,7 @@ impl DbInner {
             relocated = merged.relocated;
         }
         let blob_bytes_written: u64 = edit.new_blob_files.iter().map(|b| b.bytes).sum();
+        let new_blobs = edit.new_blob_files.clone();
         let out_numbers: Vec<u64> = outputs
             .iter()
             .map(|o| o.number)
@@ -245,6 +246,13 @@ impl DbInner {
                 .fetch_add(c.input_bytes(), Ordering::Relaxed);
             cs.compaction_bytes_written
                 .fetch_add(outputs.iter().map(|o| o.size).sum(), Ordering::Relaxed);
+        }
+        for b in &new_blobs {
+            self.events.blob_file_created(&BlobFileCreationInfo::new(
+                &self.path,
+                b,
+                BlobFileCreationReason::Compaction,
+            ));
         }
         self.events.compaction_completed(&CompactionJobInfo {
             level: c.level,

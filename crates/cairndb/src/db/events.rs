@@ -1,8 +1,8 @@
 //! What the engine tells about itself: the `LOG` file in the database
 //! directory (RocksDB's info log: the options at open, each flush and
-//! compaction with sizes and times, stalls with their cause, background
-//! errors and the switch to read-only) and the [`EventListener`] callbacks
-//! for the same events.
+//! compaction with sizes and times, blob files created and deleted, stalls
+//! with their cause, background errors and the switch to read-only) and
+//! the [`EventListener`] callbacks for the same events.
 //!
 //! The info log is diagnostic: a failure to write it never fails a database
 //! operation (the first one is reported on stderr, later ones are dropped).
@@ -14,9 +14,16 @@
 //! callbacks, which run on the writing thread while it holds the log lock
 //! (every writer waits for them): a listener must not call back into the
 //! database from `on_stall_conditions_changed`, and should return quickly.
+//! The callbacks of a compaction (`on_compaction_completed`, the
+//! `on_blob_file_created` of its garbage collection, and the
+//! `on_blob_file_deleted` of the collection that follows it) run under
+//! `compaction_lock`, and those of a flush on the flush thread: a listener
+//! may read, but must not wait for background work (`flush`,
+//! `compact_range`). Blob file deletions are reported after `gc_lock` is
+//! released.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -65,6 +72,72 @@ pub struct CompactionJobInfo {
     pub duration: Duration,
 }
 
+/// What wrote a blob file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobFileCreationReason {
+    /// A flush separated a memtable's large values.
+    Flush,
+    /// Garbage collection in a compaction relocated values from older
+    /// blob files.
+    Compaction,
+    /// The replay of the WALs at open flushed recovered writes.
+    Recovery,
+}
+
+/// A blob file that became part of the database (RocksDB's
+/// `BlobFileCreationInfo`): reported after the MANIFEST edit that lists it
+/// is installed, before the flush or compaction that wrote it is reported.
+#[derive(Debug, Clone)]
+pub struct BlobFileCreationInfo {
+    /// The blob file's number.
+    pub file_number: u64,
+    /// Its path.
+    pub path: PathBuf,
+    /// What wrote it.
+    pub reason: BlobFileCreationReason,
+    /// Values (records) in it.
+    pub blob_count: u64,
+    /// Record bytes in it (`docs/format/blob.md`, the MANIFEST's count).
+    pub blob_bytes: u64,
+    /// Bytes of the file: header, records and footer.
+    pub file_size: u64,
+    /// Masked crc32c of the whole file, as the MANIFEST records it.
+    pub checksum: u32,
+}
+
+impl BlobFileCreationInfo {
+    pub(crate) fn new(
+        dir: &Path,
+        meta: &crate::version::BlobFileMeta,
+        reason: BlobFileCreationReason,
+    ) -> BlobFileCreationInfo {
+        BlobFileCreationInfo {
+            file_number: meta.number,
+            path: crate::filename::blob_file_name(dir, meta.number),
+            reason,
+            blob_count: meta.count,
+            blob_bytes: meta.bytes,
+            file_size: (crate::blob::BLOB_HEADER_LEN + crate::blob::BLOB_FOOTER_LEN) as u64
+                + meta.bytes,
+            checksum: meta.checksum,
+        }
+    }
+}
+
+/// A blob file the database deleted (RocksDB's `BlobFileDeletionInfo`):
+/// one no version needs any more (its values were relocated or are all
+/// garbage), or one a failed or interrupted flush or compaction left.
+#[derive(Debug, Clone)]
+pub struct BlobFileDeletionInfo {
+    /// The blob file's number.
+    pub file_number: u64,
+    /// Its path.
+    pub path: PathBuf,
+    /// Why the unlink failed, if it did (the file stays until a later
+    /// collection, or the next open, deletes it).
+    pub error: Option<Error>,
+}
+
 /// Why writes are held back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteStallCause {
@@ -97,6 +170,10 @@ pub trait EventListener: Send + Sync {
     fn on_flush_completed(&self, _info: &FlushJobInfo) {}
     /// A compaction finished.
     fn on_compaction_completed(&self, _info: &CompactionJobInfo) {}
+    /// A blob file was written and installed.
+    fn on_blob_file_created(&self, _info: &BlobFileCreationInfo) {}
+    /// A blob file was deleted (or its deletion failed).
+    fn on_blob_file_deleted(&self, _info: &BlobFileDeletionInfo) {}
     /// Writes stalled or resumed.
     fn on_stall_conditions_changed(&self, _info: &WriteStallInfo) {}
     /// A background error made the database read-only. Called once, before
@@ -229,6 +306,34 @@ impl Events {
         ));
         for l in &self.listeners {
             l.on_compaction_completed(i);
+        }
+    }
+
+    pub(crate) fn blob_file_created(&self, i: &BlobFileCreationInfo) {
+        let why = match i.reason {
+            BlobFileCreationReason::Flush => "flush",
+            BlobFileCreationReason::Compaction => "compaction",
+            BlobFileCreationReason::Recovery => "recovery",
+        };
+        self.info(format!(
+            "Blob file {:06} created ({why}): {} records, {} record bytes, {} file bytes",
+            i.file_number, i.blob_count, i.blob_bytes, i.file_size
+        ));
+        for l in &self.listeners {
+            l.on_blob_file_created(i);
+        }
+    }
+
+    pub(crate) fn blob_file_deleted(&self, i: &BlobFileDeletionInfo) {
+        match &i.error {
+            None => self.info(format!("Blob file {:06} deleted", i.file_number)),
+            Some(e) => self.info(format!(
+                "Blob file {:06} could not be deleted: {e}",
+                i.file_number
+            )),
+        }
+        for l in &self.listeners {
+            l.on_blob_file_deleted(i);
         }
     }
 

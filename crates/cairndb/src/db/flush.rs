@@ -11,7 +11,7 @@
 //! the MANIFEST append, and `state` is taken under it to pop the memtable
 //! and install the new super-version.
 
-use super::events::FlushJobInfo;
+use super::events::{BlobFileCreationInfo, BlobFileCreationReason, FlushJobInfo};
 use super::*;
 use crate::blob::BlobFileSet;
 
@@ -36,9 +36,10 @@ impl Built {
 }
 
 /// Writes a memtable to table `number` for `level` and syncs it, with its
-/// large values in blob files (numbered by `alloc_blob`) when
-/// `enable_blob_files` is on; nothing (and no file) when the memtable is
-/// empty. The caller syncs the directory.
+/// large values in blob files (numbered by `alloc_blob`, and put into
+/// `prepopulate` as they are written when given) when `enable_blob_files`
+/// is on; nothing (and no file) when the memtable is empty. The caller
+/// syncs the directory.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_table(
     fs: &Arc<dyn Fs>,
@@ -48,13 +49,15 @@ pub(super) fn build_table(
     level: usize,
     mem: &Arc<MemTable>,
     zip_budget: &Arc<ZipMemBudget>,
+    prepopulate: Option<&BlockCache>,
     alloc_blob: impl FnMut() -> u64,
 ) -> Result<Built> {
     if mem.is_empty() {
         return Ok(Built::default());
     }
     let mut b = OutputBuilder::create(fs, dir, opts, number, level, zip_budget)?;
-    let mut blobs = BlobFileSet::new(fs.as_ref(), dir, opts, Box::new(alloc_blob));
+    let mut blobs =
+        BlobFileSet::new(fs.as_ref(), dir, opts, Box::new(alloc_blob)).prepopulate(prepopulate);
     let mut ikey = Vec::new();
     let mut reference = Vec::new();
     let mut it = mem.iter();
@@ -219,6 +222,13 @@ impl DbInner {
                 .fetch_add(blob_bytes, Ordering::Relaxed);
         }
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+        for b in &built.blobs {
+            self.events.blob_file_created(&BlobFileCreationInfo::new(
+                &self.path,
+                b,
+                BlobFileCreationReason::Flush,
+            ));
+        }
         self.events.flush_completed(&FlushJobInfo {
             table_number: meta.as_ref().map(|m| m.number),
             table_bytes: meta.as_ref().map_or(0, |m| m.size),
@@ -250,6 +260,10 @@ impl DbInner {
             level,
             mem,
             &self.zip_budget,
+            match self.opts.prepopulate_blob_cache {
+                PrepopulateBlobCache::FlushOnly => self.blob_cache.value_cache().map(|c| &**c),
+                PrepopulateBlobCache::Disable => None,
+            },
             || {
                 let n = self.next_file.fetch_add(1, Ordering::SeqCst);
                 self.pending_outputs.lock().insert(n);

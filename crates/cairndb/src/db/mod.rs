@@ -34,7 +34,8 @@
 //! `compaction_lock` or `gc_lock`. Stall waits sleep on `state_cv` holding
 //! `log` (every writer waits behind a stall anyway). Event listeners run
 //! with no lock held except: stall callbacks (under `log`) and compaction
-//! callbacks (under `compaction_lock`); see `events.rs`. The background
+//! callbacks, blob file events of compactions included (under
+//! `compaction_lock`); see `events.rs`. The background
 //! error callback runs under whatever the failing operation held (`log` for
 //! a failed WAL write), and a call that returns the error to its caller
 //! first waits for that callback to finish, never while holding `log`.
@@ -97,7 +98,10 @@ use crate::key::{
     lookup_key, pack_trailer, user_key, SeqNo, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK,
 };
 use crate::memtable::{MemGet, MemTable};
-use crate::options::{Options, ReadOptions, WalRecoveryMode, WriteOptions, NUM_LEVELS};
+use crate::options::{
+    BlobCacheConfig, Options, PrepopulateBlobCache, ReadOptions, WalRecoveryMode, WriteOptions,
+    NUM_LEVELS,
+};
 use crate::sst::{OutputBuilder, ZipMemBudget, ZipStats};
 use crate::version::set::VersionSet;
 use crate::version::{BlobFileMeta, FileMeta, Version, VersionEdit};
@@ -415,7 +419,7 @@ impl Db {
     /// `total-sst-files-size`, `last-sequence`, `num-blob-files`,
     /// `total-blob-file-size`, `live-blob-file-size`,
     /// `live-blob-file-garbage-size` (blob sizes are record bytes,
-    /// `docs/format/blob.md`).
+    /// `docs/format/blob.md`), `blob-cache-usage`.
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }

@@ -4,8 +4,11 @@
 //! The decisions are pure functions of what the collector gathered
 //! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
 //! gathers (taking each lock briefly, see `db/mod.rs`) and unlinks with no
-//! lock but `gc_lock` held.
+//! lock but `gc_lock` held, then reports the blob files it deleted to the
+//! listeners after releasing `gc_lock` (no listener runs under it); after a
+//! compaction the caller still holds `compaction_lock` (`events.rs`).
 
+use super::events::BlobFileDeletionInfo;
 use super::*;
 
 /// What the collector knows when it decides about one file.
@@ -85,9 +88,19 @@ impl DbInner {
     /// reopened: a failed MANIFEST append or sync leaves it unknown whether
     /// the edit is on disk, so files it added or removed must all stay.
     pub(super) fn delete_obsolete_files(&self) {
+        let deleted = self.collect_obsolete_files();
+        for d in &deleted {
+            self.events.blob_file_deleted(d);
+        }
+    }
+
+    /// [`DbInner::delete_obsolete_files`] under `gc_lock`; returns the blob
+    /// files it deleted or failed to delete.
+    fn collect_obsolete_files(&self) -> Vec<BlobFileDeletionInfo> {
+        let mut deleted = Vec::new();
         let _g = self.gc_lock.lock();
         if self.state.lock().bg_error.is_some() {
-            return;
+            return deleted;
         }
         // The recycle pool is only looked at, never held across I/O: a
         // memtable switch takes it under `log`, with every writer queued
@@ -103,7 +116,7 @@ impl DbInner {
                 self.counters
                     .obsolete_delete_failures
                     .fetch_add(1, Ordering::Relaxed);
-                return;
+                return deleted;
             }
         };
         self.hook(hooks::GC_LISTED);
@@ -116,7 +129,7 @@ impl DbInner {
         // read would have its outputs, possibly listed in the MANIFEST,
         // deleted as unowned.)
         if self.state.lock().bg_error.is_some() {
-            return;
+            return deleted;
         }
         let (live, live_blobs, log_number, manifest_number) = {
             let vs = self.versions.lock();
@@ -175,15 +188,28 @@ impl DbInner {
                     _ => {}
                 }
                 let p = self.path.join(&name);
-                if let Err(e) = self.fs.remove_file(&p) {
-                    if e.io_kind() != Some(std::io::ErrorKind::NotFound) {
+                let r = self.fs.remove_file(&p);
+                // A file already gone is neither a failure nor a deletion.
+                let error = match r {
+                    Ok(()) => None,
+                    Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => continue,
+                    Err(e) => {
                         self.counters
                             .obsolete_delete_failures
                             .fetch_add(1, Ordering::Relaxed);
+                        Some(e)
                     }
+                };
+                if t == FileType::Blob {
+                    deleted.push(BlobFileDeletionInfo {
+                        file_number: num,
+                        path: p,
+                        error,
+                    });
                 }
             }
         }
+        deleted
     }
 }
 

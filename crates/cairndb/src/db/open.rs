@@ -74,10 +74,16 @@ impl Db {
             zip_stats.clone(),
         ));
 
+        let blob_values = match opts.blob_cache {
+            BlobCacheConfig::Disabled => None,
+            BlobCacheConfig::SharedWithBlockCache => block_cache.clone(),
+            BlobCacheConfig::Dedicated(bytes) => Some(Arc::new(BlockCache::new(bytes))),
+        };
         let blob_cache = Arc::new(crate::blob::BlobCache::new(
             fs.clone(),
             path.clone(),
             opts.max_open_files,
+            blob_values,
         ));
 
         // Replay the WALs that hold writes not yet in tables.
@@ -150,10 +156,17 @@ impl Db {
                         let num = next_file.fetch_add(1, Ordering::SeqCst);
                         // Numbers of files a failed build leaves are never
                         // listed; the collector deletes those files.
-                        let built =
-                            build_table(&fs, &path, &opts, num, 0, &full, &zip_budget, || {
-                                next_file.fetch_add(1, Ordering::SeqCst)
-                            })?;
+                        let built = build_table(
+                            &fs,
+                            &path,
+                            &opts,
+                            num,
+                            0,
+                            &full,
+                            &zip_budget,
+                            None,
+                            || next_file.fetch_add(1, Ordering::SeqCst),
+                        )?;
                         built.add_to(&mut edit, 0);
                     }
                     Ok(ControlFlow::Continue(()))
@@ -173,7 +186,7 @@ impl Db {
         }
         if !mem.is_empty() {
             let num = next_file.fetch_add(1, Ordering::SeqCst);
-            build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget, || {
+            build_table(&fs, &path, &opts, num, 0, &mem, &zip_budget, None, || {
                 next_file.fetch_add(1, Ordering::SeqCst)
             })?
             .add_to(&mut edit, 0);
@@ -185,7 +198,15 @@ impl Db {
         relog_prepared(&mut writer, &records)?;
         edit.log_number = Some(log_number);
         edit.last_sequence = Some(max_seq);
+        let recovered_blobs = edit.new_blob_files.clone();
         let version = versions.log_and_apply(edit)?;
+        for b in &recovered_blobs {
+            events.blob_file_created(&super::events::BlobFileCreationInfo::new(
+                &path,
+                b,
+                super::events::BlobFileCreationReason::Recovery,
+            ));
+        }
 
         let mem = Arc::new(MemTable::with_filter(opts.memtable_filter_bytes()));
         let sv = Arc::new(SuperVersion {

@@ -1,10 +1,12 @@
 //! Point reads and iterators. A read takes the super-version (an `Arc`
 //! copy under the `sv` read lock) and then its sequence number, and holds
 //! no lock while it searches memtables and tables. A blob reference found
-//! in a table is resolved with one read of the blob file (through the blob
-//! file cache, a leaf lock); the version the read holds keeps that file.
+//! in a table is resolved from the blob cache, or with one read of the
+//! blob file (through the blob file cache, a leaf lock), after the table's
+//! block is released; the version the read holds keeps that file.
 
 use super::*;
+use crate::blob::BlobIndex;
 
 impl DbInner {
     pub(super) fn read_seq(&self, opts: &ReadOptions) -> SeqNo {
@@ -56,7 +58,8 @@ impl DbInner {
             }
         }
         let mut f = Some(f);
-        let mut blob_ref: Option<(u64, Vec<u8>)> = None;
+        // The table and the decoded reference (no copy of its bytes).
+        let mut blob_ref: Option<(u64, std::result::Result<BlobIndex, String>)> = None;
         let found = with_lookup_key(key, seq, |lk| {
             sv.version.find(
                 &self.table_cache,
@@ -71,7 +74,7 @@ impl DbInner {
                     }
                     ValueType::BlobIndex => {
                         // Read after the table's block is released.
-                        blob_ref = Some((table, v.to_vec()));
+                        blob_ref = Some((table, BlobIndex::decode(v)));
                         true
                     }
                     ValueType::Deletion => false,
@@ -79,16 +82,15 @@ impl DbInner {
             )
         })?;
         if let Some((table, r)) = blob_ref {
-            let idx = crate::blob::BlobIndex::decode(&r).map_err(|what| {
+            let idx = r.map_err(|what| {
                 Error::corruption(
                     filename::table_file_name(&self.path, table),
                     0,
                     format!("entry of key {:?}: {what}", String::from_utf8_lossy(key)),
                 )
             })?;
-            let v = self.blob_cache.get(idx.file_number)?.read(&idx)?;
             if let Some(f) = f.take() {
-                f(&v);
+                self.blob_cache.with_value(&idx, !opts.fill_cache_off, f)?;
             }
         }
         Ok(found == Some(true))
@@ -153,7 +155,11 @@ impl DbInner {
             opts,
             Box::new(sv),
             rebuild,
-            Some(self.blob_cache.clone()),
+            Some(if fill {
+                self.blob_cache.clone()
+            } else {
+                Arc::new(self.blob_cache.without_fill())
+            }),
         )
     }
 }

@@ -93,6 +93,17 @@ pub struct DbStats {
     pub blob_bytes_written: u64,
     /// Record bytes garbage collection rewrote into new blob files.
     pub blob_bytes_relocated: u64,
+    /// Bytes read from blob files: values read by `get` and iterators on
+    /// a blob cache miss (or with no blob cache), and garbage
+    /// collection's reads (readahead included).
+    pub blob_bytes_read: u64,
+    /// Blob values found in the blob cache (`Options::blob_cache`).
+    pub blob_cache_hits: u64,
+    /// Blob values looked up in the blob cache and read from their file.
+    pub blob_cache_misses: u64,
+    /// Bytes held by the blob cache; with `SharedWithBlockCache` the whole
+    /// shared cache's, the same as `block_cache_usage`.
+    pub blob_cache_usage: u64,
 }
 
 impl DbStats {
@@ -135,6 +146,11 @@ impl DbInner {
         (s.blob_file_bytes, s.blob_garbage_bytes) = sv.version.blob_bytes();
         s.blob_bytes_written = ld(&c.blob_bytes_written);
         s.blob_bytes_relocated = ld(&c.blob_bytes_relocated);
+        let b = self.blob_cache.stats();
+        s.blob_bytes_read = ld(&b.bytes_read);
+        s.blob_cache_hits = ld(&b.cache_hits);
+        s.blob_cache_misses = ld(&b.cache_misses);
+        s.blob_cache_usage = self.blob_cache.value_cache().map_or(0, |c| c.usage());
         if let Some(bc) = &self.block_cache {
             s.block_cache_hits = bc.hits();
             s.block_cache_misses = bc.misses();
@@ -228,9 +244,21 @@ impl DbInner {
                 Some((total - garbage).to_string())
             }
             "live-blob-file-garbage-size" => Some(sv.version.blob_bytes().1.to_string()),
+            "blob-cache-usage" => Some(self.stats().blob_cache_usage.to_string()),
             _ => None,
         }
     }
+}
+
+/// `N hits, M misses, hit rate R%` of a cache.
+fn hits_and_misses(hits: u64, misses: u64) -> String {
+    let lookups = hits + misses;
+    let rate = if lookups == 0 {
+        0.0
+    } else {
+        100.0 * hits as f64 / lookups as f64
+    };
+    format!("{hits} hits, {misses} misses, hit rate {rate:.1}%")
 }
 
 /// The multi-line text of the `stats` property.
@@ -275,6 +303,14 @@ pub fn format_stats(s: &DbStats) -> String {
             mb(s.blob_bytes_relocated)
         ));
     }
+    if s.blob_cache_hits + s.blob_cache_misses > 0 || s.blob_bytes_read > 0 {
+        out.push_str(&format!(
+            "Blob reads: {:.2} MB read from blob files; blob cache {:.2} MB used, {}\n",
+            mb(s.blob_bytes_read),
+            mb(s.blob_cache_usage),
+            hits_and_misses(s.blob_cache_hits, s.blob_cache_misses)
+        ));
+    }
     out.push_str(&format!(
         "Write amplification: {:.2}\n",
         s.write_amplification()
@@ -285,17 +321,10 @@ pub fn format_stats(s: &DbStats) -> String {
         s.slowdowns,
         s.stall_micros as f64 / 1e6
     ));
-    let lookups = s.block_cache_hits + s.block_cache_misses;
     out.push_str(&format!(
-        "Block cache: {:.2} MB used, {} hits, {} misses, hit rate {:.1}%\n",
+        "Block cache: {:.2} MB used, {}\n",
         mb(s.block_cache_usage),
-        s.block_cache_hits,
-        s.block_cache_misses,
-        if lookups == 0 {
-            0.0
-        } else {
-            100.0 * s.block_cache_hits as f64 / lookups as f64
-        }
+        hits_and_misses(s.block_cache_hits, s.block_cache_misses)
     ));
     if s.zip_point_reads > 0 || s.zip_iter_groups > 0 {
         out.push_str(&format!(

@@ -60,3 +60,15 @@ pub fn clone_fs(src: &MemFs, dir: &std::path::Path) -> MemFs {
     dst.sync_dir(dir).unwrap();
     dst
 }
+
+/// Numbers of the blob files in `/db`, ascending.
+pub fn blob_file_numbers(fs: &dyn Fs) -> Vec<u64> {
+    let mut v: Vec<u64> = fs
+        .list_dir(std::path::Path::new("/db"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|n| n.strip_suffix(".blob")?.parse().ok())
+        .collect();
+    v.sort_unstable();
+    v
+}

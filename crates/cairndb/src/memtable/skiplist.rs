@@ -3,12 +3,19 @@
 //!
 //! # Layout
 //!
-//! Each entry is one arena allocation, 8-byte aligned:
+//! Each entry is one allocation in the node arena, 8-byte aligned:
 //!
 //! ```text
-//! [next[h-1]] ... [next[1]] [next[0]] | key_len u32 | value_len u32 | key bytes | value bytes
+//! [next[h-1]] ... [next[1]] [next[0]] | key_len u32 | value_len u32 | value ptr | key bytes [| value bytes]
 //!                                     ^ node pointer
 //! ```
+//!
+//! A value of at most [`INLINE_VALUE_MAX`] bytes follows the key; a longer
+//! one is a separate allocation in the value arena, and `value ptr` points
+//! at the value either way. Searches touch only nodes: keeping the values
+//! out of them packs the searched bytes of a 64 MiB memtable of 100-byte
+//! values into about a third of the memory, most of which then stays in
+//! the CPU's last-level cache instead of missing to DRAM on every level.
 //!
 //! The `h` forward links (`AtomicPtr<Node>`) sit *before* the node address so
 //! that the key is at a fixed offset (8 bytes) from it and can be read without
@@ -75,7 +82,13 @@ pub const MAX_HEIGHT: usize = 12;
 struct Node {
     key_len: u32,
     value_len: u32,
+    /// The value's first byte: just after the key (inline), in the value
+    /// arena, or dangling when the value is empty.
+    value: *const u8,
 }
+
+/// Values up to this many bytes are stored inline, after the key.
+pub const INLINE_VALUE_MAX: usize = 16;
 
 const LINK: usize = size_of::<AtomicPtr<Node>>();
 const HEADER: usize = size_of::<Node>();
@@ -110,11 +123,13 @@ impl Node {
     /// As for [`Node::key`].
     #[inline(always)]
     unsafe fn value<'a>(node: *const Node) -> &'a [u8] {
-        // SAFETY: the value's `value_len` initialised bytes follow the key.
+        // SAFETY: `value` points at `value_len` initialised bytes that live
+        // as long as the node (inline, or in the list's value arena, which
+        // is dropped with the node arena), or dangles (aligned, non-null)
+        // for an empty value.
         unsafe {
-            let klen = (*node).key_len as usize;
             let vlen = (*node).value_len as usize;
-            std::slice::from_raw_parts((node as *const u8).add(HEADER + klen), vlen)
+            std::slice::from_raw_parts((*node).value, vlen)
         }
     }
 }
@@ -134,6 +149,9 @@ fn cmp(a: &[u8], b: &[u8]) -> CmpOrdering {
 /// The skiplist. `Send + Sync`; see the module documentation.
 pub struct SkipList {
     arena: Arena,
+    /// Values longer than [`INLINE_VALUE_MAX`]; allocated, like nodes,
+    /// under `alloc`.
+    values: Arena,
     head: NonNull<Node>,
     max_height: AtomicUsize,
     len: AtomicUsize,
@@ -175,6 +193,7 @@ impl SkipList {
                 Node {
                     key_len: 0,
                     value_len: 0,
+                    value: NonNull::<u8>::dangling().as_ptr(),
                 },
             );
             for i in 0..MAX_HEIGHT {
@@ -187,6 +206,7 @@ impl SkipList {
         };
         SkipList {
             arena,
+            values: Arena::new(),
             head,
             max_height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
@@ -211,7 +231,7 @@ impl SkipList {
     /// Exact bytes reserved by the arena.
     #[inline]
     pub fn memory_usage(&self) -> usize {
-        self.arena.memory_usage()
+        self.arena.memory_usage() + self.values.memory_usage()
     }
 
     /// Inserts the entry whose key is `key_head ++ key_tail` (two parts so
@@ -234,33 +254,49 @@ impl SkipList {
         let key_len32 = u32::try_from(key_len).expect("internal key over u32::MAX: MAX_KEY_LEN");
         let value_len32 = u32::try_from(value.len()).expect("value over u32::MAX: MAX_VALUE_LEN");
 
-        let (height, base) = {
+        let inline = value.len() <= INLINE_VALUE_MAX;
+        let (height, base, vbase) = {
             let mut rng = self.alloc.lock();
             let height = random_height(&mut rng);
-            let size = height * LINK + HEADER + key_len + value.len();
-            // SAFETY: we hold the `alloc` lock, and every `allocate` on this
-            // arena after construction happens under it, so calls never
+            let size = height * LINK + HEADER + key_len + if inline { value.len() } else { 0 };
+            // SAFETY: we hold the `alloc` lock, and every `allocate` on these
+            // arenas after construction happens under it, so calls never
             // overlap.
             let base = unsafe { self.arena.allocate(size, align_of::<AtomicPtr<Node>>()) };
-            (height, base)
+            let vbase = if inline {
+                ptr::null_mut()
+            } else {
+                // SAFETY: as above; `value.len() > INLINE_VALUE_MAX > 0`.
+                unsafe { self.values.allocate(value.len(), 1) }
+            };
+            (height, base, vbase)
         };
-        // SAFETY: `base` is `height * LINK + HEADER + key_len + value.len()`
-        // fresh, 8-aligned bytes that no other thread can reach yet. We
+        // SAFETY: `base` is `height * LINK + HEADER + key_len` (+ the value
+        // when inline) fresh, 8-aligned bytes, and `vbase` (when not inline)
+        // `value.len()` fresh bytes, that no other thread can reach yet. We
         // initialise every part of the node: header, key, value and `height`
         // links (null for now).
         let node = unsafe {
             let node = base.add(height * LINK) as *mut Node;
+            let kp = (node as *mut u8).add(HEADER);
+            let vp = if !inline {
+                vbase
+            } else if value.is_empty() {
+                NonNull::<u8>::dangling().as_ptr()
+            } else {
+                kp.add(key_len)
+            };
             ptr::write(
                 node,
                 Node {
                     key_len: key_len32,
                     value_len: value_len32,
+                    value: vp,
                 },
             );
-            let kp = (node as *mut u8).add(HEADER);
             ptr::copy_nonoverlapping(key_head.as_ptr(), kp, key_head.len());
             ptr::copy_nonoverlapping(key_tail.as_ptr(), kp.add(key_head.len()), key_tail.len());
-            ptr::copy_nonoverlapping(value.as_ptr(), kp.add(key_len), value.len());
+            ptr::copy_nonoverlapping(value.as_ptr(), vp, value.len());
             for i in 0..height {
                 ptr::write(
                     (node as *mut AtomicPtr<Node>).sub(i + 1),
@@ -592,6 +628,43 @@ mod tests {
         it.seek(&ik(5));
         assert!(!it.valid());
         assert!(!l.contains(&ik(5)));
+    }
+
+    #[test]
+    fn values_inline_and_out_of_line_read_back() {
+        // Around INLINE_VALUE_MAX: empty, inline, the boundary, out of
+        // line, and large enough for a dedicated value-arena chunk.
+        let lens = [
+            0usize,
+            1,
+            INLINE_VALUE_MAX - 1,
+            INLINE_VALUE_MAX,
+            INLINE_VALUE_MAX + 1,
+            100,
+            5000,
+            2 << 20,
+        ];
+        let l = SkipList::new();
+        let value =
+            |i: usize, n: usize| -> Vec<u8> { (0..n).map(|j| (i * 31 + j) as u8).collect() };
+        for (i, &n) in lens.iter().enumerate() {
+            l.insert(&ik(i as u64), &value(i, n));
+        }
+        for (i, &n) in lens.iter().enumerate() {
+            let (k, v) = l.seek_entry(&ik(i as u64)).unwrap();
+            assert_eq!(k, ik(i as u64).as_slice());
+            assert_eq!(v, value(i, n).as_slice(), "value of {n} bytes");
+        }
+        let mut it = Iter::new(&l);
+        it.seek_to_first();
+        for (i, &n) in lens.iter().enumerate() {
+            assert!(it.valid());
+            assert_eq!(it.value().len(), n, "entry {i}");
+            it.next();
+        }
+        assert!(!it.valid());
+        // Out-of-line values are counted in the memory usage.
+        assert!(l.memory_usage() > 2 << 20);
     }
 
     #[test]

@@ -169,6 +169,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_group_size",
     "zip_sample_ratio",
     "zip_level",
+    "zip_format_version",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -315,6 +316,9 @@ pub struct Flags {
     pub zip_sample_ratio: f64,
     /// `--zip_level`: the zstd level of zip tables (CairnDB addition).
     pub zip_level: i32,
+    /// `--zip_format_version=1|2`: layout of new zip tables (CairnDB
+    /// addition).
+    pub zip_format_version: u32,
     /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
     /// not applied: left out, each engine keeps its own default, which for
     /// CairnDB is a filter of 0.02).
@@ -409,10 +413,11 @@ impl Default for Flags {
             progress: None,
             table_format: cairndb::TableFormat::BlockBased,
             zip_from_level: 1,
-            zip_dict_size: 64 << 10,
-            zip_group_size: 4,
-            zip_sample_ratio: 0.03,
-            zip_level: 6,
+            zip_dict_size: cairndb::ZipTableOptions::default().dict_size,
+            zip_group_size: cairndb::ZipTableOptions::default().group_size,
+            zip_sample_ratio: cairndb::ZipTableOptions::default().sample_ratio,
+            zip_level: cairndb::ZipTableOptions::default().compression_level,
+            zip_format_version: cairndb::ZipTableOptions::default().format_version,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
             enable_blob_files: false,
@@ -533,6 +538,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "zip_group_size"
         | "zip_sample_ratio"
         | "zip_level"
+        | "zip_format_version"
         | "datafile"
         | "keyfile"
         | "keyfields"
@@ -861,9 +867,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "zip_dict_size" => {
                 f.zip_dict_size = parse_nonneg(n, v)? as usize;
-                if f.zip_dict_size > 4 << 20 {
+                if f.zip_dict_size > 16 << 20 {
                     return Err(format!(
-                        "flag --zip_dict_size: must be at most 4194304 bytes (got {v})"
+                        "flag --zip_dict_size: must be at most 16777216 bytes (got {v})"
                     ));
                 }
             }
@@ -888,6 +894,14 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 f.zip_level = parse_num(n, v)?;
                 if !(-7..=22).contains(&f.zip_level) {
                     return Err(format!("flag --zip_level: must be in -7..=22 (got {v})"));
+                }
+            }
+            "zip_format_version" => {
+                f.zip_format_version = parse_nonneg(n, v)? as u32;
+                if !(1..=2).contains(&f.zip_format_version) {
+                    return Err(format!(
+                        "flag --zip_format_version: must be 1 or 2 (got {v})"
+                    ));
                 }
             }
             "datafile" => f.datafile = Some(nonempty_path(n, v)?),

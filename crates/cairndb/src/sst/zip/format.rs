@@ -25,8 +25,19 @@ use crate::util::crc;
 /// which is how a reader tells the two formats apart.
 pub const ZIP_MAGIC: u64 = 0x4341_4952_4e50_495a;
 
-/// Version of the zip table layout written by this code.
-pub const ZIP_FORMAT_VERSION: u32 = 1;
+/// Newest version of the zip table layout: what this code writes by
+/// default, and the highest it reads (`ziptable.md`, "Footer").
+pub const ZIP_FORMAT_VERSION: u32 = 2;
+
+/// The first version whose dictionary section is stored compressed behind a
+/// `(dict_len << 1) | compressed` header (`ziptable.md`, "Dictionary
+/// section").
+pub const ZIP_VERSION_COMPRESSED_DICT: u32 = 2;
+
+/// Largest decoded dictionary a version-2 dictionary section may declare
+/// (`ziptable.md`, "Dictionary section"): bounds what a forged header can
+/// make the reader allocate.
+pub const MAX_DICT_LEN: usize = crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
 
 /// Bytes in the fixed footer at the end of the file.
 pub const ZIP_FOOTER_LEN: usize = 32;

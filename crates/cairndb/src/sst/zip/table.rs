@@ -3,9 +3,11 @@
 //!
 //! `ZipTable::open` maps the file, checks the footer and the meta section,
 //! verifies the CRC of every section but the groups, and decodes the offset,
-//! trailer and key-start arrays into memory; the fst key index and the groups
-//! are read in place from the mapping, and each group's CRC is checked when it
-//! is decompressed. Invariants: immutable after `open`, shared as
+//! trailer and key-start arrays into memory; it also decodes the value
+//! dictionary (format version 2 stores it compressed; version 1 as is) and
+//! prepares it once as a zstd `DDict` that every read shares. The fst key
+//! index and the groups are read in place from the mapping, and each group's
+//! CRC is checked when it is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
 //! contexts are per thread (point reads) or per iterator. Nothing in this
 //! module panics on file contents: every malformed structure it decodes is a
@@ -14,7 +16,9 @@
 //! What the checksums do and do not buy. The CRCs (footer, meta, sections,
 //! groups) catch accidental damage; they are no defence against a file forged
 //! on purpose with valid CRCs and hostile content. Behind that gate this code
-//! trusts two decoders it does not own: zstd (dictionary and group frames;
+//! trusts two decoders it does not own: zstd (dictionary, the version-2
+//! dictionary frame, whose declared size is capped by `MAX_DICT_LEN`, and
+//! group frames;
 //! `DDict::try_create` and the decompress calls report malformed input as
 //! errors, which become `Corruption`, and the decoded size is capped by the
 //! group header and `MAX_UNCOMPRESSED_BLOCK`) and the fst crate (the key
@@ -52,8 +56,8 @@ use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
 use crate::sst::zip::format::{
-    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, SECTION_NAMES,
-    ZIP_FOOTER_LEN,
+    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, MAX_DICT_LEN,
+    SECTION_NAMES, ZIP_FOOTER_LEN, ZIP_VERSION_COMPRESSED_DICT,
 };
 use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
@@ -98,7 +102,9 @@ pub struct ZipTable {
     path: Arc<Path>,
     file_number: u64,
     meta: Meta,
+    version: u32,
     ddict: Option<DDict<'static>>,
+    dict_len: u64,
     offsets: OffsetArray,
     index: fst::Map<SectionBytes>,
     trailers: PackedArray,
@@ -178,13 +184,24 @@ impl ZipTable {
         let sec_bytes = |s: usize| secs.get(s).copied().unwrap_or_default();
         // `DDict::create` panics when zstd refuses the dictionary (a zstd
         // dictionary header with bad entropy tables); `try_create` says so.
-        let ddict = if meta.flags & FLAG_HAS_DICT != 0 {
-            Some(
-                DDict::try_create(sec_bytes(sec::DICT))
-                    .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+        let (ddict, dict_len) = if meta.flags & FLAG_HAS_DICT != 0 {
+            let decoded;
+            let d = if footer.version >= ZIP_VERSION_COMPRESSED_DICT {
+                decoded = decode_dictionary(sec_bytes(sec::DICT), &path)
+                    .map_err(|what| bad(sec::DICT, &what))?;
+                &decoded[..]
+            } else {
+                sec_bytes(sec::DICT)
+            };
+            (
+                Some(
+                    DDict::try_create(d)
+                        .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+                ),
+                d.len() as u64,
             )
         } else {
-            None
+            (None, 0)
         };
         let offsets = OffsetArray::decode(&mut Reader::new(sec_bytes(sec::OFFSETS)))
             .ok_or_else(|| bad(sec::OFFSETS, "malformed"))?;
@@ -261,7 +278,9 @@ impl ZipTable {
             path,
             file_number,
             meta,
+            version: footer.version,
             ddict,
+            dict_len,
             offsets,
             index,
             trailers,
@@ -296,11 +315,21 @@ impl ZipTable {
         &self.meta
     }
 
-    /// Bytes of the key index, dictionary and in-memory arrays: what a
-    /// reader needs resident besides the groups it touches.
+    /// The file's format version (1 or 2).
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
+    /// Bytes of the decoded value dictionary (0 without one).
+    pub fn dictionary_len(&self) -> u64 {
+        self.dict_len
+    }
+
+    /// Bytes of the key index, decoded dictionary and in-memory arrays: what
+    /// a reader needs resident besides the groups it touches.
     pub fn index_memory(&self) -> u64 {
         self.meta.sections[sec::INDEX].size
-            + self.meta.sections[sec::DICT].size
+            + self.dict_len
             + (self.offsets.memory()
                 + self.trailers.memory()
                 + self.key_starts.as_ref().map_or(0, |a| a.memory())) as u64
@@ -550,6 +579,33 @@ impl ZipTable {
             n += 1;
         }
         Ok(self.meta.num_groups + SECTION_NAMES.len() as u64 + 1)
+    }
+}
+
+/// Decodes a version-2 dictionary section (`ziptable.md`, "Dictionary
+/// section"): the header, then the zstd frame or raw bytes, which must come
+/// to exactly the declared length. Errors describe what is wrong.
+fn decode_dictionary(section: &[u8], path: &Path) -> std::result::Result<Vec<u8>, String> {
+    let Some((h, hl)) = get_varint64(section) else {
+        return Err("truncated header".into());
+    };
+    let len = usize::try_from(h >> 1)
+        .ok()
+        .filter(|&n| n <= MAX_DICT_LEN)
+        .ok_or_else(|| format!("declared size {} is over {MAX_DICT_LEN}", h >> 1))?;
+    let body = section.get(hl..).unwrap_or_default();
+    if h & 1 == 0 {
+        if body.len() != len {
+            return Err(format!("{} stored bytes, header says {len}", body.len()));
+        }
+        return Ok(body.to_vec());
+    }
+    let mut dctx = new_dctx(path).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(len);
+    match dctx.decompress(&mut out, body) {
+        Ok(n) if n == len => Ok(out),
+        Ok(n) => Err(format!("decoded {n} bytes, header says {len}")),
+        Err(code) => Err(format!("zstd: {}", zstd::zstd_safe::get_error_name(code))),
     }
 }
 

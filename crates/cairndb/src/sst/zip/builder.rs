@@ -33,7 +33,8 @@ use crate::sst::format::{COMPRESSION_ZSTD, MAX_UNCOMPRESSED_BLOCK};
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
-    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, ZIP_VERSION_COMPRESSED_DICT,
+    encode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
+    ZIP_VERSION_PACKED_SECTIONS,
 };
 use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
@@ -110,10 +111,10 @@ const SPOOL_READ_BUF: usize = 1 << 20;
 const STAT_GROUP_EVERY: u64 = 16;
 /// Version 2: entropy samples stop growing at this many bytes.
 const STAT_SAMPLE_CAP: usize = 16 << 20;
-/// Version 2: zstd level of the dictionary section. The dictionary is a few
-/// percent of the table, so a slow level costs little build time; 19 and
-/// above gained under 1% on the Debian rows at twice the time.
-const DICT_SECTION_LEVEL: i32 = 15;
+/// Version 2: zstd level of the packed sections (`ziptable.md`, "Packed
+/// sections"): the dictionary, key index, trailer and key-start arrays are
+/// a few percent of the input, so a slowish level costs little build time.
+const SECTION_LEVEL: i32 = 12;
 /// Version 2: dictionary id written into the formatted dictionary (frames
 /// carry none; a fixed value keeps builds byte-for-byte repeatable).
 const DICT_ID: u32 = 32768;
@@ -223,7 +224,7 @@ impl ZipTableBuilder {
         }
         let rec = self.props.num_entries;
         self.props.add_entry(ikey, &parsed, value.len());
-        if self.zip.format_version >= ZIP_VERSION_COMPRESSED_DICT && self.zip.dict_size > 0 {
+        if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS && self.zip.dict_size > 0 {
             self.add_stat_sample(rec, value);
         }
         self.last_ikey.clear();
@@ -401,31 +402,6 @@ impl ZipTableBuilder {
         )
     }
 
-    /// Version 2's dictionary section bytes for the decoded dictionary `d`:
-    /// `(len << 1) | compressed`, then a magicless zstd frame or the bytes.
-    fn encode_dictionary_section(&self, d: &[u8]) -> Result<Vec<u8>> {
-        use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
-        let mut cctx = CCtx::create();
-        for p in [
-            CParameter::CompressionLevel(DICT_SECTION_LEVEL),
-            CParameter::Format(FrameFormat::Magicless),
-            CParameter::ContentSizeFlag(false),
-            CParameter::ChecksumFlag(false),
-            CParameter::DictIdFlag(false),
-        ] {
-            cctx.set_parameter(p)
-                .map_err(|c| self.zstd_err("zstd set parameter", c))?;
-        }
-        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(d.len()));
-        cctx.compress2(&mut out, d)
-            .map_err(|c| self.zstd_err("zstd compress dictionary", c))?;
-        let compressed = out.len() < d.len();
-        let mut b = Vec::with_capacity(10 + out.len().min(d.len()));
-        put_varint64(&mut b, ((d.len() as u64) << 1) | compressed as u64);
-        b.extend_from_slice(if compressed { &out } else { d });
-        Ok(b)
-    }
-
     /// Writes everything and syncs the file.
     pub fn finish(mut self) -> Result<TableFileInfo> {
         if let Some(e) = &self.error {
@@ -446,8 +422,7 @@ impl ZipTableBuilder {
 
     fn write_all(&mut self) -> Result<TableFileInfo> {
         use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
-        let v2 = self.zip.format_version >= ZIP_VERSION_COMPRESSED_DICT;
-        let dict = if v2 {
+        let dict = if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS {
             self.sampled_dictionary()
         } else {
             self.train_dictionary()
@@ -559,44 +534,62 @@ impl ZipTableBuilder {
             sections: [Section::default(); 6],
         };
         let mut pos = offset;
-        let mut write_section =
-            |file: &mut Box<dyn WritableFile>, bytes: &[u8]| -> Result<Section> {
-                let s = Section {
-                    offset: pos,
-                    size: bytes.len() as u64,
-                    crc: section_crc(bytes),
-                };
-                file.append(bytes)?;
-                pos += bytes.len() as u64;
-                Ok(s)
+        let version = self.zip.format_version;
+        let path = self.file.path().to_path_buf();
+        let mut write_section = |file: &mut Box<dyn WritableFile>,
+                                 s: Option<usize>,
+                                 contents: &[u8]|
+         -> Result<Section> {
+            let packed;
+            let bytes = match s {
+                Some(s) if is_packed(version, s) && !contents.is_empty() => {
+                    packed = encode_envelope(contents, SECTION_LEVEL).map_err(|c| {
+                        Error::io(
+                            "zstd compress section",
+                            &path,
+                            std::io::Error::other(zstd::zstd_safe::get_error_name(c)),
+                        )
+                    })?;
+                    &packed[..]
+                }
+                _ => contents,
             };
-        let dict_section = match &dict {
-            Some(d) if v2 => self.encode_dictionary_section(d)?,
-            Some(d) => d.clone(),
-            None => Vec::new(),
+            let sec = Section {
+                offset: pos,
+                size: bytes.len() as u64,
+                crc: section_crc(bytes),
+            };
+            file.append(bytes)?;
+            pos += bytes.len() as u64;
+            Ok(sec)
         };
+        meta.sections[sec::DICT] = write_section(
+            &mut self.file,
+            Some(sec::DICT),
+            dict.as_deref().unwrap_or(&[]),
+        )?;
         drop(dict);
-        meta.sections[sec::DICT] = write_section(&mut self.file, &dict_section)?;
         let mut b = Vec::new();
         encode_offsets(&mut b, &offsets);
-        meta.sections[sec::OFFSETS] = write_section(&mut self.file, &b)?;
+        meta.sections[sec::OFFSETS] = write_section(&mut self.file, Some(sec::OFFSETS), &b)?;
         let index = std::mem::replace(&mut self.index, fst::MapBuilder::memory())
             .into_inner()
             .map_err(|e| Error::invalid(format!("zip key index for {}: {e}", self.path_str())))?;
         self.props.index_size = index.len() as u64;
-        meta.sections[sec::INDEX] = write_section(&mut self.file, &index)?;
+        meta.sections[sec::INDEX] = write_section(&mut self.file, Some(sec::INDEX), &index)?;
         b.clear();
         encode_packed(&mut b, &self.trailers);
-        meta.sections[sec::TRAILERS] = write_section(&mut self.file, &b)?;
+        meta.sections[sec::TRAILERS] = write_section(&mut self.file, Some(sec::TRAILERS), &b)?;
         b.clear();
         if self.num_keys != n {
             self.key_starts.push(n);
             encode_packed(&mut b, &self.key_starts);
         }
-        meta.sections[sec::KEY_STARTS] = write_section(&mut self.file, &b)?;
-        meta.sections[sec::PROPS] = write_section(&mut self.file, &self.props.encode())?;
+        meta.sections[sec::KEY_STARTS] = write_section(&mut self.file, Some(sec::KEY_STARTS), &b)?;
+        meta.sections[sec::PROPS] =
+            write_section(&mut self.file, Some(sec::PROPS), &self.props.encode())?;
         let meta_bytes = meta.encode();
-        let meta_sec = write_section(&mut self.file, &meta_bytes)?;
+        let meta_sec = write_section(&mut self.file, None, &meta_bytes)?;
         let footer = ZipFooter {
             meta: meta_sec,
             version: self.zip.format_version,

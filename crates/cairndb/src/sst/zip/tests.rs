@@ -12,7 +12,7 @@ use crate::iter::InternalIterator;
 use crate::key::{compare_internal, make_internal_key, ValueType};
 use crate::options::ZipTableOptions;
 use crate::sst::table::Table;
-use crate::sst::zip::format::{sec, Meta, ZipFooter, MAX_DICT_LEN, ZIP_FOOTER_LEN};
+use crate::sst::zip::format::{sec, Meta, ZipFooter, MAX_PACKED_SECTION_LEN, ZIP_FOOTER_LEN};
 
 type Model = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -433,7 +433,10 @@ fn malformed_zip_dictionary_is_corruption_not_panic() {
             // frame decoding to another size than declared, a raw body of
             // the wrong size.
             let mut over = Vec::new();
-            crate::util::coding::put_varint64(&mut over, ((MAX_DICT_LEN as u64 + 1) << 1) | 1);
+            crate::util::coding::put_varint64(
+                &mut over,
+                ((MAX_PACKED_SECTION_LEN as u64 + 1) << 1) | 1,
+            );
             over.resize(n, 0);
             forged.push(over);
             forged.push(v2_dict_section(n, true, |len| vec![0xa5; len]));
@@ -460,6 +463,40 @@ fn malformed_zip_dictionary_is_corruption_not_panic() {
             fs.write_atomic(&p, &forge_section(&orig, &meta, &footer, sec::DICT, &dict))
                 .unwrap();
             assert_open_fails_naming(&fs, &p, "dictionary");
+        }
+    }
+}
+
+#[test]
+fn malformed_v2_envelopes_of_every_packed_section_are_named() {
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &model(1000), ZipTableOptions::default(), 1 << 30);
+    let (orig, meta, footer) = layout(&fs, &p);
+    for (s, name) in [
+        (sec::DICT, "dictionary"),
+        (sec::INDEX, "key index"),
+        (sec::TRAILERS, "trailer array"),
+        (sec::KEY_STARTS, "key-start array"),
+    ] {
+        let n = meta.sections[s].size as usize;
+        assert!(n > 8, "{name}: test needs the section");
+        let forged = [
+            // A frame that does not decode.
+            v2_dict_section(n, true, |len| vec![0xa5; len]),
+            // A raw body shorter than declared.
+            {
+                let mut b = Vec::new();
+                crate::util::coding::put_varint64(&mut b, (n as u64 + 100) << 1);
+                b.resize(n, 0);
+                b
+            },
+            // A truncated header.
+            vec![0xff; n],
+        ];
+        for f in forged {
+            fs.write_atomic(&p, &forge_section(&orig, &meta, &footer, s, &f))
+                .unwrap();
+            assert_open_fails_naming(&fs, &p, name);
         }
     }
 }

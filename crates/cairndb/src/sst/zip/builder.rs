@@ -250,10 +250,11 @@ impl ZipTableBuilder {
     /// is one of every `STAT_GROUP_EVERY`; each sampled group is one sample.
     fn add_stat_sample(&mut self, rec: u64, value: &[u8]) {
         let g = self.zip.group_size.max(1) as u64;
-        if (rec / g) % STAT_GROUP_EVERY != 0 || self.stat_samples.len() >= STAT_SAMPLE_CAP {
+        if !(rec / g).is_multiple_of(STAT_GROUP_EVERY) || self.stat_samples.len() >= STAT_SAMPLE_CAP
+        {
             return;
         }
-        if rec % g == 0 || self.stat_sizes.is_empty() {
+        if rec.is_multiple_of(g) || self.stat_sizes.is_empty() {
             self.stat_sizes.push(0);
         }
         self.stat_samples.extend_from_slice(value);

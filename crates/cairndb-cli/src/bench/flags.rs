@@ -170,6 +170,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_sample_ratio",
     "zip_level",
     "zip_format_version",
+    "zip_min_match",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -319,6 +320,9 @@ pub struct Flags {
     /// `--zip_format_version=1|2`: layout of new zip tables (CairnDB
     /// addition).
     pub zip_format_version: u32,
+    /// `--zip_min_match=N`: zstd's minimum match length for zip groups, 0
+    /// for the level's own (CairnDB addition).
+    pub zip_min_match: u32,
     /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
     /// not applied: left out, each engine keeps its own default, which for
     /// CairnDB is a filter of 0.02).
@@ -418,6 +422,7 @@ impl Default for Flags {
             zip_sample_ratio: cairndb::ZipTableOptions::default().sample_ratio,
             zip_level: cairndb::ZipTableOptions::default().compression_level,
             zip_format_version: cairndb::ZipTableOptions::default().format_version,
+            zip_min_match: cairndb::ZipTableOptions::default().min_match,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
             enable_blob_files: false,
@@ -539,6 +544,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "zip_sample_ratio"
         | "zip_level"
         | "zip_format_version"
+        | "zip_min_match"
         | "datafile"
         | "keyfile"
         | "keyfields"
@@ -894,6 +900,14 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 f.zip_level = parse_num(n, v)?;
                 if !(-7..=22).contains(&f.zip_level) {
                     return Err(format!("flag --zip_level: must be in -7..=22 (got {v})"));
+                }
+            }
+            "zip_min_match" => {
+                f.zip_min_match = parse_nonneg(n, v)? as u32;
+                if f.zip_min_match != 0 && !(3..=7).contains(&f.zip_min_match) {
+                    return Err(format!(
+                        "flag --zip_min_match: must be 0 or in 3..=7 (got {v})"
+                    ));
                 }
             }
             "zip_format_version" => {

@@ -82,6 +82,8 @@ Table format (CairnDB only; other engines name them as not applicable):
   --zip_sample_ratio=F       share of the values sampled for the dictionary
                              (default 0.03)
   --zip_level=N              zstd level of the groups (default 9)
+  --zip_min_match=N          zstd minimum match length, 0 = the level's
+                             own (default 6)
   --zip_format_version=1|2   layout of new zip tables (default 2)
 "#;
 

@@ -440,6 +440,10 @@ impl ZipTableBuilder {
             cctx.set_parameter(p)
                 .map_err(|c| self.zstd_err("zstd set parameter", c))?;
         }
+        if self.zip.min_match != 0 {
+            cctx.set_parameter(CParameter::MinMatch(self.zip.min_match))
+                .map_err(|c| self.zstd_err("zstd set parameter", c))?;
+        }
         if let Some(d) = &dict {
             cctx.load_dictionary(d)
                 .map_err(|c| self.zstd_err("zstd load dictionary", c))?;

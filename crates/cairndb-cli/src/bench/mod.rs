@@ -235,8 +235,8 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     if f.engine == "cairndb" {
         match f.table_format {
             cairndb::TableFormat::Zip => println!(
-                "Table format: zip v{} from level {} (dict {} bytes, group {}, sample ratio {}, zstd level {})",
-                f.zip_format_version, f.zip_from_level, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level
+                "Table format: zip from level {} (format version {}, dict {} bytes, group {}, sample ratio {}, zstd level {}, min match {})",
+                f.zip_from_level, f.zip_format_version, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level, f.zip_min_match
             ),
             cairndb::TableFormat::BlockBased => println!("Table format: block"),
         }

@@ -1,4 +1,5 @@
-//! Byte layout constants, footer and meta section of zip tables. Every
+//! Byte layout constants, footer, meta section and (format version 2) the
+//! compressed section envelope of zip tables. Every
 //! constant here is defined in `docs/format/ziptable.md`; change the document
 //! first and bump [`ZIP_FORMAT_VERSION`] with any layout change.
 //!

@@ -1,8 +1,11 @@
 //! Fuzz target: a zip table whose sections are arbitrary bytes but whose
 //! meta section, footer and section checksums are valid, so the decoders
 //! behind the checksum gate (fst key index, packed arrays, groups, zstd) see
-//! the fuzzer's bytes. Every input must be rejected with an error or read
-//! without panicking.
+//! the fuzzer's bytes. The top bit of the group-size byte picks the format
+//! version (1: the dictionary section is a zstd dictionary; 2: it is a
+//! compressed dictionary behind a length header), so both readers are
+//! fuzzed. Every input must be rejected with an error or read without
+//! panicking.
 #![no_main]
 
 use std::path::Path;
@@ -27,7 +30,8 @@ fuzz_target!(|data: &[u8]| {
     for (i, s) in sizes.iter_mut().enumerate() {
         *s = u16::from_le_bytes([head[2 * i], head[2 * i + 1]]) as usize;
     }
-    let group_size = (head[12] as u32).max(1);
+    let group_size = ((head[12] & 0x7f) as u32).max(1);
+    let version = if head[12] & 0x80 != 0 { 1 } else { ZIP_FORMAT_VERSION };
     let num_records = u16::from_le_bytes([head[13], head[14]]) as u64;
     let num_keys = num_records.saturating_sub(head[15] as u64 % 3);
     let total: usize = sizes.iter().sum();
@@ -62,7 +66,7 @@ fuzz_target!(|data: &[u8]| {
             size: mb.len() as u64,
             crc: section_crc(&mb),
         },
-        version: ZIP_FORMAT_VERSION,
+        version,
     };
     file.extend_from_slice(&mb);
     file.extend_from_slice(&footer.encode());

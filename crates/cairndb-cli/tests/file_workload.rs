@@ -291,6 +291,8 @@ fn missing_flags_files_and_bad_values_are_named() {
         ("--zip_sample_ratio=1.5", "--zip_sample_ratio"),
         ("--zip_level=99", "--zip_level"),
         ("--zip_dict_size=lots", "--zip_dict_size"),
+        ("--zip_format_version=3", "--zip_format_version"),
+        ("--zip_min_match=2", "--zip_min_match"),
         ("--benchmarks=fillfile,readfilez", "readfilez"),
     ] {
         let err = fails(&["bench", bad, &flag("datafile", &f.data)]);
@@ -348,6 +350,7 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
         "--zip_group_size=8",
         "--zip_sample_ratio=0.5",
         "--zip_level=3",
+        "--zip_min_match=5",
     ]);
     assert!(
         out.contains("Table format: zip from level 0"),
@@ -358,7 +361,10 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
         "{err}"
     );
     assert!(
-        err.contains("dict_size: 4096, group_size: 8, sample_ratio: 0.5, compression_level: 3"),
+        err.contains(
+            "format_version: 2, dict_size: 4096, group_size: 8, sample_ratio: 0.5, \
+             compression_level: 3, min_match: 5"
+        ),
         "{err}"
     );
     let ls = parse_lines(&out);

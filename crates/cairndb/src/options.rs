@@ -88,17 +88,34 @@ impl TableFormat {
 /// after TerarkDB's `TerarkZipTable_*` options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ZipTableOptions {
-    /// Largest dictionary trained from a table's values, bytes. 0 = no
-    /// dictionary. Default 64 KiB.
+    /// Largest value dictionary of a table, bytes; 0 = no dictionary.
+    /// Format version 2: the cap on the values sampled into its content
+    /// (`sample_ratio` of the value bytes, thinned evenly to this size).
+    /// Version 1: the size zstd trains the dictionary to (64 KiB suits it).
+    /// At most 16 MiB. Default 4 MiB.
     pub dict_size: usize,
-    /// Fraction of the value bytes sampled to train the dictionary
-    /// (TerarkZipTable_sampleRatio). Default 0.03.
+    /// Fraction of the value bytes sampled into the dictionary, evenly
+    /// spread over the table (TerarkZipTable_sampleRatio). Version 2: the
+    /// samples are the dictionary's content, so this is about the share of
+    /// the table held in memory as its dictionary (before the `dict_size`
+    /// cap). Version 1: the training input. Default 0.03.
     pub sample_ratio: f64,
-    /// Records compressed together; a point read decompresses one group.
-    /// Default 4.
+    /// Records compressed together; a point read decompresses one group
+    /// (about `group_size` values). Default 16.
     pub group_size: usize,
-    /// zstd level of the groups. Default 6.
+    /// zstd level of the groups: higher is smaller and slower to build,
+    /// and no slower to read (see docs/BENCHMARKS.md, "File workload and
+    /// zip tables", for the curve). Default 9.
     pub compression_level: i32,
+    /// zstd's minimum match length for the groups (`ZSTD_c_minMatch`), 3..=7,
+    /// or 0 for the level's own. Rows of text repeat in long runs: 6 made
+    /// Debian rows 2.5% smaller than level 9's own 5, and faster to build.
+    /// Default 6.
+    pub min_match: u32,
+    /// Layout version of new zip tables (`docs/format/ziptable.md`): 2 (a
+    /// large sampled dictionary stored compressed) or 1 (a zstd-trained
+    /// dictionary; for readers that predate version 2). Default 2.
+    pub format_version: u32,
     /// Value bytes a table build keeps in memory before it spills them to a
     /// temporary file in the database directory
     /// (TerarkZipTable_softZipWorkingMemLimit). Default 64 MiB.
@@ -112,10 +129,12 @@ pub struct ZipTableOptions {
 impl Default for ZipTableOptions {
     fn default() -> Self {
         ZipTableOptions {
-            dict_size: 64 << 10,
+            dict_size: 4 << 20,
             sample_ratio: 0.03,
-            group_size: 4,
-            compression_level: 6,
+            group_size: 16,
+            compression_level: 9,
+            min_match: 6,
+            format_version: 2,
             soft_working_mem_limit: 64 << 20,
             hard_working_mem_limit: 256 << 20,
         }
@@ -589,8 +608,14 @@ impl Options {
             return bad("max_open_files", "must be at least 16");
         }
         let z = &self.zip;
-        if z.dict_size > 4 << 20 {
-            return bad("zip.dict_size", "must be at most 4 MiB");
+        if z.dict_size > 16 << 20 {
+            return bad("zip.dict_size", "must be at most 16 MiB");
+        }
+        if z.min_match != 0 && !(3..=7).contains(&z.min_match) {
+            return bad("zip.min_match", "must be 0 or in 3..=7");
+        }
+        if !(1..=crate::sst::zip::format::ZIP_FORMAT_VERSION).contains(&z.format_version) {
+            return bad("zip.format_version", "must be 1 or 2");
         }
         if !(z.sample_ratio > 0.0 && z.sample_ratio <= 1.0) {
             return bad("zip.sample_ratio", "must be in (0, 1]");

@@ -179,6 +179,8 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         sample_ratio: f.zip_sample_ratio,
         group_size: f.zip_group_size,
         compression_level: f.zip_level,
+        format_version: f.zip_format_version,
+        min_match: f.zip_min_match,
         ..ZipTableOptions::default()
     };
     if f.table_format == TableFormat::Zip {
@@ -206,12 +208,14 @@ pub fn table_format_note(opts: &Options) -> String {
     let z = &opts.zip;
     format!(
         "--table_format/--zip_*: mapped to Options::table_format_per_level = [{}], \
-         Options::zip = {{ dict_size: {}, group_size: {}, sample_ratio: {}, compression_level: {} }}",
+         Options::zip = {{ format_version: {}, dict_size: {}, group_size: {}, sample_ratio: {}, compression_level: {}, min_match: {} }}",
         levels.join(", "),
+        z.format_version,
         z.dict_size,
         z.group_size,
         z.sample_ratio,
-        z.compression_level
+        z.compression_level,
+        z.min_match
     )
 }
 

@@ -189,6 +189,8 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_group_size",
     "zip_sample_ratio",
     "zip_level",
+    "zip_format_version",
+    "zip_min_match",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -335,6 +337,12 @@ pub struct Flags {
     pub zip_sample_ratio: f64,
     /// `--zip_level`: the zstd level of zip tables (CairnDB addition).
     pub zip_level: i32,
+    /// `--zip_format_version=1|2`: layout of new zip tables (CairnDB
+    /// addition).
+    pub zip_format_version: u32,
+    /// `--zip_min_match=N`: zstd's minimum match length for zip groups, 0
+    /// for the level's own (CairnDB addition).
+    pub zip_min_match: u32,
     /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
     /// not applied: left out, each engine keeps its own default, which for
     /// CairnDB is a filter of 0.02).
@@ -437,10 +445,12 @@ impl Default for Flags {
             progress: None,
             table_format: cairndb::TableFormat::BlockBased,
             zip_from_level: 1,
-            zip_dict_size: 64 << 10,
-            zip_group_size: 4,
-            zip_sample_ratio: 0.03,
-            zip_level: 6,
+            zip_dict_size: cairndb::ZipTableOptions::default().dict_size,
+            zip_group_size: cairndb::ZipTableOptions::default().group_size,
+            zip_sample_ratio: cairndb::ZipTableOptions::default().sample_ratio,
+            zip_level: cairndb::ZipTableOptions::default().compression_level,
+            zip_format_version: cairndb::ZipTableOptions::default().format_version,
+            zip_min_match: cairndb::ZipTableOptions::default().min_match,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
             enable_blob_files: false,
@@ -567,6 +577,8 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "zip_group_size"
         | "zip_sample_ratio"
         | "zip_level"
+        | "zip_format_version"
+        | "zip_min_match"
         | "datafile"
         | "keyfile"
         | "keyfields"
@@ -919,9 +931,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "zip_dict_size" => {
                 f.zip_dict_size = parse_nonneg(n, v)? as usize;
-                if f.zip_dict_size > 4 << 20 {
+                if f.zip_dict_size > 16 << 20 {
                     return Err(format!(
-                        "flag --zip_dict_size: must be at most 4194304 bytes (got {v})"
+                        "flag --zip_dict_size: must be at most 16777216 bytes (got {v})"
                     ));
                 }
             }
@@ -946,6 +958,22 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 f.zip_level = parse_num(n, v)?;
                 if !(-7..=22).contains(&f.zip_level) {
                     return Err(format!("flag --zip_level: must be in -7..=22 (got {v})"));
+                }
+            }
+            "zip_min_match" => {
+                f.zip_min_match = parse_nonneg(n, v)? as u32;
+                if f.zip_min_match != 0 && !(3..=7).contains(&f.zip_min_match) {
+                    return Err(format!(
+                        "flag --zip_min_match: must be 0 or in 3..=7 (got {v})"
+                    ));
+                }
+            }
+            "zip_format_version" => {
+                f.zip_format_version = parse_nonneg(n, v)? as u32;
+                if !(1..=2).contains(&f.zip_format_version) {
+                    return Err(format!(
+                        "flag --zip_format_version: must be 1 or 2 (got {v})"
+                    ));
                 }
             }
             "datafile" => f.datafile = Some(nonempty_path(n, v)?),

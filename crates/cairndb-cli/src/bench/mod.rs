@@ -76,11 +76,15 @@ Transactions (db_bench's flags; docs/bench/transactions.md):
 Table format (CairnDB only; other engines name them as not applicable):
   --table_format=block|zip   default block
   --zip_from_level=N         with zip, levels N and deeper are zip (default 1)
-  --zip_dict_size=BYTES      dictionary size (default 65536)
-  --zip_group_size=N         records compressed together (default 4)
+  --zip_dict_size=BYTES      largest dictionary (default 4194304; format 1
+                             wants about 65536)
+  --zip_group_size=N         records compressed together (default 16)
   --zip_sample_ratio=F       share of the values sampled for the dictionary
                              (default 0.03)
-  --zip_level=N              zstd level of the groups (default 6)
+  --zip_level=N              zstd level of the groups (default 9)
+  --zip_min_match=N          zstd minimum match length, 0 = the level's
+                             own (default 6)
+  --zip_format_version=1|2   layout of new zip tables (default 2)
 "#;
 
 fn help() -> String {
@@ -231,8 +235,8 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     if f.engine == "cairndb" {
         match f.table_format {
             cairndb::TableFormat::Zip => println!(
-                "Table format: zip from level {} (dict {} bytes, group {}, sample ratio {}, zstd level {})",
-                f.zip_from_level, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level
+                "Table format: zip from level {} (format version {}, dict {} bytes, group {}, sample ratio {}, zstd level {}, min match {})",
+                f.zip_from_level, f.zip_format_version, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level, f.zip_min_match
             ),
             cairndb::TableFormat::BlockBased => println!("Table format: block"),
         }

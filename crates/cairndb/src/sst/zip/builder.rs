@@ -5,8 +5,11 @@
 //! in memory up to `ZipTableOptions::soft_working_mem_limit` (and only as far
 //! as the process-wide [`ZipMemBudget`] grants, the hard limit) and spills to
 //! a temporary file in the database directory beyond that. A fraction
-//! (`sample_ratio`) of the values is copied aside as dictionary samples.
-//! `finish` trains the dictionary, then reads the spool back in order and
+//! (`sample_ratio`) of the values is copied aside as dictionary samples,
+//! and (format version 2) every `STAT_GROUP_EVERY`-th group of values as
+//! entropy samples. `finish` builds the dictionary (version 2: the samples
+//! as raw content wrapped with entropy tables by zstd; version 1: trained
+//! by zstd), then reads the spool back in order and
 //! writes the compressed groups, followed by the dictionary, the offset
 //! array, the key index, the trailer and key-start arrays, the properties,
 //! the meta section and the footer, and syncs the file.
@@ -30,7 +33,8 @@ use crate::sst::format::{COMPRESSION_ZSTD, MAX_UNCOMPRESSED_BLOCK};
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
-    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, ZIP_FORMAT_VERSION,
+    encode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
+    ZIP_VERSION_PACKED_SECTIONS,
 };
 use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
@@ -101,6 +105,19 @@ const TRAIN_MIN_SAMPLE_FACTOR: usize = 8;
 const ZSTD_DICT_MAGIC: [u8; 4] = [0x37, 0xA4, 0x30, 0xEC];
 /// Read buffer of the spool reader.
 const SPOOL_READ_BUF: usize = 1 << 20;
+/// Version 2: one group in this many is copied aside as an entropy sample
+/// for the dictionary's Huffman and FSE tables (`ziptable.md`, "Dictionary
+/// section").
+const STAT_GROUP_EVERY: u64 = 16;
+/// Version 2: entropy samples stop growing at this many bytes.
+const STAT_SAMPLE_CAP: usize = 16 << 20;
+/// Version 2: zstd level of the packed sections (`ziptable.md`, "Packed
+/// sections"): the dictionary, key index, trailer and key-start arrays are
+/// a few percent of the input, so a slowish level costs little build time.
+const SECTION_LEVEL: i32 = 12;
+/// Version 2: dictionary id written into the formatted dictionary (frames
+/// carry none; a fixed value keeps builds byte-for-byte repeatable).
+const DICT_ID: u32 = 32768;
 
 /// Builds a zip table (see the module doc).
 pub struct ZipTableBuilder {
@@ -119,6 +136,8 @@ pub struct ZipTableBuilder {
     samples: Vec<u8>,
     sample_sizes: Vec<usize>,
     sample_credit: f64,
+    stat_samples: Vec<u8>,
+    stat_sizes: Vec<usize>,
     props: TableProperties,
     error: Option<Error>,
 }
@@ -148,6 +167,8 @@ impl ZipTableBuilder {
             samples: Vec::new(),
             sample_sizes: Vec::new(),
             sample_credit: 0.0,
+            stat_samples: Vec::new(),
+            stat_sizes: Vec::new(),
             props: TableProperties {
                 compression: COMPRESSION_ZSTD,
                 prefix_extractor_name: prefix_name,
@@ -201,7 +222,11 @@ impl ZipTableBuilder {
                 self.path_str()
             )));
         }
+        let rec = self.props.num_entries;
         self.props.add_entry(ikey, &parsed, value.len());
+        if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS && self.zip.dict_size > 0 {
+            self.add_stat_sample(rec, value);
+        }
         self.last_ikey.clear();
         self.last_ikey.extend_from_slice(ikey);
         self.trailers.push(key::trailer(ikey));
@@ -219,6 +244,23 @@ impl ZipTableBuilder {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// Copies record `rec`'s value into the entropy samples when its group
+    /// is one of every `STAT_GROUP_EVERY`; each sampled group is one sample.
+    fn add_stat_sample(&mut self, rec: u64, value: &[u8]) {
+        let g = self.zip.group_size.max(1) as u64;
+        if !(rec / g).is_multiple_of(STAT_GROUP_EVERY) || self.stat_samples.len() >= STAT_SAMPLE_CAP
+        {
+            return;
+        }
+        if rec.is_multiple_of(g) || self.stat_sizes.is_empty() {
+            self.stat_sizes.push(0);
+        }
+        self.stat_samples.extend_from_slice(value);
+        if let Some(last) = self.stat_sizes.last_mut() {
+            *last += value.len();
+        }
     }
 
     /// Appends value bytes to the in-memory spool, spilling it first when it
@@ -280,6 +322,7 @@ impl ZipTableBuilder {
     pub fn memory_usage(&self) -> usize {
         self.mem.capacity()
             + self.samples.capacity()
+            + self.stat_samples.capacity()
             + self.trailers.capacity() * 8
             + self.lens.capacity() * 4
             + self.key_starts.capacity() * 8
@@ -314,6 +357,52 @@ impl ZipTableBuilder {
         (d.len() >= 8).then_some(d)
     }
 
+    /// Version 2's dictionary (`ziptable.md`, "Dictionary section"): the
+    /// sampled values, thinned evenly to `dict_size`, as content, wrapped by
+    /// zstd with entropy tables computed from the entropy samples; the bare
+    /// content when zstd cannot finalise it.
+    fn sampled_dictionary(&mut self) -> Option<Vec<u8>> {
+        if self.zip.dict_size == 0 || self.samples.is_empty() {
+            return None;
+        }
+        let samples = std::mem::take(&mut self.samples);
+        let sizes = std::mem::take(&mut self.sample_sizes);
+        let mut content = Vec::with_capacity(samples.len().min(self.zip.dict_size) + 1);
+        if samples.len() <= self.zip.dict_size {
+            content.extend_from_slice(&samples);
+        } else {
+            // Keep whole values, evenly spread, up to the cap.
+            let keep = self.zip.dict_size as f64 / samples.len() as f64;
+            let mut credit = 0.0;
+            let mut pos = 0usize;
+            for len in sizes {
+                credit += keep * len as f64;
+                if credit >= len as f64 && content.len() + len <= self.zip.dict_size {
+                    credit -= len as f64;
+                    content.extend_from_slice(samples.get(pos..pos + len).unwrap_or_default());
+                }
+                pos += len;
+            }
+        }
+        drop(samples);
+        if content.starts_with(&ZSTD_DICT_MAGIC) {
+            content.insert(0, 0);
+        }
+        if content.len() < 8 {
+            return None;
+        }
+        let stats = std::mem::take(&mut self.stat_samples);
+        let mut stat_sizes = std::mem::take(&mut self.stat_sizes);
+        stat_sizes.retain(|&n| n > 0);
+        if stat_sizes.is_empty() {
+            return Some(content);
+        }
+        Some(
+            finalize_dictionary(&content, &stats, &stat_sizes, self.zip.compression_level)
+                .unwrap_or(content),
+        )
+    }
+
     /// Writes everything and syncs the file.
     pub fn finish(mut self) -> Result<TableFileInfo> {
         if let Some(e) = &self.error {
@@ -334,7 +423,11 @@ impl ZipTableBuilder {
 
     fn write_all(&mut self) -> Result<TableFileInfo> {
         use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
-        let dict = self.train_dictionary();
+        let dict = if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS {
+            self.sampled_dictionary()
+        } else {
+            self.train_dictionary()
+        };
         let mut cctx = CCtx::create();
         let level = self.zip.compression_level;
         for p in [
@@ -345,6 +438,10 @@ impl ZipTableBuilder {
             CParameter::DictIdFlag(false),
         ] {
             cctx.set_parameter(p)
+                .map_err(|c| self.zstd_err("zstd set parameter", c))?;
+        }
+        if self.zip.min_match != 0 {
+            cctx.set_parameter(CParameter::MinMatch(self.zip.min_match))
                 .map_err(|c| self.zstd_err("zstd set parameter", c))?;
         }
         if let Some(d) = &dict {
@@ -442,41 +539,65 @@ impl ZipTableBuilder {
             sections: [Section::default(); 6],
         };
         let mut pos = offset;
-        let mut write_section =
-            |file: &mut Box<dyn WritableFile>, bytes: &[u8]| -> Result<Section> {
-                let s = Section {
-                    offset: pos,
-                    size: bytes.len() as u64,
-                    crc: section_crc(bytes),
-                };
-                file.append(bytes)?;
-                pos += bytes.len() as u64;
-                Ok(s)
+        let version = self.zip.format_version;
+        let path = self.file.path().to_path_buf();
+        let mut write_section = |file: &mut Box<dyn WritableFile>,
+                                 s: Option<usize>,
+                                 contents: &[u8]|
+         -> Result<Section> {
+            let packed;
+            let bytes = match s {
+                Some(s) if is_packed(version, s) && !contents.is_empty() => {
+                    packed = encode_envelope(contents, SECTION_LEVEL).map_err(|c| {
+                        Error::io(
+                            "zstd compress section",
+                            &path,
+                            std::io::Error::other(zstd::zstd_safe::get_error_name(c)),
+                        )
+                    })?;
+                    &packed[..]
+                }
+                _ => contents,
             };
-        meta.sections[sec::DICT] = write_section(&mut self.file, dict.as_deref().unwrap_or(&[]))?;
+            let sec = Section {
+                offset: pos,
+                size: bytes.len() as u64,
+                crc: section_crc(bytes),
+            };
+            file.append(bytes)?;
+            pos += bytes.len() as u64;
+            Ok(sec)
+        };
+        meta.sections[sec::DICT] = write_section(
+            &mut self.file,
+            Some(sec::DICT),
+            dict.as_deref().unwrap_or(&[]),
+        )?;
+        drop(dict);
         let mut b = Vec::new();
         encode_offsets(&mut b, &offsets);
-        meta.sections[sec::OFFSETS] = write_section(&mut self.file, &b)?;
+        meta.sections[sec::OFFSETS] = write_section(&mut self.file, Some(sec::OFFSETS), &b)?;
         let index = std::mem::replace(&mut self.index, fst::MapBuilder::memory())
             .into_inner()
             .map_err(|e| Error::invalid(format!("zip key index for {}: {e}", self.path_str())))?;
         self.props.index_size = index.len() as u64;
-        meta.sections[sec::INDEX] = write_section(&mut self.file, &index)?;
+        meta.sections[sec::INDEX] = write_section(&mut self.file, Some(sec::INDEX), &index)?;
         b.clear();
         encode_packed(&mut b, &self.trailers);
-        meta.sections[sec::TRAILERS] = write_section(&mut self.file, &b)?;
+        meta.sections[sec::TRAILERS] = write_section(&mut self.file, Some(sec::TRAILERS), &b)?;
         b.clear();
         if self.num_keys != n {
             self.key_starts.push(n);
             encode_packed(&mut b, &self.key_starts);
         }
-        meta.sections[sec::KEY_STARTS] = write_section(&mut self.file, &b)?;
-        meta.sections[sec::PROPS] = write_section(&mut self.file, &self.props.encode())?;
+        meta.sections[sec::KEY_STARTS] = write_section(&mut self.file, Some(sec::KEY_STARTS), &b)?;
+        meta.sections[sec::PROPS] =
+            write_section(&mut self.file, Some(sec::PROPS), &self.props.encode())?;
         let meta_bytes = meta.encode();
-        let meta_sec = write_section(&mut self.file, &meta_bytes)?;
+        let meta_sec = write_section(&mut self.file, None, &meta_bytes)?;
         let footer = ZipFooter {
             meta: meta_sec,
-            version: ZIP_FORMAT_VERSION,
+            version: self.zip.format_version,
         };
         self.file.append(&footer.encode())?;
         pos += footer.encode().len() as u64;
@@ -517,6 +638,55 @@ impl Drop for ZipTableBuilder {
             self.reserved = 0;
         }
     }
+}
+
+/// Wraps raw dictionary `content` into a formatted zstd dictionary whose
+/// entropy tables come from compressing `samples` (concatenated, `sizes`
+/// bytes each) at `level`. `None` when zstd refuses.
+fn finalize_dictionary(
+    content: &[u8],
+    samples: &[u8],
+    sizes: &[usize],
+    level: i32,
+) -> Option<Vec<u8>> {
+    use zstd::zstd_safe::zstd_sys;
+    let total: usize = sizes.iter().sum();
+    if total > samples.len() {
+        return None;
+    }
+    let nb = u32::try_from(sizes.len()).ok()?;
+    // Room for the header (magic, id, entropy tables: a few KiB) and all
+    // of the content; with less, zstd would cut the content's start.
+    let mut out = vec![0u8; content.len() + (64 << 10)];
+    let params = zstd_sys::ZDICT_params_t {
+        compressionLevel: level,
+        notificationLevel: 0,
+        dictID: DICT_ID,
+    };
+    // SAFETY: every pointer comes from a live slice or Vec with the length
+    // passed beside it: `out` is writable for `out.len()` bytes, `content`
+    // readable for `content.len()`, `samples` for the sum of `sizes` (checked
+    // above to be within `samples.len()`), and `sizes` holds `nb` entries.
+    // zstd reads and writes only within those bounds and keeps no pointer
+    // after returning.
+    let n = unsafe {
+        zstd_sys::ZDICT_finalizeDictionary(
+            out.as_mut_ptr().cast(),
+            out.len(),
+            content.as_ptr().cast(),
+            content.len(),
+            samples.as_ptr().cast(),
+            sizes.as_ptr(),
+            nb,
+            params,
+        )
+    };
+    // SAFETY: ZDICT_isError only inspects the integer it is given.
+    if unsafe { zstd_sys::ZDICT_isError(n) } != 0 || n > out.len() {
+        return None;
+    }
+    out.truncate(n);
+    Some(out)
 }
 
 /// Reads the spool file back in order.

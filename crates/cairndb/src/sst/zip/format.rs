@@ -1,4 +1,5 @@
-//! Byte layout constants, footer and meta section of zip tables. Every
+//! Byte layout constants, footer, meta section and (format version 2) the
+//! compressed section envelope of zip tables. Every
 //! constant here is defined in `docs/format/ziptable.md`; change the document
 //! first and bump [`ZIP_FORMAT_VERSION`] with any layout change.
 //!
@@ -25,8 +26,85 @@ use crate::util::crc;
 /// which is how a reader tells the two formats apart.
 pub const ZIP_MAGIC: u64 = 0x4341_4952_4e50_495a;
 
-/// Version of the zip table layout written by this code.
-pub const ZIP_FORMAT_VERSION: u32 = 1;
+/// Newest version of the zip table layout: what this code writes by
+/// default, and the highest it reads (`ziptable.md`, "Footer").
+pub const ZIP_FORMAT_VERSION: u32 = 2;
+
+/// The first version that stores the dictionary, key index, trailer and
+/// key-start sections in an envelope (`ziptable.md`, "Packed sections").
+pub const ZIP_VERSION_PACKED_SECTIONS: u32 = 2;
+
+/// Largest decoded dictionary a version-2 dictionary section may hold
+/// (`ziptable.md`, "Dictionary section").
+pub const MAX_DICT_LEN: usize = crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
+
+/// Largest contents a compressed envelope may declare (`ziptable.md`,
+/// "Packed sections"): bounds what a forged header can make the reader
+/// allocate. Raw envelopes have no limit.
+pub const MAX_PACKED_SECTION_LEN: usize = 256 << 20;
+
+/// Whether section `s` (a [`sec`] index) is an envelope in `version`.
+pub fn is_packed(version: u32, s: usize) -> bool {
+    version >= ZIP_VERSION_PACKED_SECTIONS
+        && matches!(s, sec::DICT | sec::INDEX | sec::TRAILERS | sec::KEY_STARTS)
+}
+
+/// Decodes an envelope (`ziptable.md`, "Packed sections") into its
+/// contents. `Err` describes what is wrong.
+pub fn decode_envelope(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    use zstd::zstd_safe::{DCtx, DParameter, FrameFormat};
+    let (h, hl) = crate::util::coding::get_varint64(bytes).ok_or("truncated envelope header")?;
+    let body = bytes.get(hl..).unwrap_or_default();
+    let len = usize::try_from(h >> 1).map_err(|_| "envelope size does not fit memory")?;
+    if h & 1 == 0 {
+        if body.len() != len {
+            return Err(format!("{} stored bytes, envelope says {len}", body.len()));
+        }
+        return Ok(body.to_vec());
+    }
+    if len > MAX_PACKED_SECTION_LEN {
+        return Err(format!(
+            "compressed envelope declares {len} bytes, over {MAX_PACKED_SECTION_LEN}"
+        ));
+    }
+    let mut dctx = DCtx::create();
+    dctx.set_parameter(DParameter::Format(FrameFormat::Magicless))
+        .map_err(|c| format!("zstd: {}", zstd::zstd_safe::get_error_name(c)))?;
+    let mut out = Vec::with_capacity(len);
+    match dctx.decompress(&mut out, body) {
+        Ok(n) if n == len => Ok(out),
+        Ok(n) => Err(format!("decoded {n} bytes, envelope says {len}")),
+        Err(c) => Err(format!("zstd: {}", zstd::zstd_safe::get_error_name(c))),
+    }
+}
+
+/// Encodes `contents` as an envelope compressed at zstd `level`, raw when
+/// compression does not make it smaller or it is over
+/// [`MAX_PACKED_SECTION_LEN`]. `Err` is a zstd error code.
+pub fn encode_envelope(contents: &[u8], level: i32) -> std::result::Result<Vec<u8>, usize> {
+    use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
+    let mut out = Vec::new();
+    if contents.len() <= MAX_PACKED_SECTION_LEN {
+        let mut cctx = CCtx::create();
+        for p in [
+            CParameter::CompressionLevel(level),
+            CParameter::Format(FrameFormat::Magicless),
+            CParameter::ContentSizeFlag(false),
+            CParameter::ChecksumFlag(false),
+            CParameter::DictIdFlag(false),
+        ] {
+            cctx.set_parameter(p)?;
+        }
+        out.reserve(zstd::zstd_safe::compress_bound(contents.len()));
+        cctx.compress2(&mut out, contents)?;
+    }
+    let compressed = !out.is_empty() && out.len() < contents.len();
+    let body: &[u8] = if compressed { &out } else { contents };
+    let mut b = Vec::with_capacity(10 + body.len());
+    put_varint64(&mut b, ((contents.len() as u64) << 1) | compressed as u64);
+    b.extend_from_slice(body);
+    Ok(b)
+}
 
 /// Bytes in the fixed footer at the end of the file.
 pub const ZIP_FOOTER_LEN: usize = 32;

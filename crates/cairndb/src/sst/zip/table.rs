@@ -3,9 +3,12 @@
 //!
 //! `ZipTable::open` maps the file, checks the footer and the meta section,
 //! verifies the CRC of every section but the groups, and decodes the offset,
-//! trailer and key-start arrays into memory; the fst key index and the groups
-//! are read in place from the mapping, and each group's CRC is checked when it
-//! is decompressed. Invariants: immutable after `open`, shared as
+//! trailer and key-start arrays into memory; it also decodes the value
+//! dictionary and prepares it once as a zstd `DDict` that every read
+//! shares. Format version 2 packs the dictionary, key index, trailer and
+//! key-start sections in compressed envelopes, decoded here into memory;
+//! version 1's fst is read in place from the mapping. Groups are read in
+//! place, and each group's CRC is checked when it is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
 //! contexts are per thread (point reads) or per iterator. Nothing in this
 //! module panics on file contents: every malformed structure it decodes is a
@@ -14,7 +17,9 @@
 //! What the checksums do and do not buy. The CRCs (footer, meta, sections,
 //! groups) catch accidental damage; they are no defence against a file forged
 //! on purpose with valid CRCs and hostile content. Behind that gate this code
-//! trusts two decoders it does not own: zstd (dictionary and group frames;
+//! trusts two decoders it does not own: zstd (dictionary, version-2
+//! envelopes, whose declared size is capped by `MAX_PACKED_SECTION_LEN`,
+//! and group frames;
 //! `DDict::try_create` and the decompress calls report malformed input as
 //! errors, which become `Corruption`, and the decoded size is capped by the
 //! group header and `MAX_UNCOMPRESSED_BLOCK`) and the fst crate (the key
@@ -52,8 +57,8 @@ use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
 use crate::sst::zip::format::{
-    sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT, GROUP_CRC_LEN, SECTION_NAMES,
-    ZIP_FOOTER_LEN,
+    decode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
+    GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES, ZIP_FOOTER_LEN,
 };
 use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
@@ -70,18 +75,25 @@ pub struct ZipStats {
     pub iter_groups: AtomicU64,
 }
 
-/// The file's bytes for a section, as fst wants them.
+/// A section's bytes as fst wants them: in place in the file (version 1)
+/// or decoded from its envelope (version 2).
 #[derive(Clone)]
-struct SectionBytes {
-    data: FileBytes,
-    start: usize,
-    end: usize,
+enum SectionBytes {
+    Mapped {
+        data: FileBytes,
+        start: usize,
+        end: usize,
+    },
+    Decoded(Arc<[u8]>),
 }
 
 impl AsRef<[u8]> for SectionBytes {
     fn as_ref(&self) -> &[u8] {
-        // In range: `ZipTable::open` checked the section lies in the file.
-        self.data.get(self.start..self.end).unwrap_or_default()
+        match self {
+            // In range: `ZipTable::open` checked the section lies in the file.
+            SectionBytes::Mapped { data, start, end } => data.get(*start..*end).unwrap_or_default(),
+            SectionBytes::Decoded(b) => b,
+        }
     }
 }
 
@@ -98,7 +110,9 @@ pub struct ZipTable {
     path: Arc<Path>,
     file_number: u64,
     meta: Meta,
+    version: u32,
     ddict: Option<DDict<'static>>,
+    dict_len: u64,
     offsets: OffsetArray,
     index: fst::Map<SectionBytes>,
     trailers: PackedArray,
@@ -175,16 +189,37 @@ impl ZipTable {
                 format!("zip {}: {what}", SECTION_NAMES.get(s).unwrap_or(&"section")),
             )
         };
-        let sec_bytes = |s: usize| secs.get(s).copied().unwrap_or_default();
+        // Version 2's packed sections, decoded from their envelopes.
+        let mut decoded: [Option<Arc<[u8]>>; SECTION_NAMES.len()] = Default::default();
+        for (s, slot) in decoded.iter_mut().enumerate() {
+            let raw = secs.get(s).copied().unwrap_or_default();
+            if is_packed(footer.version, s) && !raw.is_empty() {
+                *slot = Some(decode_envelope(raw).map_err(|what| bad(s, &what))?.into());
+            }
+        }
+        let sec_bytes = |s: usize| match decoded.get(s) {
+            Some(Some(d)) => &d[..],
+            _ => secs.get(s).copied().unwrap_or_default(),
+        };
         // `DDict::create` panics when zstd refuses the dictionary (a zstd
         // dictionary header with bad entropy tables); `try_create` says so.
-        let ddict = if meta.flags & FLAG_HAS_DICT != 0 {
-            Some(
-                DDict::try_create(sec_bytes(sec::DICT))
-                    .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+        let (ddict, dict_len) = if meta.flags & FLAG_HAS_DICT != 0 {
+            let d = sec_bytes(sec::DICT);
+            if d.len() > MAX_DICT_LEN {
+                return Err(bad(
+                    sec::DICT,
+                    &format!("{} bytes, over {MAX_DICT_LEN}", d.len()),
+                ));
+            }
+            (
+                Some(
+                    DDict::try_create(d)
+                        .ok_or_else(|| bad(sec::DICT, "zstd rejects the dictionary"))?,
+                ),
+                d.len() as u64,
             )
         } else {
-            None
+            (None, 0)
         };
         let offsets = OffsetArray::decode(&mut Reader::new(sec_bytes(sec::OFFSETS)))
             .ok_or_else(|| bad(sec::OFFSETS, "malformed"))?;
@@ -233,12 +268,15 @@ impl ZipTable {
             Some(a)
         };
         let x = meta.sections[sec::INDEX];
-        let index = fst::Map::new(SectionBytes {
-            data: data.clone(),
-            start: x.offset as usize,
-            end: (x.offset + x.size) as usize,
-        })
-        .map_err(|e| bad(sec::INDEX, &e.to_string()))?;
+        let index_bytes = match decoded.get(sec::INDEX).cloned().flatten() {
+            Some(d) => SectionBytes::Decoded(d),
+            None => SectionBytes::Mapped {
+                data: data.clone(),
+                start: x.offset as usize,
+                end: (x.offset + x.size) as usize,
+            },
+        };
+        let index = fst::Map::new(index_bytes).map_err(|e| bad(sec::INDEX, &e.to_string()))?;
         // fst's own checksum over its bytes, once: `Map::new` only checks
         // the header and the root address.
         index
@@ -261,7 +299,9 @@ impl ZipTable {
             path,
             file_number,
             meta,
+            version: footer.version,
             ddict,
+            dict_len,
             offsets,
             index,
             trailers,
@@ -296,11 +336,21 @@ impl ZipTable {
         &self.meta
     }
 
-    /// Bytes of the key index, dictionary and in-memory arrays: what a
-    /// reader needs resident besides the groups it touches.
+    /// The file's format version (1 or 2).
+    pub fn format_version(&self) -> u32 {
+        self.version
+    }
+
+    /// Bytes of the decoded value dictionary (0 without one).
+    pub fn dictionary_len(&self) -> u64 {
+        self.dict_len
+    }
+
+    /// Bytes of the key index, decoded dictionary and in-memory arrays: what
+    /// a reader needs resident besides the groups it touches.
     pub fn index_memory(&self) -> u64 {
-        self.meta.sections[sec::INDEX].size
-            + self.meta.sections[sec::DICT].size
+        self.index.as_fst().as_bytes().len() as u64
+            + self.dict_len
             + (self.offsets.memory()
                 + self.trailers.memory()
                 + self.key_starts.as_ref().map_or(0, |a| a.memory())) as u64

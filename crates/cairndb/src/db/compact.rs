@@ -498,7 +498,7 @@ impl DbInner {
                 if let Some(e) = self.reported_bg_error(&mut st) {
                     return Err(e);
                 }
-                if st.imms.is_empty() {
+                if st.imms.is_empty() && !self.flush_being_reported(&st) {
                     let v = self.sv.read().version.clone();
                     let needs = compaction::level_scores(&v, &self.opts)
                         .iter()

@@ -119,7 +119,7 @@ impl DbInner {
             if let Some(e) = self.reported_bg_error(&mut st) {
                 return Err(e);
             }
-            if st.imms.is_empty() {
+            if st.imms.is_empty() && !self.flush_being_reported(&st) {
                 return Ok(());
             }
             self.state_cv.notify_all();
@@ -207,6 +207,7 @@ impl DbInner {
             st.imms.pop_front();
             self.install_sv(&st, version);
             st.compaction_wanted = true;
+            st.flush_reporting = Some(std::thread::current().id());
             self.state_cv.notify_all();
         }
         drop(versions);
@@ -238,8 +239,21 @@ impl DbInner {
                 .map_or((0, 0), |m| (m.smallest_seq, m.largest_seq)),
             duration: started.elapsed(),
         });
+        {
+            let mut st = self.state.lock();
+            st.flush_reporting = None;
+            self.state_cv.notify_all();
+        }
         self.delete_obsolete_files();
         Ok(())
+    }
+
+    /// Whether another thread is still telling the listeners about a flush
+    /// (see `State::flush_reporting`). A listener's own thread never waits
+    /// for itself.
+    pub(super) fn flush_being_reported(&self, st: &State) -> bool {
+        st.flush_reporting
+            .is_some_and(|t| t != std::thread::current().id())
     }
 
     /// Builds table `number` from a memtable, with its blob files, syncs

@@ -136,6 +136,11 @@ struct State {
     /// Calls that return the error to the user wait for this to clear, so
     /// a listener has seen the error before any caller does.
     bg_reporting: Option<std::thread::ThreadId>,
+    /// The thread telling the listeners about a flush it has installed
+    /// (its blob files, then the flush), until it has. `flush` and
+    /// `wait_idle` wait for this to clear, so that a listener has seen a
+    /// flush before the call that waited for it returns.
+    flush_reporting: Option<std::thread::ThreadId>,
     shutting_down: bool,
     compaction_wanted: bool,
 }

@@ -244,6 +244,7 @@ impl Db {
                 imms: VecDeque::new(),
                 bg_error: None,
                 bg_reporting: None,
+                flush_reporting: None,
                 shutting_down: false,
                 compaction_wanted: true,
             }),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the file-workload data set of issue 6 from apt's Packages indexes.
 #
-#   scripts/make-debian-data.sh OUTDIR
+#   scripts/make-debian-data.sh OUTDIR [--row-bytes N]
 #
 # writes OUTDIR/debian.tsv (one stanza per line, fields separated by a tab:
 # Package, Version, Architecture first, then every other "Field: value" of
@@ -10,8 +10,21 @@
 # `cairndb bench --keyfields=0,1,2` joins them, i.e. with the separator).
 # Rows with a repeated key (the same package version in two indexes) are
 # kept once, the first time seen. Needs `apt-get update` to have been run.
+#
+# --row-bytes N also writes OUTDIR/debian-rowN.tsv and its .keys: runs of
+# consecutive rows (in debian.tsv's order) joined with a tab until a joined
+# row holds at least N bytes, so rows of a chosen size (2800 for the 2.8 KB
+# rows of YCSB's Wikipedia load in seed 000) keep real text. A joined row's
+# key is its first row's, so the keys stay unique.
 set -euo pipefail
-out=${1:?usage: make-debian-data.sh OUTDIR}
+usage="usage: make-debian-data.sh OUTDIR [--row-bytes N]"
+out=${1:?$usage}
+row_bytes=
+if [ $# -ge 2 ]; then
+    [ "$2" = "--row-bytes" ] && [ $# -eq 3 ] || { echo "$usage" >&2; exit 2; }
+    [[ $3 =~ ^[1-9][0-9]*$ ]] || { echo "make-debian-data: --row-bytes must be a positive integer, not '$3'" >&2; exit 2; }
+    row_bytes=$3
+fi
 mkdir -p "$out"
 mapfile -t files < <(apt-get indextargets --format '$(FILENAME)' 'Identifier: Packages')
 if [ "${#files[@]}" -eq 0 ]; then
@@ -47,3 +60,15 @@ cut -f1-3 "$out/debian.tsv" > "$out/debian.keys"
 rows=$(wc -l < "$out/debian.tsv")
 bytes=$(wc -c < "$out/debian.tsv")
 echo "make-debian-data: $rows rows, $bytes bytes in $out/debian.tsv; keys in $out/debian.keys" >&2
+if [ -n "$row_bytes" ]; then
+    joined="$out/debian-row$row_bytes.tsv"
+    awk -v N="$row_bytes" '
+    { row = (row == "") ? $0 : row "\t" $0 }
+    length(row) >= N { print row; row = "" }
+    END { if (row != "") print row }
+    ' "$out/debian.tsv" > "$joined"
+    cut -f1-3 "$joined" > "${joined%.tsv}.keys"
+    rows=$(wc -l < "$joined")
+    bytes=$(wc -c < "$joined")
+    echo "make-debian-data: $rows joined rows, $bytes bytes in $joined" >&2
+fi

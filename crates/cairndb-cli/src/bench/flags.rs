@@ -92,7 +92,7 @@ const MAPPED: &[(&str, &str)] = &[
     ),
     (
         "enable_blob_files",
-        "mapped to Options::enable_blob_files (--engine=cairndb; the other engines ignore the blob flags)",
+        "mapped to Options::enable_blob_files (--engine=cairndb and --engine=rocksdb, which maps the blob flags but the cache ones to its own options; leveldb ignores them)",
     ),
     ("min_blob_size", "mapped to Options::min_blob_size"),
     ("blob_file_size", "mapped to Options::blob_file_size"),

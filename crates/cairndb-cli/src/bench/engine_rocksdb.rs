@@ -88,6 +88,24 @@ fn optimistic_options(snapshot: bool) -> OptimisticTransactionOptions {
     o
 }
 
+/// RocksDB's compression type for the value of `--{flag}`; a name RocksDB
+/// does not know is noted and maps to none.
+fn rocks_compression(flag: &str, name: &str, notes: &mut Vec<String>) -> DBCompressionType {
+    match name {
+        "none" => DBCompressionType::None,
+        "snappy" => DBCompressionType::Snappy,
+        "zlib" => DBCompressionType::Zlib,
+        "bzip2" => DBCompressionType::Bz2,
+        "lz4" => DBCompressionType::Lz4,
+        "lz4hc" => DBCompressionType::Lz4hc,
+        s if s.starts_with("zstd") => DBCompressionType::Zstd,
+        other => {
+            notes.push(format!("--{flag}={other}: unknown to RocksDB, using none"));
+            DBCompressionType::None
+        }
+    }
+}
+
 impl RocksEngine {
     /// Opens (creating) the database at `path` with db_bench's option mapping.
     pub fn open(path: &Path, f: &Flags, notes: &mut Vec<String>) -> EResult<RocksEngine> {
@@ -112,21 +130,7 @@ impl RocksEngine {
         // does this engine when the flags are left out.
         o.set_memtable_prefix_bloom_ratio(f.memtable_bloom_size_ratio.unwrap_or(0.0));
         o.set_memtable_whole_key_filtering(f.memtable_whole_key_filtering.unwrap_or(false));
-        let comp = match f.compression_type.as_str() {
-            "none" => DBCompressionType::None,
-            "snappy" => DBCompressionType::Snappy,
-            "zlib" => DBCompressionType::Zlib,
-            "bzip2" => DBCompressionType::Bz2,
-            "lz4" => DBCompressionType::Lz4,
-            "lz4hc" => DBCompressionType::Lz4hc,
-            s if s.starts_with("zstd") => DBCompressionType::Zstd,
-            other => {
-                notes.push(format!(
-                    "--compression_type={other}: unknown to RocksDB, using none"
-                ));
-                DBCompressionType::None
-            }
-        };
+        let comp = rocks_compression("compression_type", &f.compression_type, notes);
         o.set_compression_type(comp);
         // Integrated BlobDB, with db_bench's flag names and meanings (the
         // file workload has no db_bench binary to run, so this engine is
@@ -134,19 +138,11 @@ impl RocksEngine {
         o.set_enable_blob_files(f.enable_blob_files);
         o.set_min_blob_size(f.min_blob_size);
         o.set_blob_file_size(f.blob_file_size);
-        o.set_blob_compression_type(match f.blob_compression_type.as_str() {
-            "none" => DBCompressionType::None,
-            "snappy" => DBCompressionType::Snappy,
-            "zlib" => DBCompressionType::Zlib,
-            "lz4" => DBCompressionType::Lz4,
-            s if s.starts_with("zstd") => DBCompressionType::Zstd,
-            other => {
-                notes.push(format!(
-                    "--blob_compression_type={other}: not mapped for RocksDB, using none"
-                ));
-                DBCompressionType::None
-            }
-        });
+        o.set_blob_compression_type(rocks_compression(
+            "blob_compression_type",
+            &f.blob_compression_type,
+            notes,
+        ));
         o.set_enable_blob_gc(f.enable_blob_garbage_collection);
         o.set_blob_gc_age_cutoff(f.blob_garbage_collection_age_cutoff);
         o.set_blob_gc_force_threshold(f.blob_garbage_collection_force_threshold);

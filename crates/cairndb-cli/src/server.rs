@@ -450,6 +450,10 @@ fn param(v: &cairndb_server::Value<'_>) -> Value {
 }
 
 impl cairndb_server::Session for SqlConn {
+    fn is_quick(&self, stmt: u32) -> bool {
+        self.s.is_quick_read(stmt)
+    }
+
     fn query(&mut self, sql: &str, out: &mut dyn Results) {
         let stmts = split_statements(sql);
         if stmts.is_empty() {

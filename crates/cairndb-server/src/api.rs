@@ -68,6 +68,17 @@ pub trait Session: Send + 'static {
     /// after every command: the last OK or EOF of a command carries the
     /// value read after it.
     fn status(&self) -> StatusFlags;
+
+    /// Whether executing prepared statement `stmt` now is short and never
+    /// waits (a read of a few keys that takes no lock): the server then
+    /// runs it on the connection's own task instead of through the
+    /// [`Executor`](crate::Executor), saving the thread hand-off. A wrong
+    /// `true` only delays the other connections of that worker thread.
+    /// Default: false.
+    fn is_quick(&self, stmt: u32) -> bool {
+        let _ = stmt;
+        false
+    }
 }
 
 /// What `prepare` tells the client about a statement.

@@ -127,6 +127,15 @@ impl<S: Session> Core<S> {
 
     /// Handles one command payload; its answer (if any) is appended to
     /// `out`, whose sequence id the caller has set.
+    /// Whether `payload` is a COM_STMT_EXECUTE the session calls quick
+    /// ([`Session::is_quick`]).
+    pub(crate) fn is_quick(&self, payload: &[u8]) -> bool {
+        match payload {
+            [0x17, a, b, c, d, ..] => self.session.is_quick(u32::from_le_bytes([*a, *b, *c, *d])),
+            _ => false,
+        }
+    }
+
     pub(crate) fn command(&mut self, payload: &[u8], out: &mut Out, spill: &mut dyn Spill) -> Flow {
         let mut c = Cur(payload);
         let Some(cmd) = c.u8() else {

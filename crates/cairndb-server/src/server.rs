@@ -4,7 +4,9 @@
 //! A connection task reads until it has a whole payload ([`Framer`]),
 //! hands it to the connection's [`Core`] (or, during the connection
 //! phase, to [`Auth`]), and writes the answer with one `write_all`. Session
-//! calls run through the configured [`Executor`]; a result larger than
+//! calls run through the configured [`Executor`], except a prepared
+//! statement the session calls quick ([`Session::is_quick`]), which runs on
+//! the connection's task with its answer buffered; a result larger than
 //! `SPILL_ABOVE` is written while it is produced, from the executing
 //! thread, through `Handle::block_on`.
 //!
@@ -593,13 +595,22 @@ async fn run_connection<B, R, W>(
                 break;
             }
         };
-        let ran = exec(shared.executor, move |h| {
-            let flow = step(&mut live, frame, h);
-            (live, flow)
-        })
-        .await;
-        let Some((back, flow)) = ran else { return };
-        live = back;
+        // A quick statement (a keyed read that cannot wait) runs here:
+        // moving it off the worker would cost more than running it.
+        let quick =
+            shared.executor != Executor::Inline && live.core.is_quick(live.framer.payload(&frame));
+        let flow = if quick {
+            step(&mut live, frame, None)
+        } else {
+            let ran = exec(shared.executor, move |h| {
+                let flow = step(&mut live, frame, h);
+                (live, flow)
+            })
+            .await;
+            let Some((back, flow)) = ran else { return };
+            live = back;
+            flow
+        };
         let Live { out, w, framer, .. } = &mut *live;
         framer.shrink();
         if flush(w, out).await.is_err() || flow == Flow::Close {

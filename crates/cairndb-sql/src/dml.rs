@@ -391,8 +391,9 @@ fn locked_rows(
     let ordered = !scan.order.is_empty() && !scan.order_by_index;
     let def = t.def.clone();
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let filter = crate::exec::effective_filter(s, scan)?;
     scan_table(s, rd, t, access, &mut row, scratch, &mut |_rd, row, _sc| {
-        if let Some(f) = &scan.filter {
+        if let Some(f) = filter {
             if truth(&eval(f, row, &[], &scan.types, s)?) != Some(true) {
                 return Ok(true);
             }

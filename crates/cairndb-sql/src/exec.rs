@@ -248,6 +248,61 @@ pub(crate) fn key_value(col: &ColumnDef, v: &Value) -> Option<Value> {
     }
 }
 
+/// The filter an execution of `p` must apply to the rows its access path
+/// returns: the plan's residual when the path has one and every bound
+/// value of this execution converts to its column's type unchanged (so
+/// the key ranges say exactly what the conjuncts left out say), else the
+/// whole WHERE.
+pub(crate) fn effective_filter<'p>(s: &Session, p: &'p SelectPlan) -> SqlResult<Option<&'p Expr>> {
+    let [Source::Table {
+        t,
+        access: Access::Index(ia),
+        ..
+    }] = p.sources.as_slice()
+    else {
+        return Ok(p.filter.as_ref());
+    };
+    let Some(residual) = &ia.residual else {
+        return Ok(p.filter.as_ref());
+    };
+    let def = &t.def;
+    let ix = match ia.index {
+        None => &def.primary,
+        Some(i) => &def.secondary[i],
+    };
+    // Whether `e`'s value is NULL or has an exact key form in column `k`
+    // of the index.
+    let exact = |k: usize, e: &Expr| -> SqlResult<bool> {
+        let Some(col) = ix.columns.get(k).map(|c| &def.columns[*c]) else {
+            return Ok(false);
+        };
+        let v = eval(e, &[], &[], &[], s)?;
+        Ok(v.is_null() || key_value(col, &v).is_some())
+    };
+    for (k, e) in ia.eq.iter().enumerate() {
+        if !exact(k, e)? {
+            return Ok(p.filter.as_ref());
+        }
+    }
+    let k = ia.eq.len();
+    let mut bounds: Vec<&Expr> = Vec::new();
+    if let Some(alts) = &ia.alts {
+        for a in alts {
+            match a {
+                KeyAlt::Point(e) => bounds.push(e),
+                KeyAlt::Range(lo, hi) => bounds.extend(lo.iter().chain(hi).map(|(e, _)| e)),
+            }
+        }
+    }
+    bounds.extend(ia.lo.iter().chain(&ia.hi).map(|(e, _)| e));
+    for e in bounds {
+        if !exact(k, e)? {
+            return Ok(p.filter.as_ref());
+        }
+    }
+    Ok(residual.as_ref())
+}
+
 /// Key bytes of a group or DISTINCT value (strings by collation weight).
 fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     match v {
@@ -514,9 +569,10 @@ pub(crate) fn select_rows(
     let types = &p.types;
     let mut produced = 0u64;
     let mut err: Option<SqlError> = None;
+    let filter = effective_filter(s, p)?;
     {
         let mut sink = |r: &[Value]| -> SqlResult<bool> {
-            if let Some(f) = &p.filter {
+            if let Some(f) = filter {
                 if truth(&eval(f, r, &[], types, s)?) != Some(true) {
                     return Ok(true);
                 }
@@ -527,7 +583,14 @@ pub(crate) fn select_rows(
                     let v = eval(g, r, &[], types, s)?;
                     group_key(&mut gk, &v, crate::expr::collation_of(g, types));
                 }
-                let gi = match group_index.get(&gk) {
+                // Without GROUP BY every row is in the one group: no
+                // hashing per row.
+                let known = if p.group.is_empty() && !groups.is_empty() {
+                    Some(&0)
+                } else {
+                    group_index.get(&gk)
+                };
+                let gi = match known {
                     Some(i) => *i,
                     None => {
                         groups.push(Group {

@@ -7,8 +7,13 @@
 //! best: equalities on a prefix, then an IN list or a range on the next
 //! column; a primary key bound in full is a point read. The bounds may
 //! refer to tables earlier in the join (an index nested-loop join). The
-//! whole WHERE is always re-checked on the rows an access path returns,
-//! so a path only narrows what is read and never decides an answer.
+//! WHERE is re-checked on the rows an access path returns, so a path
+//! only narrows what is read and never decides an answer; the one
+//! exception is a single-table query on integer key columns, whose
+//! conjuncts that the key ranges express exactly are left out of the
+//! re-check when every bound of the execution converts to the column's
+//! type unchanged (`IndexAccess::residual`, decided per execution by
+//! `exec::effective_filter`).
 //!
 //! Parameters (`?`) are numbered in the order they are compiled, which
 //! follows the statement's text: projection, FROM/ON, WHERE, GROUP BY,
@@ -90,6 +95,12 @@ pub struct IndexAccess {
     pub covering: bool,
     /// Scan in descending order (ORDER BY ... DESC on the index).
     pub reverse: bool,
+    /// Some(rest) when the key ranges can express conjuncts of the WHERE
+    /// exactly (a single table, integer key columns): `rest` is the WHERE
+    /// without them (None: nothing left). It replaces the WHERE only for
+    /// an execution whose bound values all convert to their column's type
+    /// unchanged; otherwise the ranges widen and the whole WHERE decides.
+    pub residual: Option<Option<Expr>>,
 }
 
 /// One alternative of an IN list or an OR on an index column.
@@ -131,6 +142,35 @@ pub enum Source {
         /// ON condition.
         on: Option<Expr>,
     },
+}
+
+impl Source {
+    /// Whether this source reads a stored table at key points only: an
+    /// index whose every column is bound by an equality, or whose last
+    /// column is bound by an IN list (or OR) of points.
+    pub fn is_key_points(&self) -> bool {
+        let Source::Table {
+            t,
+            access: Access::Index(ia),
+            ..
+        } = self
+        else {
+            return false;
+        };
+        let ncols = match ia.index {
+            None => t.def.primary.columns.len(),
+            Some(i) => t.def.secondary.get(i).map_or(0, |ix| ix.columns.len()),
+        };
+        let bounded = ia.lo.is_none() && ia.hi.is_none();
+        match &ia.alts {
+            None => bounded && ia.eq.len() == ncols,
+            Some(alts) => {
+                bounded
+                    && ia.eq.len() + 1 == ncols
+                    && alts.iter().all(|a| matches!(a, KeyAlt::Point(_)))
+            }
+        }
+    }
 }
 
 /// A compiled SELECT.
@@ -984,6 +1024,15 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     }
 }
 
+/// The conjunction of `parts` in their order (None for none).
+fn and_all(parts: &[&Expr]) -> Option<Expr> {
+    let mut it = parts.iter();
+    let first = (*it.next()?).clone();
+    Some(it.fold(first, |acc, e| {
+        Expr::Binary(BinOp::And, Box::new(acc), Box::new((*e).clone()))
+    }))
+}
+
 /// Every row slot an expression reads.
 pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
     match e {
@@ -1033,21 +1082,40 @@ fn available(e: &Expr, avail: usize) -> bool {
     v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_))
 }
 
-/// What the conjuncts say about one column (slot).
+/// What the conjuncts say about one column (slot), and which conjunct
+/// (an index into the list given to [`bounds_for`]) gave each bound.
 #[derive(Default)]
 struct ColumnBounds {
     eq: Option<Expr>,
     alts: Option<Vec<KeyAlt>>,
     lo: Option<(Expr, bool)>,
     hi: Option<(Expr, bool)>,
+    eq_src: Option<usize>,
+    /// The conjunct of `alts`, and whether the alternatives say exactly
+    /// what it says (an OR whose every disjunct is one restriction of
+    /// the column; an IN list).
+    alts_src: Option<(usize, bool)>,
+    lo_src: Option<usize>,
+    hi_src: Option<usize>,
+    /// BETWEENs that gave only one end (the other was already bound).
+    partial: Vec<usize>,
+}
+
+impl ColumnBounds {
+    /// Whether conjunct `i` is said in full by `lo` and `hi`: a
+    /// comparison gives one end, a BETWEEN both (unless `partial`).
+    fn says_range(&self, i: usize) -> bool {
+        (self.lo_src == Some(i) || self.hi_src == Some(i)) && !self.partial.contains(&i)
+    }
 }
 
 /// The alternatives of an OR of restrictions on `slot` (`k BETWEEN 1 AND
 /// 5 OR k = 9 OR k IN (20, 30)`), each disjunct giving a point or a range
 /// (a disjunct with more conditions gives the range of its conditions on
 /// `slot`, a superset the WHERE narrows); None when a disjunct leaves
-/// `slot` unbounded.
-fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<Vec<KeyAlt>> {
+/// `slot` unbounded. The flag: every disjunct is one restriction said in
+/// full by its alternative.
+fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<(Vec<KeyAlt>, bool)> {
     fn disjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         match e {
             Expr::Binary(BinOp::Or, l, r) => {
@@ -1060,29 +1128,37 @@ fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<Vec<KeyAlt>> {
     let mut ds = Vec::new();
     disjuncts(e, &mut ds);
     let mut alts = Vec::new();
+    let mut exact = true;
     for d in ds {
         let mut conj = Vec::new();
         conjuncts(d, &mut conj);
         let b = bounds_for(slot, &conj, avail);
+        let one = conj.len() == 1;
         if let Some(x) = b.eq {
+            exact &= one && b.eq_src == Some(0);
             alts.push(KeyAlt::Point(x));
         } else if let Some(mut a) = b.alts {
+            exact &= one && b.alts_src == Some((0, true));
             alts.append(&mut a);
         } else if b.lo.is_some() || b.hi.is_some() {
+            exact &= one && b.lo_src.or(b.hi_src) == Some(0);
             alts.push(KeyAlt::Range(b.lo, b.hi));
         } else {
             return None;
         }
     }
-    Some(alts)
+    Some((alts, exact))
 }
 
 fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
     let mut b = ColumnBounds::default();
-    for c in conj {
+    for (i, c) in conj.iter().enumerate() {
         match c {
             Expr::Binary(BinOp::Or, ..) if b.alts.is_none() => {
-                b.alts = or_alts(c, slot, avail);
+                if let Some((alts, exact)) = or_alts(c, slot, avail) {
+                    b.alts = Some(alts);
+                    b.alts_src = Some((i, exact));
+                }
             }
             Expr::Binary(op, l, r) => {
                 let (col_left, other, op) = match (l.as_ref(), r.as_ref()) {
@@ -1102,11 +1178,18 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
                     }
                 };
                 match op {
-                    BinOp::Eq if b.eq.is_none() => b.eq = Some(other.clone()),
-                    BinOp::Gt if b.lo.is_none() => b.lo = Some((other.clone(), false)),
-                    BinOp::Ge if b.lo.is_none() => b.lo = Some((other.clone(), true)),
-                    BinOp::Lt if b.hi.is_none() => b.hi = Some((other.clone(), false)),
-                    BinOp::Le if b.hi.is_none() => b.hi = Some((other.clone(), true)),
+                    BinOp::Eq if b.eq.is_none() => {
+                        b.eq = Some(other.clone());
+                        b.eq_src = Some(i);
+                    }
+                    BinOp::Gt | BinOp::Ge if b.lo.is_none() => {
+                        b.lo = Some((other.clone(), op == BinOp::Ge));
+                        b.lo_src = Some(i);
+                    }
+                    BinOp::Lt | BinOp::Le if b.hi.is_none() => {
+                        b.hi = Some((other.clone(), op == BinOp::Le));
+                        b.hi_src = Some(i);
+                    }
                     _ => {}
                 }
             }
@@ -1115,11 +1198,18 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
                     && available(lo, avail)
                     && available(hi, avail) =>
             {
+                // Said in full only when both ends are taken from it.
+                let both = b.lo.is_none() && b.hi.is_none();
                 if b.lo.is_none() {
                     b.lo = Some(((**lo).clone(), true));
+                    b.lo_src = Some(i);
                 }
                 if b.hi.is_none() {
                     b.hi = Some(((**hi).clone(), true));
+                    b.hi_src = Some(i);
+                }
+                if !both {
+                    b.partial.push(i);
                 }
             }
             Expr::InList(x, list, false)
@@ -1128,6 +1218,7 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
                     && b.alts.is_none() =>
             {
                 b.alts = Some(list.iter().cloned().map(KeyAlt::Point).collect());
+                b.alts_src = Some((i, true));
             }
             _ => {}
         }
@@ -1191,6 +1282,9 @@ fn choose_access_paths(plan: &mut SelectPlan) {
         }
         let avail = t.offset;
         let def = t.def.clone();
+        // The WHERE may shrink to a residual only where it is the one
+        // filter on this table's rows: a single table without ON.
+        let exact_ok = single && on.is_none() && !*left;
         let mut best: Option<(u32, IndexAccess)> = None;
         let indexes: Vec<(Option<usize>, &crate::row::IndexDef)> =
             std::iter::once((None, &def.primary))
@@ -1213,12 +1307,34 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                 hi: None,
                 covering: false,
                 reverse: false,
+                residual: None,
             };
+            // Conjuncts the ranges say in full, and whether every key
+            // column they bind is an integer (whose key form compares as
+            // SQL does once a bound converts unchanged).
+            let mut consumed: Vec<usize> = Vec::new();
+            let mut int_keys = true;
             for &col in &ix.columns {
                 let b = bounds_for(t.offset + col, &conj, avail);
+                let cdef = &def.columns[col];
+                int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
                 if let Some(e) = b.eq {
+                    consumed.extend(b.eq_src);
                     ia.eq.push(e);
                     continue;
+                }
+                // A range open below also holds the column's NULLs, which
+                // only the WHERE removes.
+                let open_below =
+                    |alts: &[KeyAlt]| alts.iter().any(|a| matches!(a, KeyAlt::Range(None, _)));
+                match (&b.alts, b.alts_src) {
+                    (Some(l), Some((i, true))) if !(cdef.nullable && open_below(l)) => {
+                        consumed.push(i);
+                    }
+                    (None, _) if b.hi.is_some() && !cdef.nullable || b.lo.is_some() => {
+                        consumed.extend((0..conj.len()).filter(|i| b.says_range(*i)));
+                    }
+                    _ => {}
                 }
                 if let Some(l) = b.alts {
                     ia.alts = Some(l);
@@ -1227,6 +1343,15 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                     ia.hi = b.hi;
                 }
                 break;
+            }
+            if exact_ok && int_keys && !consumed.is_empty() {
+                let rest: Vec<&Expr> = conj
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !consumed.contains(i))
+                    .map(|(_, e)| *e)
+                    .collect();
+                ia.residual = Some(and_all(&rest));
             }
             let full_point = which.is_none() && ia.eq.len() == ix.columns.len();
             let unique_point = ix.unique && ia.eq.len() == ix.columns.len();
@@ -1291,6 +1416,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                             hi: None,
                             covering: true,
                             reverse: false,
+                            residual: None,
                         },
                     ));
                     break;
@@ -1342,6 +1468,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
                                 hi: None,
                                 covering: false,
                                 reverse: true,
+                                residual: None,
                             }))
                         }
                     }

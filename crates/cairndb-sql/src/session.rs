@@ -311,6 +311,28 @@ impl Session {
         r
     }
 
+    /// Whether executing prepared statement `id` now is a short read
+    /// that never waits: its cached plan is current and is a SELECT
+    /// without FOR UPDATE / FOR SHARE whose every table is read at key
+    /// points (every column of an index bound by equalities, or an IN list
+    /// of points after them). Such a read takes no lock and waits for no
+    /// writer; the server runs it on its network thread.
+    pub fn is_quick_read(&self, id: u32) -> bool {
+        let Some(p) = self.prepared.get(&id) else {
+            return false;
+        };
+        let Some((epoch, db, plan)) = &p.plan else {
+            return false;
+        };
+        if *epoch != self.db.epoch() || *db != self.current_db {
+            return false;
+        }
+        let crate::plan::Plan::Select(sel) = plan.as_ref() else {
+            return false;
+        };
+        sel.lock.is_none() && sel.sources.iter().all(crate::plan::Source::is_key_points)
+    }
+
     /// COM_STMT_CLOSE.
     pub fn close_statement(&mut self, id: u32) {
         self.prepared.remove(&id);

@@ -1061,3 +1061,161 @@ fn or_of_ranges_and_in_lists_read_merged_ranges_each_row_once() {
     assert_eq!(c.ok.map(|o| o.0), Some(4));
     assert_eq!(rows(&q(&mut s, "SELECT count(*) FROM sbtest1")), vec!["96"]);
 }
+
+/// Key ranges that say a WHERE's conjuncts exactly let the executor skip
+/// re-checking them (`IndexAccess::residual`). Every answer through the
+/// indexes must equal the answer of a full scan of an unindexed copy, for
+/// bounds of every type (fractions and strings widen the ranges and bring
+/// the whole WHERE back), NULL bounds, nullable columns read by ranges open
+/// below, BETWEEN and comparisons mixed, and ORs with extra conditions.
+#[test]
+fn exact_key_ranges_answer_as_a_full_scan_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT NOT NULL, a INT NOT NULL, n INT NULL, u TINYINT UNSIGNED NOT NULL, PRIMARY KEY (id, a), KEY n_1 (n), KEY u_1 (u))",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE plain (id INT NOT NULL, a INT NOT NULL, n INT NULL, u TINYINT UNSIGNED NOT NULL)",
+    );
+    let mut vals = Vec::new();
+    for i in 0..60 {
+        let n = if i % 7 == 0 {
+            "NULL".to_string()
+        } else {
+            ((i * 13) % 50 - 10).to_string()
+        };
+        vals.push(format!("({}, {}, {n}, {})", i / 3, i % 3, (i * 37) % 256));
+    }
+    let vals = vals.join(",");
+    q(&mut s, &format!("INSERT INTO t VALUES {vals}"));
+    q(&mut s, &format!("INSERT INTO plain VALUES {vals}"));
+    let wheres = [
+        "id = 4",
+        "id = 4 AND a = 1",
+        "id = 4 AND a >= 1",
+        "id BETWEEN 3 AND 6",
+        "id BETWEEN 3 AND 6 AND a <> 1",
+        "id > 3 AND id < 6 AND id BETWEEN 0 AND 4",
+        "id BETWEEN 2 AND 4 AND id BETWEEN 3 AND 9",
+        "id IN (1, 5, 9, 5)",
+        "id IN (1, NULL, 9)",
+        "id = 2 OR id BETWEEN 7 AND 8 OR id > 18",
+        "id = 2 OR (id BETWEEN 7 AND 8 AND a = 2)",
+        "n < 5",
+        "n <= 5 AND n > -3",
+        "n BETWEEN -100 AND 100",
+        "n = 3 OR n < 0",
+        "n IN (3, 16, 29)",
+        "n > NULL",
+        "n BETWEEN NULL AND 5",
+        "id BETWEEN 2.5 AND 4",
+        "id = 3.0",
+        "id >= '3' AND id < '5x'",
+        "n < 4.5",
+        "u < 40",
+        "u BETWEEN 250 AND 300",
+        "u > -1",
+        "u = 300",
+        "id > 2147483647",
+    ];
+    for w in wheres {
+        for proj in ["id, a, n, u", "COUNT(*)", "COUNT(n)"] {
+            let sql_t = format!("SELECT {proj} FROM t WHERE {w} ORDER BY id, a");
+            let sql_p = format!("SELECT {proj} FROM plain WHERE {w} ORDER BY id, a");
+            let (sql_t, sql_p) = if proj.starts_with("COUNT") {
+                (
+                    format!("SELECT {proj} FROM t WHERE {w}"),
+                    format!("SELECT {proj} FROM plain WHERE {w}"),
+                )
+            } else {
+                (sql_t, sql_p)
+            };
+            assert_eq!(
+                rows(&q(&mut s, &sql_t)),
+                rows(&q(&mut s, &sql_p)),
+                "{sql_t}"
+            );
+        }
+    }
+    // One prepared plan run with bounds of several types.
+    let pt = s
+        .prepare("SELECT id, a FROM t WHERE id BETWEEN ? AND ? OR n < ? ORDER BY id, a")
+        .unwrap()
+        .id;
+    let pp = s
+        .prepare("SELECT id, a FROM plain WHERE id BETWEEN ? AND ? OR n < ? ORDER BY id, a")
+        .unwrap()
+        .id;
+    let r = s
+        .prepare("SELECT id, a FROM t WHERE id BETWEEN ? AND ? ORDER BY id, a")
+        .unwrap()
+        .id;
+    let rp = s
+        .prepare("SELECT id, a FROM plain WHERE id BETWEEN ? AND ? ORDER BY id, a")
+        .unwrap()
+        .id;
+    let bounds = [
+        vec![Value::Int(2), Value::Int(4), Value::Int(0)],
+        vec![Value::Double(2.5), Value::Int(4), Value::Int(-5)],
+        vec![
+            Value::Str(b"3".to_vec()),
+            Value::Str(b"4.5".to_vec()),
+            Value::Null,
+        ],
+        vec![Value::Null, Value::Int(4), Value::Double(1.5)],
+        vec![Value::UInt(1), Value::UInt(u64::MAX), Value::Int(3)],
+    ];
+    for b in &bounds {
+        let run = |s: &mut Session, id: u32, params: &[Value]| {
+            let mut c = Collect::default();
+            s.execute(id, params, &mut c).unwrap();
+            rows(&c)
+        };
+        assert_eq!(run(&mut s, pt, b), run(&mut s, pp, b), "{b:?}");
+        assert_eq!(run(&mut s, r, &b[..2]), run(&mut s, rp, &b[..2]), "{b:?}");
+    }
+}
+
+/// The server runs a prepared statement on its network thread only when
+/// it is a keyed read that cannot wait: no lock, key points only, and a
+/// plan that is current.
+#[test]
+fn only_current_lockless_key_point_reads_are_quick() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    let prep = |s: &mut Session, sql: &str| {
+        let id = s.prepare(sql).unwrap().id;
+        let n = sql.matches('?').count();
+        let mut c = Collect::default();
+        s.execute(id, &vec![Value::Int(5); n], &mut c).unwrap();
+        id
+    };
+    let point = prep(&mut s, "SELECT c FROM sbtest1 WHERE id=?");
+    let points = prep(
+        &mut s,
+        "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (?, ?, ?)",
+    );
+    let range = prep(&mut s, "SELECT c FROM sbtest1 WHERE id BETWEEN ? AND ?");
+    let locking = prep(&mut s, "SELECT c FROM sbtest1 WHERE id=? FOR UPDATE");
+    let write = prep(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
+    let full = prep(&mut s, "SELECT COUNT(*) FROM sbtest1 WHERE pad = ?");
+    assert!(s.is_quick_read(point));
+    assert!(s.is_quick_read(points));
+    for id in [range, locking, write, full, 9999] {
+        assert!(!s.is_quick_read(id), "statement {id}");
+    }
+    // A schema change makes every cached plan stale until re-planned.
+    q(&mut s, "CREATE INDEX c_1 ON sbtest1(c)");
+    assert!(!s.is_quick_read(point));
+    let mut c = Collect::default();
+    s.execute(point, &[Value::Int(7)], &mut c).unwrap();
+    assert!(s.is_quick_read(point));
+}

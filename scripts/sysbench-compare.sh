@@ -31,10 +31,11 @@
 #            [--table-size=N] [--time=S] [--warmup-time=S] [--threads=N]
 #            [--servers=innodb,innodb-zip,myrocks,cairndb]
 #            [--workloads=a,c,d,b,e] [--cache-size=BYTES] [--cap=BYTES]
-#            [--out=DIR] [--bin=PATH]
+#            [--out=DIR] [--bin=PATH] [--cairndb-args="--zip-from-level=off ..."]
 #
 # Defaults: --table-size=2000000 --time=60 --warmup-time=10 --threads=8.
-# --bin uses that cairndb binary instead of building the release one.
+# --bin uses that cairndb binary instead of building the release one;
+# --cairndb-args adds options to `cairndb server` (space-separated).
 # Results go to --out (default ${TMPDIR:-/tmp}/sysbench-compare-DATE-MODE):
 # results.md (the table), results.tsv, and per server its logs and each
 # sysbench output. mariadb-server and mariadb-plugin-rocksdb are installed
@@ -57,6 +58,7 @@ cache=""
 cap=$((256 << 20))
 out=""
 bin=""
+cairndb_args=""
 clean=0
 for arg in "$@"; do
     case "$arg" in
@@ -71,6 +73,7 @@ for arg in "$@"; do
         --cap=*) cap="${arg#*=}" ;;
         --out=*) out="${arg#*=}" ;;
         --bin=*) bin="${arg#*=}" ;;
+        --cairndb-args=*) cairndb_args="${arg#*=}" ;;
         --clean) clean=1 ;;
         -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "sysbench-compare: unknown argument $arg (--help)" >&2; exit 2 ;;
@@ -246,8 +249,9 @@ start_server() { # NAME DIR: sets port, sock, server_pid, server_cg
         cgroups+=("$server_cg")
     fi
     if [ "$name" = cairndb ]; then
+        # shellcheck disable=SC2086 # the options split at spaces
         launch "$log" "$bin" server --datadir="$dir/data" --port="$port" --bind=127.0.0.1 \
-            --block-cache-size="$cache"
+            --block-cache-size="$cache" $cairndb_args
         wait_ready "$name" "$log" mariadb -h127.0.0.1 -P"$port" -uroot -e "SELECT 1" || return 1
         mariadb -h127.0.0.1 -P"$port" -uroot -e "CREATE DATABASE sbtest" || return 1
         return 0
@@ -458,6 +462,7 @@ done
     echo "- after the load: data MB is the whole data directory (logs, system tables); table MB the"
     echo "  table's files (InnoDB sbtest1.ibd; MyRocks SSTs after a memtable flush; CairnDB SSTs and WAL)"
     echo "- prepare: sysbench prepare (insert and index), 1 thread, seconds"
+    [ -n "$cairndb_args" ] && echo "- cairndb server options: $cairndb_args"
     [ "${#warm_opt[@]}" = 0 ] && echo "- sysbench $(sysbench --version | awk '{ print $2 }') has no --warmup-time: each measured run follows an unmeasured run of ${warmup} s"
     echo
     echo "| server | workload | prepare s | data MB | table MB | QPS | p95 ms | p99 ms | peak MB | note |"

@@ -23,7 +23,7 @@ const USAGE: &str =
     "usage: cairndb server --datadir=DIR [--port=3306] [--bind=127.0.0.1] [--config=FILE]
   [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
-  [--block-cache-size=BYTES]
+  [--block-cache-size=BYTES] [--write-buffer-size=BYTES]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -42,6 +42,7 @@ struct Settings {
     lock_wait_timeout: u64,
     zip_from_level: Option<usize>,
     block_cache_size: Option<usize>,
+    write_buffer_size: Option<usize>,
 }
 
 impl Default for Settings {
@@ -57,6 +58,7 @@ impl Default for Settings {
             lock_wait_timeout: 50,
             zip_from_level: Some(1),
             block_cache_size: None,
+            write_buffer_size: None,
         }
     }
 }
@@ -103,6 +105,10 @@ impl Settings {
                 }
             }
             "block-cache-size" => self.block_cache_size = Some(parse_num(&key, v)?),
+            // The engine checks the range when the database opens.
+            "write-buffer-size" | "rocksdb-write-buffer-size" => {
+                self.write_buffer_size = Some(parse_num(&key, v)?)
+            }
             other => return Err(format!("unknown option `{other}`\n{USAGE}")),
         }
         Ok(())
@@ -165,6 +171,9 @@ impl Settings {
         }
         if let Some(c) = self.block_cache_size {
             engine.block_cache_size = c;
+        }
+        if let Some(w) = self.write_buffer_size {
+            engine.write_buffer_size = w;
         }
         SqlOptions {
             engine,

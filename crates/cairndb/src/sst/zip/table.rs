@@ -102,6 +102,23 @@ thread_local! {
     /// on this thread, reused so that a warm lookup allocates nothing.
     static POINT: RefCell<(Option<DCtx<'static>>, DecodedGroup, Vec<u8>)> =
         const { RefCell::new((None, DecodedGroup::new(), Vec::new())) };
+    /// Decompression contexts and group buffers of iterators dropped on
+    /// this thread, for the next iterators to take: a zstd context is
+    /// large, and a range read over a secondary index makes an iterator
+    /// per table for each range (`IN` lists, ORs).
+    static ITER_POOL: RefCell<Vec<(DCtx<'static>, DecodedGroup)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// Iterator resources kept per thread at most.
+const ITER_POOL_MAX: usize = 8;
+/// Largest group buffer kept in the pool.
+const POOLED_GROUP_MAX: usize = 1 << 20;
+
+/// Iterator contexts pooled on this thread (for tests).
+#[cfg(test)]
+pub(super) fn pooled_iter_contexts() -> usize {
+    ITER_POOL.with(|p| p.borrow().len())
 }
 
 /// A zip table opened for reading (see the module doc).
@@ -561,9 +578,14 @@ impl ZipTable {
 
     /// An iterator over the whole table.
     pub fn iter(self: &Arc<Self>) -> ZipTableIter {
+        let (dctx, decoded) = ITER_POOL
+            .try_with(|p| p.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .map_or((None, DecodedGroup::default()), |(d, g)| (Some(d), g));
         ZipTableIter {
             table: self.clone(),
-            dctx: None,
+            dctx,
             valid: false,
             rec: 0,
             ord: 0,
@@ -571,7 +593,7 @@ impl ZipTable {
             key_end: 0,
             key: Vec::new(),
             group: None,
-            decoded: DecodedGroup::default(),
+            decoded,
             status: None,
         }
     }
@@ -741,6 +763,27 @@ impl ZipTableIter {
         match self.table.key_records(ord) {
             Ok((a, _)) => self.position(a, ord, true),
             Err(e) => self.fail(e),
+        }
+    }
+}
+
+impl Drop for ZipTableIter {
+    /// Hands the decompression context and group buffer to the thread's
+    /// pool (dropped instead when it is full or the thread is ending).
+    fn drop(&mut self) {
+        if let Some(d) = self.dctx.take() {
+            let mut g = std::mem::take(&mut self.decoded);
+            if g.raw.capacity() > POOLED_GROUP_MAX {
+                // A group of huge values is not kept for later.
+                g = DecodedGroup::default();
+            }
+            let _ = ITER_POOL.try_with(|p| {
+                if let Ok(mut p) = p.try_borrow_mut() {
+                    if p.len() < ITER_POOL_MAX {
+                        p.push((d, g));
+                    }
+                }
+            });
         }
     }
 }

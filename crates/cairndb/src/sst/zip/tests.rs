@@ -646,3 +646,56 @@ fn zip_v1_fixture_opens_and_reads_every_record() {
     assert!(!bytes.is_empty());
     check_against_model(&t, &model(400));
 }
+
+/// Iterators hand their zstd context and group buffer to a per-thread
+/// pool when dropped, and later iterators (of this table or another)
+/// take them: each still reads every record right, a reused buffer never
+/// shows an earlier iterator's group, and the pool stays bounded.
+#[test]
+fn pooled_iterator_contexts_read_right_across_tables() {
+    let m1 = model(300);
+    let m2: Model = model(200)
+        .into_iter()
+        .map(|(k, v)| (k, v.iter().rev().copied().collect()))
+        .collect();
+    let (fs, dir) = mem();
+    let zip = ZipTableOptions {
+        group_size: 4,
+        dict_size: 4096,
+        ..ZipTableOptions::default()
+    };
+    let p1 = build(&fs, &dir, &m1, zip.clone(), 1 << 30);
+    let t1 = match &*open(&fs, &p1).unwrap() {
+        Table::Zip(z) => z.clone(),
+        Table::Block(_) => panic!("not a zip table"),
+    };
+    let d2 = dir.join("other");
+    fs.create_dir_all(&d2).unwrap();
+    let p2 = build(&fs, &d2, &m2, zip, 1 << 30);
+    let t2 = match &*open(&fs, &p2).unwrap() {
+        Table::Zip(z) => z.clone(),
+        Table::Block(_) => panic!("not a zip table"),
+    };
+    for round in 0..30 {
+        let (t, m) = if round % 2 == 0 {
+            (&t1, &m1)
+        } else {
+            (&t2, &m2)
+        };
+        // Several live at once, then all dropped into the pool.
+        let mut its: Vec<_> = (0..3).map(|_| t.iter()).collect();
+        for (j, it) in its.iter_mut().enumerate() {
+            let start = (round * 7 + j * 31) % m.len();
+            it.seek(&m[start].0);
+            for (k, v) in m.iter().skip(start).take(9) {
+                assert!(it.valid(), "round {round}");
+                assert_eq!(it.key(), &k[..]);
+                assert_eq!(it.value(), &v[..]);
+                it.next();
+            }
+            it.status().unwrap();
+        }
+    }
+    let pooled = super::table::pooled_iter_contexts();
+    assert!((1..=8).contains(&pooled), "{pooled} pooled contexts");
+}

@@ -125,8 +125,6 @@ impl<S: Session> Core<S> {
         Flow::Close
     }
 
-    /// Handles one command payload; its answer (if any) is appended to
-    /// `out`, whose sequence id the caller has set.
     /// Whether `payload` is a COM_STMT_EXECUTE the session calls quick
     /// ([`Session::is_quick`]).
     pub(crate) fn is_quick(&self, payload: &[u8]) -> bool {
@@ -136,6 +134,8 @@ impl<S: Session> Core<S> {
         }
     }
 
+    /// Handles one command payload; its answer (if any) is appended to
+    /// `out`, whose sequence id the caller has set.
     pub(crate) fn command(&mut self, payload: &[u8], out: &mut Out, spill: &mut dyn Spill) -> Flow {
         let mut c = Cur(payload);
         let Some(cmd) = c.u8() else {

@@ -59,8 +59,10 @@ pub struct ReplayStats {
 /// payload)` for each record in order, and handling damage per `mode`:
 ///
 /// * `TolerateCorruptedTailRecords`: damage with no valid record after it in
-///   this file (a torn tail) is dropped; damage followed by a valid record is
-///   `Err(Corruption)` naming the file and the damage's offset.
+///   this file (a torn tail) is dropped; damage followed by a valid record,
+///   or a tail record that was written whole and damaged since
+///   ([`RecordHeader::damaged_field`]), is `Err(Corruption)` naming the file
+///   and the damage's offset.
 /// * `AbsoluteConsistency`: any damage, even a torn tail, is `Err(Corruption)`.
 /// * `PointInTimeRecovery`: replay stops at the first damage; everything
 ///   before it was applied; `stopped_at` is set to its offset.
@@ -125,6 +127,13 @@ pub fn replay_log(
                     WalRecoveryMode::SkipAnyCorruptedRecords => {}
                 }
             }
+        }
+    }
+    if let Some((at, what)) = pending {
+        // Damage at the tail is dropped only when it can be a torn write: a
+        // record written whole and damaged since was acted on.
+        if reader.saw_damage_to_a_whole_record() {
+            return Err(Error::corruption(path, at, what));
         }
     }
     stats.dropped_bytes = reader.dropped_bytes();

@@ -74,6 +74,66 @@ impl RecordHeader {
         let covered = record.get(6..self.record_len())?;
         Some(crc::unmask(self.masked_crc) == crc::crc32c(covered))
     }
+
+    /// For a record of log `number` starting at `rest[0]` that fails its
+    /// checks: the one header field whose damage explains it, if any. The
+    /// record is intact under its checksum once that field alone is set
+    /// to another value: a length (the payload must lie within `rest`, which
+    /// the caller ends at the record's block end, and differ from the stored
+    /// length in one byte), a known type, or this log's number; or the
+    /// stored checksum differs from the record's in one byte. A torn write
+    /// or a recycled file's stale bytes match this only by a checksum
+    /// collision (odds of about 2^-22 for the checksum, 2^-23 for the 510
+    /// lengths), so a match says the record was written whole and damaged
+    /// since.
+    pub fn damaged_field(rest: &[u8], number: u64) -> Option<&'static str> {
+        let h = RecordHeader::decode(rest)?;
+        let want = crc::unmask(h.masked_crc);
+        let payload = rest.get(HEADER_SIZE..)?;
+        let log = (number as u32).to_le_bytes();
+        let head = |kind: u8, log: [u8; 4]| [kind, log[0], log[1], log[2], log[3]];
+        if h.known_type() && h.is_for_log(number) {
+            if let Some(covered) = rest.get(6..h.record_len()) {
+                // The stored checksum differs in one byte from the record's.
+                let diff = (crc::mask(crc::crc32c(covered)) ^ h.masked_crc).to_le_bytes();
+                if diff.iter().filter(|&&b| b != 0).count() == 1 {
+                    return Some("checksum");
+                }
+            }
+            // Only the length can be wrong: try every length that fits and
+            // differs from the stored one in one of its two bytes.
+            let stored = h.len.to_le_bytes();
+            let one_byte_off = |n: usize| {
+                u16::try_from(n).is_ok_and(|n| {
+                    let b = n.to_le_bytes();
+                    (b[0] != stored[0]) != (b[1] != stored[1])
+                })
+            };
+            let mut c = crc::crc32c(&head(h.kind, log));
+            for (n, b) in payload.iter().enumerate() {
+                if c == want && one_byte_off(n) {
+                    return Some("length");
+                }
+                c = crc::extend(c, std::slice::from_ref(b));
+            }
+            return (c == want && one_byte_off(payload.len())).then_some("length");
+        }
+        let body = payload.get(..h.len as usize)?;
+        let matches =
+            |kind: u8, log: [u8; 4]| crc::extend(crc::crc32c(&head(kind, log)), body) == want;
+        if !h.known_type()
+            && h.is_for_log(number)
+            && [FULL_TYPE, FIRST_TYPE, MIDDLE_TYPE, LAST_TYPE]
+                .into_iter()
+                .any(|k| matches(k, log))
+        {
+            return Some("type");
+        }
+        if h.known_type() && !h.is_for_log(number) && matches(h.kind, log) {
+            return Some("log number");
+        }
+        None
+    }
 }
 
 /// What [`LogReader::read_record`] found.
@@ -134,6 +194,9 @@ pub struct LogReader {
     /// After damage: skip MIDDLE/LAST fragments until a FULL or FIRST.
     resyncing: bool,
     dropped_bytes: u64,
+    /// Some damage met was a record written whole and damaged since
+    /// ([`RecordHeader::damaged_field`]), so not a torn write.
+    damaged_whole: bool,
 }
 
 impl LogReader {
@@ -150,6 +213,7 @@ impl LogReader {
             ended: false,
             resyncing: false,
             dropped_bytes: 0,
+            damaged_whole: false,
         }
     }
 
@@ -277,6 +341,25 @@ impl LogReader {
         Ok(())
     }
 
+    /// `what`, extended when the record at `pos` was written whole and one
+    /// header field damaged since (which also sets `damaged_whole`).
+    fn explain(&mut self, pos: usize, what: String) -> String {
+        let rest = self.buf.get(pos..).unwrap_or_default();
+        match RecordHeader::damaged_field(rest, u64::from(self.log_number)) {
+            Some(field) => {
+                self.damaged_whole = true;
+                format!("{what}: the record is intact but for its {field} field, so it was written whole and damaged since")
+            }
+            None => what,
+        }
+    }
+
+    /// True when some damage met so far was a record written whole and
+    /// damaged since: no torn write explains it.
+    pub fn saw_damage_to_a_whole_record(&self) -> bool {
+        self.damaged_whole
+    }
+
     /// Drops the rest of the current block after damage at `pos`.
     fn drop_block(&mut self, pos: usize) {
         self.dropped_bytes += (self.buf.len() - pos) as u64;
@@ -330,30 +413,31 @@ impl LogReader {
             let end = start + len;
             if end > self.buf.len() {
                 if self.file_eof {
-                    // The last block is short: the writer stopped mid-record.
-                    self.ended = true;
-                    self.dropped_bytes += (self.buf.len() - pos) as u64;
-                    self.pos = self.buf.len();
-                    return Ok(Physical::Bad {
-                        offset,
-                        what: format!(
+                    // The last block is short: the writer stopped mid-record
+                    // (unless the length itself is what is damaged).
+                    let what = self.explain(
+                        pos,
+                        format!(
                             "log ends inside a record: header says {len} bytes, {} present",
                             self.buf.len() - start
                         ),
-                    });
+                    );
+                    self.ended = true;
+                    self.dropped_bytes += (self.buf.len() - pos) as u64;
+                    self.pos = self.buf.len();
+                    return Ok(Physical::Bad { offset, what });
                 }
+                let what = self.explain(
+                    pos,
+                    format!("record length {len} runs past the end of its block"),
+                );
                 self.drop_block(pos);
-                return Ok(Physical::Bad {
-                    offset,
-                    what: format!("record length {len} runs past the end of its block"),
-                });
+                return Ok(Physical::Bad { offset, what });
             }
             if h.crc_matches(rest) != Some(true) {
+                let what = self.explain(pos, "record checksum mismatch".into());
                 self.drop_block(pos);
-                return Ok(Physical::Bad {
-                    offset,
-                    what: "record checksum mismatch".into(),
-                });
+                return Ok(Physical::Bad { offset, what });
             }
             if h.log_number != self.log_number {
                 // A valid record of another log: this file was recycled and

@@ -595,3 +595,79 @@ fn zero_fill_errors_surface() {
     fault.inject(FaultRule::new(FaultOp::Write, libc::ENOSPC));
     assert!(w.prepare_synced_record(100).is_ok());
 }
+
+/// Regression: a flip in the length, type or log number of a log's last
+/// record read as a torn tail, so `cairndb verify` called a damaged MANIFEST
+/// "ends here" instead of naming the damage. `damaged_field` names the one
+/// header field whose repair makes the checksum hold, and nothing for a torn
+/// write or an intact record.
+#[test]
+fn damaged_field_names_a_flipped_header_field() {
+    let rec = frame(FULL_TYPE, 9, &payload(3, 200));
+    // Intact: nothing to repair.
+    assert_eq!(RecordHeader::damaged_field(&rec, 9), None);
+    for (pos, want) in [(4, "length"), (5, "length"), (6, "type")]
+        .into_iter()
+        .chain((0..4).map(|p| (p, "checksum")))
+        .chain((7..11).map(|p| (p, "log number")))
+    {
+        for bit in 0..8 {
+            let mut r = rec.clone();
+            r[pos] ^= 1 << bit;
+            // Stale bytes after the record stay outside the repaired length.
+            r.extend_from_slice(&payload(5, 40));
+            let got = RecordHeader::damaged_field(&r, 9);
+            let h = RecordHeader::decode(&r).unwrap();
+            if pos == 6 && h.known_type() {
+                // A flip to another known type is caught by the checksum
+                // alone ("ours", damaged), not by a repair.
+                assert_eq!(got, None, "byte {pos} bit {bit}");
+            } else {
+                assert_eq!(got, Some(want), "byte {pos} bit {bit}");
+            }
+        }
+    }
+    // A torn write: the payload ends early; no length makes the crc hold.
+    assert_eq!(RecordHeader::damaged_field(&rec[..150], 9), None);
+    // Payload damage is not a header field.
+    let mut r = rec.clone();
+    r[100] ^= 1;
+    assert_eq!(RecordHeader::damaged_field(&r, 9), None);
+    // Another log's intact record is not this log's damaged one.
+    assert_eq!(RecordHeader::damaged_field(&rec, 8), None);
+    // Too short to hold a header.
+    assert_eq!(RecordHeader::damaged_field(&rec[..5], 9), None);
+}
+
+/// Regression: a flipped length byte in a log's last record read as a torn
+/// write, so `TolerateCorruptedTailRecords` (the MANIFEST's mode) dropped a
+/// record that had been written whole and acted on. It is an error now; a
+/// truly torn last record is still dropped.
+#[test]
+fn tolerate_mode_fails_on_a_last_record_damaged_after_it_was_written() {
+    let fs = MemFs::new();
+    let p = path();
+    let recs: Vec<Vec<u8>> = (0..5).map(|i| payload(i, 300)).collect();
+    let offs = write_log(&fs, &p, 7, &recs);
+    let full = fs.contents(&p).unwrap();
+    let last = offs[4] as usize;
+    for (pos, bit) in [(4, 0x40), (5, 0x01), (6, 0x40), (8, 0x02), (1, 0x80)] {
+        let mut b = full.clone();
+        b[last + pos] ^= bit;
+        fs.set_contents(&p, b);
+        let e = replay(&fs, &p, 7, WalRecoveryMode::TolerateCorruptedTailRecords)
+            .expect_err("a damaged whole record is not a torn tail");
+        assert!(
+            matches!(&e, Error::Corruption { offset, what, .. }
+                if *offset == last as u64 && what.contains("written whole")),
+            "header byte {pos}: {e}"
+        );
+        // Point-in-time recovery still stops there, having applied the rest.
+        let (st, got) = replay(&fs, &p, 7, WalRecoveryMode::PointInTimeRecovery).unwrap();
+        assert_eq!((got.len(), st.stopped_at), (4, Some(last as u64)));
+    }
+    // A torn last record (the file ends inside it) is still a tail.
+    fs.set_contents(&p, full[..full.len() - 100].to_vec());
+    let (_, got) = replay(&fs, &p, 7, WalRecoveryMode::TolerateCorruptedTailRecords).unwrap();
+    assert_eq!(got.len(), 4);
+}

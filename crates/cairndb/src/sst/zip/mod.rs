@@ -7,11 +7,13 @@
 //!
 //! `builder` writes a table (inside flush or compaction, under a working-
 //! memory limit); `table` reads one; `format` holds the footer, meta section
-//! and constants; `bitpack` the packed arrays. Tables are immutable once
+//! and constants; `bitpack` the packed arrays; `cursor` an iterator's
+//! position in the key index. Tables are immutable once
 //! written: readers share them without locks.
 
 pub mod bitpack;
 pub mod builder;
+mod cursor;
 pub mod format;
 pub mod table;
 

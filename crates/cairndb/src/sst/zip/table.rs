@@ -56,6 +56,7 @@ use crate::key::{self, TRAILER_LEN};
 use crate::sst::format::MAX_UNCOMPRESSED_BLOCK;
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
+use crate::sst::zip::cursor::FstCursor;
 use crate::sst::zip::format::{
     decode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
     GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES, ZIP_FOOTER_LEN,
@@ -592,6 +593,7 @@ impl ZipTable {
             key_first: 0,
             key_end: 0,
             key: Vec::new(),
+            cursor: FstCursor::default(),
             group: None,
             decoded,
             status: None,
@@ -694,6 +696,8 @@ pub struct ZipTableIter {
     key_end: u64,
     /// Current internal key.
     key: Vec<u8>,
+    /// The current user key's place in the key index (`ord` when valid).
+    cursor: FstCursor,
     /// Group held in `decoded`.
     group: Option<u64>,
     decoded: DecodedGroup,
@@ -716,8 +720,9 @@ impl ZipTableIter {
         self.valid = false;
     }
 
-    /// Positions on record `rec` of key `ord`, loading the key when
-    /// `new_key` and the group when it changes.
+    /// Positions on record `rec` of key `ord`, taking the key from the
+    /// cursor (already moved to `ord`) when `new_key`, and loading the group
+    /// when it changes.
     fn position(&mut self, rec: u64, ord: u64, new_key: bool) {
         if let Err(e) = self.try_position(rec, ord, new_key) {
             self.fail(e);
@@ -730,13 +735,14 @@ impl ZipTableIter {
             let (a, b) = t.key_records(ord)?;
             self.key_first = a;
             self.key_end = b;
-            self.key.clear();
-            if !t.index.as_fst().get_key_into(ord, &mut self.key) {
+            if !self.cursor.valid() || self.cursor.ord() != ord {
                 return Err(t.corrupt(
                     t.meta.sections[sec::INDEX].offset,
                     format!("zip key index: no key with ordinal {ord}"),
                 ));
             }
+            self.key.clear();
+            self.key.extend_from_slice(self.cursor.key());
         } else {
             let n = self.key.len() - TRAILER_LEN;
             self.key.truncate(n);
@@ -759,11 +765,21 @@ impl ZipTableIter {
         Ok(())
     }
 
-    fn first_record_of(&mut self, ord: u64) {
+    /// Positions on the first record of the cursor's key.
+    fn first_record_of_cursor(&mut self) {
+        let ord = self.cursor.ord();
         match self.table.key_records(ord) {
             Ok((a, _)) => self.position(a, ord, true),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// Fails the iterator: the key index ended before the records did.
+    fn index_ended(&mut self) {
+        self.fail(self.table.corrupt(
+            self.table.meta.sections[sec::INDEX].offset,
+            "zip key index: fewer keys than the record arrays say",
+        ));
     }
 }
 
@@ -796,7 +812,11 @@ impl InternalIterator for ZipTableIter {
     fn seek_to_first(&mut self) {
         self.valid = false;
         if self.status.is_none() && self.table.meta.num_records > 0 {
-            self.first_record_of(0);
+            if self.cursor.first(self.table.index.as_fst()) {
+                self.first_record_of_cursor();
+            } else {
+                self.index_ended();
+            }
         }
     }
 
@@ -805,7 +825,11 @@ impl InternalIterator for ZipTableIter {
         let m = &self.table.meta;
         if self.status.is_none() && m.num_records > 0 {
             let (rec, ord) = (m.num_records - 1, m.num_keys - 1);
-            self.position(rec, ord, true);
+            if self.cursor.last(self.table.index.as_fst()) {
+                self.position(rec, ord, true);
+            } else {
+                self.index_ended();
+            }
         }
     }
 
@@ -816,22 +840,19 @@ impl InternalIterator for ZipTableIter {
         }
         let uk = key::user_key(target);
         let tt = key::trailer(target);
-        let found = {
-            let mut s = self.table.index.range().ge(uk).into_stream();
-            s.next().map(|(k, ord)| (k == uk, ord))
-        };
-        let Some((exact, ord)) = found else {
-            return;
-        };
-        if !exact {
-            self.first_record_of(ord);
+        if !self.cursor.seek(self.table.index.as_fst(), uk) {
             return;
         }
+        if self.cursor.key() != uk {
+            self.first_record_of_cursor();
+            return;
+        }
+        let ord = self.cursor.ord();
         match self.table.find_version(ord, tt) {
             Ok(Some((rec, _))) => self.position(rec, ord, true),
             Ok(None) => {
-                if ord + 1 < self.table.meta.num_keys {
-                    self.first_record_of(ord + 1);
+                if self.cursor.next(self.table.index.as_fst()) {
+                    self.first_record_of_cursor();
                 }
             }
             Err(e) => self.fail(e),
@@ -847,8 +868,10 @@ impl InternalIterator for ZipTableIter {
         }
         if rec < self.key_end {
             self.position(rec, self.ord, false);
-        } else {
+        } else if self.cursor.next(self.table.index.as_fst()) {
             self.position(rec, self.ord + 1, true);
+        } else {
+            self.index_ended();
         }
     }
 
@@ -866,8 +889,10 @@ impl InternalIterator for ZipTableIter {
                 self.table.meta.sections[sec::KEY_STARTS].offset,
                 "zip key-start array: records before the first key",
             ));
-        } else {
+        } else if self.cursor.prev(self.table.index.as_fst()) {
             self.position(rec, self.ord - 1, true);
+        } else {
+            self.index_ended();
         }
     }
 

@@ -1,8 +1,9 @@
 //! Caches shared by all readers: [`BlockCache`] holds decoded blocks
-//! (`Arc<Block>`) keyed by (table file number, block offset) and, when it
-//! is the blob cache too (`BlobCacheConfig::SharedWithBlockCache`), blob
-//! values keyed by (blob file number, value offset); each entry is charged
-//! by its byte size. [`table_cache::TableCache`] keeps open
+//! (`Arc<Block>`) keyed by (table file number, block offset), decoded value
+//! groups of zip tables keyed by (table file number, group offset) and,
+//! when it is the blob cache too (`BlobCacheConfig::SharedWithBlockCache`),
+//! blob values keyed by (blob file number, value offset); each entry is
+//! charged by its byte size. [`table_cache::TableCache`] keeps open
 //! [`crate::sst::Table`]s.
 //!
 //! Invariants: a cached block or value is immutable and was
@@ -27,6 +28,7 @@ use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
 use crate::sst::block::Block;
+use crate::sst::zip::table::DecodedGroup;
 
 pub use table_cache::TableCache;
 
@@ -40,6 +42,8 @@ enum Entry {
     Block(Arc<Block>),
     /// An uncompressed blob value.
     Blob(Arc<Vec<u8>>),
+    /// A decoded value group of a zip table.
+    ZipGroup(Arc<DecodedGroup>),
 }
 
 #[derive(Clone, Copy)]
@@ -51,6 +55,7 @@ impl Weighter<(u64, u64), Entry> for EntryWeighter {
             Entry::Block(b) => b.size(),
             // The allocation, not just the value: that is what is held.
             Entry::Blob(v) => v.capacity(),
+            Entry::ZipGroup(g) => g.heap_bytes(),
         };
         bytes as u64 + BLOCK_OVERHEAD
     }
@@ -123,6 +128,28 @@ impl BlockCache {
     pub fn insert_blob(&self, file: u64, offset: u64, value: Arc<Vec<u8>>) {
         if self.capacity > 0 {
             self.cache.insert((file, offset), Entry::Blob(value));
+        }
+    }
+
+    /// The decoded value group at `offset` of zip table `file`, counting
+    /// a hit or a miss as block lookups do.
+    pub fn get_zip_group(&self, file: u64, offset: u64) -> Option<Arc<DecodedGroup>> {
+        let r = match self.cache.get(&(file, offset)) {
+            Some(Entry::ZipGroup(g)) => Some(g),
+            _ => None,
+        };
+        if r.is_some() {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Caches the decoded value group at `offset` of zip table `file`.
+    pub fn insert_zip_group(&self, file: u64, offset: u64, group: Arc<DecodedGroup>) {
+        if self.capacity > 0 {
+            self.cache.insert((file, offset), Entry::ZipGroup(group));
         }
     }
 

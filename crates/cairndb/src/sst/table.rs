@@ -43,7 +43,8 @@ thread_local! {
 pub enum Table {
     /// Block-based: data blocks through the block cache.
     Block(Arc<BlockTable>),
-    /// Searchable compression: one value group per point read, via mmap.
+    /// Searchable compression: one value group per point read, via mmap
+    /// (decoded groups of point reads kept in the block cache).
     Zip(Arc<ZipTable>),
 }
 
@@ -77,11 +78,9 @@ impl Table {
             let mut m = [0u8; 8];
             file.read_exact_at(size - 8, &mut m)?;
             if u64::from_le_bytes(m) == ZIP_MAGIC {
-                return Ok(Table::Zip(Arc::new(ZipTable::open(
-                    file,
-                    file_number,
-                    zip_stats,
-                )?)));
+                return Ok(Table::Zip(Arc::new(
+                    ZipTable::open(file, file_number, zip_stats)?.with_cache(cache),
+                )));
             }
         }
         Ok(Table::Block(Arc::new(BlockTable::open(
@@ -105,7 +104,7 @@ impl Table {
     ) -> Result<Option<R>> {
         match self {
             Table::Block(t) => t.get(lookup_ikey, fill_cache, f),
-            Table::Zip(t) => t.get(lookup_ikey, f),
+            Table::Zip(t) => t.get(lookup_ikey, fill_cache, f),
         }
     }
 
@@ -113,7 +112,7 @@ impl Table {
     pub fn iter(&self, fill_cache: bool) -> TableIter {
         match self {
             Table::Block(t) => TableIter::Block(t.iter(fill_cache)),
-            Table::Zip(t) => TableIter::Zip(t.iter()),
+            Table::Zip(t) => TableIter::Zip(t.iter(fill_cache)),
         }
     }
 

@@ -3,7 +3,8 @@
 //! key to its record number; values are compressed in small groups against a
 //! zstd dictionary trained from the table's own values and found through a
 //! sampled, bit-packed offset array, so a point read decompresses one group,
-//! not a block. Files are read through mmap, without the block cache.
+//! not a block. Files are read through mmap; groups decoded by reads are
+//! kept in the block cache when there is one.
 //!
 //! `builder` writes a table (inside flush or compaction, under a working-
 //! memory limit); `table` reads one; `format` holds the footer, meta section

@@ -10,7 +10,9 @@
 //! version 1's fst is read in place from the mapping. Groups are read in
 //! place, and each group's CRC is checked when it is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
-//! contexts are per thread (point reads) or per iterator. Nothing in this
+//! contexts are per thread (point reads) or per iterator; a point read's
+//! decoded group goes to the block cache when the table has one, and a read
+//! that finds its group there decompresses nothing. Nothing in this
 //! module panics on file contents: every malformed structure it decodes is a
 //! `Corruption` error naming the file and an offset.
 //!
@@ -49,6 +51,7 @@ use std::sync::Arc;
 use fst::{IntoStreamer, Streamer};
 use zstd::zstd_safe::{DCtx, DDict, DParameter, FrameFormat};
 
+use crate::cache::BlockCache;
 use crate::env::{FileBytes, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
@@ -137,6 +140,8 @@ pub struct ZipTable {
     key_starts: Option<PackedArray>,
     props: TableProperties,
     stats: Arc<ZipStats>,
+    /// Decoded groups of point reads are kept here when set.
+    cache: Option<Arc<BlockCache>>,
 }
 
 impl std::fmt::Debug for ZipTable {
@@ -151,12 +156,17 @@ impl std::fmt::Debug for ZipTable {
 
 /// A value group decoded into memory: its bytes and each record's range.
 #[derive(Default)]
-struct DecodedGroup {
+pub struct DecodedGroup {
     raw: Vec<u8>,
     ranges: Vec<(usize, usize)>,
 }
 
 impl DecodedGroup {
+    /// Heap bytes held (what a cache charges for it).
+    pub fn heap_bytes(&self) -> usize {
+        self.raw.capacity() + self.ranges.capacity() * std::mem::size_of::<(usize, usize)>()
+    }
+
     const fn new() -> DecodedGroup {
         DecodedGroup {
             raw: Vec::new(),
@@ -326,7 +336,15 @@ impl ZipTable {
             key_starts,
             props,
             stats,
+            cache: None,
         })
+    }
+
+    /// Keeps the groups point reads decode in `cache` (the block cache),
+    /// so a read of a group already there decompresses nothing.
+    pub fn with_cache(mut self, cache: Option<Arc<BlockCache>>) -> ZipTable {
+        self.cache = cache;
+        self
     }
 
     /// The table's properties.
@@ -522,9 +540,11 @@ impl ZipTable {
     /// key and calls `f(key, value)` on it. `Ok(None)` when the user key is
     /// not in the table or has no version visible at the lookup sequence
     /// (the block-based table's contract: the caller checks the user key).
+    /// A group decoded here is kept in the block cache when `fill_cache`.
     pub fn get<R>(
         &self,
         lookup_ikey: &[u8],
+        fill_cache: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         if lookup_ikey.len() < TRAILER_LEN {
@@ -546,25 +566,45 @@ impl ZipTable {
         POINT.with(|cell| {
             let mut st = cell.take();
             let r = (|| {
-                let dctx = match &mut st.0 {
-                    Some(d) => d,
-                    slot => slot.insert(new_dctx(&self.path)?),
-                };
-                let group = &mut st.1;
-                self.decode_group(g, dctx, group)?;
-                self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
-                self.stats
-                    .point_read_bytes
-                    .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
                 let kbuf = &mut st.2;
                 kbuf.clear();
                 kbuf.extend_from_slice(uk);
                 kbuf.extend_from_slice(&trailer.to_le_bytes());
-                Ok(Some(f(kbuf, st.1.value(i))))
+                let dctx = match &mut st.0 {
+                    Some(d) => d,
+                    slot => slot.insert(new_dctx(&self.path)?),
+                };
+                let Some(cache) = &self.cache else {
+                    self.decode_group(g, dctx, &mut st.1)?;
+                    self.count_point_read(&st.1);
+                    return Ok(Some(f(&st.2, st.1.value(i))));
+                };
+                let off = self.group_offset(g);
+                let group = match cache.get_zip_group(self.file_number, off) {
+                    Some(group) => group,
+                    None => {
+                        let mut fresh = DecodedGroup::default();
+                        self.decode_group(g, dctx, &mut fresh)?;
+                        self.count_point_read(&fresh);
+                        let fresh = Arc::new(fresh);
+                        if fill_cache {
+                            cache.insert_zip_group(self.file_number, off, fresh.clone());
+                        }
+                        fresh
+                    }
+                };
+                Ok(Some(f(&st.2, group.value(i))))
             })();
             cell.replace(st);
             r
         })
+    }
+
+    fn count_point_read(&self, group: &DecodedGroup) {
+        self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .point_read_bytes
+            .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
     }
 
     /// False only when no key in the table starts with `prefix` (exact: the
@@ -577,8 +617,9 @@ impl ZipTable {
         }
     }
 
-    /// An iterator over the whole table.
-    pub fn iter(self: &Arc<Self>) -> ZipTableIter {
+    /// An iterator over the whole table. With a block cache, groups are
+    /// read from it, and those decoded are put in it when `fill_cache`.
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> ZipTableIter {
         let (dctx, decoded) = ITER_POOL
             .try_with(|p| p.borrow_mut().pop())
             .ok()
@@ -596,6 +637,8 @@ impl ZipTable {
             cursor: FstCursor::default(),
             group: None,
             decoded,
+            shared: None,
+            fill_cache,
             status: None,
         }
     }
@@ -698,9 +741,12 @@ pub struct ZipTableIter {
     key: Vec<u8>,
     /// The current user key's place in the key index (`ord` when valid).
     cursor: FstCursor,
-    /// Group held in `decoded`.
+    /// Group held in `shared` (when set) or `decoded`.
     group: Option<u64>,
     decoded: DecodedGroup,
+    /// The group as the block cache holds it, when the table has one.
+    shared: Option<Arc<DecodedGroup>>,
+    fill_cache: bool,
     status: Option<Error>,
 }
 
@@ -751,12 +797,29 @@ impl ZipTableIter {
         let g = rec / t.meta.group_size as u64;
         if self.group != Some(g) {
             self.group = None;
-            let dctx = match &mut self.dctx {
-                Some(d) => d,
-                slot => slot.insert(new_dctx(&t.path)?),
-            };
-            t.decode_group(g, dctx, &mut self.decoded)?;
-            t.stats.iter_groups.fetch_add(1, Ordering::Relaxed);
+            self.shared = None;
+            let cached = t.cache.as_ref().map(|c| (c, t.group_offset(g)));
+            if let Some(hit) = cached.and_then(|(c, off)| c.get_zip_group(t.file_number, off)) {
+                self.shared = Some(hit);
+            } else {
+                let dctx = match &mut self.dctx {
+                    Some(d) => d,
+                    slot => slot.insert(new_dctx(&t.path)?),
+                };
+                match cached {
+                    Some((c, off)) => {
+                        let mut fresh = DecodedGroup::default();
+                        t.decode_group(g, dctx, &mut fresh)?;
+                        let fresh = Arc::new(fresh);
+                        if self.fill_cache {
+                            c.insert_zip_group(t.file_number, off, fresh.clone());
+                        }
+                        self.shared = Some(fresh);
+                    }
+                    None => t.decode_group(g, dctx, &mut self.decoded)?,
+                }
+                t.stats.iter_groups.fetch_add(1, Ordering::Relaxed);
+            }
             self.group = Some(g);
         }
         self.rec = rec;
@@ -908,8 +971,11 @@ impl InternalIterator for ZipTableIter {
         if !self.valid {
             return &[];
         }
-        self.decoded
-            .value((self.rec % self.table.meta.group_size as u64) as usize)
+        let i = (self.rec % self.table.meta.group_size as u64) as usize;
+        match &self.shared {
+            Some(g) => g.value(i),
+            None => self.decoded.value(i),
+        }
     }
 
     fn status(&self) -> Result<()> {

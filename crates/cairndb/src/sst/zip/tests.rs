@@ -683,7 +683,7 @@ fn pooled_iterator_contexts_read_right_across_tables() {
             (&t2, &m2)
         };
         // Several live at once, then all dropped into the pool.
-        let mut its: Vec<_> = (0..3).map(|_| t.iter()).collect();
+        let mut its: Vec<_> = (0..3).map(|_| t.iter(true)).collect();
         for (j, it) in its.iter_mut().enumerate() {
             let start = (round * 7 + j * 31) % m.len();
             it.seek(&m[start].0);
@@ -698,4 +698,68 @@ fn pooled_iterator_contexts_read_right_across_tables() {
     }
     let pooled = super::table::pooled_iter_contexts();
     assert!((1..=8).contains(&pooled), "{pooled} pooled contexts");
+}
+
+/// With a block cache, zip point reads and iterators keep the groups they
+/// decode there; a second pass reads the same answers from the cache alone
+/// (no group decompressed), a cache too small to hold the table still
+/// answers right, and reads that do not fill the cache leave it empty.
+#[test]
+fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
+    use crate::cache::BlockCache;
+    let m = model(600);
+    let (fs, dir) = mem();
+    let zip = ZipTableOptions {
+        group_size: 4,
+        dict_size: 4096,
+        ..ZipTableOptions::default()
+    };
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    let open_with = |cache: &Arc<BlockCache>, stats: &Arc<ZipStats>| {
+        Arc::new(
+            Table::open_with_stats(
+                fs.open_random(&p).unwrap(),
+                7,
+                Some(cache.clone()),
+                None,
+                stats.clone(),
+            )
+            .unwrap(),
+        )
+    };
+    let big = Arc::new(BlockCache::new(64 << 20));
+    let stats = Arc::new(ZipStats::default());
+    let t = open_with(&big, &stats);
+    check_against_model(&t, &m);
+    let decoded = |s: &ZipStats| {
+        s.point_reads.load(std::sync::atomic::Ordering::Relaxed)
+            + s.iter_groups.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let cold = decoded(&stats);
+    assert!(cold > 0 && !big.is_empty());
+    let hits = big.hits();
+    check_against_model(&t, &m);
+    assert_eq!(decoded(&stats), cold, "a warm pass decompressed groups");
+    assert!(big.hits() > hits);
+
+    // A cache holding a few groups at a time: evictions, same answers.
+    let small = Arc::new(BlockCache::new(2048));
+    let t = open_with(&small, &Arc::new(ZipStats::default()));
+    check_against_model(&t, &m);
+    check_against_model(&t, &m);
+
+    // fill_cache = false reads through the cache without filling it.
+    let empty = Arc::new(BlockCache::new(64 << 20));
+    let t = open_with(&empty, &Arc::new(ZipStats::default()));
+    for (k, v) in m.iter().step_by(7) {
+        let got = t.get(k, false, |_, gv| gv.to_vec()).unwrap().unwrap();
+        assert_eq!(&got, v);
+    }
+    let mut it = t.iter(false);
+    it.seek_to_first();
+    for (k, _) in &m {
+        assert_eq!(it.key(), &k[..]);
+        it.next();
+    }
+    assert!(empty.is_empty());
 }

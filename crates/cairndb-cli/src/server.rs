@@ -23,7 +23,7 @@ const USAGE: &str =
     "usage: cairndb server --datadir=DIR [--port=3306] [--bind=127.0.0.1] [--config=FILE]
   [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
-  [--block-cache-size=BYTES] [--write-buffer-size=BYTES]
+  [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -43,6 +43,7 @@ struct Settings {
     zip_from_level: Option<usize>,
     block_cache_size: Option<usize>,
     write_buffer_size: Option<usize>,
+    zip_working_memory: Option<usize>,
 }
 
 impl Default for Settings {
@@ -59,6 +60,7 @@ impl Default for Settings {
             zip_from_level: Some(1),
             block_cache_size: None,
             write_buffer_size: None,
+            zip_working_memory: None,
         }
     }
 }
@@ -109,6 +111,9 @@ impl Settings {
             "write-buffer-size" | "rocksdb-write-buffer-size" => {
                 self.write_buffer_size = Some(parse_num(&key, v)?)
             }
+            // The most memory zip-table builds (flush, compaction) hold at
+            // once; the engine checks the range when the database opens.
+            "zip-working-memory" => self.zip_working_memory = Some(parse_num(&key, v)?),
             other => return Err(format!("unknown option `{other}`\n{USAGE}")),
         }
         Ok(())
@@ -174,6 +179,10 @@ impl Settings {
         }
         if let Some(w) = self.write_buffer_size {
             engine.write_buffer_size = w;
+        }
+        if let Some(m) = self.zip_working_memory {
+            engine.zip.hard_working_mem_limit = m;
+            engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
         }
         SqlOptions {
             engine,

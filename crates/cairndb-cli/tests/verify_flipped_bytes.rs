@@ -95,6 +95,25 @@ fn live_log_len(path: &Path) -> usize {
 /// Picks a file of one kind by its name.
 type NamePred = fn(&str) -> bool;
 
+/// Copies `clean` to a new case directory, flips byte `pos` of the file
+/// `pred` picks there and runs verify: (file name, verify passed, report).
+fn flip_and_verify(
+    clean: &Path,
+    case_dir: &Path,
+    pred: NamePred,
+    pos: usize,
+) -> (String, bool, String) {
+    copy_dir(clean, case_dir);
+    let file = find(case_dir, pred);
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[pos] ^= 0x40;
+    std::fs::write(&file, &bytes).unwrap();
+    let (ok, text) = run_verify(case_dir);
+    let name = file.file_name().unwrap().to_str().unwrap().to_string();
+    std::fs::remove_dir_all(case_dir).unwrap();
+    (name, ok, text)
+}
+
 #[test]
 fn verify_finds_a_flipped_byte_in_each_kind_of_file() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -128,22 +147,15 @@ fn verify_finds_a_flipped_byte_in_each_kind_of_file() {
         for pos in positions {
             case += 1;
             let d = tmp.path().join(format!("case{case}"));
-            copy_dir(&clean, &d);
-            let file = find(&d, pred);
-            let mut bytes = std::fs::read(&file).unwrap();
-            bytes[pos] ^= 0x40;
-            std::fs::write(&file, &bytes).unwrap();
-            let (ok, text) = run_verify(&d);
-            let name = file.file_name().unwrap().to_str().unwrap();
+            let (name, ok, text) = flip_and_verify(&clean, &d, pred, pos);
             assert!(
                 !ok,
                 "{kind}: byte {pos} of {len} flipped, verify passed:\n{text}"
             );
             assert!(
-                text.contains(name) && text.contains("offset"),
+                text.contains(&name) && text.contains("offset"),
                 "{kind}: byte {pos} flipped: the report does not name {name} and an offset:\n{text}"
             );
-            std::fs::remove_dir_all(&d).unwrap();
         }
     }
 }
@@ -209,13 +221,7 @@ fn verify_names_damage_in_the_last_record_header() {
         for pos in at..at + 11 {
             case += 1;
             let d = tmp.path().join(format!("case{case}"));
-            copy_dir(&clean, &d);
-            let file = find(&d, pred);
-            let mut bytes = std::fs::read(&file).unwrap();
-            bytes[pos] ^= 0x40;
-            std::fs::write(&file, &bytes).unwrap();
-            let (ok, text) = run_verify(&d);
-            let name = file.file_name().unwrap().to_str().unwrap();
+            let (name, ok, text) = flip_and_verify(&clean, &d, pred, pos);
             assert!(
                 !ok,
                 "{kind}: header byte {pos} flipped, verify passed:\n{text}"
@@ -224,7 +230,6 @@ fn verify_names_damage_in_the_last_record_header() {
                 text.contains(&format!("{name} offset {at}")) || text.contains(&format!("{name}: offset {at}")),
                 "{kind}: header byte {pos} (record at {at}) flipped: the report does not name {name} at offset {at}:\n{text}"
             );
-            std::fs::remove_dir_all(&d).unwrap();
         }
     }
 }

@@ -284,9 +284,11 @@ impl SqlDb {
             let mut hi = Vec::new();
             keys::put_index_id(&mut hi, id + 1);
             loop {
+                // A bulk delete's scan: not worth caching.
                 let mut it = self.db.db().iter(&ReadOptions {
                     iterate_lower_bound: Some(lo.clone()),
                     iterate_upper_bound: Some(hi.clone()),
+                    fill_cache_off: true,
                     ..Default::default()
                 })?;
                 it.seek(&lo);

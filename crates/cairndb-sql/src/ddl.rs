@@ -724,9 +724,13 @@ fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<(
     crate::keys::put_index_id(&mut lo, def.primary.id);
     let mut hi = Vec::new();
     crate::keys::put_index_id(&mut hi, def.primary.id + 1);
+    // A scan of the whole table: its blocks would push everything useful
+    // out of the block cache (and a full cache of them is memory a server
+    // under a cap does not have while it also builds the index).
     let mut it = db.db.db().iter(&cairndb::ReadOptions {
         iterate_lower_bound: Some(lo.clone()),
         iterate_upper_bound: Some(hi),
+        fill_cache_off: true,
         ..Default::default()
     })?;
     it.seek(&lo);

@@ -96,15 +96,20 @@ impl BlockCache {
 
     /// The block at `offset` of table `file`, counting a hit or a miss.
     pub fn get(&self, file: u64, offset: u64) -> Option<Arc<Block>> {
-        let r = match self.cache.get(&(file, offset)) {
+        self.counted(match self.cache.get(&(file, offset)) {
             Some(Entry::Block(b)) => Some(b),
             _ => None,
-        };
-        if r.is_some() {
-            self.hits.fetch_add(1, Ordering::Relaxed);
+        })
+    }
+
+    /// Counts `r` as a hit or a miss and passes it on.
+    fn counted<T>(&self, r: Option<T>) -> Option<T> {
+        let c = if r.is_some() {
+            &self.hits
         } else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
-        }
+            &self.misses
+        };
+        c.fetch_add(1, Ordering::Relaxed);
         r
     }
 
@@ -134,16 +139,10 @@ impl BlockCache {
     /// The decoded value group at `offset` of zip table `file`, counting
     /// a hit or a miss as block lookups do.
     pub fn get_zip_group(&self, file: u64, offset: u64) -> Option<Arc<DecodedGroup>> {
-        let r = match self.cache.get(&(file, offset)) {
+        self.counted(match self.cache.get(&(file, offset)) {
             Some(Entry::ZipGroup(g)) => Some(g),
             _ => None,
-        };
-        if r.is_some() {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-        } else {
-            self.misses.fetch_add(1, Ordering::Relaxed);
-        }
-        r
+        })
     }
 
     /// Caches the decoded value group at `offset` of zip table `file`.

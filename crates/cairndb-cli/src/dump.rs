@@ -157,7 +157,7 @@ fn read_log(
                 }
             }
             ReadEvent::Eof => break,
-            ReadEvent::Corruption { offset, what } => {
+            ReadEvent::Corruption { offset, what, .. } => {
                 println!("DAMAGE at offset {offset}: {what}");
                 damage += 1;
             }

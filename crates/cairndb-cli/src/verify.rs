@@ -29,7 +29,7 @@ use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{compare_internal, parse_internal_key, user_key, ValueType};
 use cairndb::internals::sst::Table;
 use cairndb::internals::version::set::read_manifest;
-use cairndb::internals::wal::{LogReader, ReadEvent, RecordHeader, BLOCK_SIZE};
+use cairndb::internals::wal::{LogReader, ReadEvent, RecordHeader};
 use cairndb::{Error, WriteBatch};
 
 /// Everything verify found.
@@ -86,7 +86,11 @@ fn check_log(
         match r.read_record(&mut rec) {
             Ok(ReadEvent::Record { offset }) => each(rep, offset, &rec),
             Ok(ReadEvent::Eof) => break,
-            Ok(ReadEvent::Corruption { offset, what }) => {
+            Ok(ReadEvent::Corruption {
+                offset,
+                what,
+                written_whole,
+            }) => {
                 // Damage with no intact record of this log after it is the
                 // log's end: a torn last write, or the stale bytes of a
                 // recycled WAL's previous use (docs/format/wal.md,
@@ -100,20 +104,16 @@ fn check_log(
                 // repaired was written whole: its damage is no torn write.
                 let ours = !what.starts_with("log ends inside")
                     && header_is_ours(fs, path, offset, number);
-                let field = damaged_header_field(fs, path, offset, number);
                 match valid_record_after(fs, path, offset, number) {
                     Some(at) => rep.problem(
                         path,
                         Some(offset),
                         format!("{what}, but a valid record follows at offset {at}: damage, not a torn tail"),
                     ),
-                    None if field.is_some() => rep.problem(
+                    None if written_whole => rep.problem(
                         path,
                         Some(offset),
-                        format!(
-                            "{what} in this log's last record: its {} field is damaged (the record is otherwise intact)",
-                            field.unwrap_or_default()
-                        ),
+                        format!("{what} in this log's last record"),
                     ),
                     None if ours => rep.problem(
                         path,
@@ -147,22 +147,6 @@ fn header_is_ours(fs: &dyn Fs, path: &Path, offset: u64, number: u64) -> bool {
         .get(pos..)
         .and_then(RecordHeader::decode)
         .is_some_and(|h| h.known_type() && h.is_for_log(number))
-}
-
-/// The one header field of the physical record at `offset` whose damage
-/// explains why it fails its checks, if any ([`RecordHeader::damaged_field`]).
-fn damaged_header_field(
-    fs: &dyn Fs,
-    path: &Path,
-    offset: u64,
-    number: u64,
-) -> Option<&'static str> {
-    let bytes = fs.read_all(path).ok()?;
-    let pos = usize::try_from(offset).ok()?;
-    // A record never crosses a block boundary.
-    let block_end = (pos / BLOCK_SIZE + 1) * BLOCK_SIZE;
-    let rest = bytes.get(pos..block_end.min(bytes.len()))?;
-    RecordHeader::damaged_field(rest, number)
 }
 
 /// The offset of the first intact physical record of log `number` that

@@ -87,6 +87,8 @@ pub fn replay_log(
     // Under TolerateCorruptedTailRecords: the first damage seen, pending
     // the decision whether it is a tail.
     let mut pending: Option<(u64, String)> = None;
+    // A damage met so far was a record written whole: no torn tail.
+    let mut written_whole_damage = false;
     loop {
         match reader.read_record(&mut record)? {
             ReadEvent::Record { offset } => {
@@ -108,8 +110,13 @@ pub fn replay_log(
                 }
             }
             ReadEvent::Eof => break,
-            ReadEvent::Corruption { offset, what } => {
+            ReadEvent::Corruption {
+                offset,
+                what,
+                written_whole,
+            } => {
                 stats.corruptions += 1;
+                written_whole_damage |= written_whole;
                 match mode {
                     WalRecoveryMode::AbsoluteConsistency => {
                         return Err(Error::corruption(path, offset, what));
@@ -132,7 +139,7 @@ pub fn replay_log(
     if let Some((at, what)) = pending {
         // Damage at the tail is dropped only when it can be a torn write: a
         // record written whole and damaged since was acted on.
-        if reader.saw_damage_to_a_whole_record() {
+        if written_whole_damage {
             return Err(Error::corruption(path, at, what));
         }
     }

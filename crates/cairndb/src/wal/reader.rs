@@ -155,6 +155,9 @@ pub enum ReadEvent {
         offset: u64,
         /// What was wrong.
         what: String,
+        /// The damaged record was written whole and one header field damaged
+        /// since ([`RecordHeader::damaged_field`]): no torn write explains it.
+        written_whole: bool,
     },
 }
 
@@ -174,6 +177,7 @@ enum Physical {
     Bad {
         offset: u64,
         what: String,
+        written_whole: bool,
     },
 }
 
@@ -194,9 +198,6 @@ pub struct LogReader {
     /// After damage: skip MIDDLE/LAST fragments until a FULL or FIRST.
     resyncing: bool,
     dropped_bytes: u64,
-    /// Some damage met was a record written whole and damaged since
-    /// ([`RecordHeader::damaged_field`]), so not a torn write.
-    damaged_whole: bool,
 }
 
 impl LogReader {
@@ -213,7 +214,6 @@ impl LogReader {
             ended: false,
             resyncing: false,
             dropped_bytes: 0,
-            damaged_whole: false,
         }
     }
 
@@ -256,6 +256,7 @@ impl LogReader {
                                 return Ok(ReadEvent::Corruption {
                                     offset: record_offset,
                                     what: "fragmented record has no LAST fragment".into(),
+                                    written_whole: false,
                                 });
                             }
                             out.extend_from_slice(data);
@@ -275,6 +276,7 @@ impl LogReader {
                                 return Ok(ReadEvent::Corruption {
                                     offset,
                                     what: format!("{name} fragment without a FIRST fragment"),
+                                    written_whole: false,
                                 });
                             }
                             out.extend_from_slice(data);
@@ -294,11 +296,16 @@ impl LogReader {
                         return Ok(ReadEvent::Corruption {
                             offset: record_offset,
                             what: "log ends inside a fragmented record".into(),
+                            written_whole: false,
                         });
                     }
                     return Ok(ReadEvent::Eof);
                 }
-                Physical::Bad { offset, what } => {
+                Physical::Bad {
+                    offset,
+                    what,
+                    written_whole,
+                } => {
                     self.resyncing = true;
                     if in_fragment {
                         self.dropped_bytes += out.len() as u64;
@@ -306,9 +313,14 @@ impl LogReader {
                         return Ok(ReadEvent::Corruption {
                             offset: record_offset,
                             what: format!("fragment at offset {offset} is damaged: {what}"),
+                            written_whole,
                         });
                     }
-                    return Ok(ReadEvent::Corruption { offset, what });
+                    return Ok(ReadEvent::Corruption {
+                        offset,
+                        what,
+                        written_whole,
+                    });
                 }
             }
         }
@@ -341,23 +353,23 @@ impl LogReader {
         Ok(())
     }
 
-    /// `what`, extended when the record at `pos` was written whole and one
-    /// header field damaged since (which also sets `damaged_whole`).
-    fn explain(&mut self, pos: usize, what: String) -> String {
+    /// A `Physical::Bad` for the record at `pos` of the block, at file
+    /// `offset`: `what`, extended when the record was written whole and one
+    /// header field damaged since.
+    fn bad(&self, pos: usize, offset: u64, what: String) -> Physical {
         let rest = self.buf.get(pos..).unwrap_or_default();
         match RecordHeader::damaged_field(rest, u64::from(self.log_number)) {
-            Some(field) => {
-                self.damaged_whole = true;
-                format!("{what}: the record is intact but for its {field} field, so it was written whole and damaged since")
-            }
-            None => what,
+            Some(field) => Physical::Bad {
+                offset,
+                what: format!("{what}: the record is intact but for its {field} field, so it was written whole and damaged since"),
+                written_whole: true,
+            },
+            None => Physical::Bad {
+                offset,
+                what,
+                written_whole: false,
+            },
         }
-    }
-
-    /// True when some damage met so far was a record written whole and
-    /// damaged since: no torn write explains it.
-    pub fn saw_damage_to_a_whole_record(&self) -> bool {
-        self.damaged_whole
     }
 
     /// Drops the rest of the current block after damage at `pos`.
@@ -392,6 +404,7 @@ impl LogReader {
                         "log ends inside a record header ({} of {HEADER_SIZE} bytes)",
                         tail.len()
                     ),
+                    written_whole: false,
                 });
             }
             let pos = self.pos;
@@ -415,8 +428,9 @@ impl LogReader {
                 if self.file_eof {
                     // The last block is short: the writer stopped mid-record
                     // (unless the length itself is what is damaged).
-                    let what = self.explain(
+                    let bad = self.bad(
                         pos,
+                        offset,
                         format!(
                             "log ends inside a record: header says {len} bytes, {} present",
                             self.buf.len() - start
@@ -425,19 +439,20 @@ impl LogReader {
                     self.ended = true;
                     self.dropped_bytes += (self.buf.len() - pos) as u64;
                     self.pos = self.buf.len();
-                    return Ok(Physical::Bad { offset, what });
+                    return Ok(bad);
                 }
-                let what = self.explain(
+                let bad = self.bad(
                     pos,
+                    offset,
                     format!("record length {len} runs past the end of its block"),
                 );
                 self.drop_block(pos);
-                return Ok(Physical::Bad { offset, what });
+                return Ok(bad);
             }
             if h.crc_matches(rest) != Some(true) {
-                let what = self.explain(pos, "record checksum mismatch".into());
+                let bad = self.bad(pos, offset, "record checksum mismatch".into());
                 self.drop_block(pos);
-                return Ok(Physical::Bad { offset, what });
+                return Ok(bad);
             }
             if h.log_number != self.log_number {
                 // A valid record of another log: this file was recycled and
@@ -461,6 +476,7 @@ impl LogReader {
                     return Ok(Physical::Bad {
                         offset,
                         what: format!("unknown record type {t}"),
+                        written_whole: false,
                     });
                 }
             }

@@ -315,10 +315,10 @@ fn crafted_fragment_errors() {
     fs.set_contents(&p, b.clone());
     let ev = read_events(&fs, &p, 7);
     assert!(
-        matches!(&ev[0].0, ReadEvent::Corruption { offset: 0, what } if what.contains("MIDDLE"))
+        matches!(&ev[0].0, ReadEvent::Corruption { offset: 0, what, .. } if what.contains("MIDDLE"))
     );
     assert!(
-        matches!(&ev[1].0, ReadEvent::Corruption { offset: 14, what } if what.contains("LAST"))
+        matches!(&ev[1].0, ReadEvent::Corruption { offset: 14, what, .. } if what.contains("LAST"))
     );
     assert_eq!(ev.len(), 2);
 

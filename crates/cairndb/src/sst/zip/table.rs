@@ -570,34 +570,44 @@ impl ZipTable {
                 kbuf.clear();
                 kbuf.extend_from_slice(uk);
                 kbuf.extend_from_slice(&trailer.to_le_bytes());
-                let dctx = match &mut st.0 {
-                    Some(d) => d,
-                    slot => slot.insert(new_dctx(&self.path)?),
-                };
                 let Some(cache) = &self.cache else {
+                    let dctx = dctx_of(&mut st.0, &self.path)?;
                     self.decode_group(g, dctx, &mut st.1)?;
                     self.count_point_read(&st.1);
                     return Ok(Some(f(&st.2, st.1.value(i))));
                 };
-                let off = self.group_offset(g);
-                let group = match cache.get_zip_group(self.file_number, off) {
-                    Some(group) => group,
-                    None => {
-                        let mut fresh = DecodedGroup::default();
-                        self.decode_group(g, dctx, &mut fresh)?;
-                        self.count_point_read(&fresh);
-                        let fresh = Arc::new(fresh);
-                        if fill_cache {
-                            cache.insert_zip_group(self.file_number, off, fresh.clone());
-                        }
-                        fresh
-                    }
-                };
+                let (group, decoded) = self.cached_group(cache, g, &mut st.0, fill_cache)?;
+                if decoded {
+                    self.count_point_read(&group);
+                }
                 Ok(Some(f(&st.2, group.value(i))))
             })();
             cell.replace(st);
             r
         })
+    }
+
+    /// Group `g` from the block cache, or decoded into a new buffer (with
+    /// `dctx`, made on first use) and put there when `fill_cache`; true when
+    /// it was decoded.
+    fn cached_group(
+        &self,
+        cache: &BlockCache,
+        g: u64,
+        dctx: &mut Option<DCtx<'static>>,
+        fill_cache: bool,
+    ) -> Result<(Arc<DecodedGroup>, bool)> {
+        let off = self.group_offset(g);
+        if let Some(hit) = cache.get_zip_group(self.file_number, off) {
+            return Ok((hit, false));
+        }
+        let mut fresh = DecodedGroup::default();
+        self.decode_group(g, dctx_of(dctx, &self.path)?, &mut fresh)?;
+        let fresh = Arc::new(fresh);
+        if fill_cache {
+            cache.insert_zip_group(self.file_number, off, fresh.clone());
+        }
+        Ok((fresh, true))
     }
 
     fn count_point_read(&self, group: &DecodedGroup) {
@@ -667,6 +677,14 @@ impl ZipTable {
             n += 1;
         }
         Ok(self.meta.num_groups + SECTION_NAMES.len() as u64 + 1)
+    }
+}
+
+/// The context in `slot`, made there on first use.
+fn dctx_of<'s>(slot: &'s mut Option<DCtx<'static>>, path: &Path) -> Result<&'s mut DCtx<'static>> {
+    match slot {
+        Some(d) => Ok(d),
+        slot => Ok(slot.insert(new_dctx(path)?)),
     }
 }
 
@@ -798,26 +816,19 @@ impl ZipTableIter {
         if self.group != Some(g) {
             self.group = None;
             self.shared = None;
-            let cached = t.cache.as_ref().map(|c| (c, t.group_offset(g)));
-            if let Some(hit) = cached.and_then(|(c, off)| c.get_zip_group(t.file_number, off)) {
-                self.shared = Some(hit);
-            } else {
-                let dctx = match &mut self.dctx {
-                    Some(d) => d,
-                    slot => slot.insert(new_dctx(&t.path)?),
-                };
-                match cached {
-                    Some((c, off)) => {
-                        let mut fresh = DecodedGroup::default();
-                        t.decode_group(g, dctx, &mut fresh)?;
-                        let fresh = Arc::new(fresh);
-                        if self.fill_cache {
-                            c.insert_zip_group(t.file_number, off, fresh.clone());
-                        }
-                        self.shared = Some(fresh);
-                    }
-                    None => t.decode_group(g, dctx, &mut self.decoded)?,
+            let decoded = match &t.cache {
+                Some(c) => {
+                    let (group, decoded) = t.cached_group(c, g, &mut self.dctx, self.fill_cache)?;
+                    self.shared = Some(group);
+                    decoded
                 }
+                None => {
+                    let dctx = dctx_of(&mut self.dctx, &t.path)?;
+                    t.decode_group(g, dctx, &mut self.decoded)?;
+                    true
+                }
+            };
+            if decoded {
                 t.stats.iter_groups.fetch_add(1, Ordering::Relaxed);
             }
             self.group = Some(g);

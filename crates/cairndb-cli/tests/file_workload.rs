@@ -293,6 +293,7 @@ fn missing_flags_files_and_bad_values_are_named() {
         ("--zip_dict_size=lots", "--zip_dict_size"),
         ("--zip_format_version=3", "--zip_format_version"),
         ("--zip_min_match=2", "--zip_min_match"),
+        ("--zip_level_gain=1", "--zip_level_gain"),
         ("--benchmarks=fillfile,readfilez", "readfilez"),
     ] {
         let err = fails(&["bench", bad, &flag("datafile", &f.data)]);
@@ -351,6 +352,7 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
         "--zip_sample_ratio=0.5",
         "--zip_level=3",
         "--zip_min_match=5",
+        "--zip_level_gain=0",
     ]);
     assert!(
         out.contains("Table format: zip from level 0"),
@@ -363,7 +365,7 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
     assert!(
         err.contains(
             "format_version: 2, dict_size: 4096, group_size: 8, sample_ratio: 0.5, \
-             compression_level: 3, min_match: 5"
+             compression_level: 3, min_match: 5, level_trial_gain: 0 }"
         ),
         "{err}"
     );

@@ -112,6 +112,15 @@ pub struct ZipTableOptions {
     /// Debian rows 2.5% smaller than level 9's own 5, and faster to build.
     /// Default 6.
     pub min_match: u32,
+    /// A build compresses a trial of its sampled groups at
+    /// `compression_level` and at `FAST_LEVEL` (1) with the table's
+    /// dictionary, and keeps `compression_level` only when it saves at least
+    /// this share of the trial's bytes; else the table's groups use level 1.
+    /// On rows whose content is mostly noise for the matcher (digits, ids,
+    /// hashes) the higher level saves 2-4% at 3-4x the build time; on
+    /// text it saves 10% or more. 0 always uses `compression_level`.
+    /// Default 0.05.
+    pub level_trial_gain: f64,
     /// Layout version of new zip tables (`docs/format/ziptable.md`): 2 (a
     /// large sampled dictionary stored compressed) or 1 (a zstd-trained
     /// dictionary; for readers that predate version 2). Default 2.
@@ -134,6 +143,7 @@ impl Default for ZipTableOptions {
             group_size: 16,
             compression_level: 9,
             min_match: 6,
+            level_trial_gain: 0.05,
             format_version: 2,
             soft_working_mem_limit: 64 << 20,
             hard_working_mem_limit: 256 << 20,
@@ -610,6 +620,9 @@ impl Options {
         let z = &self.zip;
         if z.dict_size > 16 << 20 {
             return bad("zip.dict_size", "must be at most 16 MiB");
+        }
+        if !(0.0..1.0).contains(&z.level_trial_gain) {
+            return bad("zip.level_trial_gain", "must be in [0, 1)");
         }
         if z.min_match != 0 && !(3..=7).contains(&z.min_match) {
             return bad("zip.min_match", "must be 0 or in 3..=7");

@@ -181,6 +181,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         compression_level: f.zip_level,
         format_version: f.zip_format_version,
         min_match: f.zip_min_match,
+        level_trial_gain: f.zip_level_gain,
         ..ZipTableOptions::default()
     };
     if f.table_format == TableFormat::Zip {
@@ -208,14 +209,15 @@ pub fn table_format_note(opts: &Options) -> String {
     let z = &opts.zip;
     format!(
         "--table_format/--zip_*: mapped to Options::table_format_per_level = [{}], \
-         Options::zip = {{ format_version: {}, dict_size: {}, group_size: {}, sample_ratio: {}, compression_level: {}, min_match: {} }}",
+         Options::zip = {{ format_version: {}, dict_size: {}, group_size: {}, sample_ratio: {}, compression_level: {}, min_match: {}, level_trial_gain: {} }}",
         levels.join(", "),
         z.format_version,
         z.dict_size,
         z.group_size,
         z.sample_ratio,
         z.compression_level,
-        z.min_match
+        z.min_match,
+        z.level_trial_gain
     )
 }
 

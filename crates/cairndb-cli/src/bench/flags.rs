@@ -191,6 +191,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_level",
     "zip_format_version",
     "zip_min_match",
+    "zip_level_gain",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -343,6 +344,9 @@ pub struct Flags {
     /// `--zip_min_match=N`: zstd's minimum match length for zip groups, 0
     /// for the level's own (CairnDB addition).
     pub zip_min_match: u32,
+    /// `--zip_level_gain=F`: the share of bytes `--zip_level` must save over
+    /// level 1 in a table's trial to be kept, 0 = always (CairnDB addition).
+    pub zip_level_gain: f64,
     /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
     /// not applied: left out, each engine keeps its own default, which for
     /// CairnDB is a filter of 0.02).
@@ -451,6 +455,7 @@ impl Default for Flags {
             zip_level: cairndb::ZipTableOptions::default().compression_level,
             zip_format_version: cairndb::ZipTableOptions::default().format_version,
             zip_min_match: cairndb::ZipTableOptions::default().min_match,
+            zip_level_gain: cairndb::ZipTableOptions::default().level_trial_gain,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
             enable_blob_files: false,
@@ -579,6 +584,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "zip_level"
         | "zip_format_version"
         | "zip_min_match"
+        | "zip_level_gain"
         | "datafile"
         | "keyfile"
         | "keyfields"
@@ -967,6 +973,15 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                         "flag --zip_min_match: must be 0 or in 3..=7 (got {v})"
                     ));
                 }
+            }
+            "zip_level_gain" => {
+                let r: f64 = parse_num(n, v)?;
+                if !(0.0..1.0).contains(&r) {
+                    return Err(format!(
+                        "flag --zip_level_gain: must be in [0, 1) (got {v})"
+                    ));
+                }
+                f.zip_level_gain = r;
             }
             "zip_format_version" => {
                 f.zip_format_version = parse_nonneg(n, v)? as u32;

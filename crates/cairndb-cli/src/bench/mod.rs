@@ -84,6 +84,9 @@ Table format (CairnDB only; other engines name them as not applicable):
   --zip_level=N              zstd level of the groups (default 9)
   --zip_min_match=N          zstd minimum match length, 0 = the level's
                              own (default 6)
+  --zip_level_gain=F         keep --zip_level for a table only when a trial
+                             shows it saves this share of bytes over level 1
+                             (default 0.05; 0 = always)
   --zip_format_version=1|2   layout of new zip tables (default 2)
 "#;
 
@@ -235,8 +238,8 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     if f.engine == "cairndb" {
         match f.table_format {
             cairndb::TableFormat::Zip => println!(
-                "Table format: zip from level {} (format version {}, dict {} bytes, group {}, sample ratio {}, zstd level {}, min match {})",
-                f.zip_from_level, f.zip_format_version, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level, f.zip_min_match
+                "Table format: zip from level {} (format version {}, dict {} bytes, group {}, sample ratio {}, zstd level {}, min match {}, level gain {})",
+                f.zip_from_level, f.zip_format_version, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level, f.zip_min_match, f.zip_level_gain
             ),
             cairndb::TableFormat::BlockBased => println!("Table format: block"),
         }

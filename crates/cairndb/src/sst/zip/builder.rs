@@ -112,9 +112,17 @@ const STAT_GROUP_EVERY: u64 = 16;
 /// Version 2: entropy samples stop growing at this many bytes.
 const STAT_SAMPLE_CAP: usize = 16 << 20;
 /// Version 2: zstd level of the packed sections (`ziptable.md`, "Packed
-/// sections"): the dictionary, key index, trailer and key-start arrays are
-/// a few percent of the input, so a slowish level costs little build time.
-const SECTION_LEVEL: i32 = 12;
+/// sections"): the dictionary, key index, trailer and key-start arrays.
+/// Level 12 made them 0.2% smaller but took a fifth of a table's build
+/// time on rows with many short records (sysbench's).
+const SECTION_LEVEL: i32 = 6;
+/// Version 2: the level a table's groups fall back to when the configured
+/// one does not pay for itself (`ZipTableOptions::level_trial_gain`).
+pub const FAST_LEVEL: i32 = 1;
+/// Version 2: input bytes of the level trial (whole sampled groups).
+const TRIAL_BYTES: usize = 512 << 10;
+/// Version 2: fewer sampled groups than this skip the level trial.
+const TRIAL_MIN_GROUPS: usize = 8;
 /// Version 2: dictionary id written into the formatted dictionary (frames
 /// carry none; a fixed value keeps builds byte-for-byte repeatable).
 const DICT_ID: u32 = 32768;
@@ -357,13 +365,15 @@ impl ZipTableBuilder {
         (d.len() >= 8).then_some(d)
     }
 
-    /// Version 2's dictionary (`ziptable.md`, "Dictionary section"): the
-    /// sampled values, thinned evenly to `dict_size`, as content, wrapped by
-    /// zstd with entropy tables computed from the entropy samples; the bare
-    /// content when zstd cannot finalise it.
-    fn sampled_dictionary(&mut self) -> Option<Vec<u8>> {
+    /// Version 2's dictionary (`ziptable.md`, "Dictionary section") and the
+    /// level of the groups: the sampled values, thinned evenly to
+    /// `dict_size`, as content, wrapped by zstd with entropy tables computed
+    /// from the entropy samples (the bare content when zstd cannot finalise
+    /// it); the level from [`choose_level`] on those samples.
+    fn sampled_dictionary(&mut self) -> (Option<Vec<u8>>, i32) {
+        let level = self.zip.compression_level;
         if self.zip.dict_size == 0 || self.samples.is_empty() {
-            return None;
+            return (None, level);
         }
         let samples = std::mem::take(&mut self.samples);
         let sizes = std::mem::take(&mut self.sample_sizes);
@@ -389,18 +399,17 @@ impl ZipTableBuilder {
             content.insert(0, 0);
         }
         if content.len() < 8 {
-            return None;
+            return (None, level);
         }
         let stats = std::mem::take(&mut self.stat_samples);
         let mut stat_sizes = std::mem::take(&mut self.stat_sizes);
         stat_sizes.retain(|&n| n > 0);
         if stat_sizes.is_empty() {
-            return Some(content);
+            return (Some(content), level);
         }
-        Some(
-            finalize_dictionary(&content, &stats, &stat_sizes, self.zip.compression_level)
-                .unwrap_or(content),
-        )
+        let level = choose_level(&self.zip, &content, &stats, &stat_sizes);
+        let dict = finalize_dictionary(&content, &stats, &stat_sizes, level).unwrap_or(content);
+        (Some(dict), level)
     }
 
     /// Writes everything and syncs the file.
@@ -423,13 +432,12 @@ impl ZipTableBuilder {
 
     fn write_all(&mut self) -> Result<TableFileInfo> {
         use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
-        let dict = if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS {
+        let (dict, level) = if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS {
             self.sampled_dictionary()
         } else {
-            self.train_dictionary()
+            (self.train_dictionary(), self.zip.compression_level)
         };
         let mut cctx = CCtx::create();
-        let level = self.zip.compression_level;
         for p in [
             CParameter::CompressionLevel(level),
             CParameter::Format(FrameFormat::Magicless),
@@ -637,6 +645,74 @@ impl Drop for ZipTableBuilder {
             self.env.budget.release(self.reserved);
             self.reserved = 0;
         }
+    }
+}
+
+/// The level of a table's groups (`ZipTableOptions::level_trial_gain`):
+/// compresses up to `TRIAL_BYTES` of the entropy samples (whole sampled
+/// groups, evenly spread; `sizes` bytes each) with `content` as a
+/// raw-content dictionary, at `compression_level` and at `FAST_LEVEL`, and
+/// keeps `compression_level` only when it saves at least the asked share.
+/// Deterministic: the same rows give the same level. Any zstd error keeps
+/// `compression_level`.
+fn choose_level(zip: &ZipTableOptions, content: &[u8], samples: &[u8], sizes: &[usize]) -> i32 {
+    use zstd::zstd_safe::{CCtx, CParameter, FrameFormat};
+    let level = zip.compression_level;
+    if zip.level_trial_gain <= 0.0 || level <= FAST_LEVEL || sizes.len() < TRIAL_MIN_GROUPS {
+        return level;
+    }
+    let total: usize = sizes.iter().sum();
+    // One group in `every`, so that about TRIAL_BYTES are compressed.
+    let every = total.div_ceil(TRIAL_BYTES).max(1);
+    let cctx_at = |l: i32| -> Option<CCtx<'static>> {
+        let mut c = CCtx::create();
+        for p in [
+            CParameter::CompressionLevel(l),
+            CParameter::Format(FrameFormat::Magicless),
+            CParameter::ContentSizeFlag(false),
+            CParameter::ChecksumFlag(false),
+            CParameter::DictIdFlag(false),
+        ] {
+            c.set_parameter(p).ok()?;
+        }
+        if zip.min_match != 0 {
+            c.set_parameter(CParameter::MinMatch(zip.min_match)).ok()?;
+        }
+        c.load_dictionary(content).ok()?;
+        Some(c)
+    };
+    let (Some(mut slow), Some(mut fast)) = (cctx_at(level), cctx_at(FAST_LEVEL)) else {
+        return level;
+    };
+    let (mut slow_bytes, mut fast_bytes) = (0usize, 0usize);
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    for (i, &n) in sizes.iter().enumerate() {
+        let Some(group) = samples.get(pos..pos + n) else {
+            break;
+        };
+        pos += n;
+        if i % every != 0 {
+            continue;
+        }
+        for (cctx, bytes) in [(&mut slow, &mut slow_bytes), (&mut fast, &mut fast_bytes)] {
+            out.clear();
+            out.reserve(zstd::zstd_safe::compress_bound(n));
+            match cctx.compress2(&mut out, group) {
+                // An incompressible group would be stored raw.
+                Ok(_) => *bytes += out.len().min(n),
+                Err(_) => return level,
+            }
+        }
+    }
+    if fast_bytes == 0 {
+        return level;
+    }
+    let saved = 1.0 - slow_bytes as f64 / fast_bytes as f64;
+    if saved >= zip.level_trial_gain {
+        level
+    } else {
+        FAST_LEVEL
     }
 }
 

@@ -763,3 +763,59 @@ fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
     }
     assert!(empty.is_empty());
 }
+
+/// Values of random digits in sysbench's `c` column shape: noise for the
+/// matcher, where zstd's higher levels save little.
+fn digit_rows(n: usize) -> Model {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut m = Vec::new();
+    for i in 0..n {
+        let mut v = Vec::with_capacity(120);
+        for g in 0..10 {
+            if g > 0 {
+                v.push(b'-');
+            }
+            for _ in 0..11 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                v.push(b'0' + (x % 10) as u8);
+            }
+        }
+        let uk = format!("r{i:08}").into_bytes();
+        m.push((make_internal_key(&uk, 5, ValueType::Value), v));
+    }
+    m
+}
+
+#[test]
+fn level_trial_keeps_the_slow_level_only_where_it_pays() {
+    let level_of = |m: &Model, gain: f64| {
+        let (fs, dir) = mem();
+        let zip = ZipTableOptions {
+            level_trial_gain: gain,
+            ..ZipTableOptions::default()
+        };
+        let p = build(&fs, &dir, m, zip, 1 << 30);
+        let t = open(&fs, &p).unwrap();
+        for (k, v) in m.iter().step_by(7) {
+            let got = t.get(k, true, |_, gv| gv.to_vec()).unwrap();
+            assert_eq!(got.as_deref(), Some(&v[..]));
+        }
+        let Table::Zip(z) = &*t else {
+            panic!("not a zip table")
+        };
+        z.meta().compression_level
+    };
+    let slow = ZipTableOptions::default().compression_level;
+    let digits = digit_rows(20_000);
+    assert_eq!(level_of(&digits, 0.05), builder::FAST_LEVEL, "noise rows");
+    assert_eq!(
+        level_of(&digits, 0.0),
+        slow,
+        "gain 0 always keeps the level"
+    );
+    let text = model(20_000);
+    assert_eq!(level_of(&text, 1e-9), slow, "any saving keeps the level");
+    assert_eq!(level_of(&text, 0.99), builder::FAST_LEVEL);
+}

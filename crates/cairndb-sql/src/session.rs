@@ -270,44 +270,57 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
-        let Some(mut p) = self.prepared.remove(&id) else {
+        let Some(p) = self.prepared.get(&id) else {
             return Err(SqlError::new(
                 1243,
                 "HY000",
                 format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             ));
         };
-        self.warnings.get_mut().clear();
-        self.params.clear();
-        self.params.extend_from_slice(params);
-        let r = if params.len() != p.params {
-            Err(SqlError::new(
+        if params.len() != p.params {
+            return Err(SqlError::new(
                 1210,
                 "HY000",
                 "Incorrect arguments to mysqld_stmt_execute",
-            ))
-        } else {
-            match &p.ast {
+            ));
+        }
+        self.warnings.get_mut().clear();
+        self.params.clear();
+        self.params.extend_from_slice(params);
+        // The statement stays in the map: executing a cached plan only
+        // clones its `Arc` (the parsed statement is large to move).
+        let epoch = self.db.epoch();
+        let p = &self.prepared[&id];
+        let plan = match &p.plan {
+            Some((e, d, plan)) if *e == epoch && *d == self.current_db => Some(plan.clone()),
+            _ => match &p.ast {
                 Some(ast) => {
-                    let epoch = self.db.epoch();
-                    let fresh =
-                        matches!(&p.plan, Some((e, d, _)) if *e == epoch && *d == self.current_db);
-                    if !fresh {
-                        p.plan = crate::plan::compile_with_order(self, ast, &p.order)?
-                            .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
+                    let compiled = crate::plan::compile_with_order(self, ast, &p.order)?
+                        .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
+                    let plan = compiled.as_ref().map(|(_, _, plan)| plan.clone());
+                    if let Some(p) = self.prepared.get_mut(&id) {
+                        p.plan = compiled;
                     }
-                    match &p.plan {
-                        Some((_, _, plan)) => {
-                            let plan = plan.clone();
-                            self.run_plan(&plan, out)
-                        }
-                        None => self.run_statement(ast, &p.order, out),
-                    }
+                    plan
                 }
-                None => self.run_pre(p.pre.clone(), out),
-            }
+                None => None,
+            },
         };
-        self.prepared.insert(id, p);
+        if let Some(plan) = plan {
+            return self.run_plan(&plan, out);
+        }
+        // No plan: statements run from their syntax tree, or pre-parsed
+        // forms. Taken out of the map while they run (they need the session).
+        let Some(p) = self.prepared.remove(&id) else {
+            return Ok(());
+        };
+        let r = match &p.ast {
+            Some(ast) => self.run_statement(ast, &p.order, out),
+            None => self.run_pre(p.pre.clone(), out),
+        };
+        // A statement that deallocated or replaced its own id while it ran
+        // keeps what it left.
+        self.prepared.entry(id).or_insert(p);
         r
     }
 

@@ -365,6 +365,29 @@ fn prepared_statements_cache_their_plan_and_follow_ddl() {
 }
 
 #[test]
+fn prepared_statement_survives_an_execute_that_fails_to_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    setup(&mut s);
+    let p = s.prepare("SELECT c FROM sbtest1 WHERE id=?").unwrap();
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(7)], &mut c).unwrap();
+    q(&mut s, "DROP TABLE sbtest1");
+    let mut c = Collect::default();
+    let e = s.execute(p.id, &[Value::Int(7)], &mut c).unwrap_err();
+    assert_eq!(e.code, 1146, "{e:?}");
+    // The statement is still prepared: once the table is back, it runs.
+    q(
+        &mut s,
+        "CREATE TABLE sbtest1 (id INTEGER PRIMARY KEY, k INTEGER, c CHAR(120), pad CHAR(60))",
+    );
+    q(&mut s, "INSERT INTO sbtest1 VALUES (7, 0, 'c-007', '')");
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(7)], &mut c).unwrap();
+    assert_eq!(rows(&c), vec!["c-007"]);
+}
+
+#[test]
 fn unique_secondary_index_and_insert_variants() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::new(open(dir.path()), "root");

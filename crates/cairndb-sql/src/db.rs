@@ -274,6 +274,19 @@ impl SqlDb {
         self.schema_epoch.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Compacts the key range of each of the given index ids down to the
+    /// last level (OPTIMIZE TABLE).
+    pub(crate) fn compact_index_data(&self, ids: &[u32]) -> SqlResult<()> {
+        for &id in ids {
+            let mut lo = Vec::new();
+            keys::put_index_id(&mut lo, id);
+            let mut hi = Vec::new();
+            keys::put_index_id(&mut hi, id + 1);
+            self.db.db().compact_range(Some(&lo), Some(&hi))?;
+        }
+        Ok(())
+    }
+
     /// Deletes every key of the given index ids (DROP TABLE, TRUNCATE,
     /// DROP INDEX), in batches.
     pub(crate) fn delete_index_data(&self, ids: &[u32]) -> SqlResult<u64> {

@@ -298,6 +298,9 @@ pub enum Pre {
     /// A statement with nothing to do (comments only, `DO 0`, FLUSH,
     /// LOCK/UNLOCK TABLES...).
     Nothing,
+    /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
+    /// tables, each with its database when qualified.
+    Optimize(Vec<(Option<String>, String)>),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -358,7 +361,36 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             let (db, table) = qualified(&t, 1)?;
             Pre::Show(Show::Columns(false, db, table, None))
         }
-        "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE" | "OPTIMIZE" => Pre::Nothing,
+        "OPTIMIZE" => {
+            let mut i = 1;
+            if matches!(w(i).as_str(), "NO_WRITE_TO_BINLOG" | "LOCAL") {
+                i += 1;
+            }
+            if !matches!(w(i).as_str(), "TABLE" | "TABLES") {
+                return Err(SqlError::syntax(format!(
+                    "OPTIMIZE TABLE was expected: {body}"
+                )));
+            }
+            i += 1;
+            let mut tables = Vec::new();
+            loop {
+                let q = qualified(&t, i)?;
+                i += if q.0.is_some() { 3 } else { 1 };
+                tables.push(q);
+                if t.get(i) == Some(&Tok::Punct(",".into())) {
+                    i += 1;
+                    continue;
+                }
+                if t.get(i).is_some_and(|x| *x != Tok::Punct(";".into())) {
+                    return Err(SqlError::syntax(format!(
+                        "unexpected text after the tables: {body}"
+                    )));
+                }
+                break;
+            }
+            Pre::Optimize(tables)
+        }
+        "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
         _ => Pre::Sql(rewrite(body)),
     })
 }

@@ -1242,3 +1242,45 @@ fn only_current_lockless_key_point_reads_are_quick() {
     s.execute(point, &[Value::Int(7)], &mut c).unwrap();
     assert!(s.is_quick_read(point));
 }
+
+#[test]
+fn optimize_table_compacts_the_tables_rows_to_the_last_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    q(&mut s, "DELETE FROM sbtest1 WHERE id > 50");
+    db.engine().db().flush().unwrap();
+    let at = |level: usize| {
+        db.engine()
+            .db()
+            .property(&format!("cairndb.num-files-at-level{level}"))
+            .unwrap()
+    };
+    assert_ne!(at(0), "0", "the flush left a level-0 file");
+    let c = q(&mut s, "OPTIMIZE TABLE sbtest1");
+    assert_eq!(rows(&c), vec!["sbtest.sbtest1|optimize|status|OK"]);
+    assert_eq!(at(0), "0", "OPTIMIZE left files in level 0");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT COUNT(*), SUM(id) FROM sbtest1")),
+        vec!["50|1275"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT COUNT(*) FROM sbtest1 WHERE k = 3")),
+        vec!["5"]
+    );
+    // A missing table: an Error row and a failed status; the others run.
+    let c = q(
+        &mut s,
+        "OPTIMIZE NO_WRITE_TO_BINLOG TABLE nope, sbtest.sbtest1",
+    );
+    assert_eq!(
+        rows(&c),
+        vec![
+            "sbtest.nope|optimize|Error|Table 'sbtest.nope' doesn't exist",
+            "sbtest.nope|optimize|status|Operation failed",
+            "sbtest.sbtest1|optimize|status|OK",
+        ]
+    );
+    assert_eq!(err(&mut s, "OPTIMIZE sbtest1"), 1064);
+}

@@ -6,7 +6,8 @@
 # (mariadb-plugin-rocksdb), and `cairndb server`.
 #
 # For each server: one table of --table-size rows with its secondary index
-# (sysbench's prepare, timed), its size on disk after the load, then these
+# (sysbench's prepare, timed), its size on disk once the load has settled
+# (the data directory unchanged for 10 s, at most 120 s), then these
 # workloads on that table, 8 threads, --rand-type=uniform, a warm-up, then
 # the measured run:
 #   a  oltp_read_only --point_selects=100 --range_selects=off --skip_trx=on
@@ -363,6 +364,7 @@ bytes_of() { # DIR PATTERN
 
 tsv="$out/results.tsv"
 printf 'server\tworkload\tprepare_s\tdata_mb\ttable_mb\tqps\tp95_ms\tp99_ms\tpeak_mb\tnote\n' >"$tsv"
+: >"$out/settle.tsv"
 
 run_server() { # NAME
     local name="$1" dir="$out/$1"
@@ -399,8 +401,25 @@ run_server() { # NAME
         [ "$name" = myrocks ] &&
             mariadb --socket="$sock" -uroot -e "SET GLOBAL rocksdb_force_flush_memtable_now=1" >/dev/null 2>&1
     fi
-    sleep 2
-    size=$(du -sb "$dir/data" | awk '{ printf "%.1f", $1 / 1048576 }')
+    # Background work (compaction, purge, page flushes) goes on after the
+    # load: the size is taken once the data directory has not changed for
+    # 10 s (polled every second; at most 120 s), the same rule for every
+    # server.
+    local bytes last="" same=0 waited=0
+    while [ "$waited" -lt 120 ]; do
+        bytes=$(du -sb "$dir/data" | awk '{ print $1 }')
+        if [ "$bytes" = "$last" ]; then
+            same=$((same + 1))
+            [ "$same" -ge 10 ] && break
+        else
+            same=0
+            last=$bytes
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    printf '%s\t%s\n' "$name" "$waited" >>"$out/settle.tsv"
+    size=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1048576 }')
     # The table's own files: InnoDB's .ibd, MyRocks' and CairnDB's SSTs
     # (CairnDB's write-ahead log too, as rows may not be flushed yet).
     case "$name" in
@@ -460,7 +479,9 @@ done
     echo "  d = select_random_ranges 10 x 100; b = oltp_read_write 90 points + 10 non-index updates;"
     echo "  e = oltp_read_write defaults (run in the order a, c, d, b, e on the same table)"
     echo "- after the load: data MB is the whole data directory (logs, system tables); table MB the"
-    echo "  table's files (InnoDB sbtest1.ibd; MyRocks SSTs after a memtable flush; CairnDB SSTs and WAL)"
+    echo "  table's files (InnoDB sbtest1.ibd; MyRocks SSTs after a memtable flush; CairnDB SSTs and WAL),"
+    echo "  both taken once the directory has not changed for 10 s (at most 120 s after the load; waited:"
+    echo "  $(awk -F'\t' '{ printf "%s%s %s s", sep, $1, $2; sep = ", " }' "$out/settle.tsv" 2>/dev/null))"
     echo "- prepare: sysbench prepare (insert and index), 1 thread, seconds"
     [ -n "$cairndb_args" ] && echo "- cairndb server options: $cairndb_args"
     [ "${#warm_opt[@]}" = 0 ] && echo "- sysbench $(sysbench --version | awk '{ print $2 }') has no --warmup-time: each measured run follows an unmeasured run of ${warmup} s"

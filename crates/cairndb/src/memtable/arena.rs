@@ -6,7 +6,9 @@
 //! life: readers on other threads may hold it while the writer keeps
 //! allocating.
 //!
-//! Chunk sizes start small (4 KiB) and double up to [`MAX_CHUNK`] (4 MiB; chunks of 2 MiB or more are 2 MiB-aligned and advised for huge pages), so
+//! Chunk sizes start small (4 KiB) and double up to [`MAX_CHUNK`] (4 MiB;
+//! on Linux, chunks of 2 MiB or more are mappings of their own, 2 MiB-aligned
+//! and advised for huge pages, unmapped when the arena drops), so
 //! that a tiny memtable does not report megabytes of usage while a large one
 //! allocates rarely. A request larger than a quarter of the next chunk size
 //! gets a dedicated chunk of exactly its size, and the current chunk keeps its
@@ -26,9 +28,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub const MIN_CHUNK: usize = 4 << 10;
 /// Largest regular chunk; later chunks all have this size.
 pub const MAX_CHUNK: usize = 4 << 20;
-/// Chunks at least this large are aligned to it and, on Linux, marked for
-/// transparent huge pages: skiplist searches are chains of dependent random
-/// loads, and 2 MiB pages remove most of their TLB misses.
+/// Chunks at least this large are, on Linux, mappings of their own aligned
+/// to it and marked for transparent huge pages (see `map_huge`).
+#[cfg_attr(any(not(target_os = "linux"), miri), allow(dead_code))]
 const HUGE_PAGE: usize = 2 << 20;
 /// Alignment of every chunk, and the largest alignment `allocate` supports.
 pub const MAX_ALIGN: usize = 16;
@@ -41,7 +43,21 @@ struct State {
     /// Size of the next regular chunk.
     next_chunk: usize,
     /// Every chunk ever allocated, freed on drop.
-    chunks: Vec<(NonNull<u8>, Layout)>,
+    chunks: Vec<Chunk>,
+}
+
+/// Where a chunk's memory came from, so that drop gives it back there.
+enum Chunk {
+    /// From the global allocator, with this layout.
+    Heap(NonNull<u8>, Layout),
+    /// An anonymous mapping of its own of this many bytes (a multiple of
+    /// the page size), advised for huge pages. Not from the global
+    /// allocator: the advice stays with the address range, and a range
+    /// handed back to malloc would keep it and back later small, sparse
+    /// allocations with 2 MiB pages (the server's resident size grew by
+    /// tens of megabytes of `AnonHugePages` that way).
+    #[cfg(all(target_os = "linux", not(miri)))]
+    Mapped(NonNull<u8>, usize),
 }
 
 /// A bump allocator; see the module documentation.
@@ -137,40 +153,91 @@ impl Arena {
     }
 
     fn new_chunk(&self, st: &mut State, bytes: usize) -> *mut u8 {
-        let align = if bytes >= HUGE_PAGE {
-            HUGE_PAGE
-        } else {
-            MAX_ALIGN
-        };
-        let layout = Layout::from_size_align(bytes, align).expect("arena request too large");
+        #[cfg(all(target_os = "linux", not(miri)))]
+        if bytes >= HUGE_PAGE {
+            if let Some((p, len)) = map_huge(bytes) {
+                st.chunks.push(Chunk::Mapped(p, len));
+                self.usage.fetch_add(bytes, Ordering::Relaxed);
+                return p.as_ptr();
+            }
+            // The mapping failed: fall back to the allocator, unadvised.
+        }
+        let layout = Layout::from_size_align(bytes, MAX_ALIGN).expect("arena request too large");
         // SAFETY: `layout` has a non-zero size (callers never ask for 0 bytes).
         let p = unsafe { alloc(layout) };
         let p = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
-        // (Not under Miri, which cannot call madvise; the advice is a hint.)
-        #[cfg(all(target_os = "linux", not(miri)))]
-        if bytes >= HUGE_PAGE {
-            let len = bytes / HUGE_PAGE * HUGE_PAGE;
-            // SAFETY: `[p, p + len)` lies inside the allocation just made and
-            // is page-aligned (2 MiB); MADV_HUGEPAGE only changes how the
-            // kernel backs the range, never its contents or validity. The
-            // result is ignored: it is a hint.
-            unsafe {
-                libc::madvise(p.as_ptr() as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-            }
-        }
-        st.chunks.push((p, layout));
+        st.chunks.push(Chunk::Heap(p, layout));
         self.usage.fetch_add(bytes, Ordering::Relaxed);
         p.as_ptr()
     }
 }
 
+/// Maps `bytes` (rounded up to whole pages) of anonymous memory at a
+/// 2 MiB-aligned address and advises its whole 2 MiB pages for
+/// transparent huge pages: skiplist searches are chains of dependent
+/// random loads, and huge pages remove most of their TLB misses. Returns
+/// the start and the mapped length, or None if the kernel refuses.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn map_huge(bytes: usize) -> Option<(NonNull<u8>, usize)> {
+    const PAGE: usize = 4096;
+    let len = bytes.checked_add(PAGE - 1)? & !(PAGE - 1);
+    // Room to slide the start up to the next 2 MiB boundary.
+    let reserve = len.checked_add(HUGE_PAGE)?;
+    // SAFETY: an anonymous private mapping at an address of the kernel's
+    // choosing: no existing memory is touched.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            reserve,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let start = raw as usize;
+    let aligned = (start + HUGE_PAGE - 1) & !(HUGE_PAGE - 1);
+    let head = aligned - start;
+    let tail = reserve - head - len;
+    // SAFETY: `[start, start + reserve)` is the mapping just made; the head
+    // `[start, aligned)` and the tail `[aligned + len, start + reserve)` are
+    // page-aligned pieces of it that nothing uses, given back here. The
+    // madvise range lies inside `[aligned, aligned + len)`; MADV_HUGEPAGE
+    // only changes how the kernel backs it (a hint: its result is ignored).
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + len) as *mut libc::c_void, tail);
+        }
+        libc::madvise(
+            aligned as *mut libc::c_void,
+            len / HUGE_PAGE * HUGE_PAGE,
+            libc::MADV_HUGEPAGE,
+        );
+    }
+    NonNull::new(aligned as *mut u8).map(|p| (p, len))
+}
+
 impl Drop for Arena {
     fn drop(&mut self) {
-        for &(p, layout) in &self.state.get_mut().chunks {
-            // SAFETY: each chunk was allocated by `alloc` with exactly this
-            // layout and is freed once, here; `&mut self` means no reference
-            // into the arena survives.
-            unsafe { dealloc(p.as_ptr(), layout) };
+        for c in &self.state.get_mut().chunks {
+            match *c {
+                // SAFETY: each heap chunk was allocated by `alloc` with
+                // exactly this layout and is freed once, here; `&mut self`
+                // means no reference into the arena survives.
+                Chunk::Heap(p, layout) => unsafe { dealloc(p.as_ptr(), layout) },
+                // SAFETY: `[p, p + len)` is exactly what `map_huge` kept
+                // mapped, unmapped once, here; no reference into it survives.
+                #[cfg(all(target_os = "linux", not(miri)))]
+                Chunk::Mapped(p, len) => unsafe {
+                    libc::munmap(p.as_ptr() as *mut libc::c_void, len);
+                },
+            }
         }
     }
 }
@@ -231,5 +298,55 @@ mod tests {
         // SAFETY: `p` points to 5 MiB owned by the arena.
         unsafe { std::ptr::write_bytes(p, 1, 5 << 20) };
         assert_eq!(a.memory_usage(), before + (5 << 20));
+    }
+
+    /// Regression: memtable chunks advised for huge pages came from the
+    /// global allocator; once freed, their address ranges went back to
+    /// malloc with the advice still on them, and later small allocations
+    /// there were backed by 2 MiB pages (the server's resident memory grew
+    /// far beyond its heap). A huge chunk must go back to the kernel when
+    /// the arena drops. Checked in a child process of this test binary,
+    /// alone on its threads (no other test can map the freed range), after
+    /// raising glibc's mmap threshold the way a long-running process does
+    /// (so that malloc would keep a freed 4 MiB block).
+    #[cfg(all(target_os = "linux", not(miri)))]
+    #[test]
+    fn huge_page_chunks_go_back_to_the_kernel_on_drop() {
+        const CHILD: &str = "CAIRNDB_ARENA_UNMAP_CHILD";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "huge_page_chunks_go_back_to_the_kernel_on_drop",
+                    "--test-threads=1",
+                    "--nocapture",
+                ])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "child failed:\n{text}");
+            assert!(text.contains("1 passed"), "child ran nothing:\n{text}");
+            return;
+        }
+        // A freed mmapped block raises glibc's mmap threshold to its size.
+        drop(std::hint::black_box(vec![1u8; 16 << 20]));
+        let a = Arena::new();
+        let mut last = std::ptr::null_mut();
+        while a.memory_usage() < MAX_CHUNK * 2 {
+            // SAFETY: one thread, no concurrent allocate.
+            last = unsafe { a.allocate(1 << 10, 8) };
+        }
+        // SAFETY: `last` points to 1 KiB owned by the arena, in a 4 MiB chunk.
+        unsafe { std::ptr::write_bytes(last, 1, 1 << 10) };
+        let page = (last as usize) & !4095;
+        let mapped = |addr: usize| {
+            // SAFETY: msync only inspects the range; on an unmapped range
+            // it fails with ENOMEM and touches nothing.
+            unsafe { libc::msync(addr as *mut libc::c_void, 4096, libc::MS_ASYNC) == 0 }
+        };
+        assert!(mapped(page));
+        drop(a);
+        assert!(!mapped(page), "a dropped 4 MiB chunk is still mapped");
     }
 }

@@ -194,6 +194,7 @@ impl Settings {
 
 /// `cairndb server`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
+    tune_malloc();
     let s = Settings::from_args(&args)?;
     let datadir = s
         .datadir
@@ -223,6 +224,27 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     closed.map_err(|e| format!("closing {}: {e}", datadir.display()))?;
     eprintln!("cairndb server: shut down cleanly");
     Ok(())
+}
+
+/// Sets glibc malloc up for a long-running server whose memory must stay
+/// near what it uses. Measured under sysbench with a 128 MB block cache:
+/// glibc held 355 MB from the system for 186 MB in use, spread over a
+/// dozen per-thread arenas (one at 64 MB with 0.3 MB in use after a
+/// compaction), because freed large buffers (memtable chunks, compaction
+/// and zip-build buffers) stayed in the arena that made them once the
+/// dynamic mmap threshold had grown past their size. So: two arenas, and
+/// a fixed mmap threshold (which also fixes the trim threshold), so that
+/// blocks of 256 KiB or more are mappings of their own, unmapped on free.
+fn tune_malloc() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes malloc's tunables; it is called first
+    // thing in `server`, before the server makes any thread, and each call
+    // takes a valid option with a value in its range.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 20);
+    }
 }
 
 fn tokio_runtime() -> Result<tokio::runtime::Runtime, String> {

@@ -25,6 +25,7 @@ use cairndb::internals::blob::scan_file;
 use cairndb::internals::filename::parse_file_name;
 use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{parse_internal_key, ValueType};
+use cairndb::internals::sst::zip::format::SECTION_NAMES;
 use cairndb::internals::sst::Table;
 use cairndb::internals::version::set::read_manifest;
 use cairndb::internals::version::VersionEdit;
@@ -108,6 +109,27 @@ fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
     println!("  smallest key: {}", escape(&p.smallest_key));
     println!("  largest key: {}", escape(&p.largest_key));
     println!("  prefix extractor: {}", p.prefix_extractor_name);
+    if let Table::Zip(z) = &*table {
+        let m = z.meta();
+        println!(
+            "zip: version {}, {} records, {} keys, {} groups of {}, level {}",
+            z.format_version(),
+            m.num_records,
+            m.num_keys,
+            m.num_groups,
+            m.group_size,
+            m.compression_level
+        );
+        for (s, name) in m.sections.iter().zip(SECTION_NAMES) {
+            println!("  {name} section: {} bytes at {}", s.size, s.offset);
+        }
+        println!(
+            "  resident when open: {} bytes (key index {}, dictionary {})",
+            z.index_memory(),
+            z.key_index_len(),
+            z.dictionary_len()
+        );
+    }
     println!("entries:");
     let mut it = table.iter(false);
     it.seek_to_first();

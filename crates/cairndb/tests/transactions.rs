@@ -521,6 +521,42 @@ fn concurrent_increments_lose_no_update_under_flushes_optimistic() {
     increments_run(Flavour::Optimistic);
 }
 
+/// Compaction gives entries that every snapshot sees sequence number 0
+/// at the bottom level. An optimistic transaction without a snapshot
+/// tracks a key at the sequence of its first read; a newer write of that
+/// key by someone else, flushed and compacted to the bottom, must still
+/// fail its commit (it would have been zeroed to 0, below the tracked
+/// sequence, had the transaction held no snapshot).
+#[test]
+fn optimistic_conflict_survives_sequence_zeroing() {
+    let fs = MemFs::new();
+    let db = OptimisticTransactionDb::open("/db", quiet_options(&fs)).unwrap();
+    db.db().put(&wo(false), b"k", b"0").unwrap();
+    db.db().put(&wo(false), b"other", b"x").unwrap();
+    let mut txn = db.begin(&wo(false), &TransactionOptions::default());
+    assert_eq!(
+        txn.get_for_update(&r(), b"k", true).unwrap().as_deref(),
+        Some(&b"0"[..])
+    );
+    db.db().put(&wo(false), b"k", b"1").unwrap();
+    db.db().flush().unwrap();
+    db.db().compact_range(None, None).unwrap();
+    txn.put(b"k", b"from txn").unwrap();
+    match txn.commit() {
+        Err(Error::Busy { .. }) => {}
+        other => panic!("the write after the tracked read must conflict: {other:?}"),
+    }
+    assert_eq!(db.db().get(&r(), b"k").unwrap().as_deref(), Some(&b"1"[..]));
+    // With the transaction gone, the same data compacts to number 0, and
+    // a fresh transaction commits.
+    db.db().compact_range(None, None).unwrap();
+    let mut txn = db.begin(&wo(false), &TransactionOptions::default());
+    txn.get_for_update(&r(), b"k", true).unwrap();
+    txn.put(b"k", b"2").unwrap();
+    txn.commit().unwrap();
+    assert_eq!(db.db().get(&r(), b"k").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
 // ---------------------------------------------------------------------------
 // Deadlocks and lock timeouts
 

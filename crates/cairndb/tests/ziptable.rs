@@ -274,3 +274,105 @@ fn compact_range_deletes_its_inputs_before_returning() {
         .count();
     assert_eq!(on_disk, live, "obsolete tables left after compact_range");
 }
+
+/// (zeroed, numbered) entries over every table of `dir`.
+fn sequence_counts(fs: &dyn Fs, dir: &Path) -> (usize, usize) {
+    use cairndb::internals::iter::InternalIterator;
+    use cairndb::internals::key::parse_internal_key;
+    use cairndb::internals::sst::Table;
+    let (mut zero, mut numbered) = (0, 0);
+    for name in fs.list_dir(dir).unwrap() {
+        if let Some((FileType::Table, n)) = parse_file_name(&name) {
+            let t = Table::open(fs.open_random(&dir.join(&name)).unwrap(), n, None, None).unwrap();
+            let t = std::sync::Arc::new(t);
+            let mut it = t.iter(false);
+            it.seek_to_first();
+            while it.valid() {
+                match parse_internal_key(it.key()).unwrap().seq {
+                    0 => zero += 1,
+                    _ => numbered += 1,
+                }
+                it.next();
+            }
+            it.status().unwrap();
+        }
+    }
+    (zero, numbered)
+}
+
+#[test]
+fn bottom_level_sequence_numbers_are_zeroed_once_no_snapshot_needs_them() {
+    for zip in [false, true] {
+        let (fs, mut o) = common::mem_options();
+        if zip {
+            o.set_zip_from_level(1);
+        }
+        let dir = Path::new("/db");
+        let db = Db::open(dir, o.clone()).unwrap();
+        let wo = WriteOptions::default();
+        let n = 2000;
+        for i in 0..n {
+            db.put(&wo, &key(i), &value(i, 0)).unwrap();
+        }
+        let snap = db.snapshot();
+        for i in (0..n).step_by(4) {
+            db.put(&wo, &key(i), &value(i, 1)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        // What the snapshot sees is zeroed; the newer quarter is not.
+        let (zero, numbered) = sequence_counts(&fs, dir);
+        assert_eq!(
+            (zero, numbered),
+            (n as usize, n.div_ceil(4) as usize),
+            "zip {zip}"
+        );
+        let old = ReadOptions {
+            snapshot: Some(snap.clone()),
+            ..ReadOptions::default()
+        };
+        for i in 0..n {
+            let now = if i % 4 == 0 { value(i, 1) } else { value(i, 0) };
+            assert_eq!(db.get(&old, &key(i)).unwrap(), Some(value(i, 0)), "{i}");
+            assert_eq!(db.get(&ReadOptions::default(), &key(i)).unwrap(), Some(now));
+        }
+        drop((old, snap));
+        // New writes of the first and last keys make the next compaction
+        // rewrite every bottom table: the older versions go, and the rest
+        // is zeroed.
+        let last_key = (0..n).filter(|i| i % 7 == 6).max().unwrap();
+        for i in [0, last_key] {
+            db.put(&wo, &key(i), &value(i, 2)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        assert_eq!(sequence_counts(&fs, dir), (n as usize, 0), "zip {zip}");
+        for i in 0..n {
+            let now = match i {
+                _ if i == 0 || i == last_key => value(i, 2),
+                _ if i % 4 == 0 => value(i, 1),
+                _ => value(i, 0),
+            };
+            assert_eq!(db.get(&ReadOptions::default(), &key(i)).unwrap(), Some(now));
+        }
+        // Sequence numbers go on from where they were after a reopen.
+        let last = db.last_sequence();
+        db.close().unwrap();
+        drop(db);
+        let db = Db::open(dir, o).unwrap();
+        assert_eq!(db.last_sequence(), last);
+        db.put(&wo, &key(1), b"after").unwrap();
+        assert_eq!(db.last_sequence(), last + 1);
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(1)).unwrap(),
+            Some(b"after".to_vec())
+        );
+        db.compact_range(None, None).unwrap();
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(1)).unwrap(),
+            Some(b"after".to_vec())
+        );
+        assert_eq!(
+            db.get(&ReadOptions::default(), &key(2)).unwrap(),
+            Some(value(2, 0))
+        );
+    }
+}

@@ -176,7 +176,19 @@ pub fn input_iterator(
     Ok(MergingIterator::new(children))
 }
 
-/// Decides, entry by entry, what a compaction keeps.
+/// Decides, entry by entry, what a compaction keeps, and which kept
+/// entries lose their sequence number.
+///
+/// Sequence zeroing (RocksDB does the same at its bottommost level): when
+/// no level below the output holds any key of the compaction's range, an
+/// entry that every live snapshot sees (stripe 0) and that is not a
+/// tombstone is written with sequence number 0. Nothing can tell 0 from
+/// its real number any more: every snapshot is at or above both, no older
+/// version of the key is left anywhere to order against, and an
+/// optimistic transaction holds a snapshot from its first tracked key
+/// (`txn/mod.rs`), so a write it must see as a conflict is never zeroed.
+/// Zeroed trailers make the zip table's trailer array almost free and
+/// block-based keys more compressible.
 pub struct DropFilter<'a> {
     snapshots: &'a [SeqNo],
     version: &'a Version,
@@ -184,10 +196,16 @@ pub struct DropFilter<'a> {
     current_key: Vec<u8>,
     has_current: bool,
     last_stripe: usize,
+    /// Nothing below the output level overlaps the compaction's keys.
+    bottommost: bool,
+    /// The last kept entry may be written with sequence number 0.
+    zero_last: bool,
     /// Entries dropped as shadowed.
     pub dropped_shadowed: u64,
     /// Tombstones dropped.
     pub dropped_tombstones: u64,
+    /// Entries written with sequence number 0.
+    pub zeroed: u64,
 }
 
 impl<'a> DropFilter<'a> {
@@ -200,9 +218,30 @@ impl<'a> DropFilter<'a> {
             current_key: Vec::new(),
             has_current: false,
             last_stripe: usize::MAX,
+            bottommost: false,
+            zero_last: false,
             dropped_shadowed: 0,
             dropped_tombstones: 0,
+            zeroed: 0,
         }
+    }
+
+    /// Turns on sequence zeroing when no level below the output level
+    /// holds a key in `[smallest, largest]` (user keys): the compaction's
+    /// whole range.
+    pub fn zero_sequences_in(mut self, smallest: &[u8], largest: &[u8]) -> Self {
+        self.bottommost = (self.output_level + 1..NUM_LEVELS).all(|l| {
+            self.version
+                .overlapping_inputs(l, Some(smallest), Some(largest))
+                .is_empty()
+        });
+        self
+    }
+
+    /// True when the entry `keep` last kept is to be written with sequence
+    /// number 0 (see the type's doc).
+    pub fn zero_sequence(&self) -> bool {
+        self.zero_last
     }
 
     /// True when the entry (internal key `ikey`) must be kept. Entries arrive
@@ -233,6 +272,9 @@ impl<'a> DropFilter<'a> {
         } else {
             true
         };
+        self.zero_last =
+            keep && self.bottommost && stripe == 0 && p.vtype != ValueType::Deletion && p.seq != 0;
+        self.zeroed += self.zero_last as u64;
         self.last_stripe = stripe;
         Ok(keep)
     }
@@ -286,6 +328,54 @@ mod tests {
             run(&e, &[8]),
             vec![("a".into(), 9), ("a".into(), 7), ("c".into(), 5)]
         );
+    }
+
+    #[test]
+    fn bottommost_zeroes_what_every_snapshot_sees_but_not_tombstones() {
+        use ValueType::*;
+        let e = [
+            ("a", 9, Value),
+            ("a", 3, Value),
+            ("b", 8, Deletion),
+            ("b", 2, Value),
+            ("c", 5, BlobIndex),
+        ];
+        let zeroed = |snapshots: &[SeqNo], bottommost: bool| {
+            let v = Version::default();
+            let mut f = DropFilter::new(snapshots, &v, 1);
+            if bottommost {
+                f = f.zero_sequences_in(b"a", b"z");
+            }
+            let mut out = Vec::new();
+            for (k, s, t) in e {
+                if f.keep(&make_internal_key(k.as_bytes(), s, t)).unwrap() && f.zero_sequence() {
+                    out.push((k, s));
+                }
+            }
+            out
+        };
+        assert_eq!(zeroed(&[], true), vec![("a", 9), ("c", 5)]);
+        // A snapshot at 4 sees a@3 and b@2 only; a@9 and the tombstone
+        // b@8 keep their numbers, and so does c@5, newer than the snapshot.
+        assert_eq!(zeroed(&[4], true), vec![("a", 3), ("b", 2)]);
+        assert_eq!(zeroed(&[], false), vec![]);
+        // A level below holding keys of the range turns zeroing off.
+        let mut v = Version::default();
+        v.files[2].push(Arc::new(FileMeta {
+            number: 7,
+            size: 100,
+            smallest: make_internal_key(b"m", 1, Value),
+            largest: make_internal_key(b"n", 1, Value),
+            smallest_seq: 1,
+            largest_seq: 1,
+            oldest_blob_file: 0,
+        }));
+        let mut f = DropFilter::new(&[], &v, 1).zero_sequences_in(b"a", b"z");
+        assert!(f.keep(&make_internal_key(b"a", 9, Value)).unwrap());
+        assert!(!f.zero_sequence());
+        let mut f = DropFilter::new(&[], &v, 1).zero_sequences_in(b"a", b"c");
+        assert!(f.keep(&make_internal_key(b"a", 9, Value)).unwrap());
+        assert!(f.zero_sequence(), "the file below is outside a..c");
     }
 
     #[test]

@@ -332,7 +332,16 @@ impl DbInner {
         let version = self.sv.read().version.clone();
         let snapshots = self.snapshots.all();
         let gc_cutoff = self.blob_gc_cutoff(&version);
+        let all_inputs = || c.inputs.iter().chain(&c.next_inputs);
         let mut filter = DropFilter::new(&snapshots, &version, out_level);
+        if let (Some(lo), Some(hi)) = (
+            all_inputs().map(|f| f.smallest_user_key()).min(),
+            all_inputs().map(|f| f.largest_user_key()).max(),
+        ) {
+            filter = filter.zero_sequences_in(lo, hi);
+        }
+        // The key of an entry written with sequence number 0.
+        let mut zeroed_key: Vec<u8> = Vec::new();
         let mut it = compaction::input_iterator(c, &self.table_cache)?;
         it.seek_to_first();
         let mut outputs: Vec<FileMeta> = Vec::new();
@@ -420,6 +429,15 @@ impl DbInner {
                         oldest_blob = target;
                     }
                 }
+                let key = if filter.zero_sequence() {
+                    let t = (crate::key::trailer(key) & 0xff) as u8;
+                    zeroed_key.clear();
+                    zeroed_key.extend_from_slice(uk);
+                    zeroed_key.extend_from_slice(&u64::from(t).to_le_bytes());
+                    &zeroed_key[..]
+                } else {
+                    key
+                };
                 if let Some((_, b)) = builder.as_mut() {
                     b.add(key, value)?;
                 }

@@ -143,6 +143,7 @@ impl Shared {
             writes: Arc::new(WriteSet::new()),
             locked: HashMap::new(),
             tracked: HashMap::new(),
+            track_floor: None,
             savepoints: Vec::new(),
             undo: Vec::new(),
             since_savepoint: Vec::new(),
@@ -434,6 +435,11 @@ pub struct Transaction {
     /// Optimistic: keys read for update or written -> the sequence they
     /// were read at.
     tracked: HashMap<Vec<u8>, SeqNo>,
+    /// Optimistic without a snapshot: a snapshot taken at the first
+    /// tracked key and held to the end, so that compaction never gives a
+    /// newer write of a tracked key sequence number 0 (which would hide
+    /// the conflict; see `compaction::DropFilter`).
+    track_floor: Option<Snapshot>,
     savepoints: Vec<SavePoint>,
     /// While a savepoint exists: (key, its write-set entry before).
     undo: Vec<Undo>,
@@ -560,7 +566,12 @@ impl Transaction {
                 if !self.tracked.contains_key(key) {
                     let seq = match &self.snapshot {
                         Some(snap) => snap.sequence(),
-                        None => s.db.last_sequence(),
+                        None => {
+                            // The floor first: the key's sequence is then
+                            // at or above it.
+                            self.track_floor.get_or_insert_with(|| s.db.snapshot());
+                            s.db.last_sequence()
+                        }
                     };
                     self.tracked.insert(key.to_vec(), seq);
                     if !self.savepoints.is_empty() {
@@ -902,6 +913,7 @@ impl Transaction {
         }
         self.locked.clear();
         self.tracked.clear();
+        self.track_floor = None;
         self.writes = Arc::new(WriteSet::new());
         self.savepoints.clear();
         self.undo.clear();

@@ -382,6 +382,11 @@ impl ZipTable {
         self.dict_len
     }
 
+    /// Bytes of the key index (the fst).
+    pub fn key_index_len(&self) -> u64 {
+        self.index.as_fst().as_bytes().len() as u64
+    }
+
     /// Bytes of the key index, decoded dictionary and in-memory arrays: what
     /// a reader needs resident besides the groups it touches.
     pub fn index_memory(&self) -> u64 {

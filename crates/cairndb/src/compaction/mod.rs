@@ -47,6 +47,12 @@ impl Compaction {
         (self.level + 1).min(NUM_LEVELS - 1)
     }
 
+    /// The smallest and largest user keys over both input levels; None
+    /// when there are no inputs.
+    pub fn user_key_range(&self) -> Option<(&[u8], &[u8])> {
+        user_key_range(self.inputs.iter().chain(&self.next_inputs))
+    }
+
     /// True when the inputs can move down without being rewritten: nothing
     /// in the next level overlaps them, and (for level 0, whose files may
     /// overlap) no two of them overlap each other, as after sequential
@@ -127,6 +133,15 @@ pub fn pick_range(
     Some(with_next_inputs(v, level, inputs, 0.0))
 }
 
+/// The smallest and largest user keys of `files`; None when empty.
+fn user_key_range<'a>(
+    files: impl Iterator<Item = &'a Arc<FileMeta>> + Clone,
+) -> Option<(&'a [u8], &'a [u8])> {
+    let lo = files.clone().map(|f| f.smallest_user_key()).min()?;
+    let hi = files.map(|f| f.largest_user_key()).max()?;
+    Some((lo, hi))
+}
+
 fn with_next_inputs(
     v: &Version,
     level: usize,
@@ -134,9 +149,8 @@ fn with_next_inputs(
     score: f64,
 ) -> Compaction {
     let next_inputs = if level + 1 < NUM_LEVELS {
-        let lo = inputs.iter().map(|f| f.smallest_user_key()).min();
-        let hi = inputs.iter().map(|f| f.largest_user_key()).max();
-        v.overlapping_inputs(level + 1, lo, hi)
+        let r = user_key_range(inputs.iter());
+        v.overlapping_inputs(level + 1, r.map(|r| r.0), r.map(|r| r.1))
     } else {
         Vec::new()
     };
@@ -204,8 +218,6 @@ pub struct DropFilter<'a> {
     pub dropped_shadowed: u64,
     /// Tombstones dropped.
     pub dropped_tombstones: u64,
-    /// Entries written with sequence number 0.
-    pub zeroed: u64,
 }
 
 impl<'a> DropFilter<'a> {
@@ -222,7 +234,6 @@ impl<'a> DropFilter<'a> {
             zero_last: false,
             dropped_shadowed: 0,
             dropped_tombstones: 0,
-            zeroed: 0,
         }
     }
 
@@ -263,9 +274,10 @@ impl<'a> DropFilter<'a> {
             false
         } else if p.vtype == ValueType::Deletion
             && stripe == 0
-            && !self
-                .version
-                .key_may_exist_below(self.output_level, p.user_key)
+            && (self.bottommost
+                || !self
+                    .version
+                    .key_may_exist_below(self.output_level, p.user_key))
         {
             self.dropped_tombstones += 1;
             false
@@ -274,7 +286,6 @@ impl<'a> DropFilter<'a> {
         };
         self.zero_last =
             keep && self.bottommost && stripe == 0 && p.vtype != ValueType::Deletion && p.seq != 0;
-        self.zeroed += self.zero_last as u64;
         self.last_stripe = stripe;
         Ok(keep)
     }

@@ -332,12 +332,8 @@ impl DbInner {
         let version = self.sv.read().version.clone();
         let snapshots = self.snapshots.all();
         let gc_cutoff = self.blob_gc_cutoff(&version);
-        let all_inputs = || c.inputs.iter().chain(&c.next_inputs);
         let mut filter = DropFilter::new(&snapshots, &version, out_level);
-        if let (Some(lo), Some(hi)) = (
-            all_inputs().map(|f| f.smallest_user_key()).min(),
-            all_inputs().map(|f| f.largest_user_key()).max(),
-        ) {
+        if let Some((lo, hi)) = c.user_key_range() {
             filter = filter.zero_sequences_in(lo, hi);
         }
         // The key of an entry written with sequence number 0.
@@ -430,10 +426,10 @@ impl DbInner {
                     }
                 }
                 let key = if filter.zero_sequence() {
-                    let t = (crate::key::trailer(key) & 0xff) as u8;
+                    // Sequence 0 keeps only the type byte of the trailer.
                     zeroed_key.clear();
                     zeroed_key.extend_from_slice(uk);
-                    zeroed_key.extend_from_slice(&u64::from(t).to_le_bytes());
+                    zeroed_key.extend_from_slice(&(crate::key::trailer(key) & 0xff).to_le_bytes());
                     &zeroed_key[..]
                 } else {
                     key

@@ -290,6 +290,18 @@ pub struct Options {
     pub zip: ZipTableOptions,
     /// Table readers kept open. Default 1000.
     pub max_open_files: usize,
+    /// Read block-based tables through a memory map of each open table
+    /// file instead of `pread`, as LevelDB does on 64-bit systems and
+    /// RocksDB's `allow_mmap_reads`: an uncompressed data block is used in
+    /// place (no copy, no block cache entry; the page cache holds it), a
+    /// compressed one is decompressed straight from the map into the block
+    /// cache. A block's checksum is verified the first time it is read
+    /// through the map (as a block cache verifies a block once when it
+    /// enters); compaction's scans keep using `pread` and verify every
+    /// block (`docs/format/sstable.md`, "Reading through a map"). The file-system contract is RocksDB's: a
+    /// table file truncated behind the engine's back faults the process.
+    /// Default true.
+    pub mmap_reads: bool,
     /// Treatment of a damaged WAL at recovery.
     pub wal_recovery_mode: WalRecoveryMode,
     /// Optional prefix extractor: enables prefix filters and prefix iteration.
@@ -298,7 +310,9 @@ pub struct Options {
     /// size the MANIFEST recorded, and refuse to open (Corruption naming
     /// the file) if one does not, instead of failing later on the reads
     /// that reach it (RocksDB's `paranoid_checks`). Block checksums are
-    /// verified on every block read either way. Default true.
+    /// verified either way: on every block read from the file, or once per
+    /// block and open table when reading through a map (see
+    /// [`Options::mmap_reads`]). Default true.
     pub paranoid_checks: bool,
     /// Sync the WAL in the background this often (0 = never; see docs/design.md). Default 0.
     pub wal_sync_interval: Duration,
@@ -388,6 +402,7 @@ impl Default for Options {
             table_format_per_level: Vec::new(),
             zip: ZipTableOptions::default(),
             max_open_files: 1000,
+            mmap_reads: true,
             wal_recovery_mode: WalRecoveryMode::PointInTimeRecovery,
             prefix_extractor: None,
             paranoid_checks: true,
@@ -453,6 +468,7 @@ impl std::fmt::Debug for Options {
             .field("table_format_per_level", &self.table_format_per_level)
             .field("zip", &self.zip)
             .field("max_open_files", &self.max_open_files)
+            .field("mmap_reads", &self.mmap_reads)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field(
                 "prefix_extractor",

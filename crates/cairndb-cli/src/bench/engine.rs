@@ -171,6 +171,9 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     } else {
         PrepopulateBlobCache::Disable
     };
+    if let Some(m) = f.mmap_read {
+        opts.mmap_reads = m;
+    }
     if let Some(w) = f.memtable_whole_key_filtering {
         opts.memtable_whole_key_filtering = w;
     }

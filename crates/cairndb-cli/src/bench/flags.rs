@@ -18,7 +18,6 @@ const LEGACY_FLAGS: &[&str] = &["writes_per_second", "hard_rate_limit", "disable
 /// Boolean flags of db_bench that we accept as `--flag` / `--noflag`
 /// even though they are ignored (so `--mmap_read` alone parses).
 const IGNORED_BOOLS: &[&str] = &[
-    "mmap_read",
     "mmap_write",
     "use_plain_table",
     "disable_seek_compaction",
@@ -73,7 +72,10 @@ const MAPPED: &[(&str, &str)] = &[
         "min_level_to_compress",
         "ignored: --compression_type applies to every level",
     ),
-    ("mmap_read", "ignored: CairnDB reads with pread"),
+    (
+        "mmap_read",
+        "mapped to Options::mmap_reads (left out, CairnDB uses true: LevelDB's default)",
+    ),
     (
         "memtable_bloom_size_ratio",
         "mapped to Options::memtable_prefix_bloom_size_ratio (whole-key filter; left out, CairnDB uses 0.02)",
@@ -353,6 +355,8 @@ pub struct Flags {
     pub memtable_bloom_size_ratio: Option<f64>,
     /// `--memtable_whole_key_filtering`, when given (as above).
     pub memtable_whole_key_filtering: Option<bool>,
+    /// `--mmap_read`, when given (CairnDB's default otherwise).
+    pub mmap_read: Option<bool>,
     /// `--enable_blob_files` (key-value separation).
     pub enable_blob_files: bool,
     /// `--min_blob_size`.
@@ -458,6 +462,7 @@ impl Default for Flags {
             zip_level_gain: cairndb::ZipTableOptions::default().level_trial_gain,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
+            mmap_read: None,
             enable_blob_files: false,
             min_blob_size: 0,
             blob_file_size: 256 << 20,
@@ -532,6 +537,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "transaction_set_snapshot"
         | "write_as_transaction"
         | "memtable_whole_key_filtering"
+        | "mmap_read"
         | "enable_blob_files"
         | "enable_blob_garbage_collection"
         | "use_blob_cache"
@@ -763,6 +769,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "sync" => f.sync = parse_bool(n, v)?,
             "memtable_whole_key_filtering" => {
                 f.memtable_whole_key_filtering = Some(parse_bool(n, v)?);
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "mmap_read" => {
+                f.mmap_read = Some(parse_bool(n, v)?);
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "enable_blob_files" => {

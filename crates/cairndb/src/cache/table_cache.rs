@@ -26,6 +26,7 @@ pub struct TableCache {
     block_cache: Option<Arc<BlockCache>>,
     prefix_extractor: Option<Arc<dyn SliceTransform>>,
     zip_stats: Arc<ZipStats>,
+    mmap_reads: bool,
 }
 
 impl TableCache {
@@ -37,6 +38,7 @@ impl TableCache {
         block_cache: Option<Arc<BlockCache>>,
         prefix_extractor: Option<Arc<dyn SliceTransform>>,
         zip_stats: Arc<ZipStats>,
+        mmap_reads: bool,
     ) -> TableCache {
         TableCache {
             fs,
@@ -45,6 +47,7 @@ impl TableCache {
             block_cache,
             prefix_extractor,
             zip_stats,
+            mmap_reads,
         }
     }
 
@@ -61,6 +64,7 @@ impl TableCache {
             self.block_cache.clone(),
             self.prefix_extractor.clone(),
             self.zip_stats.clone(),
+            self.mmap_reads,
         )?);
         self.tables.insert(file_number, table.clone());
         Ok(table)
@@ -116,6 +120,7 @@ mod tests {
             None,
             None,
             Arc::new(ZipStats::default()),
+            true,
         );
         let t1 = tc.get(1).unwrap();
         let t1b = tc.get(1).unwrap();

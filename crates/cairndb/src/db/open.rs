@@ -72,6 +72,7 @@ impl Db {
             block_cache.clone(),
             opts.prefix_extractor.clone(),
             zip_stats.clone(),
+            opts.mmap_reads,
         ));
 
         let blob_values = match opts.blob_cache {

@@ -75,6 +75,12 @@ pub trait RandomAccessFile: Send + Sync {
     fn size(&self) -> u64;
     /// The path this file was opened with.
     fn path(&self) -> &Path;
+    /// True when [`RandomAccessFile::map_all`] maps the file rather than
+    /// copying it, so reading through the map is cheaper than a `pread`
+    /// (block tables use the map then when `Options::mmap_reads` is on).
+    fn maps_natively(&self) -> bool {
+        false
+    }
     /// The whole file as one byte slice, for formats read in place (zip
     /// tables). The POSIX file system maps the file (`mmap`, advised for
     /// random access); the default reads it into memory.

@@ -249,6 +249,9 @@ impl RandomAccessFile for PosixRandom {
     fn path(&self) -> &Path {
         &self.path
     }
+    fn maps_natively(&self) -> bool {
+        true
+    }
     fn map_all(&self) -> Result<super::FileBytes> {
         if self.size == 0 {
             return Ok(Arc::new(Vec::new()));

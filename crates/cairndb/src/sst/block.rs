@@ -25,6 +25,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::env::FileBytes;
 use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{compare_internal, TRAILER_LEN};
@@ -134,10 +135,22 @@ pub struct BlockOrigin {
     pub offset: u64,
 }
 
+/// What keeps a block's bytes alive: its own buffer (read with `pread` or
+/// decompressed), or the mapped table file it points into.
+enum BlockOwner {
+    Heap(#[expect(dead_code, reason = "owns the bytes `Block::ptr` points at")] Vec<u8>),
+    File(#[expect(dead_code, reason = "owns the bytes `Block::ptr` points at")] FileBytes),
+}
+
 /// One decoded block: the uncompressed bytes plus the parsed restart array
-/// bounds.
+/// bounds. The bytes are either the block's own buffer or a range of a
+/// mapped table file (no copy; `docs/format/sstable.md`, "Reading through a
+/// map").
 pub struct Block {
-    data: Vec<u8>,
+    /// Start of the block's bytes, owned by `owner` (see [`Block::data`]).
+    ptr: *const u8,
+    len: usize,
+    owner: BlockOwner,
     restarts_offset: usize,
     num_restarts: usize,
     origin: BlockOrigin,
@@ -146,16 +159,83 @@ pub struct Block {
 impl std::fmt::Debug for Block {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Block")
-            .field("len", &self.data.len())
+            .field("len", &self.len)
+            .field("mapped", &matches!(self.owner, BlockOwner::File(_)))
             .field("num_restarts", &self.num_restarts)
             .field("origin", &self.origin)
             .finish()
     }
 }
 
+// SAFETY: `ptr` points into memory owned by `owner`, which is immutable for
+// the block's life (a `Vec` that is never touched again, or a read-only file
+// map); sharing or sending a `&[u8]` of it is safe, and both owners are
+// `Send + Sync`. Exercised by every block test (heap) and by
+// `sst::table::tests::mapped_reads_match_pread_reads` (map).
+unsafe impl Send for Block {}
+// SAFETY: as for `Send` above: the bytes are never written after construction.
+unsafe impl Sync for Block {}
+
 impl Block {
     /// Validates and wraps block bytes read from `origin`.
     pub fn new(data: Vec<u8>, origin: BlockOrigin) -> Result<Block> {
+        let (restarts_offset, num_restarts) = Self::check(&data, &origin)?;
+        // Moving the vector into the owner does not move its heap buffer.
+        let (ptr, len) = (data.as_ptr(), data.len());
+        Ok(Block {
+            ptr,
+            len,
+            owner: BlockOwner::Heap(data),
+            restarts_offset,
+            num_restarts,
+            origin,
+        })
+    }
+
+    /// Validates and wraps `len` bytes at `start` of a mapped file, without
+    /// copying them. A range outside the file is a `Corruption` error.
+    pub fn new_mapped(
+        file: FileBytes,
+        start: usize,
+        len: usize,
+        origin: BlockOrigin,
+    ) -> Result<Block> {
+        let data = start
+            .checked_add(len)
+            .and_then(|end| file.get(start..end))
+            .ok_or_else(|| {
+                Error::corruption(
+                    &*origin.path,
+                    origin.offset,
+                    format!(
+                        "block of {len} bytes runs past the end of the mapped file ({} bytes)",
+                        file.len()
+                    ),
+                )
+            })?;
+        let (restarts_offset, num_restarts) = Self::check(data, &origin)?;
+        let ptr = data.as_ptr();
+        Ok(Block {
+            ptr,
+            len,
+            owner: BlockOwner::File(file),
+            restarts_offset,
+            num_restarts,
+            origin,
+        })
+    }
+
+    /// The block's bytes.
+    #[inline]
+    fn data(&self) -> &[u8] {
+        // SAFETY: `ptr..ptr + len` was a valid `&[u8]` when the block was
+        // made, and `owner` keeps that memory alive and unchanged for as long
+        // as `self` lives (see the `Send` impl above).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// Checks the restart array of `data`: (restarts offset, restart count).
+    fn check(data: &[u8], origin: &BlockOrigin) -> Result<(usize, usize)> {
         let bad = |what: String| Error::corruption(&*origin.path, origin.offset, what);
         let Some(&n) = data.last_chunk::<4>() else {
             return Err(bad(format!("block too short ({} bytes)", data.len())));
@@ -186,17 +266,12 @@ impl Block {
         if num_restarts == 0 && restarts_offset != 0 {
             return Err(bad("block has entries but no restart points".into()));
         }
-        Ok(Block {
-            data,
-            restarts_offset,
-            num_restarts,
-            origin,
-        })
+        Ok((restarts_offset, num_restarts))
     }
 
     /// Bytes held in memory (used as the cache weight).
     pub fn size(&self) -> usize {
-        self.data.len()
+        self.len
     }
 
     /// Where this block was read from.
@@ -212,7 +287,7 @@ impl Block {
     /// Offset of restart point `i` (`i < num_restarts`, so in range: `new`
     /// checked the array fits; 0 otherwise).
     fn restart_point(&self, i: usize) -> usize {
-        self.data
+        self.data()
             .get(self.restarts_offset + i * 4..)
             .and_then(|s| s.first_chunk::<4>())
             .map_or(0, |b| u32::from_le_bytes(*b) as usize)
@@ -220,7 +295,7 @@ impl Block {
 
     /// Decodes the entry header at `off`: (shared, unshared, value_len, header_len).
     fn decode_entry(&self, off: usize) -> Option<(usize, usize, usize, usize)> {
-        let area = self.data.get(off..self.restarts_offset)?;
+        let area = self.data().get(off..self.restarts_offset)?;
         // Fast path: all three lengths fit in one byte each (small keys and
         // values: nearly every entry of a typical block).
         if let [s0, u0, v0, ..] = *area {
@@ -342,7 +417,7 @@ impl BlockIter {
         }
         let kstart = off + hdr;
         // decode_entry checked hdr + unshared + vlen fits.
-        let Some(tail) = self.block.data.get(kstart..kstart + unshared) else {
+        let Some(tail) = self.block.data().get(kstart..kstart + unshared) else {
             self.corrupt(off, "block key runs past the entries");
             return false;
         };
@@ -362,13 +437,29 @@ impl BlockIter {
         true
     }
 
+    /// The ordinal of the current entry when it is a restart point (always,
+    /// in a block written with restart interval 1, such as an index block);
+    /// `None` when invalid or between restart points.
+    #[inline]
+    pub fn restart_ordinal(&self) -> Option<usize> {
+        (self.current < self.block.restarts_offset
+            && self.restart_index < self.block.num_restarts
+            && self.block.restart_point(self.restart_index) == self.current)
+            .then_some(self.restart_index)
+    }
+
+    /// Restart points in the block (its entry count when every entry is one).
+    pub fn num_restarts(&self) -> usize {
+        self.block.num_restarts
+    }
+
     /// The full key stored at restart point `i` (restart entries share nothing).
     fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
         let off = self.block.restart_point(i);
         match self.block.decode_entry(off) {
             Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => self
                 .block
-                .data
+                .data()
                 .get(off + hdr..off + hdr + unshared)
                 .ok_or(off),
             _ => Err(off),
@@ -456,7 +547,7 @@ impl InternalIterator for BlockIter {
 
     fn value(&self) -> &[u8] {
         self.block
-            .data
+            .data()
             .get(self.value_start..self.value_end)
             .unwrap_or(&[])
     }
@@ -603,7 +694,7 @@ pub(crate) mod tests {
     fn corrupt_blocks_never_panic() {
         for interval in [1, 2, 4] {
             let (block, _) = build(12, interval);
-            let data = block.data.clone();
+            let data = block.data().to_vec();
             for len in 0..data.len() {
                 exercise(data[..len].to_vec());
             }

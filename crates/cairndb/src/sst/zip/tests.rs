@@ -723,6 +723,7 @@ fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
                 Some(cache.clone()),
                 None,
                 stats.clone(),
+                false,
             )
             .unwrap(),
         )

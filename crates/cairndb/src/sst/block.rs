@@ -453,6 +453,53 @@ impl BlockIter {
         self.block.num_restarts
     }
 
+    /// Positions at the first entry `>= target`, given that every restart
+    /// key before restart point `lo` is `< target` and every one from `hi`
+    /// on is `> target` (a caller that knows nothing passes `0, usize::MAX`;
+    /// see `BlockTable`'s index prefixes). Only restart points in
+    /// `lo - 1 ..= hi - 1` are searched.
+    pub fn seek_between(&mut self, target: &[u8], lo: usize, hi: usize) {
+        let n = self.block.num_restarts;
+        if n == 0 || self.status.is_some() {
+            self.invalidate();
+            return;
+        }
+        // Last restart point whose key is < target.
+        let mut left = lo.min(n).saturating_sub(1);
+        let mut right = hi.min(n).saturating_sub(1).max(left);
+        while left < right {
+            let mid = (left + right).div_ceil(2);
+            match self.restart_key(mid) {
+                Ok(k) => {
+                    if compare_internal(k, target) == Ordering::Less {
+                        left = mid;
+                    } else {
+                        right = mid - 1;
+                    }
+                }
+                Err(off) => {
+                    self.corrupt(off, "bad block entry at restart point");
+                    return;
+                }
+            }
+        }
+        self.seek_to_restart_point(left);
+        while self.parse_next_key() {
+            if compare_internal(&self.key, target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    /// The full keys at every restart point, in order, handed to `f`;
+    /// stops at the first damaged one and reports its offset.
+    pub fn for_each_restart_key(&self, mut f: impl FnMut(&[u8])) -> std::result::Result<(), usize> {
+        for i in 0..self.block.num_restarts {
+            f(self.restart_key(i)?);
+        }
+        Ok(())
+    }
+
     /// The full key stored at restart point `i` (restart entries share nothing).
     fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
         let off = self.block.restart_point(i);
@@ -491,35 +538,7 @@ impl InternalIterator for BlockIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        if self.block.num_restarts == 0 || self.status.is_some() {
-            self.invalidate();
-            return;
-        }
-        // Last restart point whose key is < target.
-        let mut left = 0usize;
-        let mut right = self.block.num_restarts - 1;
-        while left < right {
-            let mid = (left + right).div_ceil(2);
-            match self.restart_key(mid) {
-                Ok(k) => {
-                    if compare_internal(k, target) == Ordering::Less {
-                        left = mid;
-                    } else {
-                        right = mid - 1;
-                    }
-                }
-                Err(off) => {
-                    self.corrupt(off, "bad block entry at restart point");
-                    return;
-                }
-            }
-        }
-        self.seek_to_restart_point(left);
-        while self.parse_next_key() {
-            if compare_internal(&self.key, target) != Ordering::Less {
-                return;
-            }
-        }
+        self.seek_between(target, 0, usize::MAX);
     }
 
     fn next(&mut self) {

@@ -257,6 +257,11 @@ pub struct BlockTable {
     prefix_filter_usable: bool,
     /// The whole file mapped, when blocks are read through a map.
     map: Option<FileBytes>,
+    /// A compact search array over the index block's keys, so that a seek
+    /// touches a few cache lines instead of decoding about log2(blocks)
+    /// entries spread over the index block. `None` when the index is
+    /// damaged (seeks then search the block itself and report it).
+    index_prefixes: Option<IndexPrefixes>,
     /// One bit per data block (by its index entry's ordinal): set once the
     /// block's checksum was verified through the map. Empty when the index
     /// block does not have one restart point per entry (ordinals unknown):
@@ -324,7 +329,9 @@ impl BlockTable {
             prefix_filter_usable: false,
             map: None,
             verified: Box::new([]),
+            index_prefixes: None,
         };
+        t.index_prefixes = IndexPrefixes::build(&t.index);
         t.prefix_filter_usable = match &prefix_extractor {
             Some(pe) => {
                 !t.props.prefix_extractor_name.is_empty()
@@ -509,7 +516,7 @@ impl BlockTable {
         }
         let (ibuf, mut dbuf) = GET_KEY_BUFS.with(|c| c.take());
         let mut index_it = BlockIter::with_key_buf(self.index.clone(), ibuf);
-        index_it.seek(lookup_ikey);
+        self.seek_index(&mut index_it, lookup_ikey);
         let mut f = Some(f);
         let mut result = Ok(None);
         while index_it.valid() {
@@ -546,6 +553,17 @@ impl BlockTable {
         let ibuf = index_it.into_key_buf();
         GET_KEY_BUFS.with(|c| c.set((ibuf, dbuf)));
         result
+    }
+
+    /// Positions `index_it` (over this table's index block) at the first
+    /// index entry `>= target`, narrowed by the index prefixes.
+    #[inline]
+    fn seek_index(&self, index_it: &mut BlockIter, target: &[u8]) {
+        let (lo, hi) = match &self.index_prefixes {
+            Some(p) => p.bounds(key::user_key(target)),
+            None => (0, usize::MAX),
+        };
+        index_it.seek_between(target, lo, hi);
     }
 
     /// A two-level iterator over the whole table.
@@ -623,6 +641,110 @@ impl BlockTable {
         }
         it.status()?;
         Ok(n)
+    }
+}
+
+/// Fixed-width search keys for an index block's restart points (one per
+/// entry in the index blocks we write). Every index key but possibly the
+/// last few (the last separator is often a short successor such as `u`
+/// for keys that start with `tenant-`) starts with the user-key bytes
+/// `shared`; for each of those, the 8 bytes that follow, big-endian and
+/// padded with zeros, make a word. That map is monotone in key order, so a
+/// binary search over the words brackets a target's entry between `lo`
+/// (every restart key before it is smaller than the target) and `hi`
+/// (every one from it on is larger), and the block search only decodes keys
+/// inside the bracket: usually one or two. The keys after the words (which
+/// do not start with `shared`) are larger than every key that does.
+struct IndexPrefixes {
+    /// User-key bytes the first `words.len()` index keys start with.
+    shared: Box<[u8]>,
+    /// One word per restart point that starts with `shared`, in order.
+    words: Box<[u64]>,
+    /// Restart points in the index block.
+    n: usize,
+}
+
+impl IndexPrefixes {
+    /// Longest shared prefix kept (keys sharing more are rare; a shorter
+    /// one only widens the brackets).
+    const MAX_SHARED: usize = 64;
+
+    fn build(index: &Arc<Block>) -> Option<IndexPrefixes> {
+        let it = index.iter();
+        let n = it.num_restarts();
+        // The prefix shared by the first key and the second-to-last (the
+        // last alone when there is one key).
+        let probe = n.saturating_sub(2);
+        let mut first: Option<Vec<u8>> = None;
+        let mut shared_len = 0;
+        let mut i = 0;
+        it.for_each_restart_key(|k| {
+            let u = key::user_key(k);
+            if i == 0 {
+                first = Some(u.to_vec());
+                shared_len = u.len();
+            }
+            if i == probe {
+                if let Some(f) = &first {
+                    shared_len = f.iter().zip(u).take_while(|(a, b)| a == b).count();
+                }
+            }
+            i += 1;
+        })
+        .ok()?;
+        let first = first?;
+        let shared: Box<[u8]> = first.get(..shared_len.min(Self::MAX_SHARED))?.into();
+        let mut words = Vec::with_capacity(n);
+        let mut sharing = true;
+        it.for_each_restart_key(|k| {
+            let u = key::user_key(k);
+            sharing = sharing && u.starts_with(&shared);
+            if sharing {
+                words.push(Self::word(u.get(shared.len()..).unwrap_or_default()));
+            }
+        })
+        .ok()?;
+        Some(IndexPrefixes {
+            shared,
+            words: words.into_boxed_slice(),
+            n,
+        })
+    }
+
+    /// The first 8 bytes of `tail`, big-endian, zero-padded.
+    #[inline]
+    fn word(tail: &[u8]) -> u64 {
+        let mut b = [0u8; 8];
+        let n = tail.len().min(8);
+        if let (Some(dst), Some(src)) = (b.get_mut(..n), tail.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        u64::from_be_bytes(b)
+    }
+
+    /// `(lo, hi)` restart points bracketing `user_key` (see the type doc).
+    #[inline]
+    fn bounds(&self, user_key: &[u8]) -> (usize, usize) {
+        let m = self.words.len();
+        let s = self.shared.len();
+        let head = user_key.get(..s.min(user_key.len())).unwrap_or_default();
+        match head.cmp(self.shared.get(..head.len()).unwrap_or_default()) {
+            std::cmp::Ordering::Less => return (0, 0),
+            // Past every key that starts with `shared`: among the rest.
+            std::cmp::Ordering::Greater => return (m, self.n),
+            // A proper prefix of the shared bytes sorts before every key.
+            std::cmp::Ordering::Equal if user_key.len() < s => return (0, 0),
+            std::cmp::Ordering::Equal => {}
+        }
+        let w = Self::word(user_key.get(s..).unwrap_or_default());
+        let lo = self.words.partition_point(|&x| x < w);
+        let hi = lo
+            + self
+                .words
+                .get(lo..)
+                .unwrap_or_default()
+                .partition_point(|&x| x <= w);
+        (lo, hi)
     }
 }
 
@@ -831,7 +953,7 @@ impl InternalIterator for BlockTableIter {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.index.seek(target);
+        self.table.seek_index(&mut self.index, target);
         if self.load_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek(target);
@@ -1142,6 +1264,70 @@ mod tests {
             .to_string()
             .contains("checksum mismatch"));
         assert!(m.verify_checksums().is_err());
+    }
+
+    /// Seeks and gets through the index prefixes must land where a plain
+    /// search of the index block lands, for targets inside, between,
+    /// before and after the keys, and sharing more or less of their prefix.
+    #[test]
+    fn index_prefix_search_matches_plain_index_search() {
+        let mut o = opts(CompressionType::None);
+        o.block_size = 128;
+        for (shared, n) in [("", 3000usize), ("tenant-000042/", 3000), ("x", 1)] {
+            let fs = MemFs::new();
+            let path = PathBuf::from("/db/000007.sst");
+            let k = |i: usize| format!("{shared}{:06}", i * 3).into_bytes();
+            let f = fs.create(&path).unwrap();
+            let mut b = TableBuilder::new(o.clone(), f);
+            for i in 0..n {
+                b.add(&make_internal_key(&k(i), 5, ValueType::Value), &k(i))
+                    .unwrap();
+            }
+            b.finish().unwrap();
+            let fast = open(&fs, &path, None).unwrap();
+            let p = fast.index_prefixes.as_ref().expect("prefixes built");
+            if n > 1 {
+                assert!(p.shared.starts_with(shared.as_bytes()), "{:?}", p.shared);
+            }
+            assert!(p.words.len() + 1 >= p.n);
+            let mut plain = open(&fs, &path, None).unwrap();
+            Arc::get_mut(&mut plain).unwrap().index_prefixes = None;
+            let mut targets: Vec<Vec<u8>> = Vec::new();
+            for i in 0..n + 2 {
+                let base = format!("{shared}{:06}", i * 3);
+                targets.push(base.clone().into_bytes());
+                targets.push(format!("{shared}{:06}", i * 3 + 1).into_bytes());
+                targets.push(format!("{base}\x00").into_bytes());
+                targets.push(base.as_bytes()[..base.len() - 1].to_vec());
+            }
+            for extra in [
+                "",
+                "a",
+                "t",
+                "tenant",
+                "tenant-000041/9",
+                "tenant-000043",
+                "z",
+                "\u{ff}",
+            ] {
+                targets.push(extra.as_bytes().to_vec());
+            }
+            let (mut fi, mut pi) = (fast.iter(true), plain.iter(true));
+            for t in &targets {
+                for seq in [0u64, 5, 9] {
+                    let ik = make_internal_key(t, seq, ValueType::Value);
+                    fi.seek(&ik);
+                    pi.seek(&ik);
+                    assert_eq!(fi.valid(), pi.valid(), "target {t:?}");
+                    if fi.valid() {
+                        assert_eq!(fi.key(), pi.key(), "target {t:?}");
+                    }
+                    let a = fast.get(&ik, true, |gk, _| gk.to_vec()).unwrap();
+                    let b = plain.get(&ik, true, |gk, _| gk.to_vec()).unwrap();
+                    assert_eq!(a, b, "target {t:?}");
+                }
+            }
+        }
     }
 
     #[test]

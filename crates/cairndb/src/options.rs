@@ -324,6 +324,17 @@ pub struct Options {
     /// recycled log is a whole memtable's worth of dead bytes on disk, and
     /// synced writes already go into zero-filled WAL space (docs/format/wal.md).
     pub recycle_log_file_num: usize,
+    /// Write the WAL through a shared memory map of the log file instead of
+    /// a `write` per write group: a record becomes a memory copy into the
+    /// page cache, which a process crash keeps just as it keeps a `write`;
+    /// `sync` (and every synced write) is still one `fdatasync`. Space is
+    /// reserved with `fallocate` 4 MiB at a time before any byte of a
+    /// record is copied, so a full disk fails the write with an error
+    /// instead of a fault; on a file system without `fallocate` the log is
+    /// written with `write`. The log file then ends in zeros past its last
+    /// record, which recovery reads as the end of the log (docs/format/wal.md,
+    /// "Zero-filled space"). Default true.
+    pub wal_mmap_writes: bool,
     /// While level 0 is at or above `level0_slowdown_writes_trigger`, writes
     /// are paced to this many bytes per second (RocksDB's
     /// `delayed_write_rate`). Default 16 MiB/s.
@@ -408,6 +419,7 @@ impl Default for Options {
             paranoid_checks: true,
             wal_sync_interval: Duration::ZERO,
             recycle_log_file_num: 0,
+            wal_mmap_writes: true,
             delayed_write_rate: 16 << 20,
             info_log: true,
             keep_log_file_num: 10,
@@ -469,6 +481,7 @@ impl std::fmt::Debug for Options {
             .field("zip", &self.zip)
             .field("max_open_files", &self.max_open_files)
             .field("mmap_reads", &self.mmap_reads)
+            .field("wal_mmap_writes", &self.wal_mmap_writes)
             .field("wal_recovery_mode", &self.wal_recovery_mode)
             .field(
                 "prefix_extractor",

@@ -194,7 +194,7 @@ impl Db {
         }
         // A fresh WAL for new writes; the replayed ones become obsolete.
         let log_number = versions.new_file_number();
-        let mut writer = new_log(&fs, &path, log_number, None, max_seq)?;
+        let mut writer = new_log(&fs, &path, log_number, None, max_seq, opts.wal_mmap_writes)?;
         let records: Vec<Vec<u8>> = prepared.values().cloned().collect();
         relog_prepared(&mut writer, &records)?;
         edit.log_number = Some(log_number);

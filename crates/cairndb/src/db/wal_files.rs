@@ -23,14 +23,25 @@ pub(super) fn new_log(
     number: u64,
     reuse: Option<u64>,
     last_logged_seq: SeqNo,
+    mapped: bool,
 ) -> Result<LogWriter> {
     let path = filename::log_file_name(dir, number);
-    let mut w = match reuse {
-        Some(old) => LogWriter::new(
+    let mut w = match (reuse, mapped) {
+        (Some(old), false) => LogWriter::new(
             fs.reuse_writable(&filename::log_file_name(dir, old), &path)?,
             number,
         ),
-        None => LogWriter::new(fs.create(&path)?, number).with_preallocate(WAL_PREALLOCATE),
+        (Some(old), true) => LogWriter::new(
+            fs.reuse_log(&filename::log_file_name(dir, old), &path)?,
+            number,
+        ),
+        (None, false) => {
+            LogWriter::new(fs.create(&path)?, number).with_preallocate(WAL_PREALLOCATE)
+        }
+        // The mapped writer reserves its own space, window by window.
+        (None, true) => {
+            LogWriter::new(fs.create_log(&path)?, number).with_preallocate(WAL_PREALLOCATE)
+        }
     };
     fs.sync_dir(dir)?;
     let mut marker = WriteBatch::new();
@@ -167,7 +178,14 @@ impl DbInner {
                 // I/O, so this waits for no listing or unlink.
                 let mut pool = self.recycle_pool.lock();
                 let reuse = pool.pop();
-                new_log(&self.fs, &self.path, number, reuse, log.last_logged_seq)
+                new_log(
+                    &self.fs,
+                    &self.path,
+                    number,
+                    reuse,
+                    log.last_logged_seq,
+                    self.opts.wal_mmap_writes,
+                )
             })();
             let relog = self.prepared.lock().values().cloned().collect::<Vec<_>>();
             let writer = match fresh.and_then(|mut w| relog_prepared(&mut w, &relog).map(|()| w)) {

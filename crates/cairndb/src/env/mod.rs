@@ -21,6 +21,13 @@ use crate::error::{Error, Result};
 pub trait WritableFile: Send {
     /// Appends `data` at the end of the file.
     fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Appends `data` that the caller syncs right after. A file written
+    /// through a map writes it with `pwrite` instead, which spares the
+    /// write-protect fault a store into a page that the last sync cleaned
+    /// would take. Default: [`WritableFile::append`].
+    fn append_synced(&mut self, data: &[u8]) -> Result<()> {
+        self.append(data)
+    }
     /// Hands buffered bytes to the operating system (survives a process crash).
     fn flush(&mut self) -> Result<()>;
     /// Makes every appended byte durable (fdatasync; survives a power loss).
@@ -110,6 +117,20 @@ pub trait Fs: Send + Sync {
     /// written lets `fdatasync` skip the metadata update an append needs
     /// (this is how WAL files are recycled; see docs/format/wal.md).
     fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) a write-ahead log file. A file system may
+    /// write it through a shared memory map (`posix`: appends are memory
+    /// copies into the page cache, with no system call, and survive a
+    /// process crash like a `write`; `sync` is `fdatasync`). The file may
+    /// then end in zeros past the appended bytes, which log readers take
+    /// for the end of the log (docs/format/wal.md). Default: [`Fs::create`].
+    fn create_log(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.create(path)
+    }
+    /// [`Fs::reuse_writable`] for a write-ahead log, written as
+    /// [`Fs::create_log`] writes. Default: [`Fs::reuse_writable`].
+    fn reuse_log(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
+        self.reuse_writable(old, new)
+    }
     /// Opens an existing file for sequential reading.
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Opens an existing file for positional reads.

@@ -162,6 +162,217 @@ impl Drop for PosixWritable {
     }
 }
 
+/// Bytes of a log file mapped at a time, and the step in which the file
+/// is extended (with `fallocate`, so that a write through the map never
+/// meets a hole it cannot fill).
+const LOG_WINDOW: u64 = 4 << 20;
+
+/// A log file written through a shared map of a window of the file
+/// (`Fs::create_log`). Invariants: the file's size is at least `reserved`,
+/// every byte of `[0, reserved)` is allocated on disk (fallocated or
+/// written), and `len <= reserved`; `map`, when present, covers
+/// `[win_start, win_start + LOG_WINDOW)`, inside `reserved`. A write into
+/// the map therefore never faults for lack of space (a full disk fails the
+/// `fallocate` in `reserve`, before any byte of the append is copied).
+struct PosixMappedLog {
+    file: File,
+    path: PathBuf,
+    map: Option<memmap2::MmapMut>,
+    win_start: u64,
+    len: u64,
+    /// Bytes of the file known to be allocated (and inside its size).
+    reserved: u64,
+    /// Bytes of the file known to be written on disk (not unwritten
+    /// extents): records synced so far, zeros from `fill_zeros`, or the
+    /// old contents of a reused file.
+    physical: u64,
+}
+
+impl PosixMappedLog {
+    /// Opens the writer over `file`, or gives the file back when its file
+    /// system cannot reserve space (`fallocate` unsupported): the caller
+    /// then writes it with `write`.
+    fn new(file: File, path: &Path, size: u64) -> Result<std::result::Result<Self, File>> {
+        let mut w = PosixMappedLog {
+            file,
+            path: path.to_path_buf(),
+            map: None,
+            win_start: 0,
+            len: 0,
+            reserved: size,
+            physical: size,
+        };
+        // Past the current size, so that a file system without fallocate
+        // is found out now rather than on a later append.
+        match w.reserve((size + 1).max(LOG_WINDOW)) {
+            Ok(()) => Ok(Ok(w)),
+            Err(ReserveError::Unsupported) => Ok(Err(w.take_file())),
+            Err(ReserveError::Io(e)) => Err(e),
+        }
+    }
+
+    fn take_file(self) -> File {
+        self.file
+    }
+
+    /// Makes `[0, end)` allocated and inside the file's size, in
+    /// `LOG_WINDOW` steps.
+    fn reserve(&mut self, end: u64) -> std::result::Result<(), ReserveError> {
+        if end <= self.reserved {
+            return Ok(());
+        }
+        let target = end.div_ceil(LOG_WINDOW) * LOG_WINDOW;
+        // Mode 0: allocate and extend the size, so the map may cover it.
+        // SAFETY: the descriptor is owned by `self.file` and open for the
+        // call; fallocate reads no memory of ours.
+        let rc = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                0,
+                self.reserved as libc::off_t,
+                (target - self.reserved) as libc::off_t,
+            )
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+                return Err(ReserveError::Unsupported);
+            }
+            return Err(ReserveError::Io(Error::io("fallocate", &self.path, e)));
+        }
+        self.reserved = target;
+        Ok(())
+    }
+
+    /// Maps the window holding offset `at` (`at < reserved`).
+    fn map_window(&mut self, at: u64) -> Result<()> {
+        let start = at / LOG_WINDOW * LOG_WINDOW;
+        self.map = None;
+        // SAFETY: a shared, writable map of `[start, start + LOG_WINDOW)`,
+        // which lies inside the file (`reserve` extended it to a multiple
+        // of LOG_WINDOW past `at`) and is allocated, so stores into it
+        // cannot fault. Only this writer writes the file while it is open
+        // (the database directory is locked); nothing truncates it.
+        // Exercised by `env::posix::tests::mapped_log_*` and every
+        // database test on the POSIX file system.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(start)
+                .len(LOG_WINDOW as usize)
+                .map_mut(&self.file)
+        }
+        .map_err(|e| Error::io("mmap", &self.path, e))?;
+        self.map = Some(map);
+        self.win_start = start;
+        Ok(())
+    }
+}
+
+enum ReserveError {
+    Unsupported,
+    Io(Error),
+}
+
+impl PosixMappedLog {
+    /// `reserve` with its error as the engine's.
+    fn reserve_for_append(&mut self, end: u64) -> Result<()> {
+        self.reserve(end).map_err(|e| match e {
+            ReserveError::Io(e) => e,
+            ReserveError::Unsupported => Error::io(
+                "fallocate",
+                &self.path,
+                std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
+            ),
+        })
+    }
+}
+
+impl WritableFile for PosixMappedLog {
+    fn append_synced(&mut self, data: &[u8]) -> Result<()> {
+        self.reserve_for_append(self.len + data.len() as u64)?;
+        // The page cache backs both the map and `pwrite`: the bytes are
+        // where a store through the map would have put them.
+        self.file
+            .write_all_at(data, self.len)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
+    fn append(&mut self, mut data: &[u8]) -> Result<()> {
+        let end = self.len + data.len() as u64;
+        self.reserve_for_append(end)?;
+        while !data.is_empty() {
+            let in_window = self.map.is_some()
+                && self.len >= self.win_start
+                && self.len < self.win_start + LOG_WINDOW;
+            if !in_window {
+                self.map_window(self.len)?;
+            }
+            let off = (self.len - self.win_start) as usize;
+            let Some(map) = self.map.as_mut() else {
+                return Err(Error::invalid("log map missing after mapping"));
+            };
+            let room = map.len() - off;
+            let n = room.min(data.len());
+            let (head, rest) = data.split_at(n);
+            if let Some(dst) = map.get_mut(off..off + n) {
+                dst.copy_from_slice(head);
+            }
+            data = rest;
+            self.len += n as u64;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        // The bytes are in the page cache already: a process crash keeps them.
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        // Dirty pages of a shared map belong to the file's page cache;
+        // fdatasync writes them back like pages dirtied by `write`.
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        self.physical = self.physical.max(self.len);
+        Ok(())
+    }
+
+    fn fill_zeros(&mut self, upto: u64) -> Result<()> {
+        let mut at = self.physical.max(self.len);
+        if upto <= at {
+            return Ok(());
+        }
+        // Written zeros (not unwritten extents), so later syncs of records
+        // inside them change no metadata (docs/format/wal.md). The same
+        // page-cache pages back the map, so the map sees them.
+        let zeros = [0u8; 64 << 10];
+        while at < upto {
+            let n = ((upto - at) as usize).min(zeros.len());
+            self.file
+                .write_all_at(&zeros[..n], at)
+                .map_err(|e| Error::io("write zeros", &self.path, e))?;
+            at += n as u64;
+        }
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        self.physical = upto;
+        self.reserved = self.reserved.max(upto);
+        Ok(())
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 struct PosixSequential {
     file: File,
     path: PathBuf,
@@ -312,6 +523,54 @@ impl Fs for PosixFs {
             allocated: 0,
             physical: 0,
         }))
+    }
+
+    fn create_log(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io("create", path, e))?;
+        match PosixMappedLog::new(file, path, 0)? {
+            Ok(w) => Ok(Box::new(w)),
+            Err(file) => Ok(Box::new(PosixWritable {
+                file,
+                path: path.to_path_buf(),
+                buf: Vec::with_capacity(WRITE_BUFFER),
+                len: 0,
+                written: 0,
+                allocated: 0,
+                physical: 0,
+            })),
+        }
+    }
+
+    fn reuse_log(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
+        std::fs::rename(old, new).map_err(|e| Error::io("rename", old, e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(new)
+            .map_err(|e| Error::io("open for reuse", new, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("stat", new, e))?
+            .len();
+        match PosixMappedLog::new(file, new, size)? {
+            Ok(w) => Ok(Box::new(w)),
+            Err(file) => Ok(Box::new(PosixWritable {
+                file,
+                path: new.to_path_buf(),
+                buf: Vec::with_capacity(WRITE_BUFFER),
+                len: 0,
+                written: 0,
+                allocated: size,
+                physical: size,
+            })),
+        }
     }
 
     fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
@@ -469,6 +728,98 @@ impl Fs for PosixFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pattern(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) | 1)
+            .collect()
+    }
+
+    #[test]
+    fn mapped_log_appends_across_windows_and_ends_in_zeros() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let p = dir.path().join("000005.log");
+        let mut f = fs.create_log(&p).unwrap();
+        let mut want = Vec::new();
+        // Small appends, one that straddles a window edge, and one larger
+        // than a whole window.
+        for i in 0..1000 {
+            let d = pattern(100 + i % 7, i as u8);
+            f.append(&d).unwrap();
+            want.extend_from_slice(&d);
+        }
+        f.flush().unwrap();
+        let big = pattern(LOG_WINDOW as usize + 12345, 9);
+        f.append(&big).unwrap();
+        want.extend_from_slice(&big);
+        let edge = LOG_WINDOW as usize * 2 - want.len() - 10;
+        let d = pattern(edge, 3);
+        f.append(&d).unwrap();
+        want.extend_from_slice(&d);
+        let d = pattern(100, 4);
+        f.append(&d).unwrap();
+        want.extend_from_slice(&d);
+        f.sync().unwrap();
+        assert_eq!(f.len(), want.len() as u64);
+        drop(f);
+        let got = std::fs::read(&p).unwrap();
+        assert_eq!(got.len() as u64 % LOG_WINDOW, 0);
+        assert_eq!(&got[..want.len()], &want[..]);
+        assert!(got[want.len()..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn mapped_log_reuse_overwrites_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let old = dir.path().join("000003.log");
+        std::fs::write(&old, vec![0xAB; 5 << 20]).unwrap();
+        let new = dir.path().join("000009.log");
+        let mut f = fs.reuse_log(&old, &new).unwrap();
+        assert!(!old.exists());
+        let d = pattern((5 << 20) + 100, 1);
+        f.append(&d).unwrap();
+        f.sync().unwrap();
+        drop(f);
+        let got = std::fs::read(&new).unwrap();
+        assert_eq!(&got[..d.len()], &d[..]);
+        assert!(got[d.len()..].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn mapped_log_reads_back_through_the_log_reader() {
+        use crate::wal::{LogReader, LogWriter, ReadEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let fs = PosixFs;
+        let p = dir.path().join("000011.log");
+        let mut w = LogWriter::new(fs.create_log(&p).unwrap(), 11);
+        let records: Vec<Vec<u8>> = (0..3000)
+            .map(|i| pattern(1 + (i * 37) % 9000, i as u8))
+            .collect();
+        for (i, r) in records.iter().enumerate() {
+            if i % 100 == 0 {
+                w.prepare_synced_record(r.len()).unwrap();
+            }
+            w.add_record(r).unwrap();
+            if i % 100 == 0 {
+                w.sync().unwrap();
+            } else {
+                w.flush().unwrap();
+            }
+        }
+        drop(w);
+        let mut r = LogReader::new(fs.open_sequential(&p).unwrap(), 11);
+        let mut out = Vec::new();
+        for want in &records {
+            assert!(matches!(
+                r.read_record(&mut out).unwrap(),
+                ReadEvent::Record { .. }
+            ));
+            assert_eq!(&out, want);
+        }
+        assert_eq!(r.read_record(&mut out).unwrap(), ReadEvent::Eof);
+    }
 
     #[test]
     fn write_read_sync_allocate() {

@@ -28,6 +28,9 @@ pub struct LogWriter {
     /// Offset up to which the file is known to hold written bytes (records
     /// or zeros from [`WritableFile::fill_zeros`]).
     zero_filled: u64,
+    /// Set by `prepare_synced_record`: the next record is appended with
+    /// [`WritableFile::append_synced`].
+    next_synced: bool,
 }
 
 /// Synced records up to this size get zero-filled space ahead of them
@@ -61,6 +64,7 @@ impl LogWriter {
             prealloc_chunk: 0,
             preallocated: size,
             zero_filled: size,
+            next_synced: false,
         }
     }
 
@@ -81,6 +85,7 @@ impl LogWriter {
     /// 160 µs inside written space and 230 µs when it extends the file.
     /// Readers take the zeros for the end of the log (docs/format/wal.md).
     pub fn prepare_synced_record(&mut self, payload_len: usize) -> Result<()> {
+        self.next_synced = true;
         if payload_len > ZERO_FILL_MAX_RECORD {
             return Ok(());
         }
@@ -135,7 +140,11 @@ impl LogWriter {
             self.file.allocate(target - self.size)?;
             self.preallocated = target;
         }
-        self.file.append(&self.buf)?;
+        if std::mem::take(&mut self.next_synced) {
+            self.file.append_synced(&self.buf)?;
+        } else {
+            self.file.append(&self.buf)?;
+        }
         self.size = new_size;
         self.block_offset = block_offset;
         Ok(())

@@ -109,8 +109,10 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         }
         other => CompressionType::parse(other).map_err(|e| format!("--compression_type: {e}"))?,
     };
+    // Left out (negative): each engine's own default. CairnDB's is a
+    // 10-bit bloom filter per key; RocksDB's and LevelDB's are none.
     let bloom = if f.bloom_bits < 0 {
-        0
+        Options::default().bloom_bits_per_key
     } else {
         f.bloom_bits as u32
     };
@@ -171,6 +173,9 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     } else {
         PrepopulateBlobCache::Disable
     };
+    if let Some(b) = f.write_buffer_index_size {
+        opts.write_buffer_index_size = b as usize;
+    }
     if let Some(m) = f.mmap_read {
         opts.mmap_reads = m;
     }
@@ -190,7 +195,10 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     if f.table_format == TableFormat::Zip {
         opts.set_zip_from_level(f.zip_from_level);
     }
-    if !f.cairndb_only_set.is_empty() {
+    if f.cairndb_only_set
+        .iter()
+        .any(|n| n.starts_with("zip_") || n == "table_format")
+    {
         notes.push(table_format_note(&opts));
     }
     if f.max_write_buffer_number < 2 {
@@ -229,7 +237,7 @@ pub fn table_format_note(opts: &Options) -> String {
 pub fn not_applicable_notes(f: &Flags, engine: &str, notes: &mut Vec<String>) {
     for name in &f.cairndb_only_set {
         notes.push(format!(
-            "--{name}: not applicable to {engine} (a CairnDB table-format flag); ignored"
+            "--{name}: not applicable to {engine} (a CairnDB-only flag); ignored"
         ));
     }
 }

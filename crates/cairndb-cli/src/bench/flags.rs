@@ -194,6 +194,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_format_version",
     "zip_min_match",
     "zip_level_gain",
+    "write_buffer_index_size",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -256,6 +257,8 @@ pub struct Flags {
     pub max_write_buffer_number: usize,
     /// `--cache_size` (negative: no cache).
     pub cache_size: i64,
+    /// `--write_buffer_index_size` (CairnDB only; `None`: the engine default).
+    pub write_buffer_index_size: Option<u64>,
     /// `--bloom_bits` (negative: the engine default, which for RocksDB and
     /// db_bench is no filter; 0 disables).
     pub bloom_bits: i32,
@@ -420,6 +423,7 @@ impl Default for Flags {
             max_write_buffer_number: 2,
             cache_size: 8 << 20,
             bloom_bits: -1,
+            write_buffer_index_size: None,
             block_size: 4096,
             histogram: false,
             writes_per_second: 0,
@@ -553,6 +557,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "compression_ratio"
         | "db"
         | "write_buffer_size"
+        | "write_buffer_index_size"
         | "max_write_buffer_number"
         | "cache_size"
         | "bloom_bits"
@@ -853,6 +858,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "statistics" => f.statistics = parse_bool(n, v)?,
             "progress" => f.progress = Some(parse_bool(n, v)?),
             "write_buffer_size" => f.write_buffer_size = parse_nonneg(n, v)?,
+            "write_buffer_index_size" => {
+                f.write_buffer_index_size = Some(parse_nonneg(n, v)?);
+            }
             "max_write_buffer_number" => f.max_write_buffer_number = parse_nonneg(n, v)? as usize,
             "cache_size" => f.cache_size = parse_num(n, v)?,
             "bloom_bits" => {

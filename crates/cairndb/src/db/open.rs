@@ -152,7 +152,7 @@ impl Db {
                         mem.insert_batch(&b, seq);
                         max_seq = max_seq.max(seq + b.count() as u64 - 1);
                     }
-                    if mem.approximate_memory_usage() >= opts.write_buffer_size {
+                    if mem.is_full(opts.write_buffer_size, opts.write_buffer_index_size) {
                         let full = std::mem::replace(&mut mem, Arc::new(MemTable::new()));
                         let num = next_file.fetch_add(1, Ordering::SeqCst);
                         // Numbers of files a failed build leaves are never

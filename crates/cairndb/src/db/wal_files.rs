@@ -114,7 +114,12 @@ impl DbInner {
                 return Err(Error::Closed);
             }
             let l0 = self.sv.read().version.num_files(0);
-            if !force && st.mem.approximate_memory_usage() < self.opts.write_buffer_size {
+            if !force
+                && !st.mem.is_full(
+                    self.opts.write_buffer_size,
+                    self.opts.write_buffer_index_size,
+                )
+            {
                 return Ok((st.mem.clone(), l0));
             }
             if force && st.mem.is_empty() {

@@ -153,6 +153,15 @@ impl MemTable {
         self.list.memory_usage() + self.filter.as_ref().map_or(0, KeyFilter::memory_usage)
     }
 
+    /// True when the memtable should be switched: it holds
+    /// `write_buffer_size` bytes, or its searched part (skiplist nodes:
+    /// links, keys, small values) holds `index_limit` bytes (0: no limit).
+    #[inline]
+    pub fn is_full(&self, write_buffer_size: usize, index_limit: usize) -> bool {
+        self.approximate_memory_usage() >= write_buffer_size
+            || (index_limit > 0 && self.list.index_memory_usage() >= index_limit)
+    }
+
     /// Number of entries.
     #[inline]
     pub fn len(&self) -> usize {

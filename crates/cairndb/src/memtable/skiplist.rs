@@ -234,6 +234,13 @@ impl SkipList {
         self.arena.memory_usage() + self.values.memory_usage()
     }
 
+    /// Bytes reserved for nodes (links, headers, keys, inline values): the
+    /// part of the list a search touches.
+    #[inline]
+    pub fn index_memory_usage(&self) -> usize {
+        self.arena.memory_usage()
+    }
+
     /// Inserts the entry whose key is `key_head ++ key_tail` (two parts so
     /// that a user key and its trailer are copied straight into the arena).
     /// May run on many threads at once.

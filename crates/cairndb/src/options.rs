@@ -774,6 +774,18 @@ mod tests {
     }
 
     #[test]
+    fn write_buffer_index_size_is_zero_or_at_least_64_kib() {
+        let with = |n| Options {
+            write_buffer_index_size: n,
+            ..Options::default()
+        };
+        with(0).validate().unwrap();
+        with(64 << 10).validate().unwrap();
+        let e = with(1000).validate().unwrap_err().to_string();
+        assert!(e.contains("write_buffer_index_size"), "{e}");
+    }
+
+    #[test]
     fn bad_option_named_in_error() {
         let o = Options {
             max_write_buffer_number: 1,

@@ -34,6 +34,10 @@ pub struct MergingIterator {
     /// The best valid child other than `current` in `direction` (see the
     /// module doc); `None` when no other child is valid.
     runner_up: Option<usize>,
+    /// A copy of the runner-up's key (it does not move while it is not
+    /// current), so each step compares against it without a call through
+    /// the runner-up's iterator layers.
+    runner_up_key: Vec<u8>,
     direction: Direction,
 }
 
@@ -44,6 +48,7 @@ impl MergingIterator {
             children,
             current: None,
             runner_up: None,
+            runner_up_key: Vec::new(),
             direction: Direction::Forward,
         }
     }
@@ -90,6 +95,10 @@ impl MergingIterator {
         }
         self.current = best;
         self.runner_up = second;
+        if let Some(r) = second {
+            self.runner_up_key.clear();
+            self.runner_up_key.extend_from_slice(self.children[r].key());
+        }
     }
 
     /// After the current child moved in the current direction: it stays
@@ -99,7 +108,7 @@ impl MergingIterator {
         if c.valid() {
             match self.runner_up {
                 None => return,
-                Some(r) if compare_internal(c.key(), self.children[r].key()) == want => return,
+                Some(_) if compare_internal(c.key(), &self.runner_up_key) == want => return,
                 Some(_) => {}
             }
         }

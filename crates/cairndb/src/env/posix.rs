@@ -51,6 +51,21 @@ struct PosixWritable {
 }
 
 impl PosixWritable {
+    /// A writer appending at offset 0 of `file`, whose first `existing`
+    /// bytes are already written (a reused file; 0 for a new one).
+    fn new(file: File, path: &Path, existing: u64) -> PosixWritable {
+        PosixWritable {
+            file,
+            path: path.to_path_buf(),
+            buf: Vec::with_capacity(WRITE_BUFFER),
+            len: 0,
+            written: 0,
+            // Already written blocks need no reservation.
+            allocated: existing,
+            physical: existing,
+        }
+    }
+
     fn drain(&mut self) -> Result<()> {
         if !self.buf.is_empty() {
             self.file
@@ -96,24 +111,13 @@ impl WritableFile for PosixWritable {
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
-        use std::os::unix::fs::FileExt;
         // Never below what is appended (buffered bytes included): those
         // bytes are written at their own offsets later.
-        let mut at = self.physical.max(self.len);
+        let at = self.physical.max(self.len);
         if upto <= at {
             return Ok(());
         }
-        let zeros = [0u8; 64 << 10];
-        while at < upto {
-            let n = ((upto - at) as usize).min(zeros.len());
-            self.file
-                .write_all_at(&zeros[..n], at)
-                .map_err(|e| Error::io("write zeros", &self.path, e))?;
-            at += n as u64;
-        }
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        write_zeros_synced(&self.file, &self.path, at, upto)?;
         self.physical = upto;
         self.allocated = self.allocated.max(upto);
         Ok(())
@@ -341,24 +345,12 @@ impl WritableFile for PosixMappedLog {
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
-        let mut at = self.physical.max(self.len);
+        let at = self.physical.max(self.len);
         if upto <= at {
             return Ok(());
         }
-        // Written zeros (not unwritten extents), so later syncs of records
-        // inside them change no metadata (docs/format/wal.md). The same
-        // page-cache pages back the map, so the map sees them.
-        let zeros = [0u8; 64 << 10];
-        while at < upto {
-            let n = ((upto - at) as usize).min(zeros.len());
-            self.file
-                .write_all_at(&zeros[..n], at)
-                .map_err(|e| Error::io("write zeros", &self.path, e))?;
-            at += n as u64;
-        }
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        // The same page-cache pages back the map, so the map sees them.
+        write_zeros_synced(&self.file, &self.path, at, upto)?;
         self.physical = upto;
         self.reserved = self.reserved.max(upto);
         Ok(())
@@ -371,6 +363,50 @@ impl WritableFile for PosixMappedLog {
     fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Creates (or truncates) `path` for writing, and for reading too when
+/// `read` (a file that will be mapped).
+fn open_for_create(path: &Path, read: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(read)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))
+}
+
+/// Renames `old` to `new` and opens it for writing without truncating
+/// (readable too when `read`); returns the file and its size.
+fn rename_for_reuse(old: &Path, new: &Path, read: bool) -> Result<(File, u64)> {
+    std::fs::rename(old, new).map_err(|e| Error::io("rename", old, e))?;
+    let file = OpenOptions::new()
+        .read(read)
+        .write(true)
+        .truncate(false)
+        .open(new)
+        .map_err(|e| Error::io("open for reuse", new, e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io("stat", new, e))?
+        .len();
+    Ok((file, size))
+}
+
+/// Writes zeros over `[from, upto)` of `file` and syncs it: written blocks
+/// (not unwritten extents), so later syncs of records inside them change no
+/// metadata (docs/format/wal.md, "Zero-filled space").
+fn write_zeros_synced(file: &File, path: &Path, mut from: u64, upto: u64) -> Result<()> {
+    let zeros = [0u8; 64 << 10];
+    while from < upto {
+        let n = ((upto - from) as usize).min(zeros.len());
+        file.write_all_at(&zeros[..n], from)
+            .map_err(|e| Error::io("write zeros", path, e))?;
+        from += n as u64;
+    }
+    file.sync_data()
+        .map_err(|e| Error::io("fdatasync", path, e))
 }
 
 struct PosixSequential {
@@ -508,92 +544,30 @@ impl Drop for PosixLock {
 
 impl Fs for PosixFs {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
-        Ok(Box::new(PosixWritable {
-            file,
-            path: path.to_path_buf(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            len: 0,
-            written: 0,
-            allocated: 0,
-            physical: 0,
-        }))
+        let file = open_for_create(path, false)?;
+        Ok(Box::new(PosixWritable::new(file, path, 0)))
     }
 
     fn create_log(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(|e| Error::io("create", path, e))?;
+        // Readable too: a shared writable map needs it.
+        let file = open_for_create(path, true)?;
         match PosixMappedLog::new(file, path, 0)? {
             Ok(w) => Ok(Box::new(w)),
-            Err(file) => Ok(Box::new(PosixWritable {
-                file,
-                path: path.to_path_buf(),
-                buf: Vec::with_capacity(WRITE_BUFFER),
-                len: 0,
-                written: 0,
-                allocated: 0,
-                physical: 0,
-            })),
+            Err(file) => Ok(Box::new(PosixWritable::new(file, path, 0))),
         }
     }
 
     fn reuse_log(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
-        std::fs::rename(old, new).map_err(|e| Error::io("rename", old, e))?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .truncate(false)
-            .open(new)
-            .map_err(|e| Error::io("open for reuse", new, e))?;
-        let size = file
-            .metadata()
-            .map_err(|e| Error::io("stat", new, e))?
-            .len();
+        let (file, size) = rename_for_reuse(old, new, true)?;
         match PosixMappedLog::new(file, new, size)? {
             Ok(w) => Ok(Box::new(w)),
-            Err(file) => Ok(Box::new(PosixWritable {
-                file,
-                path: new.to_path_buf(),
-                buf: Vec::with_capacity(WRITE_BUFFER),
-                len: 0,
-                written: 0,
-                allocated: size,
-                physical: size,
-            })),
+            Err(file) => Ok(Box::new(PosixWritable::new(file, new, size))),
         }
     }
 
     fn reuse_writable(&self, old: &Path, new: &Path) -> Result<Box<dyn WritableFile>> {
-        std::fs::rename(old, new).map_err(|e| Error::io("rename", old, e))?;
-        let file = OpenOptions::new()
-            .write(true)
-            .truncate(false)
-            .open(new)
-            .map_err(|e| Error::io("open for reuse", new, e))?;
-        let size = file
-            .metadata()
-            .map_err(|e| Error::io("stat", new, e))?
-            .len();
-        Ok(Box::new(PosixWritable {
-            file,
-            path: new.to_path_buf(),
-            buf: Vec::with_capacity(WRITE_BUFFER),
-            len: 0,
-            written: 0,
-            // Already written blocks need no reservation.
-            allocated: size,
-            physical: size,
-        }))
+        let (file, size) = rename_for_reuse(old, new, false)?;
+        Ok(Box::new(PosixWritable::new(file, new, size)))
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {

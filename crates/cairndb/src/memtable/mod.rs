@@ -542,37 +542,30 @@ mod tests {
     #[test]
     fn index_limit_switches_small_entries_but_not_large_values() {
         let (wbs, index_limit) = (16 << 20, 1 << 20);
-        let small = MemTable::new();
-        let mut n = 0u64;
-        while !small.is_full(wbs, index_limit) {
-            small.add(
-                n + 1,
-                ValueType::Value,
-                format!("key{n:012}").as_bytes(),
-                &[7u8; 100],
-            );
-            n += 1;
-            assert!(n < 1_000_000);
-        }
+        let fill = |value_len: usize| {
+            let m = MemTable::new();
+            let value = vec![7u8; value_len];
+            let mut n = 0u64;
+            while !m.is_full(wbs, index_limit) {
+                m.add(
+                    n + 1,
+                    ValueType::Value,
+                    format!("key{n:012}").as_bytes(),
+                    &value,
+                );
+                n += 1;
+                assert!(n < 1_000_000);
+            }
+            m
+        };
+        let small = fill(100);
         assert!(
             small.approximate_memory_usage() < wbs / 2,
             "{}",
             small.approximate_memory_usage()
         );
         assert!(!small.is_full(wbs, 0), "no index limit: not full yet");
-
-        let large = MemTable::new();
-        let mut m = 0u64;
-        while !large.is_full(wbs, index_limit) {
-            large.add(
-                m + 1,
-                ValueType::Value,
-                format!("key{m:012}").as_bytes(),
-                &[7u8; 4096],
-            );
-            m += 1;
-            assert!(m < 1_000_000);
-        }
+        let large = fill(4096);
         assert!(large.approximate_memory_usage() >= wbs);
         assert!(large.list.index_memory_usage() < index_limit);
     }

@@ -1155,14 +1155,16 @@ mod tests {
         let e = m.get(&k, true, |_, _| ()).unwrap_err();
         assert!(e.is_corruption(), "{e}");
         assert!(e.to_string().contains("checksum mismatch"), "{e}");
-        let mut it = m.iter(true);
+        assert_first_scan_step_fails(&m, true);
+    }
+
+    /// A scan of `t` from the start stops at once with a checksum error.
+    fn assert_first_scan_step_fails(t: &Arc<BlockTable>, fill_cache: bool) {
+        let mut it = t.iter(fill_cache);
         it.seek_to_first();
         assert!(!it.valid());
-        assert!(it
-            .status()
-            .unwrap_err()
-            .to_string()
-            .contains("checksum mismatch"));
+        let e = it.status().unwrap_err().to_string();
+        assert!(e.contains("checksum mismatch"), "{e}");
     }
 
     /// The handles of every data block, in order.
@@ -1255,14 +1257,7 @@ mod tests {
             .unwrap();
         f.write_all_at(&[data[20] ^ 0x40], 20).unwrap();
         assert!(m.get(&k, true, |_, _| ()).is_ok());
-        let mut it = m.iter(false);
-        it.seek_to_first();
-        assert!(!it.valid());
-        assert!(it
-            .status()
-            .unwrap_err()
-            .to_string()
-            .contains("checksum mismatch"));
+        assert_first_scan_step_fails(&m, false);
         assert!(m.verify_checksums().is_err());
     }
 

@@ -26,23 +26,17 @@ pub(super) fn new_log(
     mapped: bool,
 ) -> Result<LogWriter> {
     let path = filename::log_file_name(dir, number);
-    let mut w = match (reuse, mapped) {
-        (Some(old), false) => LogWriter::new(
-            fs.reuse_writable(&filename::log_file_name(dir, old), &path)?,
-            number,
-        ),
-        (Some(old), true) => LogWriter::new(
-            fs.reuse_log(&filename::log_file_name(dir, old), &path)?,
-            number,
-        ),
-        (None, false) => {
-            LogWriter::new(fs.create(&path)?, number).with_preallocate(WAL_PREALLOCATE)
-        }
-        // The mapped writer reserves its own space, window by window.
-        (None, true) => {
-            LogWriter::new(fs.create_log(&path)?, number).with_preallocate(WAL_PREALLOCATE)
-        }
+    let file = match (reuse.map(|old| filename::log_file_name(dir, old)), mapped) {
+        (Some(old), false) => fs.reuse_writable(&old, &path)?,
+        (Some(old), true) => fs.reuse_log(&old, &path)?,
+        (None, false) => fs.create(&path)?,
+        (None, true) => fs.create_log(&path)?,
     };
+    let mut w = LogWriter::new(file, number);
+    if reuse.is_none() {
+        // A reused file is already allocated and written.
+        w = w.with_preallocate(WAL_PREALLOCATE);
+    }
     fs.sync_dir(dir)?;
     let mut marker = WriteBatch::new();
     marker.set_sequence(last_logged_seq);

@@ -210,18 +210,14 @@ impl PosixMappedLog {
         // is found out now rather than on a later append.
         match w.reserve((size + 1).max(LOG_WINDOW)) {
             Ok(()) => Ok(Ok(w)),
-            Err(ReserveError::Unsupported) => Ok(Err(w.take_file())),
-            Err(ReserveError::Io(e)) => Err(e),
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(Err(w.file)),
+            Err(e) => Err(Error::io("fallocate", &w.path, e)),
         }
-    }
-
-    fn take_file(self) -> File {
-        self.file
     }
 
     /// Makes `[0, end)` allocated and inside the file's size, in
     /// `LOG_WINDOW` steps.
-    fn reserve(&mut self, end: u64) -> std::result::Result<(), ReserveError> {
+    fn reserve(&mut self, end: u64) -> std::io::Result<()> {
         if end <= self.reserved {
             return Ok(());
         }
@@ -238,56 +234,47 @@ impl PosixMappedLog {
             )
         };
         if rc != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-                return Err(ReserveError::Unsupported);
-            }
-            return Err(ReserveError::Io(Error::io("fallocate", &self.path, e)));
+            return Err(std::io::Error::last_os_error());
         }
         self.reserved = target;
         Ok(())
     }
 
-    /// Maps the window holding offset `at` (`at < reserved`).
-    fn map_window(&mut self, at: u64) -> Result<()> {
-        let start = at / LOG_WINDOW * LOG_WINDOW;
-        self.map = None;
-        // SAFETY: a shared, writable map of `[start, start + LOG_WINDOW)`,
-        // which lies inside the file (`reserve` extended it to a multiple
-        // of LOG_WINDOW past `at`) and is allocated, so stores into it
-        // cannot fault. Only this writer writes the file while it is open
-        // (the database directory is locked); nothing truncates it.
-        // Exercised by `env::posix::tests::mapped_log_*` and every
-        // database test on the POSIX file system.
-        let map = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(start)
-                .len(LOG_WINDOW as usize)
-                .map_mut(&self.file)
-        }
-        .map_err(|e| Error::io("mmap", &self.path, e))?;
-        self.map = Some(map);
-        self.win_start = start;
-        Ok(())
-    }
-}
-
-enum ReserveError {
-    Unsupported,
-    Io(Error),
-}
-
-impl PosixMappedLog {
-    /// `reserve` with its error as the engine's.
+    /// `reserve` for an append ending at `end`, its error the engine's.
     fn reserve_for_append(&mut self, end: u64) -> Result<()> {
-        self.reserve(end).map_err(|e| match e {
-            ReserveError::Io(e) => e,
-            ReserveError::Unsupported => Error::io(
-                "fallocate",
-                &self.path,
-                std::io::Error::from_raw_os_error(libc::EOPNOTSUPP),
-            ),
-        })
+        self.reserve(end)
+            .map_err(|e| Error::io("fallocate", &self.path, e))
+    }
+
+    /// The mapped bytes from `len` to the end of its window, mapping the
+    /// next window first when `len` has reached the current one's end
+    /// (`len < reserved`).
+    fn window_tail(&mut self) -> Result<&mut [u8]> {
+        if self.map.is_none() || self.len >= self.win_start + LOG_WINDOW {
+            let start = self.len / LOG_WINDOW * LOG_WINDOW;
+            self.map = None;
+            // SAFETY: a shared, writable map of `[start, start + LOG_WINDOW)`,
+            // which lies inside the file (`reserve` extended it to a multiple
+            // of LOG_WINDOW past `len`) and is allocated, so stores into it
+            // cannot fault. Only this writer writes the file while it is open
+            // (the database directory is locked); nothing truncates it.
+            // Exercised by `env::posix::tests::mapped_log_*` and every
+            // database test on the POSIX file system.
+            let map = unsafe {
+                memmap2::MmapOptions::new()
+                    .offset(start)
+                    .len(LOG_WINDOW as usize)
+                    .map_mut(&self.file)
+            }
+            .map_err(|e| Error::io("mmap", &self.path, e))?;
+            self.map = Some(map);
+            self.win_start = start;
+        }
+        let off = (self.len - self.win_start) as usize;
+        self.map
+            .as_mut()
+            .and_then(|m| m.get_mut(off..))
+            .ok_or_else(|| Error::invalid("log map does not cover the append offset"))
     }
 }
 
@@ -304,23 +291,12 @@ impl WritableFile for PosixMappedLog {
     }
 
     fn append(&mut self, mut data: &[u8]) -> Result<()> {
-        let end = self.len + data.len() as u64;
-        self.reserve_for_append(end)?;
+        self.reserve_for_append(self.len + data.len() as u64)?;
         while !data.is_empty() {
-            let in_window = self.map.is_some()
-                && self.len >= self.win_start
-                && self.len < self.win_start + LOG_WINDOW;
-            if !in_window {
-                self.map_window(self.len)?;
-            }
-            let off = (self.len - self.win_start) as usize;
-            let Some(map) = self.map.as_mut() else {
-                return Err(Error::invalid("log map missing after mapping"));
-            };
-            let room = map.len() - off;
-            let n = room.min(data.len());
+            let tail = self.window_tail()?;
+            let n = tail.len().min(data.len());
             let (head, rest) = data.split_at(n);
-            if let Some(dst) = map.get_mut(off..off + n) {
+            if let Some(dst) = tail.get_mut(..n) {
                 dst.copy_from_slice(head);
             }
             data = rest;

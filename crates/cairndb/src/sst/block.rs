@@ -274,6 +274,25 @@ impl Block {
         self.len
     }
 
+    /// Restart points in the block (its entry count when every entry is one,
+    /// as in an index block).
+    pub fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// The full key stored at restart point `i` (restart entries share
+    /// nothing); the offset of a damaged entry otherwise.
+    #[inline]
+    pub fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
+        let off = self.restart_point(i);
+        match self.decode_entry(off) {
+            Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => {
+                self.data().get(off + hdr..off + hdr + unshared).ok_or(off)
+            }
+            _ => Err(off),
+        }
+    }
+
     /// Where this block was read from.
     pub fn origin(&self) -> &BlockOrigin {
         &self.origin
@@ -448,11 +467,6 @@ impl BlockIter {
             .then_some(self.restart_index)
     }
 
-    /// Restart points in the block (its entry count when every entry is one).
-    pub fn num_restarts(&self) -> usize {
-        self.block.num_restarts
-    }
-
     /// Positions at the first entry `>= target`, given that every restart
     /// key before restart point `lo` is `< target` and every one from `hi`
     /// on is `> target` (a caller that knows nothing passes `0, usize::MAX`;
@@ -491,26 +505,9 @@ impl BlockIter {
         }
     }
 
-    /// The full keys at every restart point, in order, handed to `f`;
-    /// stops at the first damaged one and reports its offset.
-    pub fn for_each_restart_key(&self, mut f: impl FnMut(&[u8])) -> std::result::Result<(), usize> {
-        for i in 0..self.block.num_restarts {
-            f(self.restart_key(i)?);
-        }
-        Ok(())
-    }
-
-    /// The full key stored at restart point `i` (restart entries share nothing).
+    #[inline]
     fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
-        let off = self.block.restart_point(i);
-        match self.block.decode_entry(off) {
-            Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => self
-                .block
-                .data()
-                .get(off + hdr..off + hdr + unshared)
-                .ok_or(off),
-            _ => Err(off),
-        }
+        self.block.restart_key(i)
     }
 }
 

@@ -354,7 +354,7 @@ impl BlockTable {
     pub fn map_file(&mut self) -> Result<()> {
         if self.file.maps_natively() {
             self.map = Some(self.file.map_all()?);
-            let blocks = self.index.iter().num_restarts();
+            let blocks = self.index.num_restarts();
             if blocks as u64 == self.props.num_data_blocks {
                 self.verified = (0..blocks.div_ceil(64))
                     .map(|_| AtomicU64::new(0))
@@ -411,12 +411,9 @@ impl BlockTable {
         ordinal: Option<usize>,
         fill_cache: bool,
     ) -> Result<Arc<Block>> {
-        let compressed_table = self.props.compression != COMPRESSION_NONE;
-        if compressed_table {
-            if let Some(c) = &self.cache {
-                if let Some(b) = c.get(self.file_number, h.offset) {
-                    return Ok(b);
-                }
+        if self.props.compression != COMPRESSION_NONE {
+            if let Some(b) = self.cached_block(h) {
+                return Ok(b);
             }
         }
         let size = check_handle(&self.path, self.file_size, h, "data")?;
@@ -455,23 +452,32 @@ impl BlockTable {
         }
         let body = raw.get(..size).unwrap_or_default();
         let data = decompress_block(&self.path, h.offset, t, body)?;
-        let block = Arc::new(Block::new(data, self.origin(h.offset))?);
-        if fill_cache {
-            if let Some(c) = &self.cache {
-                c.insert(self.file_number, h.offset, block.clone());
-            }
-        }
-        Ok(block)
+        self.new_cached_block(h, data, fill_cache)
     }
 
     /// The data block at `h`, through the block cache and `pread`.
     fn read_cached_block(&self, h: BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
-        if let Some(c) = &self.cache {
-            if let Some(b) = c.get(self.file_number, h.offset) {
-                return Ok(b);
-            }
+        if let Some(b) = self.cached_block(h) {
+            return Ok(b);
         }
         let data = self.read_block_contents(h, "data")?;
+        self.new_cached_block(h, data, fill_cache)
+    }
+
+    /// The block at `h` when the block cache holds it.
+    #[inline]
+    fn cached_block(&self, h: BlockHandle) -> Option<Arc<Block>> {
+        self.cache.as_ref()?.get(self.file_number, h.offset)
+    }
+
+    /// Wraps the uncompressed bytes of the block at `h`, and puts it in the
+    /// block cache when `fill_cache`.
+    fn new_cached_block(
+        &self,
+        h: BlockHandle,
+        data: Vec<u8>,
+        fill_cache: bool,
+    ) -> Result<Arc<Block>> {
         let block = Arc::new(Block::new(data, self.origin(h.offset))?);
         if fill_cache {
             if let Some(c) = &self.cache {
@@ -660,8 +666,6 @@ struct IndexPrefixes {
     shared: Box<[u8]>,
     /// One word per restart point that starts with `shared`, in order.
     words: Box<[u64]>,
-    /// Restart points in the index block.
-    n: usize,
 }
 
 impl IndexPrefixes {
@@ -669,45 +673,31 @@ impl IndexPrefixes {
     /// one only widens the brackets).
     const MAX_SHARED: usize = 64;
 
-    fn build(index: &Arc<Block>) -> Option<IndexPrefixes> {
-        let it = index.iter();
-        let n = it.num_restarts();
+    fn build(index: &Block) -> Option<IndexPrefixes> {
+        let n = index.num_restarts();
+        let user_key = |i| index.restart_key(i).ok().map(key::user_key);
         // The prefix shared by the first key and the second-to-last (the
         // last alone when there is one key).
-        let probe = n.saturating_sub(2);
-        let mut first: Option<Vec<u8>> = None;
-        let mut shared_len = 0;
-        let mut i = 0;
-        it.for_each_restart_key(|k| {
-            let u = key::user_key(k);
-            if i == 0 {
-                first = Some(u.to_vec());
-                shared_len = u.len();
-            }
-            if i == probe {
-                if let Some(f) = &first {
-                    shared_len = f.iter().zip(u).take_while(|(a, b)| a == b).count();
-                }
-            }
-            i += 1;
-        })
-        .ok()?;
-        let first = first?;
-        let shared: Box<[u8]> = first.get(..shared_len.min(Self::MAX_SHARED))?.into();
+        let first = user_key(0)?;
+        let probe = user_key(n.saturating_sub(2))?;
+        let shared_len = first
+            .iter()
+            .zip(probe)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(Self::MAX_SHARED);
+        let shared: Box<[u8]> = first.get(..shared_len)?.into();
         let mut words = Vec::with_capacity(n);
-        let mut sharing = true;
-        it.for_each_restart_key(|k| {
-            let u = key::user_key(k);
-            sharing = sharing && u.starts_with(&shared);
-            if sharing {
-                words.push(Self::word(u.get(shared.len()..).unwrap_or_default()));
+        for i in 0..n {
+            let u = user_key(i)?;
+            if !u.starts_with(&shared) {
+                break;
             }
-        })
-        .ok()?;
+            words.push(Self::word(u.get(shared_len..).unwrap_or_default()));
+        }
         Some(IndexPrefixes {
             shared,
             words: words.into_boxed_slice(),
-            n,
         })
     }
 
@@ -730,8 +720,9 @@ impl IndexPrefixes {
         let head = user_key.get(..s.min(user_key.len())).unwrap_or_default();
         match head.cmp(self.shared.get(..head.len()).unwrap_or_default()) {
             std::cmp::Ordering::Less => return (0, 0),
-            // Past every key that starts with `shared`: among the rest.
-            std::cmp::Ordering::Greater => return (m, self.n),
+            // Past every key that starts with `shared`: among the rest
+            // (`seek_between` clamps the bound to the block).
+            std::cmp::Ordering::Greater => return (m, usize::MAX),
             // A proper prefix of the shared bytes sorts before every key.
             std::cmp::Ordering::Equal if user_key.len() < s => return (0, 0),
             std::cmp::Ordering::Equal => {}
@@ -1284,7 +1275,7 @@ mod tests {
             if n > 1 {
                 assert!(p.shared.starts_with(shared.as_bytes()), "{:?}", p.shared);
             }
-            assert!(p.words.len() + 1 >= p.n);
+            assert!(p.words.len() + 1 >= fast.index.num_restarts());
             let mut plain = open(&fs, &path, None).unwrap();
             Arc::get_mut(&mut plain).unwrap().index_prefixes = None;
             let mut targets: Vec<Vec<u8>> = Vec::new();

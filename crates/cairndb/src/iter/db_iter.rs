@@ -25,7 +25,7 @@ use super::InternalIterator;
 use crate::blob::BlobCache;
 use crate::error::{Error, Result};
 use crate::key::{
-    make_internal_key, parse_internal_key, user_key, SeqNo, ValueType, TYPE_FOR_SEEK,
+    compare_bytes, make_internal_key, parse_internal_key, user_key, SeqNo, ValueType, TYPE_FOR_SEEK,
 };
 use crate::options::SliceTransform;
 
@@ -198,7 +198,7 @@ impl DbIterator {
 
     /// Ends iteration when the current key leaves the prefix or the bounds.
     fn check_limits(&mut self) {
-        if !self.valid {
+        if !self.valid || (self.prefix.is_none() && self.upper.is_none() && self.lower.is_none()) {
             return;
         }
         let k = self.key();
@@ -395,7 +395,7 @@ impl DbIterator {
                         skipping = true;
                     }
                     ValueType::Value | ValueType::BlobIndex => {
-                        if !(skipping && p.user_key <= self.saved_key.as_slice()) {
+                        if !(skipping && compare_bytes(p.user_key, &self.saved_key).is_le()) {
                             self.valid = true;
                             self.saved_key.clear();
                             return;

@@ -8,12 +8,20 @@
 //! the smallest is found by a linear scan, which beats a heap at this size.
 //! Equal keys across children cannot occur (sequence numbers are unique).
 //!
+//! Each child's validity and key are cached beside it (LevelDB's
+//! `IteratorWrapper`), refreshed whenever that child moves, so the scans and
+//! `key()` compare plain byte strings instead of calling through the
+//! child's iterator layers (a level iterator is four deep). The cache is a
+//! copy, refreshed by one `memcpy` per move of the one child that moved.
+//!
 //! The scan also remembers the runner-up: the best child other than the
 //! current one. Only the current child moves on `next`/`prev`, so the
 //! runner-up stays the best of the others; when the current child's new
 //! key still beats the runner-up's, it stays current after one comparison
-//! instead of a scan. Runs of keys from one child (a scan over a level that
-//! holds most of the data) cost one comparison per step.
+//! instead of a scan; when it loses, the runner-up becomes current and one
+//! scan of the others' cached keys finds the next runner-up. Runs of keys
+//! from one child (a scan over a level that holds most of the data) cost one
+//! comparison per step.
 
 use std::cmp::Ordering;
 
@@ -27,17 +35,33 @@ enum Direction {
     Reverse,
 }
 
+/// A child and a copy of its position: `valid` and `key` always equal the
+/// iterator's own `valid()` and `key()` (every move goes through
+/// [`Child::refresh`]).
+struct Child {
+    iter: Box<dyn InternalIterator>,
+    valid: bool,
+    key: Vec<u8>,
+}
+
+impl Child {
+    #[inline]
+    fn refresh(&mut self) {
+        self.valid = self.iter.valid();
+        if self.valid {
+            self.key.clear();
+            self.key.extend_from_slice(self.iter.key());
+        }
+    }
+}
+
 /// Merges sorted children into one sorted stream.
 pub struct MergingIterator {
-    children: Vec<Box<dyn InternalIterator>>,
+    children: Vec<Child>,
     current: Option<usize>,
     /// The best valid child other than `current` in `direction` (see the
     /// module doc); `None` when no other child is valid.
     runner_up: Option<usize>,
-    /// A copy of the runner-up's key (it does not move while it is not
-    /// current), so each step compares against it without a call through
-    /// the runner-up's iterator layers.
-    runner_up_key: Vec<u8>,
     direction: Direction,
 }
 
@@ -45,11 +69,23 @@ impl MergingIterator {
     /// A merging iterator over `children`.
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
         MergingIterator {
-            children,
+            children: children
+                .into_iter()
+                .map(|iter| Child {
+                    iter,
+                    valid: false,
+                    key: Vec::new(),
+                })
+                .collect(),
             current: None,
             runner_up: None,
-            runner_up_key: Vec::new(),
             direction: Direction::Forward,
+        }
+    }
+
+    fn refresh_all(&mut self) {
+        for c in &mut self.children {
+            c.refresh();
         }
     }
 
@@ -61,11 +97,11 @@ impl MergingIterator {
         self.find_best(Ordering::Greater);
     }
 
-    /// Scans for the best child (`want`: `Less` for the smallest key,
-    /// `Greater` for the largest) and the runner-up. Ties cannot occur
-    /// (see the module doc); the scan order only decides among equal keys
-    /// of a malformed input, as LevelDB's merger does: the first child wins
-    /// going forward, the last going backward.
+    /// Scans the cached keys for the best child (`want`: `Less` for the
+    /// smallest key, `Greater` for the largest) and the runner-up. Ties
+    /// cannot occur (see the module doc); the scan order only decides among
+    /// equal keys of a malformed input, as LevelDB's merger does: the first
+    /// child wins going forward, the last going backward.
     fn find_best(&mut self, want: Ordering) {
         let mut best: Option<usize> = None;
         let mut second: Option<usize> = None;
@@ -73,19 +109,19 @@ impl MergingIterator {
         for j in 0..n {
             let i = if want == Ordering::Less { j } else { n - 1 - j };
             let c = &self.children[i];
-            if !c.valid() {
+            if !c.valid {
                 continue;
             }
             match best {
                 None => best = Some(i),
-                Some(b) if compare_internal(c.key(), self.children[b].key()) == want => {
+                Some(b) if compare_internal(&c.key, &self.children[b].key) == want => {
                     second = best;
                     best = Some(i);
                 }
                 Some(_) => {
                     let beats_second = match second {
                         None => true,
-                        Some(s) => compare_internal(c.key(), self.children[s].key()) == want,
+                        Some(s) => compare_internal(&c.key, &self.children[s].key) == want,
                     };
                     if beats_second {
                         second = Some(i);
@@ -95,24 +131,54 @@ impl MergingIterator {
         }
         self.current = best;
         self.runner_up = second;
-        if let Some(r) = second {
-            self.runner_up_key.clear();
-            self.runner_up_key.extend_from_slice(self.children[r].key());
-        }
     }
 
-    /// After the current child moved in the current direction: it stays
-    /// current if its key still beats the runner-up's, else a full scan.
-    fn after_step(&mut self, cur: usize, want: Ordering) {
-        let c = &self.children[cur];
-        if c.valid() {
+    /// Moves the current child one step (`want`: `Less` forward, `Greater`
+    /// backward): it stays current if its new key still beats the
+    /// runner-up's, else a scan of the cached keys.
+    #[inline]
+    fn step(&mut self, cur: usize, want: Ordering) {
+        let c = &mut self.children[cur];
+        if want == Ordering::Less {
+            c.iter.next();
+        } else {
+            c.iter.prev();
+        }
+        c.refresh();
+        if c.valid {
             match self.runner_up {
                 None => return,
-                Some(_) if compare_internal(c.key(), &self.runner_up_key) == want => return,
+                Some(r)
+                    if compare_internal(&self.children[cur].key, &self.children[r].key) == want =>
+                {
+                    return
+                }
                 Some(_) => {}
             }
         }
-        self.find_best(want);
+        // The runner-up is now the best; the best of the rest (the child
+        // that moved included) becomes the runner-up.
+        self.current = self.runner_up;
+        self.runner_up = self.best_except(self.current, want);
+    }
+
+    /// The best valid child other than `skip`, by the cached keys; ties
+    /// resolved as in `find_best`.
+    fn best_except(&self, skip: Option<usize>, want: Ordering) -> Option<usize> {
+        let n = self.children.len();
+        let mut best: Option<usize> = None;
+        for j in 0..n {
+            let i = if want == Ordering::Less { j } else { n - 1 - j };
+            let c = &self.children[i];
+            if !c.valid || Some(i) == skip {
+                continue;
+            }
+            match best {
+                Some(b) if compare_internal(&c.key, &self.children[b].key) != want => {}
+                _ => best = Some(i),
+            }
+        }
+        best
     }
 }
 
@@ -123,32 +189,36 @@ impl InternalIterator for MergingIterator {
 
     fn seek_to_first(&mut self) {
         for c in &mut self.children {
-            c.seek_to_first();
+            c.iter.seek_to_first();
         }
+        self.refresh_all();
         self.direction = Direction::Forward;
         self.find_smallest();
     }
 
     fn seek_to_last(&mut self) {
         for c in &mut self.children {
-            c.seek_to_last();
+            c.iter.seek_to_last();
         }
+        self.refresh_all();
         self.direction = Direction::Reverse;
         self.find_largest();
     }
 
     fn seek(&mut self, target: &[u8]) {
         for c in &mut self.children {
-            c.seek(target);
+            c.iter.seek(target);
         }
+        self.refresh_all();
         self.direction = Direction::Forward;
         self.find_smallest();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
         for c in &mut self.children {
-            c.seek_for_prev(target);
+            c.iter.seek_for_prev(target);
         }
+        self.refresh_all();
         self.direction = Direction::Reverse;
         self.find_largest();
     }
@@ -157,65 +227,72 @@ impl InternalIterator for MergingIterator {
         let Some(cur) = self.current else { return };
         if self.direction != Direction::Forward {
             // Position every other child after the current key.
-            let key = self.children[cur].key().to_vec();
+            let key = std::mem::take(&mut self.children[cur].key);
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
-                    c.seek(&key);
-                    if c.valid() && compare_internal(&key, c.key()) == Ordering::Equal {
-                        c.next();
+                    c.iter.seek(&key);
+                    if c.iter.valid() && compare_internal(&key, c.iter.key()) == Ordering::Equal {
+                        c.iter.next();
                     }
+                    c.refresh();
                 }
             }
+            self.children[cur].key = key;
             self.direction = Direction::Forward;
-            self.children[cur].next();
+            let c = &mut self.children[cur];
+            c.iter.next();
+            c.refresh();
             self.find_smallest();
             return;
         }
-        self.children[cur].next();
-        self.after_step(cur, Ordering::Less);
+        self.step(cur, Ordering::Less);
     }
 
     fn prev(&mut self) {
         let Some(cur) = self.current else { return };
         if self.direction != Direction::Reverse {
             // Position every other child before the current key.
-            let key = self.children[cur].key().to_vec();
+            let key = std::mem::take(&mut self.children[cur].key);
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
-                    c.seek(&key);
-                    if c.valid() {
-                        c.prev();
+                    c.iter.seek(&key);
+                    if c.iter.valid() {
+                        c.iter.prev();
                     } else {
-                        c.seek_to_last();
+                        c.iter.seek_to_last();
                     }
+                    c.refresh();
                 }
             }
+            self.children[cur].key = key;
             self.direction = Direction::Reverse;
-            self.children[cur].prev();
+            let c = &mut self.children[cur];
+            c.iter.prev();
+            c.refresh();
             self.find_largest();
             return;
         }
-        self.children[cur].prev();
-        self.after_step(cur, Ordering::Greater);
+        self.step(cur, Ordering::Greater);
     }
 
+    #[inline]
     fn key(&self) -> &[u8] {
         match self.current {
-            Some(i) => self.children[i].key(),
+            Some(i) => &self.children[i].key,
             None => &[],
         }
     }
 
     fn value(&self) -> &[u8] {
         match self.current {
-            Some(i) => self.children[i].value(),
+            Some(i) => self.children[i].iter.value(),
             None => &[],
         }
     }
 
     fn status(&self) -> Result<()> {
         for c in &self.children {
-            c.status()?;
+            c.iter.status()?;
         }
         Ok(())
     }

@@ -345,7 +345,8 @@ pub struct BlockIter {
     block: Arc<Block>,
     /// Offset of the current entry; `restarts_offset` when invalid.
     current: usize,
-    /// Restart block holding `current`.
+    /// A restart point at or before `current`: exact after a seek, possibly
+    /// behind after `next` (see `sync_restart_index`).
     restart_index: usize,
     key: Vec<u8>,
     value_start: usize,
@@ -448,19 +449,28 @@ impl BlockIter {
         }
         self.value_start = kstart + unshared;
         self.value_end = self.value_start + vlen;
+        true
+    }
+
+    /// Brings `restart_index` up to the last restart point at or before
+    /// `current` (`next` leaves it behind; only `prev` and
+    /// `restart_ordinal` need it exact, so a forward scan does not read the
+    /// restart array per entry).
+    #[inline]
+    fn sync_restart_index(&mut self) {
         while self.restart_index + 1 < self.block.num_restarts
             && self.block.restart_point(self.restart_index + 1) <= self.current
         {
             self.restart_index += 1;
         }
-        true
     }
 
     /// The ordinal of the current entry when it is a restart point (always,
     /// in a block written with restart interval 1, such as an index block);
     /// `None` when invalid or between restart points.
     #[inline]
-    pub fn restart_ordinal(&self) -> Option<usize> {
+    pub fn restart_ordinal(&mut self) -> Option<usize> {
+        self.sync_restart_index();
         (self.current < self.block.restarts_offset
             && self.restart_index < self.block.num_restarts
             && self.block.restart_point(self.restart_index) == self.current)
@@ -546,6 +556,7 @@ impl InternalIterator for BlockIter {
     fn prev(&mut self) {
         debug_assert!(self.valid());
         let original = self.current;
+        self.sync_restart_index();
         while self.block.restart_point(self.restart_index) >= original {
             if self.restart_index == 0 {
                 self.invalidate();
@@ -674,6 +685,37 @@ pub(crate) mod tests {
                     }
                 }
                 it.status().unwrap();
+            }
+        }
+    }
+
+    /// `next` leaves the restart index behind; `prev` and
+    /// `restart_ordinal` must still see the exact restart point (a wrong
+    /// ordinal would mark the wrong data block verified and uncompressed).
+    #[test]
+    fn lagging_restart_index_is_exact_for_prev_and_ordinal() {
+        for interval in [1, 3, 16] {
+            let n = 100;
+            let (block, entries) = build(n, interval);
+            for j in 0..n {
+                let mut it = block.iter();
+                it.seek_to_first();
+                for _ in 0..j {
+                    it.next();
+                }
+                assert_eq!(it.key(), &entries[j].0[..]);
+                let want = (j % interval == 0).then_some(j / interval);
+                assert_eq!(it.restart_ordinal(), want, "interval {interval} entry {j}");
+                it.prev();
+                if j == 0 {
+                    assert!(!it.valid());
+                } else {
+                    assert_eq!(
+                        it.key(),
+                        &entries[j - 1].0[..],
+                        "interval {interval} entry {j}"
+                    );
+                }
             }
         }
     }

@@ -242,6 +242,13 @@ impl InternalIterator for TableIter {
     }
 }
 
+/// In a block's two bits of `BlockTable::verified`: its checksum was
+/// verified through the map.
+const VERIFIED: u64 = 1;
+/// In a block's two bits of `BlockTable::verified`: it is stored
+/// uncompressed (set only with [`VERIFIED`]).
+const RAW: u64 = 2;
+
 /// A block-based table opened for reading (see the module doc).
 pub struct BlockTable {
     file: Arc<dyn RandomAccessFile>,
@@ -262,10 +269,13 @@ pub struct BlockTable {
     /// entries spread over the index block. `None` when the index is
     /// damaged (seeks then search the block itself and report it).
     index_prefixes: Option<IndexPrefixes>,
-    /// One bit per data block (by its index entry's ordinal): set once the
-    /// block's checksum was verified through the map. Empty when the index
-    /// block does not have one restart point per entry (ordinals unknown):
-    /// then every read verifies.
+    /// Two bits per data block (by its index entry's ordinal; see
+    /// [`VERIFIED`] and [`RAW`]): the first set once the block's checksum was
+    /// verified through the map, the second then if the block is stored
+    /// uncompressed, so a verified raw block is used without touching its
+    /// trailer (a cache miss 4 KiB ahead of where a scan reads). Empty when
+    /// the index block does not have one restart point per entry (ordinals
+    /// unknown): then every read verifies.
     verified: Box<[AtomicU64]>,
 }
 
@@ -356,7 +366,7 @@ impl BlockTable {
             self.map = Some(self.file.map_all()?);
             let blocks = self.index.num_restarts();
             if blocks as u64 == self.props.num_data_blocks {
-                self.verified = (0..blocks.div_ceil(64))
+                self.verified = (0..blocks.div_ceil(32))
                     .map(|_| AtomicU64::new(0))
                     .collect();
             }
@@ -390,11 +400,12 @@ impl BlockTable {
         }
     }
 
-    /// The verified-bit word and mask of the block at `ordinal`.
+    /// The verified-bits word of the block at `ordinal` and the shift of
+    /// its two bits in it.
     #[inline]
-    fn verified_bit(&self, ordinal: Option<usize>) -> Option<(&AtomicU64, u64)> {
+    fn verified_bits(&self, ordinal: Option<usize>) -> Option<(&AtomicU64, u32)> {
         let i = ordinal?;
-        Some((self.verified.get(i / 64)?, 1u64 << (i % 64)))
+        Some((self.verified.get(i / 32)?, (i % 32) as u32 * 2))
     }
 
     /// Reads the data block at `h` out of the map. An uncompressed block
@@ -429,18 +440,25 @@ impl BlockTable {
                     "data block runs past the mapped file",
                 )
             })?;
-        let bit = self.verified_bit(ordinal);
-        let t = match bit {
-            Some((word, mask)) if word.load(AtomicOrdering::Relaxed) & mask != 0 => {
-                raw.get(size).copied().unwrap_or(COMPRESSION_NONE)
+        let bits = self.verified_bits(ordinal);
+        let known = bits.map_or(0, |(word, shift)| {
+            (word.load(AtomicOrdering::Relaxed) >> shift) & (VERIFIED | RAW)
+        });
+        let t = if known == VERIFIED | RAW {
+            COMPRESSION_NONE
+        } else if known == VERIFIED {
+            raw.get(size).copied().unwrap_or(COMPRESSION_NONE)
+        } else {
+            let t = check_block_crc(&self.path, h.offset, raw, size, "data")?;
+            if let Some((word, shift)) = bits {
+                let flags = if t == COMPRESSION_NONE {
+                    VERIFIED | RAW
+                } else {
+                    VERIFIED
+                };
+                word.fetch_or(flags << shift, AtomicOrdering::Relaxed);
             }
-            _ => {
-                let t = check_block_crc(&self.path, h.offset, raw, size, "data")?;
-                if let Some((word, mask)) = bit {
-                    word.fetch_or(mask, AtomicOrdering::Relaxed);
-                }
-                t
-            }
+            t
         };
         if t == COMPRESSION_NONE {
             return Ok(Arc::new(Block::new_mapped(
@@ -872,6 +890,7 @@ impl BlockTableIter {
     }
 
     /// True when the data iterator is positioned; records its error otherwise.
+    #[inline]
     fn data_ready(&mut self) -> bool {
         match &self.data {
             Some(d) if d.valid() => true,
@@ -885,7 +904,16 @@ impl BlockTableIter {
         }
     }
 
+    #[inline]
     fn skip_empty_forward(&mut self) {
+        if !self.data.as_ref().is_some_and(|d| d.valid()) {
+            self.next_nonempty_block();
+        }
+    }
+
+    /// `skip_empty_forward` once the current block is used up.
+    #[cold]
+    fn next_nonempty_block(&mut self) {
         while !self.data_ready() {
             if self.status.is_some() || !self.index.valid() {
                 self.data = None;
@@ -919,6 +947,7 @@ impl BlockTableIter {
 }
 
 impl InternalIterator for BlockTableIter {
+    #[inline]
     fn valid(&self) -> bool {
         self.status.is_none() && self.data.as_ref().is_some_and(|d| d.valid())
     }
@@ -953,6 +982,7 @@ impl InternalIterator for BlockTableIter {
         self.skip_empty_forward();
     }
 
+    #[inline]
     fn next(&mut self) {
         debug_assert!(self.valid());
         if let Some(d) = &mut self.data {
@@ -969,10 +999,12 @@ impl InternalIterator for BlockTableIter {
         self.skip_empty_backward();
     }
 
+    #[inline]
     fn key(&self) -> &[u8] {
         self.data.as_ref().map_or(&[], |d| d.key())
     }
 
+    #[inline]
     fn value(&self) -> &[u8] {
         self.data.as_ref().map_or(&[], |d| d.value())
     }
@@ -1084,6 +1116,33 @@ mod tests {
         }
         it.status().unwrap();
         out
+    }
+
+    /// A compressed block read a second time through the map (no block
+    /// cache to hold it) must be decompressed again: only blocks stored
+    /// uncompressed may skip their trailer once verified.
+    #[test]
+    fn mapped_compressed_block_read_twice_is_decompressed_twice() {
+        use crate::env::posix::PosixFs;
+        let d = tempfile::tempdir().unwrap();
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000007.sst");
+        build(&fs, &path, opts(CompressionType::Lz4), N);
+        let p = d.path().join("c.sst");
+        std::fs::write(&p, fs.contents(&path).unwrap()).unwrap();
+        let f = PosixFs::shared().open_random(&p).unwrap();
+        let mut t = BlockTable::open(f, 7, None, None).unwrap();
+        t.map_file().unwrap();
+        assert!(t.is_mapped());
+        let t = Arc::new(t);
+        let first = all_entries(&t, true, false);
+        assert_eq!(first.len(), N);
+        assert_eq!(all_entries(&t, true, false), first);
+        assert_eq!(all_entries(&t, true, true), {
+            let mut r = first.clone();
+            r.reverse();
+            r
+        });
     }
 
     #[test]

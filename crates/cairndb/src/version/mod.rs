@@ -396,7 +396,15 @@ impl LevelIter {
     }
 
     /// After a child ran off its end: note its error, move to the next file.
+    #[inline]
     fn skip_forward(&mut self) {
+        if !self.cur_valid() {
+            self.next_nonempty_file();
+        }
+    }
+
+    #[cold]
+    fn next_nonempty_file(&mut self) {
         while !self.cur_valid() {
             if self.take_child_error() {
                 return;
@@ -434,6 +442,7 @@ impl LevelIter {
 }
 
 impl InternalIterator for LevelIter {
+    #[inline]
     fn valid(&self) -> bool {
         self.err.is_none() && self.cur_valid()
     }
@@ -462,6 +471,7 @@ impl InternalIterator for LevelIter {
         }
         self.skip_forward();
     }
+    #[inline]
     fn next(&mut self) {
         if let Some(c) = self.cur.as_mut() {
             c.next();
@@ -474,9 +484,11 @@ impl InternalIterator for LevelIter {
         }
         self.skip_backward();
     }
+    #[inline]
     fn key(&self) -> &[u8] {
         self.cur.as_ref().map_or(&[], |c| c.key())
     }
+    #[inline]
     fn value(&self) -> &[u8] {
         self.cur.as_ref().map_or(&[], |c| c.value())
     }

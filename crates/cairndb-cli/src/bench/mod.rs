@@ -4,6 +4,7 @@
 //! benchmark driver: database lifecycle, threads, the benchmark bodies and
 //! the output; `flags`, `keygen`, `report` and `engine` own their parts.
 
+pub mod clock;
 pub mod engine;
 pub mod filework;
 pub mod flags;

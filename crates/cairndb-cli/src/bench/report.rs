@@ -7,6 +7,8 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
+
+use super::clock::OpClock;
 use serde::{Deserialize, Serialize};
 
 /// One thread's measurements of one benchmark.
@@ -23,17 +25,21 @@ pub struct Stats {
     pub found: u64,
     /// Reads attempted (for the "found" message).
     pub reads: u64,
-    /// Latency per operation in nanoseconds (only with `--histogram`).
+    /// Latency per operation in ticks of `clock` (only with `--histogram`).
     pub hist: Option<Histogram<u64>>,
+    /// The clock `hist` counts ticks of.
+    pub clock: OpClock,
     /// Extra message appended to the line.
     pub message: String,
-    last: Instant,
+    /// When the last operation finished, in ticks of `clock`.
+    last: u64,
 }
 
 impl Stats {
     /// Fresh stats; `histogram` turns per-operation timing on.
     pub fn new(histogram: bool) -> Stats {
         let now = Instant::now();
+        let clock = OpClock::get();
         Stats {
             start: now,
             finish: now,
@@ -47,14 +53,15 @@ impl Stats {
                 None
             },
             message: String::new(),
-            last: now,
+            clock,
+            last: clock.now(),
         }
     }
 
     /// Restarts the clock (after thread start-up).
     pub fn start(&mut self) {
         self.start = Instant::now();
-        self.last = self.start;
+        self.last = self.clock.now();
     }
 
     /// Records `n` finished operations (timing the last one when histograms are on).
@@ -62,9 +69,8 @@ impl Stats {
     pub fn finished_ops(&mut self, n: u64) {
         self.done += n;
         if let Some(h) = self.hist.as_mut() {
-            let now = Instant::now();
-            let ns = now.duration_since(self.last).as_nanos() as u64;
-            let _ = h.record(ns.max(1));
+            let now = self.clock.now();
+            let _ = h.record(now.saturating_sub(self.last).max(1));
             self.last = now;
         }
     }
@@ -257,7 +263,10 @@ pub fn merge(name: &str, engine: &str, threads: &[Stats], show_found: bool) -> B
         ops_per_sec as i64,
         if extra.is_empty() { "" } else { " " },
     );
-    let latency = merged_hist(threads).map(|h| latency_of(&h));
+    let latency = merged_hist(threads).map(|h| {
+        let per_tick = threads.first().map_or(1.0, |t| t.clock.nanos_per_tick());
+        latency_of(&h, per_tick)
+    });
     BenchResult {
         name: name.to_string(),
         engine: engine.to_string(),
@@ -286,12 +295,13 @@ fn merged_hist(threads: &[Stats]) -> Option<Histogram<u64>> {
     out
 }
 
-fn latency_of(h: &Histogram<u64>) -> Latency {
-    let us = |ns: u64| ns as f64 / 1000.0;
+/// Percentiles of a histogram of ticks, `per_tick` nanoseconds each.
+fn latency_of(h: &Histogram<u64>, per_tick: f64) -> Latency {
+    let us = |ticks: u64| ticks as f64 * per_tick / 1000.0;
     Latency {
         count: h.len(),
-        average: h.mean() / 1000.0,
-        stddev: h.stdev() / 1000.0,
+        average: h.mean() * per_tick / 1000.0,
+        stddev: h.stdev() * per_tick / 1000.0,
         min: us(h.min()),
         max: us(h.max()),
         p50: us(h.value_at_quantile(0.50)),

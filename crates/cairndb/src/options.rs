@@ -299,7 +299,10 @@ pub struct Options {
     pub table_format_per_level: Vec<TableFormat>,
     /// Tuning of [`TableFormat::Zip`] tables.
     pub zip: ZipTableOptions,
-    /// Table readers kept open. Default 1000.
+    /// Table readers kept open. Default 1000. `usize::MAX` means no bound
+    /// (RocksDB's `-1`): each reader then stays open with its file and is
+    /// reached by a point read without a cache lookup or a shared
+    /// reference count, which matters with many reading threads.
     pub max_open_files: usize,
     /// Read block-based tables through a memory map of each open table
     /// file instead of `pread`, as LevelDB does on 64-bit systems and

@@ -133,7 +133,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         bloom_bits_per_key: bloom,
         compression,
         max_open_files: if f.open_files < 0 {
-            1_000_000
+            usize::MAX
         } else {
             (f.open_files as usize).max(20)
         },

@@ -41,7 +41,7 @@ const IGNORED_BOOLS: &[&str] = &[
 const MAPPED: &[(&str, &str)] = &[
     (
         "open_files",
-        "mapped to Options::max_open_files (-1 = 1000000)",
+        "mapped to Options::max_open_files (-1 = usize::MAX: no bound, readers pinned to their files)",
     ),
     (
         "max_background_flushes",

@@ -380,6 +380,7 @@ mod tests {
             smallest_seq: 1,
             largest_seq: 1,
             oldest_blob_file: 0,
+            reader: Default::default(),
         }));
         let mut f = DropFilter::new(&[], &v, 1).zero_sequences_in(b"a", b"z");
         assert!(f.keep(&make_internal_key(b"a", 9, Value)).unwrap());
@@ -406,6 +407,7 @@ mod tests {
                 smallest_seq: n,
                 largest_seq: n,
                 oldest_blob_file: 0,
+                reader: Default::default(),
             }));
         }
         let c = pick(&v, &opts, &vec![Vec::new(); NUM_LEVELS]).unwrap();
@@ -427,6 +429,7 @@ mod tests {
                 smallest_seq: n,
                 largest_seq: n,
                 oldest_blob_file: 0,
+                reader: Default::default(),
             })
         };
         let mut v = Version::default();

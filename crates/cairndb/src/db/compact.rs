@@ -469,6 +469,7 @@ impl DbInner {
                         smallest_seq: 0,
                         largest_seq: 0,
                         oldest_blob_file: 0,
+                        reader: Default::default(),
                     });
                 }
                 let mut p = self.pending_outputs.lock();

@@ -100,6 +100,7 @@ pub(super) fn file_meta(number: u64, info: crate::sst::TableFileInfo) -> FileMet
         smallest_seq: info.props.smallest_seq,
         largest_seq: info.props.largest_seq,
         oldest_blob_file: 0,
+        reader: Default::default(),
     }
 }
 

@@ -58,6 +58,47 @@ fn db_with_compacted_k() -> (MemFs, Db) {
     (fs, db)
 }
 
+/// With no bound on open readers, each point read keeps its table's reader
+/// on the file's metadata. Flushes and compactions replace those files:
+/// reads must keep finding the newest values, and the replaced files must
+/// still be deleted (their readers go with the versions that listed them).
+#[test]
+fn pinned_readers_follow_flushes_and_compactions() {
+    let fs = MemFs::new();
+    let opts = Options {
+        max_open_files: usize::MAX,
+        ..mem_opts(&fs)
+    };
+    let db = Db::open("/db", opts).unwrap();
+    let ro = ReadOptions::default();
+    for round in 0..6u32 {
+        for i in 0..200u32 {
+            put(
+                &db,
+                format!("k{i:04}").as_bytes(),
+                format!("v{round}-{i}").as_bytes(),
+            );
+        }
+        db.flush().unwrap();
+        for i in (0..200u32).step_by(7) {
+            let got = db.get(&ro, format!("k{i:04}").as_bytes()).unwrap();
+            assert_eq!(got.as_deref(), Some(format!("v{round}-{i}").as_bytes()));
+        }
+    }
+    db.compact_range(None, None).unwrap();
+    for i in 0..200u32 {
+        let got = db.get(&ro, format!("k{i:04}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(format!("v5-{i}").as_bytes()));
+    }
+    let live: Vec<u64> = {
+        let v = db.inner.versions.lock().current();
+        let mut n: Vec<u64> = v.files.iter().flatten().map(|f| f.number).collect();
+        n.sort_unstable();
+        n
+    };
+    assert_eq!(table_numbers(&fs), live, "replaced tables must be deleted");
+}
+
 /// `get` chose its sequence number before taking the super-version: a
 /// write, flush and compaction in between dropped the version that
 /// sequence could see, and a key present at both moments read as absent.

@@ -89,6 +89,48 @@ pub struct FileMeta {
     /// The oldest (lowest-numbered) blob file the table refers to; 0 when
     /// it holds no blob reference (docs/format/blob.md, "MANIFEST").
     pub oldest_blob_file: u64,
+    /// The file's open reader, kept here when table readers are not
+    /// bounded (`Options::max_open_files == usize::MAX`); not part of the
+    /// file's identity (ignored by `==`, never written to the MANIFEST).
+    pub reader: PinnedReader,
+}
+
+/// A table reader pinned to its file's metadata: a point read reaches it
+/// through the version it already holds, with no cache lookup and no
+/// reference count (RocksDB's `max_open_files = -1`). Set at most once.
+/// A clone starts empty: a copy of a `FileMeta` may name another file.
+#[derive(Default)]
+pub struct PinnedReader(std::sync::OnceLock<Arc<crate::sst::Table>>);
+
+impl Clone for PinnedReader {
+    fn clone(&self) -> Self {
+        PinnedReader::default()
+    }
+}
+
+impl PinnedReader {
+    /// The pinned reader, if any.
+    #[inline]
+    pub fn get(&self) -> Option<&Arc<crate::sst::Table>> {
+        self.0.get()
+    }
+
+    /// Pins `t` unless a reader is pinned already; returns the pinned one.
+    pub fn get_or_pin(&self, t: Arc<crate::sst::Table>) -> &Arc<crate::sst::Table> {
+        self.0.get_or_init(|| t)
+    }
+}
+
+impl PartialEq for PinnedReader {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for PinnedReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() { "pinned" } else { "-" })
+    }
 }
 
 impl FileMeta {
@@ -300,6 +342,7 @@ impl VersionEdit {
                             smallest_seq,
                             largest_seq,
                             oldest_blob_file: 0,
+                            reader: Default::default(),
                         }),
                     ));
                 }
@@ -387,6 +430,7 @@ mod tests {
                 smallest_seq: 3,
                 largest_seq: 10,
                 oldest_blob_file: 40,
+                reader: Default::default(),
             },
         );
         e.new_blob_files.push(Arc::new(BlobFileMeta {

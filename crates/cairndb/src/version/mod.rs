@@ -139,8 +139,9 @@ impl Version {
         mut f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
     ) -> Result<Option<R>> {
         let ukey = user_key(lookup);
-        let mut probe = |number: u64| -> Result<Option<R>> {
-            let t = tables.get(number)?;
+        let mut probe = |meta: &FileMeta| -> Result<Option<R>> {
+            let t = tables.reader(meta)?;
+            let number = meta.number;
             let r = t.get(lookup, fill_cache, |k, v| match parse_internal_key(k) {
                 Some(p) if p.user_key == ukey => Some(f(number, p.vtype, p.seq, v)),
                 _ => None,
@@ -149,7 +150,7 @@ impl Version {
         };
         for f in &self.files[0] {
             if ukey >= f.smallest_user_key() && ukey <= f.largest_user_key() {
-                if let Some(r) = probe(f.number)? {
+                if let Some(r) = probe(f)? {
                     return Ok(Some(r));
                 }
             }
@@ -161,7 +162,7 @@ impl Version {
             }
             let i = Self::find_file(files, lookup);
             if i < files.len() && ukey >= files[i].smallest_user_key() {
-                if let Some(r) = probe(files[i].number)? {
+                if let Some(r) = probe(&files[i])? {
                     return Ok(Some(r));
                 }
             }

@@ -69,6 +69,7 @@ pub(crate) mod pipeline;
 mod read;
 pub mod snapshot;
 mod stats;
+mod sv_cache;
 #[cfg(test)]
 mod tests;
 mod wal_files;
@@ -119,6 +120,8 @@ pub(crate) struct SuperVersion {
     version: Arc<Version>,
     /// `version.max_seq()`: every write newer than this is in a memtable.
     tables_max_seq: SeqNo,
+    /// Counts installs: what `sv_cache` checks a thread's reference by.
+    gen: u64,
 }
 
 struct Imm {
@@ -205,6 +208,8 @@ pub(crate) struct DbInner {
     state: Mutex<State>,
     state_cv: Condvar,
     sv: RwLock<Arc<SuperVersion>>,
+    /// Per-thread references to `sv` for point reads (`sv_cache.rs`).
+    sv_cache: sv_cache::SvCache,
     next_file: Arc<AtomicU64>,
     snapshots: Arc<SnapshotList>,
     pending_outputs: Mutex<HashSet<u64>>,
@@ -526,13 +531,17 @@ impl DbInner {
     /// Installs a new super-version from the memtables in `st` and `version`.
     /// REQUIRES: `state` held (passed in as `st`).
     fn install_sv(&self, st: &State, version: Arc<Version>) {
-        let sv = Arc::new(SuperVersion {
+        let mut cur = self.sv.write();
+        let gen = cur.gen + 1;
+        *cur = Arc::new(SuperVersion {
             mem: st.mem.clone(),
             imms: st.imms.iter().rev().map(|i| i.mem.clone()).collect(),
             tables_max_seq: version.max_seq(),
             version,
+            gen,
         });
-        *self.sv.write() = sv;
+        drop(cur);
+        self.sv_cache.invalidate(gen);
     }
 
     fn set_bg_error(&self, e: Error) {

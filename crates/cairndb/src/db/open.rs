@@ -215,6 +215,7 @@ impl Db {
             imms: Vec::new(),
             tables_max_seq: version.max_seq(),
             version,
+            gen: 0,
         });
         let inner = Arc::new(DbInner {
             path,
@@ -251,6 +252,7 @@ impl Db {
             }),
             state_cv: Condvar::new(),
             sv: RwLock::new(sv),
+            sv_cache: super::sv_cache::SvCache::new(0),
             next_file,
             snapshots: Arc::new(SnapshotList::default()),
             pending_outputs: Mutex::new(HashSet::new()),

@@ -44,7 +44,18 @@ impl DbInner {
         // order lets a flush and a compaction run in between and drop,
         // from the tables this read then searches, the version its older
         // sequence needs (Pebble's get.go makes the same argument).
-        let sv = self.current_sv();
+        self.sv_cache
+            .with(&self.sv, |sv| self.find_in(sv, opts, key, f))
+    }
+
+    /// `find` on the super-version `sv`.
+    fn find_in(
+        &self,
+        sv: &SuperVersion,
+        opts: &ReadOptions,
+        key: &[u8],
+        f: impl FnOnce(&[u8]),
+    ) -> Result<bool> {
         self.hook(hooks::READ_BETWEEN);
         let seq = self.read_seq(opts);
         for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {

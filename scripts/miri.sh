@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the memtable's unsafe core (arena and skiplist unit tests) under Miri,
+# Runs the memtable's unsafe core (arena and skiplist unit tests) and the
+# per-thread super-version slots (db::sv_cache) under Miri,
 # which checks every pointer access against Rust's aliasing and memory
 # model. Needs the nightly toolchain with Miri:
 #   rustup toolchain install nightly --profile minimal
@@ -15,4 +16,4 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
     exit 2
 fi
 exec cargo +nightly miri test -p cairndb --lib -- \
-    memtable::arena memtable::skiplist --skip height_distribution "$@"
+    memtable::arena memtable::skiplist db::sv_cache --skip height_distribution "$@"

@@ -24,6 +24,7 @@ const USAGE: &str =
   [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
+  [--max-open-files=N|-1]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -44,6 +45,8 @@ struct Settings {
     block_cache_size: Option<usize>,
     write_buffer_size: Option<usize>,
     zip_working_memory: Option<usize>,
+    /// Table files held open; `None`: no bound (readers pinned to files).
+    max_open_files: Option<usize>,
 }
 
 impl Default for Settings {
@@ -61,6 +64,7 @@ impl Default for Settings {
             block_cache_size: None,
             write_buffer_size: None,
             zip_working_memory: None,
+            max_open_files: None,
         }
     }
 }
@@ -110,6 +114,16 @@ impl Settings {
             // The engine checks the range when the database opens.
             "write-buffer-size" | "rocksdb-write-buffer-size" => {
                 self.write_buffer_size = Some(parse_num(&key, v)?)
+            }
+            // -1 (the default): every table file stays open, its reader
+            // reached by a point read without a cache lookup
+            // (`Options::max_open_files`); else a bound the engine checks.
+            "max-open-files" | "rocksdb-max-open-files" => {
+                self.max_open_files = if v.trim() == "-1" {
+                    None
+                } else {
+                    Some(parse_num(&key, v)?)
+                }
             }
             // The most memory zip-table builds (flush, compaction) hold at
             // once; the engine checks the range when the database opens.
@@ -180,6 +194,7 @@ impl Settings {
         if let Some(w) = self.write_buffer_size {
             engine.write_buffer_size = w;
         }
+        engine.max_open_files = self.max_open_files.unwrap_or(usize::MAX);
         if let Some(m) = self.zip_working_memory {
             engine.zip.hard_working_mem_limit = m;
             engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
@@ -567,5 +582,31 @@ impl cairndb_server::Session for SqlConn {
 
     fn status(&self) -> StatusFlags {
         status(&self.s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(args: &[&str]) -> Result<Settings, String> {
+        Settings::from_args(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    /// `--max-open-files`: -1 (the default) leaves readers unbounded and
+    /// pinned; a number bounds them; anything else is refused by name.
+    #[test]
+    fn max_open_files_is_unbounded_by_default_and_parsed() {
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(s.sql_options().engine.max_open_files, usize::MAX);
+        let s = settings(&["--datadir=/tmp/x", "--max-open-files=-1"]).unwrap();
+        assert_eq!(s.sql_options().engine.max_open_files, usize::MAX);
+        let s = settings(&["--datadir=/tmp/x", "--max_open_files=500"]).unwrap();
+        assert_eq!(s.sql_options().engine.max_open_files, 500);
+        let e = settings(&["--max-open-files=lots"]).err().unwrap();
+        assert!(
+            e.contains("max-open-files") || e.contains("max_open_files"),
+            "{e}"
+        );
     }
 }

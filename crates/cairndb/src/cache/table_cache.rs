@@ -148,6 +148,14 @@ mod tests {
     use crate::sst::{TableBuilder, TableOptions};
     use std::path::Path;
 
+    /// Metadata naming table `number` (only the number is read).
+    fn file_meta(number: u64) -> FileMeta {
+        FileMeta {
+            number,
+            ..FileMeta::default()
+        }
+    }
+
     #[test]
     fn opens_caches_and_evicts() {
         let fs = Arc::new(MemFs::new());
@@ -179,17 +187,7 @@ mod tests {
             assert_eq!(tc.get(n).unwrap().properties().num_entries, 1);
         }
         // Bounded: a counted reference from the cache.
-        let meta = |n: u64| FileMeta {
-            number: n,
-            size: 0,
-            smallest: Vec::new(),
-            largest: Vec::new(),
-            smallest_seq: 0,
-            largest_seq: 0,
-            oldest_blob_file: 0,
-            reader: Default::default(),
-        };
-        let m2 = meta(2);
+        let m2 = file_meta(2);
         assert!(matches!(tc.reader(&m2).unwrap(), TableRef::Shared(_)));
         assert!(m2.reader.get().is_none());
         tc.evict(1);
@@ -219,16 +217,7 @@ mod tests {
             Arc::new(ZipStats::default()),
             true,
         );
-        let m = FileMeta {
-            number: 3,
-            size: 0,
-            smallest: Vec::new(),
-            largest: Vec::new(),
-            smallest_seq: 0,
-            largest_seq: 0,
-            oldest_blob_file: 0,
-            reader: Default::default(),
-        };
+        let m = file_meta(3);
         let first: *const Table = match tc.reader(&m).unwrap() {
             TableRef::Pinned(t) => t,
             TableRef::Shared(_) => panic!("an unbounded cache must pin"),

@@ -1080,12 +1080,21 @@ mod tests {
 
     /// Opens the table bytes `data` from a real file, through a map or not.
     fn open_posix(dir: &Path, data: &[u8], mapped: bool) -> Arc<BlockTable> {
+        open_posix_with(dir, data, mapped, Some(Arc::new(BlockCache::new(1 << 20))))
+    }
+
+    /// `open_posix` with the block cache given.
+    fn open_posix_with(
+        dir: &Path,
+        data: &[u8],
+        mapped: bool,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Arc<BlockTable> {
         use crate::env::posix::PosixFs;
         let path = dir.join(if mapped { "m.sst" } else { "p.sst" });
         std::fs::write(&path, data).unwrap();
         let f = PosixFs::shared().open_random(&path).unwrap();
         let pe: Arc<dyn SliceTransform> = Arc::new(FixedPrefix::new(8));
-        let cache = Some(Arc::new(BlockCache::new(1 << 20)));
         let mut t = BlockTable::open(f, 7, cache, Some(pe)).unwrap();
         if mapped {
             t.map_file().unwrap();
@@ -1123,18 +1132,8 @@ mod tests {
     /// uncompressed may skip their trailer once verified.
     #[test]
     fn mapped_compressed_block_read_twice_is_decompressed_twice() {
-        use crate::env::posix::PosixFs;
         let d = tempfile::tempdir().unwrap();
-        let fs = MemFs::new();
-        let path = PathBuf::from("/db/000007.sst");
-        build(&fs, &path, opts(CompressionType::Lz4), N);
-        let p = d.path().join("c.sst");
-        std::fs::write(&p, fs.contents(&path).unwrap()).unwrap();
-        let f = PosixFs::shared().open_random(&p).unwrap();
-        let mut t = BlockTable::open(f, 7, None, None).unwrap();
-        t.map_file().unwrap();
-        assert!(t.is_mapped());
-        let t = Arc::new(t);
+        let t = open_posix_with(d.path(), &table_bytes(CompressionType::Lz4), true, None);
         let first = all_entries(&t, true, false);
         assert_eq!(first.len(), N);
         assert_eq!(all_entries(&t, true, false), first);
@@ -1191,13 +1190,18 @@ mod tests {
         }
     }
 
+    /// The bytes of a table of `N` entries built with compression `c`.
+    fn table_bytes(c: CompressionType) -> Vec<u8> {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000007.sst");
+        build(&fs, &path, opts(c), N);
+        fs.contents(&path).unwrap()
+    }
+
     #[test]
     fn mapped_read_reports_checksum_mismatch() {
         let d = tempfile::tempdir().unwrap();
-        let fs = MemFs::new();
-        let path = PathBuf::from("/db/000007.sst");
-        build(&fs, &path, opts(CompressionType::None), N);
-        let mut data = fs.contents(&path).unwrap();
+        let mut data = table_bytes(CompressionType::None);
         // The first data block starts at offset 0; damage a byte inside it.
         data[20] ^= 0x40;
         let m = open_posix(d.path(), &data, true);

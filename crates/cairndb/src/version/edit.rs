@@ -72,7 +72,7 @@ pub struct BlobGarbage {
 }
 
 /// A table file in some level.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FileMeta {
     /// File number (`NNNNNN.sst`).
     pub number: u64,

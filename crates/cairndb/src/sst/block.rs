@@ -22,6 +22,7 @@
 )]
 
 use std::cmp::Ordering;
+use std::ops::Deref;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -140,6 +141,24 @@ pub struct BlockOrigin {
 enum BlockOwner {
     Heap(#[expect(dead_code, reason = "owns the bytes `Block::ptr` points at")] Vec<u8>),
     File(#[expect(dead_code, reason = "owns the bytes `Block::ptr` points at")] FileBytes),
+    /// Nothing: the bytes are borrowed for the life of a [`BorrowedBlock`],
+    /// which is the only way to hold such a block.
+    Borrowed,
+}
+
+/// A block over bytes borrowed for `'a` (see [`Block::borrowed`]); it can
+/// only be used by reference, so the block cannot outlive the bytes.
+pub struct BorrowedBlock<'a> {
+    block: Block,
+    _data: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl std::ops::Deref for BorrowedBlock<'_> {
+    type Target = Block;
+    #[inline]
+    fn deref(&self) -> &Block {
+        &self.block
+    }
 }
 
 /// One decoded block: the uncompressed bytes plus the parsed restart array
@@ -225,12 +244,34 @@ impl Block {
         })
     }
 
+    /// Validates and wraps borrowed block bytes, without copying them or
+    /// taking a reference on their owner: for a point read of a mapped
+    /// block, which holds the table (and so the map) for longer than the
+    /// block (no allocation and no shared reference count per lookup).
+    pub fn borrowed(data: &[u8], origin: BlockOrigin) -> Result<BorrowedBlock<'_>> {
+        let (restarts_offset, num_restarts) = Self::check(data, &origin)?;
+        Ok(BorrowedBlock {
+            block: Block {
+                ptr: data.as_ptr(),
+                len: data.len(),
+                owner: BlockOwner::Borrowed,
+                restarts_offset,
+                num_restarts,
+                origin,
+            },
+            _data: std::marker::PhantomData,
+        })
+    }
+
     /// The block's bytes.
     #[inline]
     fn data(&self) -> &[u8] {
         // SAFETY: `ptr..ptr + len` was a valid `&[u8]` when the block was
         // made, and `owner` keeps that memory alive and unchanged for as long
-        // as `self` lives (see the `Send` impl above).
+        // as `self` lives (see the `Send` impl above); a block that owns
+        // nothing lives inside a `BorrowedBlock`, whose lifetime is that of
+        // the borrowed bytes (exercised by `borrowed_block_reads_like_owned`
+        // and every point read of a mapped table).
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
@@ -341,8 +382,10 @@ impl Block {
 }
 
 /// A cursor over one block (see the module doc).
-pub struct BlockIter {
-    block: Arc<Block>,
+/// Generic over how it holds the block: shared (`Arc<Block>`, the default)
+/// or borrowed (`&Block`, for a point read that outlives neither).
+pub struct BlockIter<B: Deref<Target = Block> = Arc<Block>> {
+    block: B,
     /// Offset of the current entry; `restarts_offset` when invalid.
     current: usize,
     /// A restart point at or before `current`: exact after a seek, possibly
@@ -354,9 +397,9 @@ pub struct BlockIter {
     status: Option<Error>,
 }
 
-impl BlockIter {
+impl<B: Deref<Target = Block>> BlockIter<B> {
     /// An unpositioned iterator that uses `key_buf` (cleared) as its key buffer.
-    pub fn with_key_buf(block: Arc<Block>, mut key_buf: Vec<u8>) -> BlockIter {
+    pub fn with_key_buf(block: B, mut key_buf: Vec<u8>) -> BlockIter<B> {
         key_buf.clear();
         let end = block.restarts_offset;
         let n = block.num_restarts;
@@ -377,7 +420,7 @@ impl BlockIter {
     }
 
     /// The block being iterated.
-    pub fn block(&self) -> &Arc<Block> {
+    pub fn block(&self) -> &B {
         &self.block
     }
 
@@ -521,7 +564,7 @@ impl BlockIter {
     }
 }
 
-impl InternalIterator for BlockIter {
+impl<B: Deref<Target = Block> + Send> InternalIterator for BlockIter<B> {
     fn valid(&self) -> bool {
         self.current < self.block.restarts_offset
     }
@@ -687,6 +730,35 @@ pub(crate) mod tests {
                 it.status().unwrap();
             }
         }
+    }
+
+    /// A block over borrowed bytes iterates and seeks exactly like one that
+    /// owns a copy, and rejects the same damage.
+    #[test]
+    fn borrowed_block_reads_like_owned() {
+        let (owned, entries) = build(100, 16);
+        let bytes = owned.data().to_vec();
+        let borrowed = Block::borrowed(&bytes, origin()).unwrap();
+        let mut a = BlockIter::with_key_buf(&*borrowed, Vec::new());
+        let mut b = owned.iter();
+        a.seek_to_first();
+        b.seek_to_first();
+        for (k, v) in &entries {
+            assert_eq!((a.key(), a.value()), (&k[..], &v[..]));
+            assert_eq!((a.key(), a.value()), (b.key(), b.value()));
+            a.next();
+            b.next();
+        }
+        assert!(!a.valid() && !b.valid());
+        for (k, _) in entries.iter().step_by(7) {
+            a.seek(k);
+            assert_eq!(a.key(), &k[..]);
+        }
+        let mut damaged = bytes.clone();
+        let n = damaged.len();
+        damaged[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(Block::borrowed(&damaged, origin()).is_err());
+        assert!(Block::new(damaged, origin()).is_err());
     }
 
     /// `next` leaves the restart index behind; `prev` and

@@ -20,7 +20,7 @@ use crate::iter::InternalIterator;
 use crate::key::{self, TRAILER_LEN};
 use crate::options::SliceTransform;
 use crate::options::TableFormat;
-use crate::sst::block::{Block, BlockIter, BlockOrigin};
+use crate::sst::block::{Block, BlockIter, BlockOrigin, BorrowedBlock};
 use crate::sst::filter::Filter;
 use crate::sst::format::{
     block_crc, decompress_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, COMPRESSION_NONE,
@@ -249,6 +249,30 @@ const VERIFIED: u64 = 1;
 /// uncompressed (set only with [`VERIFIED`]).
 const RAW: u64 = 2;
 
+/// What `BlockTable::mapped_block` found: a verified uncompressed block's
+/// range in the map (start, size), or a decoded block.
+enum Mapped {
+    Raw(usize, usize),
+    Block(Arc<Block>),
+}
+
+/// A data block for one point read (see `BlockTable::read_block_for_get`).
+enum DataBlock<'a> {
+    Shared(Arc<Block>),
+    Borrowed(BorrowedBlock<'a>),
+}
+
+impl std::ops::Deref for DataBlock<'_> {
+    type Target = Block;
+    #[inline]
+    fn deref(&self) -> &Block {
+        match self {
+            DataBlock::Shared(b) => b,
+            DataBlock::Borrowed(b) => b,
+        }
+    }
+}
+
 /// A block-based table opened for reading (see the module doc).
 pub struct BlockTable {
     file: Arc<dyn RandomAccessFile>,
@@ -422,9 +446,53 @@ impl BlockTable {
         ordinal: Option<usize>,
         fill_cache: bool,
     ) -> Result<Arc<Block>> {
+        match self.mapped_block(map, h, ordinal, fill_cache)? {
+            Mapped::Block(b) => Ok(b),
+            Mapped::Raw(start, size) => Ok(Arc::new(Block::new_mapped(
+                map.clone(),
+                start,
+                size,
+                self.origin(h.offset),
+            )?)),
+        }
+    }
+
+    /// The data block at `h` for one point read: an uncompressed block read
+    /// through the map is borrowed from it (no allocation, no reference on
+    /// the map); others as `read_block` gives them.
+    fn read_block_for_get<'a>(
+        &'a self,
+        h: BlockHandle,
+        ordinal: Option<usize>,
+        fill_cache: bool,
+    ) -> Result<DataBlock<'a>> {
+        let Some(map) = &self.map else {
+            return self.read_cached_block(h, fill_cache).map(DataBlock::Shared);
+        };
+        match self.mapped_block(map, h, ordinal, fill_cache)? {
+            Mapped::Block(b) => Ok(DataBlock::Shared(b)),
+            Mapped::Raw(start, size) => {
+                let data = map.get(start..start + size).unwrap_or_default();
+                Ok(DataBlock::Borrowed(Block::borrowed(
+                    data,
+                    self.origin(h.offset),
+                )?))
+            }
+        }
+    }
+
+    /// `read_mapped_block` up to the point where an uncompressed block is
+    /// known good: its range in the map, or the decoded block.
+    fn mapped_block(
+        &self,
+        map: &FileBytes,
+        h: BlockHandle,
+        ordinal: Option<usize>,
+        fill_cache: bool,
+    ) -> Result<Mapped> {
         if self.props.compression != COMPRESSION_NONE {
             if let Some(b) = self.cached_block(h) {
-                return Ok(b);
+                return Ok(Mapped::Block(b));
             }
         }
         let size = check_handle(&self.path, self.file_size, h, "data")?;
@@ -461,16 +529,12 @@ impl BlockTable {
             t
         };
         if t == COMPRESSION_NONE {
-            return Ok(Arc::new(Block::new_mapped(
-                map.clone(),
-                start,
-                size,
-                self.origin(h.offset),
-            )?));
+            return Ok(Mapped::Raw(start, size));
         }
         let body = raw.get(..size).unwrap_or_default();
         let data = decompress_block(&self.path, h.offset, t, body)?;
         self.new_cached_block(h, data, fill_cache)
+            .map(Mapped::Block)
     }
 
     /// The data block at `h`, through the block cache and `pread`.
@@ -539,14 +603,16 @@ impl BlockTable {
             }
         }
         let (ibuf, mut dbuf) = GET_KEY_BUFS.with(|c| c.take());
-        let mut index_it = BlockIter::with_key_buf(self.index.clone(), ibuf);
+        // The index and the data block are borrowed: no reference count
+        // that other readers of this table also write.
+        let mut index_it = BlockIter::with_key_buf(&*self.index, ibuf);
         self.seek_index(&mut index_it, lookup_ikey);
         let mut f = Some(f);
         let mut result = Ok(None);
         while index_it.valid() {
             let block = match self
                 .decode_handle(index_it.value(), index_it.key())
-                .and_then(|h| self.read_block(h, index_it.restart_ordinal(), fill_cache, true))
+                .and_then(|h| self.read_block_for_get(h, index_it.restart_ordinal(), fill_cache))
             {
                 Ok(b) => b,
                 Err(e) => {
@@ -554,7 +620,7 @@ impl BlockTable {
                     break;
                 }
             };
-            let mut it = BlockIter::with_key_buf(block, dbuf);
+            let mut it = BlockIter::with_key_buf(&*block, dbuf);
             it.seek(lookup_ikey);
             if it.valid() {
                 if let Some(f) = f.take() {
@@ -582,7 +648,11 @@ impl BlockTable {
     /// Positions `index_it` (over this table's index block) at the first
     /// index entry `>= target`, narrowed by the index prefixes.
     #[inline]
-    fn seek_index(&self, index_it: &mut BlockIter, target: &[u8]) {
+    fn seek_index<B: std::ops::Deref<Target = Block>>(
+        &self,
+        index_it: &mut BlockIter<B>,
+        target: &[u8],
+    ) {
         let (lo, hi) = match &self.index_prefixes {
             Some(p) => p.bounds(key::user_key(target)),
             None => (0, usize::MAX),

@@ -105,21 +105,15 @@ impl WritableFile for PosixWritable {
         self.drain()?;
         // fdatasync also persists a size change, so appends past the
         // preallocated region stay durable (only slower).
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))
+        fdatasync(&self.file, &self.path)
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
-        // Never below what is appended (buffered bytes included): those
-        // bytes are written at their own offsets later.
-        let at = self.physical.max(self.len);
-        if upto <= at {
-            return Ok(());
+        // `len` counts buffered bytes too: those are written at their own
+        // offsets later.
+        if zero_fill_ahead(&self.file, &self.path, &mut self.physical, self.len, upto)? {
+            self.allocated = self.allocated.max(upto);
         }
-        write_zeros_synced(&self.file, &self.path, at, upto)?;
-        self.physical = upto;
-        self.allocated = self.allocated.max(upto);
         Ok(())
     }
 
@@ -313,22 +307,16 @@ impl WritableFile for PosixMappedLog {
     fn sync(&mut self) -> Result<()> {
         // Dirty pages of a shared map belong to the file's page cache;
         // fdatasync writes them back like pages dirtied by `write`.
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("fdatasync", &self.path, e))?;
+        fdatasync(&self.file, &self.path)?;
         self.physical = self.physical.max(self.len);
         Ok(())
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
-        let at = self.physical.max(self.len);
-        if upto <= at {
-            return Ok(());
-        }
         // The same page-cache pages back the map, so the map sees them.
-        write_zeros_synced(&self.file, &self.path, at, upto)?;
-        self.physical = upto;
-        self.reserved = self.reserved.max(upto);
+        if zero_fill_ahead(&self.file, &self.path, &mut self.physical, self.len, upto)? {
+            self.reserved = self.reserved.max(upto);
+        }
         Ok(())
     }
 
@@ -381,8 +369,33 @@ fn write_zeros_synced(file: &File, path: &Path, mut from: u64, upto: u64) -> Res
             .map_err(|e| Error::io("write zeros", path, e))?;
         from += n as u64;
     }
+    fdatasync(file, path)
+}
+
+/// `fdatasync` of `file`, its error naming `path`.
+fn fdatasync(file: &File, path: &Path) -> Result<()> {
     file.sync_data()
         .map_err(|e| Error::io("fdatasync", path, e))
+}
+
+/// `WritableFile::fill_zeros` for a writer whose file holds written bytes
+/// up to `physical` and whose appends reach `len`: writes and syncs zeros
+/// from the larger of the two up to `upto` and advances `physical`. False
+/// (nothing written) when that range is empty.
+fn zero_fill_ahead(
+    file: &File,
+    path: &Path,
+    physical: &mut u64,
+    len: u64,
+    upto: u64,
+) -> Result<bool> {
+    let at = (*physical).max(len);
+    if upto <= at {
+        return Ok(false);
+    }
+    write_zeros_synced(file, path, at, upto)?;
+    *physical = upto;
+    Ok(true)
 }
 
 struct PosixSequential {

@@ -83,54 +83,28 @@ impl MergingIterator {
         }
     }
 
-    fn refresh_all(&mut self) {
+    /// Moves every child with `f`, then picks the best in `direction`.
+    fn position_all(
+        &mut self,
+        direction: Direction,
+        mut f: impl FnMut(&mut Box<dyn InternalIterator>),
+    ) {
         for c in &mut self.children {
+            f(&mut c.iter);
             c.refresh();
         }
+        self.direction = direction;
+        self.find_best(match direction {
+            Direction::Forward => Ordering::Less,
+            Direction::Reverse => Ordering::Greater,
+        });
     }
 
-    fn find_smallest(&mut self) {
-        self.find_best(Ordering::Less);
-    }
-
-    fn find_largest(&mut self) {
-        self.find_best(Ordering::Greater);
-    }
-
-    /// Scans the cached keys for the best child (`want`: `Less` for the
-    /// smallest key, `Greater` for the largest) and the runner-up. Ties
-    /// cannot occur (see the module doc); the scan order only decides among
-    /// equal keys of a malformed input, as LevelDB's merger does: the first
-    /// child wins going forward, the last going backward.
+    /// Picks the best child (`want`: `Less` for the smallest key, `Greater`
+    /// for the largest) and the runner-up, by the cached keys.
     fn find_best(&mut self, want: Ordering) {
-        let mut best: Option<usize> = None;
-        let mut second: Option<usize> = None;
-        let n = self.children.len();
-        for j in 0..n {
-            let i = if want == Ordering::Less { j } else { n - 1 - j };
-            let c = &self.children[i];
-            if !c.valid {
-                continue;
-            }
-            match best {
-                None => best = Some(i),
-                Some(b) if compare_internal(&c.key, &self.children[b].key) == want => {
-                    second = best;
-                    best = Some(i);
-                }
-                Some(_) => {
-                    let beats_second = match second {
-                        None => true,
-                        Some(s) => compare_internal(&c.key, &self.children[s].key) == want,
-                    };
-                    if beats_second {
-                        second = Some(i);
-                    }
-                }
-            }
-        }
-        self.current = best;
-        self.runner_up = second;
+        self.current = self.best_except(None, want);
+        self.runner_up = self.best_except(self.current, want);
     }
 
     /// Moves the current child one step (`want`: `Less` forward, `Greater`
@@ -162,8 +136,10 @@ impl MergingIterator {
         self.runner_up = self.best_except(self.current, want);
     }
 
-    /// The best valid child other than `skip`, by the cached keys; ties
-    /// resolved as in `find_best`.
+    /// The best valid child other than `skip`, by the cached keys. Ties
+    /// cannot occur (see the module doc); the scan order only decides among
+    /// equal keys of a malformed input, as LevelDB's merger does: the first
+    /// child wins going forward, the last going backward.
     fn best_except(&self, skip: Option<usize>, want: Ordering) -> Option<usize> {
         let n = self.children.len();
         let mut best: Option<usize> = None;
@@ -188,39 +164,19 @@ impl InternalIterator for MergingIterator {
     }
 
     fn seek_to_first(&mut self) {
-        for c in &mut self.children {
-            c.iter.seek_to_first();
-        }
-        self.refresh_all();
-        self.direction = Direction::Forward;
-        self.find_smallest();
+        self.position_all(Direction::Forward, |i| i.seek_to_first());
     }
 
     fn seek_to_last(&mut self) {
-        for c in &mut self.children {
-            c.iter.seek_to_last();
-        }
-        self.refresh_all();
-        self.direction = Direction::Reverse;
-        self.find_largest();
+        self.position_all(Direction::Reverse, |i| i.seek_to_last());
     }
 
     fn seek(&mut self, target: &[u8]) {
-        for c in &mut self.children {
-            c.iter.seek(target);
-        }
-        self.refresh_all();
-        self.direction = Direction::Forward;
-        self.find_smallest();
+        self.position_all(Direction::Forward, |i| i.seek(target));
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        for c in &mut self.children {
-            c.iter.seek_for_prev(target);
-        }
-        self.refresh_all();
-        self.direction = Direction::Reverse;
-        self.find_largest();
+        self.position_all(Direction::Reverse, |i| i.seek_for_prev(target));
     }
 
     fn next(&mut self) {
@@ -242,7 +198,7 @@ impl InternalIterator for MergingIterator {
             let c = &mut self.children[cur];
             c.iter.next();
             c.refresh();
-            self.find_smallest();
+            self.find_best(Ordering::Less);
             return;
         }
         self.step(cur, Ordering::Less);
@@ -269,7 +225,7 @@ impl InternalIterator for MergingIterator {
             let c = &mut self.children[cur];
             c.iter.prev();
             c.refresh();
-            self.find_largest();
+            self.find_best(Ordering::Greater);
             return;
         }
         self.step(cur, Ordering::Greater);

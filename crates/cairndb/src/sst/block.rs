@@ -536,7 +536,7 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
         let mut right = hi.min(n).saturating_sub(1).max(left);
         while left < right {
             let mid = (left + right).div_ceil(2);
-            match self.restart_key(mid) {
+            match self.block.restart_key(mid) {
                 Ok(k) => {
                     if compare_internal(k, target) == Ordering::Less {
                         left = mid;
@@ -556,11 +556,6 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
                 return;
             }
         }
-    }
-
-    #[inline]
-    fn restart_key(&self, i: usize) -> std::result::Result<&[u8], usize> {
-        self.block.restart_key(i)
     }
 }
 

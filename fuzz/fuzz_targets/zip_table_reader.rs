@@ -2,9 +2,9 @@
 //! meta section, footer and section checksums are valid, so the decoders
 //! behind the checksum gate (fst key index, packed arrays, groups, zstd) see
 //! the fuzzer's bytes. The top bit of the group-size byte picks the format
-//! version (1: the dictionary section is a zstd dictionary; 2: it is a
-//! compressed dictionary behind a length header), so both readers are
-//! fuzzed. Every input must be rejected with an error or read without
+//! version (1: the dictionary section is a zstd dictionary; the newest: it
+//! is a compressed dictionary behind a length header, and groups may carry
+//! key positions), so both readers are fuzzed. Every input must be rejected with an error or read without
 //! panicking.
 #![no_main]
 
@@ -44,7 +44,9 @@ fuzz_target!(|data: &[u8]| {
         num_records,
         num_keys,
         num_groups: num_records.div_ceil(group_size as u64),
-        flags: head[15] & 1,
+        // Bit 0: a dictionary; bit 1 (the newest version): key positions
+        // in every group.
+        flags: head[15] & 3,
         compression_level: 3,
         sections: [Section::default(); 6],
     };

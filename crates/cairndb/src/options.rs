@@ -121,9 +121,11 @@ pub struct ZipTableOptions {
     /// text it saves 10% or more. 0 always uses `compression_level`.
     /// Default 0.05.
     pub level_trial_gain: f64,
-    /// Layout version of new zip tables (`docs/format/ziptable.md`): 2 (a
+    /// Layout version of new zip tables (`docs/format/ziptable.md`): 3 (as 2,
+    /// and a value that holds its own user key is stored without it), 2 (a
     /// large sampled dictionary stored compressed) or 1 (a zstd-trained
-    /// dictionary; for readers that predate version 2). Default 2.
+    /// dictionary). 1 and 2 are for readers that predate the newer
+    /// versions. Default 3.
     pub format_version: u32,
     /// Value bytes a table build keeps in memory before it spills them to a
     /// temporary file in the database directory
@@ -144,7 +146,7 @@ impl Default for ZipTableOptions {
             compression_level: 9,
             min_match: 6,
             level_trial_gain: 0.05,
-            format_version: 2,
+            format_version: 3,
             soft_working_mem_limit: 64 << 20,
             hard_working_mem_limit: 256 << 20,
         }
@@ -679,7 +681,7 @@ impl Options {
             return bad("zip.min_match", "must be 0 or in 3..=7");
         }
         if !(1..=crate::sst::zip::format::ZIP_FORMAT_VERSION).contains(&z.format_version) {
-            return bad("zip.format_version", "must be 1 or 2");
+            return bad("zip.format_version", "must be 1, 2 or 3");
         }
         if !(z.sample_ratio > 0.0 && z.sample_ratio <= 1.0) {
             return bad("zip.sample_ratio", "must be in (0, 1]");

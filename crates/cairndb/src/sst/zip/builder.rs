@@ -4,7 +4,9 @@
 //! trailer and value length in memory; value bytes go to a spool that stays
 //! in memory up to `ZipTableOptions::soft_working_mem_limit` (and only as far
 //! as the process-wide [`ZipMemBudget`] grants, the hard limit) and spills to
-//! a temporary file in the database directory beyond that. A fraction
+//! a temporary file in the database directory beyond that (format version
+//! 3: a value that holds its own user key is spooled without it, and its
+//! key position kept beside its length). A fraction
 //! (`sample_ratio`) of the values is copied aside as dictionary samples,
 //! and (format version 2) every `STAT_GROUP_EVERY`-th group of values as
 //! entropy samples. `finish` builds the dictionary (version 2: the samples
@@ -34,7 +36,7 @@ use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
     encode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
-    ZIP_VERSION_PACKED_SECTIONS,
+    FLAG_KEY_IN_VALUE, ZIP_VERSION_KEY_IN_VALUE, ZIP_VERSION_PACKED_SECTIONS,
 };
 use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
@@ -127,6 +129,10 @@ const TRIAL_MIN_GROUPS: usize = 8;
 /// carry none; a fixed value keeps builds byte-for-byte repeatable).
 const DICT_ID: u32 = 32768;
 
+/// Version 3: user keys shorter than this are never looked for in their
+/// values (a short key matches by chance, and saves little when it does).
+const MIN_KEY_IN_VALUE: usize = 4;
+
 /// Builds a zip table (see the module doc).
 pub struct ZipTableBuilder {
     zip: ZipTableOptions,
@@ -138,6 +144,11 @@ pub struct ZipTableBuilder {
     key_starts: Vec<u64>,
     trailers: Vec<u64>,
     lens: Vec<u32>,
+    /// Version 3: per record, 0 or 1 + where its user key was cut out of
+    /// its value (`ziptable.md`, "Group"); empty until a key is found.
+    key_pos: Vec<u32>,
+    /// A value with its key cut out, assembled for the spool.
+    cut: Vec<u8>,
     mem: Vec<u8>,
     reserved: usize,
     spill: Option<Box<dyn WritableFile>>,
@@ -169,6 +180,8 @@ impl ZipTableBuilder {
             key_starts: Vec::new(),
             trailers: Vec::new(),
             lens: Vec::new(),
+            key_pos: Vec::new(),
+            cut: Vec::new(),
             mem: Vec::new(),
             reserved: 0,
             spill: None,
@@ -204,13 +217,13 @@ impl ZipTableBuilder {
                 ikey.len()
             )));
         };
-        let Ok(vlen) = u32::try_from(value.len()) else {
+        if u32::try_from(value.len()).is_err() {
             return Err(Error::invalid(format!(
                 "zip table builder for {}: value of {} bytes is too large",
                 self.path_str(),
                 value.len()
             )));
-        };
+        }
         let new_key =
             self.props.num_entries == 0 || key::user_key(&self.last_ikey) != parsed.user_key;
         if new_key {
@@ -232,13 +245,60 @@ impl ZipTableBuilder {
         }
         let rec = self.props.num_entries;
         self.props.add_entry(ikey, &parsed, value.len());
+        // Version 3: the value is stored without its user key when it holds
+        // it (the key index has the key already).
+        let mut cut = std::mem::take(&mut self.cut);
+        let value = match self.find_key_in_value(parsed.user_key, value) {
+            Some(p) => {
+                let n = rec as usize;
+                if self.key_pos.len() < n {
+                    self.key_pos.resize(n, 0);
+                }
+                // p < value.len() <= u32::MAX (checked above), so p + 1 fits.
+                self.key_pos.push(p as u32 + 1);
+                cut.clear();
+                cut.extend_from_slice(&value[..p]);
+                cut.extend_from_slice(&value[p + parsed.user_key.len()..]);
+                &cut[..]
+            }
+            None => {
+                if !self.key_pos.is_empty() {
+                    self.key_pos.push(0);
+                }
+                value
+            }
+        };
+        let r = self.add_stored(ikey, rec, value);
+        self.cut = cut;
+        r
+    }
+
+    /// Where `value` holds `user_key`, when this table cuts keys out of
+    /// values (version 3 on) and the key is long enough to look for.
+    fn find_key_in_value(&self, user_key: &[u8], value: &[u8]) -> Option<usize> {
+        if self.zip.format_version < ZIP_VERSION_KEY_IN_VALUE
+            || user_key.len() < MIN_KEY_IN_VALUE
+            || value.len() < user_key.len()
+        {
+            return None;
+        }
+        if value.starts_with(user_key) {
+            return Some(0);
+        }
+        memchr::memmem::find(value, user_key)
+    }
+
+    /// Records the stored bytes of record `rec` (its value, less its user
+    /// key when that was cut out).
+    fn add_stored(&mut self, ikey: &[u8], rec: u64, value: &[u8]) -> Result<()> {
         if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS && self.zip.dict_size > 0 {
             self.add_stat_sample(rec, value);
         }
         self.last_ikey.clear();
         self.last_ikey.extend_from_slice(ikey);
         self.trailers.push(key::trailer(ikey));
-        self.lens.push(vlen);
+        // Fits: no longer than the value `add` checked.
+        self.lens.push(value.len() as u32);
         if !value.is_empty() {
             self.sample_credit += value.len() as f64 * self.zip.sample_ratio;
             if self.sample_credit >= value.len() as f64 {
@@ -333,6 +393,8 @@ impl ZipTableBuilder {
             + self.stat_samples.capacity()
             + self.trailers.capacity() * 8
             + self.lens.capacity() * 4
+            + self.key_pos.capacity() * 4
+            + self.cut.capacity()
             + self.key_starts.capacity() * 8
     }
 
@@ -475,11 +537,20 @@ impl ZipTableBuilder {
         let mut raw = Vec::new();
         let mut out = Vec::new();
         let mut head = Vec::with_capacity(16);
+        let key_in_value = !self.key_pos.is_empty();
+        if key_in_value {
+            self.key_pos.resize(n as usize, 0);
+        }
         for g in 0..num_groups {
             let (a, b) = (g * group_size, ((g + 1) * group_size).min(n));
             raw.clear();
             for r in a..b {
                 put_varint32(&mut raw, self.lens[r as usize]);
+            }
+            if key_in_value {
+                for r in a..b {
+                    put_varint32(&mut raw, self.key_pos[r as usize]);
+                }
             }
             for r in a..b {
                 let len = self.lens[r as usize] as usize;
@@ -542,7 +613,8 @@ impl ZipTableBuilder {
             num_records: n,
             num_keys: self.num_keys,
             num_groups,
-            flags: if dict.is_some() { FLAG_HAS_DICT } else { 0 },
+            flags: if dict.is_some() { FLAG_HAS_DICT } else { 0 }
+                | if key_in_value { FLAG_KEY_IN_VALUE } else { 0 },
             compression_level: level,
             sections: [Section::default(); 6],
         };

@@ -28,11 +28,15 @@ pub const ZIP_MAGIC: u64 = 0x4341_4952_4e50_495a;
 
 /// Newest version of the zip table layout: what this code writes by
 /// default, and the highest it reads (`ziptable.md`, "Footer").
-pub const ZIP_FORMAT_VERSION: u32 = 2;
+pub const ZIP_FORMAT_VERSION: u32 = 3;
 
 /// The first version that stores the dictionary, key index, trailer and
 /// key-start sections in an envelope (`ziptable.md`, "Packed sections").
 pub const ZIP_VERSION_PACKED_SECTIONS: u32 = 2;
+
+/// The first version whose groups may store a value without the record's
+/// user key in it (`FLAG_KEY_IN_VALUE`; `ziptable.md`, "Group").
+pub const ZIP_VERSION_KEY_IN_VALUE: u32 = 3;
 
 /// Largest decoded dictionary a version-2 dictionary section may hold
 /// (`ziptable.md`, "Dictionary section").
@@ -114,6 +118,20 @@ pub const GROUP_CRC_LEN: usize = 4;
 
 /// Meta flag bit: the table has a value dictionary.
 pub const FLAG_HAS_DICT: u8 = 1;
+
+/// Meta flag bit (version 3 on): every decoded group carries a key
+/// position per record, and a record with one had its user key cut out of
+/// its value at that position (`ziptable.md`, "Group").
+pub const FLAG_KEY_IN_VALUE: u8 = 2;
+
+/// The flag bits a table of `version` may set; any other is corruption.
+pub fn known_flags(version: u32) -> u8 {
+    if version >= ZIP_VERSION_KEY_IN_VALUE {
+        FLAG_HAS_DICT | FLAG_KEY_IN_VALUE
+    } else {
+        FLAG_HAS_DICT
+    }
+}
 
 /// A section of the file: where it is and the masked CRC32C of its bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

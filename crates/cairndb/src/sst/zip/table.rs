@@ -61,8 +61,8 @@ use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
 use crate::sst::zip::cursor::FstCursor;
 use crate::sst::zip::format::{
-    decode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
-    GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES, ZIP_FOOTER_LEN,
+    decode_envelope, is_packed, known_flags, sec, section_crc, Meta, Section, ZipFooter,
+    FLAG_HAS_DICT, FLAG_KEY_IN_VALUE, GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES, ZIP_FOOTER_LEN,
 };
 use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
@@ -101,11 +101,15 @@ impl AsRef<[u8]> for SectionBytes {
     }
 }
 
+/// What a thread keeps for point reads (see `POINT`).
+type PointState = (Option<DCtx<'static>>, DecodedGroup, Vec<u8>, Vec<u8>);
+
 thread_local! {
-    /// Decompression context, decoded group and key buffer of point reads
-    /// on this thread, reused so that a warm lookup allocates nothing.
-    static POINT: RefCell<(Option<DCtx<'static>>, DecodedGroup, Vec<u8>)> =
-        const { RefCell::new((None, DecodedGroup::new(), Vec::new())) };
+    /// Decompression context, decoded group, key buffer and value buffer
+    /// (for a value whose key was cut out) of point reads on this thread,
+    /// reused so that a warm lookup allocates nothing.
+    static POINT: RefCell<PointState> =
+        const { RefCell::new((None, DecodedGroup::new(), Vec::new(), Vec::new())) };
     /// Decompression contexts and group buffers of iterators dropped on
     /// this thread, for the next iterators to take: a zstd context is
     /// large, and a range read over a secondary index makes an iterator
@@ -154,31 +158,67 @@ impl std::fmt::Debug for ZipTable {
     }
 }
 
-/// A value group decoded into memory: its bytes and each record's range.
+/// A value group decoded into memory: its bytes, each record's range and
+/// (`FLAG_KEY_IN_VALUE`) where its user key was cut out of its value.
 #[derive(Default)]
 pub struct DecodedGroup {
     raw: Vec<u8>,
     ranges: Vec<(usize, usize)>,
+    /// Per record: 0, or 1 + the offset in the value of its user key,
+    /// which the stored bytes lack. Empty when the table has no such flag.
+    key_pos: Vec<u32>,
 }
 
 impl DecodedGroup {
     /// Heap bytes held (what a cache charges for it).
     pub fn heap_bytes(&self) -> usize {
-        self.raw.capacity() + self.ranges.capacity() * std::mem::size_of::<(usize, usize)>()
+        self.raw.capacity()
+            + self.ranges.capacity() * std::mem::size_of::<(usize, usize)>()
+            + self.key_pos.capacity() * 4
     }
 
     const fn new() -> DecodedGroup {
         DecodedGroup {
             raw: Vec::new(),
             ranges: Vec::new(),
+            key_pos: Vec::new(),
         }
     }
 
-    /// The value at position `i` of the group (empty if out of range).
-    fn value(&self, i: usize) -> &[u8] {
+    /// The stored bytes of position `i` of the group (empty if out of
+    /// range): the value, less its user key when [`Self::key_pos`] says so.
+    fn stored(&self, i: usize) -> &[u8] {
         match self.ranges.get(i) {
             Some(&(off, len)) => self.raw.get(off..off + len).unwrap_or(&[]),
             None => &[],
+        }
+    }
+
+    /// Where position `i`'s user key goes back into its stored bytes.
+    fn key_pos(&self, i: usize) -> Option<usize> {
+        match self.key_pos.get(i) {
+            Some(&p) if p > 0 => Some(p as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// The value of position `i`, whose user key is `user_key`: the stored
+    /// bytes themselves, or, when the key was cut out, the bytes with the
+    /// key put back, assembled in `buf`.
+    fn value<'a>(&'a self, i: usize, user_key: &[u8], buf: &'a mut Vec<u8>) -> &'a [u8] {
+        let stored = self.stored(i);
+        match self.key_pos(i) {
+            None => stored,
+            Some(p) => {
+                // `decode_group` checked p <= stored.len().
+                let (a, b) = stored.split_at(p.min(stored.len()));
+                buf.clear();
+                buf.reserve(stored.len() + user_key.len());
+                buf.extend_from_slice(a);
+                buf.extend_from_slice(user_key);
+                buf.extend_from_slice(b);
+                buf
+            }
         }
     }
 }
@@ -204,6 +244,17 @@ impl ZipTable {
         let footer = ZipFooter::decode(&path, foff, fb)?;
         let meta_bytes = section(&data, &path, foff, footer.meta, "meta")?;
         let meta = Meta::decode(&path, footer.meta.offset, meta_bytes)?;
+        let unknown = meta.flags & !known_flags(footer.version);
+        if unknown != 0 {
+            return Err(Error::corruption(
+                &*path,
+                footer.meta.offset,
+                format!(
+                    "zip meta: flag bits {unknown:#04x} are not defined for format version {}",
+                    footer.version
+                ),
+            ));
+        }
         let mut groups_end = footer.meta.offset;
         let mut secs: [&[u8]; SECTION_NAMES.len()] = Default::default();
         for ((s, name), bytes) in meta.sections.iter().zip(SECTION_NAMES).zip(&mut secs) {
@@ -519,6 +570,7 @@ impl ZipTable {
         let first = g * self.meta.group_size as u64;
         let k = (self.meta.num_records - first).min(self.meta.group_size as u64) as usize;
         out.ranges.clear();
+        out.key_pos.clear();
         let mut pos = 0usize;
         let mut lens_total = 0usize;
         for _ in 0..k {
@@ -529,7 +581,25 @@ impl ZipTable {
             out.ranges.push((lens_total, l as usize));
             lens_total += l as usize;
         }
-        if pos + lens_total != out.raw.len() {
+        if self.meta.flags & FLAG_KEY_IN_VALUE != 0 {
+            for &(_, len) in &out.ranges {
+                let Some((p, n)) = out.raw.get(pos..).and_then(get_varint32) else {
+                    return Err(self.corrupt(start, format!("zip group {g}: bad key position")));
+                };
+                if p as usize > len + 1 {
+                    return Err(self.corrupt(
+                        start,
+                        format!(
+                            "zip group {g}: key position {} past a value of {len} bytes",
+                            p - 1
+                        ),
+                    ));
+                }
+                pos += n;
+                out.key_pos.push(p);
+            }
+        }
+        if pos.checked_add(lens_total) != Some(out.raw.len()) {
             return Err(self.corrupt(
                 start,
                 format!("zip group {g}: record lengths do not add up to the group size"),
@@ -579,13 +649,13 @@ impl ZipTable {
                     let dctx = dctx_of(&mut st.0, &self.path)?;
                     self.decode_group(g, dctx, &mut st.1)?;
                     self.count_point_read(&st.1);
-                    return Ok(Some(f(&st.2, st.1.value(i))));
+                    return Ok(Some(f(&st.2, st.1.value(i, uk, &mut st.3))));
                 };
                 let (group, decoded) = self.cached_group(cache, g, &mut st.0, fill_cache)?;
                 if decoded {
                     self.count_point_read(&group);
                 }
-                Ok(Some(f(&st.2, group.value(i))))
+                Ok(Some(f(&st.2, group.value(i, uk, &mut st.3))))
             })();
             cell.replace(st);
             r
@@ -653,6 +723,8 @@ impl ZipTable {
             group: None,
             decoded,
             shared: None,
+            value: Vec::new(),
+            has_value: false,
             fill_cache,
             status: None,
         }
@@ -769,6 +841,11 @@ pub struct ZipTableIter {
     decoded: DecodedGroup,
     /// The group as the block cache holds it, when the table has one.
     shared: Option<Arc<DecodedGroup>>,
+    /// The current value with its user key put back, when `has_value`
+    /// (its record's key was cut out of it); else the value is the
+    /// group's stored bytes.
+    value: Vec<u8>,
+    has_value: bool,
     fill_cache: bool,
     status: Option<Error>,
 }
@@ -837,6 +914,19 @@ impl ZipTableIter {
                 t.stats.iter_groups.fetch_add(1, Ordering::Relaxed);
             }
             self.group = Some(g);
+        }
+        let i = (rec % t.meta.group_size as u64) as usize;
+        let group = match &self.shared {
+            Some(g) => g,
+            None => &self.decoded,
+        };
+        self.has_value = group.key_pos(i).is_some();
+        if self.has_value {
+            let uk = self
+                .key
+                .get(..self.key.len().saturating_sub(TRAILER_LEN))
+                .unwrap_or_default();
+            group.value(i, uk, &mut self.value);
         }
         self.rec = rec;
         self.ord = ord;
@@ -987,10 +1077,13 @@ impl InternalIterator for ZipTableIter {
         if !self.valid {
             return &[];
         }
+        if self.has_value {
+            return &self.value;
+        }
         let i = (self.rec % self.table.meta.group_size as u64) as usize;
         match &self.shared {
-            Some(g) => g.value(i),
-            None => self.decoded.value(i),
+            Some(g) => g.stored(i),
+            None => self.decoded.stored(i),
         }
     }
 

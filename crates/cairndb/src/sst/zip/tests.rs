@@ -869,3 +869,202 @@ fn level_trial_keeps_the_slow_level_only_where_it_pays() {
     assert_eq!(level_of(&text, 1e-9), slow, "any saving keeps the level");
     assert_eq!(level_of(&text, 0.99), builder::FAST_LEVEL);
 }
+
+/// Keys `k00000010`, ... as in [`model`]; values hold their own user key
+/// at the start, in the middle, at the end, twice, or not at all, and some
+/// values are shorter than the key (tombstones are empty).
+fn key_value_model(n: usize) -> Model {
+    model(n)
+        .into_iter()
+        .enumerate()
+        .map(|(j, (k, v))| {
+            if v.is_empty() {
+                return (k, v);
+            }
+            let uk = crate::key::user_key(&k).to_vec();
+            let text = &v[..v.len().min(40 + j % 23)];
+            let val = match j % 6 {
+                0 => [&uk[..], text].concat(),
+                1 => [text, &uk[..], text].concat(),
+                2 => [text, &uk[..]].concat(),
+                3 => [&uk[..], text, &uk[..]].concat(),
+                4 => uk[..5].to_vec(),
+                _ => text.to_vec(),
+            };
+            (k, val)
+        })
+        .collect()
+}
+
+fn zip_meta(t: &Arc<Table>) -> Meta {
+    match &**t {
+        Table::Zip(z) => z.meta().clone(),
+        Table::Block(_) => panic!("not a zip table"),
+    }
+}
+
+#[test]
+fn values_holding_their_user_key_store_it_once_and_read_back_whole() {
+    use crate::cache::BlockCache;
+    use crate::sst::zip::format::FLAG_KEY_IN_VALUE;
+    let m = key_value_model(500);
+    let zip = |format_version| ZipTableOptions {
+        group_size: 4,
+        dict_size: 4096,
+        format_version,
+        ..ZipTableOptions::default()
+    };
+    let (fs, dir) = mem();
+    let p3 = build(&fs, &dir, &m, zip(3), 1 << 30);
+    let t3 = open(&fs, &p3).unwrap();
+    assert_ne!(zip_meta(&t3).flags & FLAG_KEY_IN_VALUE, 0);
+    check_against_model(&t3, &m);
+    // The same reads through decoded groups kept in a block cache.
+    let cached = Arc::new(
+        Table::open_with_stats(
+            fs.open_random(&p3).unwrap(),
+            7,
+            Some(Arc::new(BlockCache::new(1 << 20))),
+            None,
+            Arc::new(ZipStats::default()),
+            false,
+        )
+        .unwrap(),
+    );
+    check_against_model(&cached, &m);
+    check_against_model(&cached, &m);
+
+    let d2 = dir.join("v2");
+    fs.create_dir_all(&d2).unwrap();
+    let p2 = build(&fs, &d2, &m, zip(2), 1 << 30);
+    let t2 = open(&fs, &p2).unwrap();
+    assert_eq!(zip_meta(&t2).flags & FLAG_KEY_IN_VALUE, 0);
+    check_against_model(&t2, &m);
+    // Each key is stored once: the decoded groups are smaller by the key
+    // bytes cut out (less the positions). The file need not be: zstd finds
+    // most of these sequential keys cheaply anyway.
+    let decoded = |p: &Path| {
+        let stats = Arc::new(ZipStats::default());
+        let t = Table::open_with_stats(
+            fs.open_random(p).unwrap(),
+            7,
+            None,
+            None,
+            stats.clone(),
+            false,
+        )
+        .unwrap();
+        for (k, _) in &m {
+            t.get(k, true, |_, _| ()).unwrap().unwrap();
+        }
+        stats
+            .point_read_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let cut: usize = m
+        .iter()
+        .filter(|(k, v)| {
+            let uk = crate::key::user_key(k);
+            v.windows(uk.len()).any(|w| w == uk)
+        })
+        .count();
+    assert!(
+        cut > m.len() / 2,
+        "{cut} of {} values hold their key",
+        m.len()
+    );
+    let (d3, d2) = (decoded(&p3), decoded(&p2));
+    assert!(
+        d3 + (cut as u64) * 4 < d2,
+        "decoded {d3} bytes in version 3, {d2} in 2"
+    );
+
+    // Values that never hold their key: no flag, no positions.
+    let d4 = dir.join("plain");
+    fs.create_dir_all(&d4).unwrap();
+    let plain = model(300);
+    let p4 = build(&fs, &d4, &plain, zip(3), 1 << 30);
+    let t4 = open(&fs, &p4).unwrap();
+    assert_eq!(zip_meta(&t4).flags & FLAG_KEY_IN_VALUE, 0);
+    check_against_model(&t4, &plain);
+}
+
+#[test]
+fn key_position_past_its_value_is_corruption_not_a_panic() {
+    // Incompressible values, so the first group is stored raw and its
+    // positions can be forged in place.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    };
+    let m: Model = (0..8)
+        .map(|i| {
+            let uk = format!("k{:08}", (i + 1) * 10).into_bytes();
+            let v = [&uk[..], &noise(30)[..]].concat();
+            (make_internal_key(&uk, 100 - i, ValueType::Value), v)
+        })
+        .collect();
+    let zip = ZipTableOptions {
+        group_size: 4,
+        dict_size: 0,
+        ..ZipTableOptions::default()
+    };
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    check_against_model(&open(&fs, &p).unwrap(), &m);
+    let (orig, _, _) = layout(&fs, &p);
+    // Group 0: crc, header (raw), 4 lengths of 30, 4 positions of 1.
+    let head = crate::util::coding::get_varint64(&orig[4..]).unwrap();
+    assert_eq!(head.0 & 1, 0, "group 0 was compressed");
+    let body = 4 + head.1;
+    assert_eq!(&orig[body..body + 8], &[30, 30, 30, 30, 1, 1, 1, 1]);
+    let mut b = orig.clone();
+    b[body + 5] = 40; // record 1's key at offset 39 of a 30-byte value
+    let end = 4 + head.1 + (head.0 >> 1) as usize;
+    let c = crate::util::crc::mask(crate::util::crc::crc32c(&b[4..end]));
+    b[..4].copy_from_slice(&c.to_le_bytes());
+    fs.write_atomic(&p, &b).unwrap();
+    let t = open(&fs, &p).unwrap();
+    let e = t.get(&m[1].0, true, |_, _| ()).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+    assert!(e.to_string().contains("key position 39"), "{e}");
+    assert_corruption_named(&fs, &p, "key positions");
+}
+
+#[test]
+fn meta_flags_unknown_to_the_format_version_are_corruption() {
+    use crate::sst::zip::format::{section_crc, FLAG_KEY_IN_VALUE};
+    let (fs, dir) = mem();
+    for (version, flag) in [(2, FLAG_KEY_IN_VALUE), (1, FLAG_KEY_IN_VALUE), (3, 0x80)] {
+        let zip = ZipTableOptions {
+            group_size: 4,
+            dict_size: 4096,
+            format_version: version,
+            ..ZipTableOptions::default()
+        };
+        let p = build(&fs, &dir, &key_value_model(100), zip, 1 << 30);
+        let (mut b, mut meta, mut footer) = layout(&fs, &p);
+        meta.flags |= flag;
+        let mb = meta.encode();
+        let mo = footer.meta.offset as usize;
+        b[mo..mo + mb.len()].copy_from_slice(&mb);
+        footer.meta.crc = section_crc(&mb);
+        let foff = b.len() - ZIP_FOOTER_LEN;
+        b[foff..].copy_from_slice(&footer.encode());
+        fs.write_atomic(&p, &b).unwrap();
+        let e = open(&fs, &p).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        assert!(
+            e.to_string().contains("not defined for format version"),
+            "{e}"
+        );
+        fs.remove_file(&p).unwrap();
+    }
+}

@@ -24,7 +24,7 @@ const USAGE: &str =
   [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
-  [--max-open-files=N|-1]
+  [--max-open-files=N|-1] [--zip-group-size=N]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -45,6 +45,9 @@ struct Settings {
     block_cache_size: Option<usize>,
     write_buffer_size: Option<usize>,
     zip_working_memory: Option<usize>,
+    /// Rows per zip-table group (`ZipTableOptions::group_size`); `None`:
+    /// the engine's default.
+    zip_group_size: Option<usize>,
     /// Table files held open; `None`: no bound (readers pinned to files).
     max_open_files: Option<usize>,
 }
@@ -64,6 +67,7 @@ impl Default for Settings {
             block_cache_size: None,
             write_buffer_size: None,
             zip_working_memory: None,
+            zip_group_size: None,
             max_open_files: None,
         }
     }
@@ -128,6 +132,8 @@ impl Settings {
             // The most memory zip-table builds (flush, compaction) hold at
             // once; the engine checks the range when the database opens.
             "zip-working-memory" => self.zip_working_memory = Some(parse_num(&key, v)?),
+            // The engine checks the range when the database opens.
+            "zip-group-size" => self.zip_group_size = Some(parse_num(&key, v)?),
             other => return Err(format!("unknown option `{other}`\n{USAGE}")),
         }
         Ok(())
@@ -195,6 +201,9 @@ impl Settings {
             engine.write_buffer_size = w;
         }
         engine.max_open_files = self.max_open_files.unwrap_or(usize::MAX);
+        if let Some(g) = self.zip_group_size {
+            engine.zip.group_size = g;
+        }
         if let Some(m) = self.zip_working_memory {
             engine.zip.hard_working_mem_limit = m;
             engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
@@ -608,5 +617,19 @@ mod tests {
             e.contains("max-open-files") || e.contains("max_open_files"),
             "{e}"
         );
+    }
+
+    /// `--zip-group-size`: the engine's default unless given.
+    #[test]
+    fn zip_group_size_defaults_to_the_engines_and_is_parsed() {
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(
+            s.sql_options().engine.zip.group_size,
+            cairndb::ZipTableOptions::default().group_size
+        );
+        let s = settings(&["--datadir=/tmp/x", "--zip_group_size=64"]).unwrap();
+        assert_eq!(s.sql_options().engine.zip.group_size, 64);
+        let e = settings(&["--zip-group-size=big"]).err().unwrap();
+        assert!(e.contains("zip"), "{e}");
     }
 }

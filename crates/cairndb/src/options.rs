@@ -101,7 +101,11 @@ pub struct ZipTableOptions {
     /// cap). Version 1: the training input. Default 0.03.
     pub sample_ratio: f64,
     /// Records compressed together; a point read decompresses one group
-    /// (about `group_size` values). Default 16.
+    /// (about `group_size` values) unless the block cache holds it decoded.
+    /// Larger groups make smaller tables and costlier cold reads: on
+    /// Debian rows 64 made tables 5% smaller than 16 and point reads under
+    /// a memory cap 1.8x slower (docs/BENCHMARKS.md, "File workload and zip
+    /// tables"). Default 16.
     pub group_size: usize,
     /// zstd level of the groups: higher is smaller and slower to build,
     /// and no slower to read (see docs/BENCHMARKS.md, "File workload and

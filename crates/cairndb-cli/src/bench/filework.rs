@@ -53,6 +53,15 @@ pub struct DataFile {
     pub values: Lines,
 }
 
+impl DataFile {
+    /// Makes every record's value empty (`--empty_values`).
+    pub fn empty_values(&mut self) {
+        for s in &mut self.values.spans {
+            s.1 = s.0;
+        }
+    }
+}
+
 /// The file workload's inputs, loaded for the benchmarks listed.
 pub struct FileWorkload {
     /// `--datafile`, when `fillfile` runs or the reads take its keys.
@@ -93,7 +102,11 @@ impl FileWorkload {
         let data = match &f.datafile {
             Some(p) if wants("fillfile") || (reads && keyfile.is_none()) => {
                 let limit = f.num_set.then_some(f.num);
-                Some(load_data(p, &f.keyfields, &f.field_separator, limit)?)
+                let mut d = load_data(p, &f.keyfields, &f.field_separator, limit)?;
+                if f.empty_values {
+                    d.empty_values();
+                }
+                Some(d)
             }
             _ => None,
         };
@@ -365,6 +378,19 @@ mod tests {
         assert_eq!(df.keys.get(0), b"b");
     }
 
+    #[test]
+    fn empty_values_keep_the_keys_and_drop_the_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.tsv");
+        std::fs::write(&p, "a\tx\nb\ty\n").unwrap();
+        let mut df = load_data(&p, &[0], b"\t", None).unwrap();
+        df.empty_values();
+        assert_eq!(df.keys.len(), 2);
+        assert_eq!(df.keys.get(1), b"b");
+        assert_eq!(df.values.len(), 2);
+        assert_eq!(df.values.get(0), b"");
+        assert_eq!(df.values.total_bytes(), 0);
+    }
     #[test]
     fn multi_byte_separator() {
         let d = tempfile::tempdir().unwrap();

@@ -393,6 +393,9 @@ pub struct Flags {
     pub keyfields: Vec<usize>,
     /// `--field_separator` (default a tab).
     pub field_separator: Vec<u8>,
+    /// `--empty_values`: `fillfile` stores every record with an empty value
+    /// (to measure the key side of a format).
+    pub empty_values: bool,
     /// CairnDB-only flags given on the command line, in order, once each
     /// (other engines name them as not applicable).
     pub cairndb_only_set: Vec<String>,
@@ -483,6 +486,7 @@ impl Default for Flags {
             keyfile: None,
             keyfields: vec![0],
             field_separator: b"\t".to_vec(),
+            empty_values: false,
             cairndb_only_set: Vec::new(),
             notes: Vec::new(),
         }
@@ -545,7 +549,8 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "enable_blob_files"
         | "enable_blob_garbage_collection"
         | "use_blob_cache"
-        | "use_shared_block_and_blob_cache" => Kind::Bool,
+        | "use_shared_block_and_blob_cache"
+        | "empty_values" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -1003,9 +1008,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "zip_format_version" => {
                 f.zip_format_version = parse_nonneg(n, v)? as u32;
-                if !(1..=2).contains(&f.zip_format_version) {
+                let newest = cairndb::internals::sst::zip::format::ZIP_FORMAT_VERSION;
+                if !(1..=newest).contains(&f.zip_format_version) {
                     return Err(format!(
-                        "flag --zip_format_version: must be 1 or 2 (got {v})"
+                        "flag --zip_format_version: must be 1 to {newest} (got {v})"
                     ));
                 }
             }
@@ -1013,6 +1019,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "keyfile" => f.keyfile = Some(nonempty_path(n, v)?),
             "keyfields" => f.keyfields = parse_keyfields(v)?,
             "field_separator" => f.field_separator = parse_separator(v)?,
+            "empty_values" => f.empty_values = parse_bool(n, v)?,
             _ => {
                 if IGNORED_BOOLS.contains(&n) {
                     parse_bool(n, v)?;
@@ -1114,6 +1121,34 @@ mod tests {
 
     fn p(args: &[&str]) -> Result<Flags, String> {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    /// `--zip_format_version=3` (the newest format) was refused as "must be
+    /// 1 or 2" after format 3 became the default.
+    #[test]
+    fn zip_format_version_accepts_every_readable_version() {
+        for v in 1..=cairndb::internals::sst::zip::format::ZIP_FORMAT_VERSION {
+            assert_eq!(
+                p(&[&format!("--zip_format_version={v}")])
+                    .unwrap()
+                    .zip_format_version,
+                v
+            );
+        }
+        let e = p(&["--zip_format_version=9"]).err().unwrap();
+        assert!(e.contains("zip_format_version"), "{e}");
+        assert_eq!(
+            p(&[]).unwrap().zip_format_version,
+            cairndb::ZipTableOptions::default().format_version
+        );
+    }
+
+    #[test]
+    fn empty_values_is_a_boolean() {
+        assert!(!p(&[]).unwrap().empty_values);
+        assert!(p(&["--empty_values"]).unwrap().empty_values);
+        assert!(!p(&["--empty_values=0"]).unwrap().empty_values);
+        assert!(p(&["--empty_values=maybe"]).is_err());
     }
 
     #[test]

@@ -59,6 +59,7 @@ File workload (CairnDB additions; docs/bench/FILE_WORKLOAD.md):
   --keyfile=FILE          keys, one per line (default: the data file's keys)
   --keyfields=0,1,2       0-based fields that make the key (default 0)
   --field_separator=SEP   default a tab (also written \t)
+  --empty_values          fillfile stores empty values (the key side alone)
   --num=N                 records fillfile loads (default: all)
   --reads=N               reads per thread for readfile, keys in all for
                           readfileseq (default: --num when given, else

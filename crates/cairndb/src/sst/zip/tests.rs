@@ -624,27 +624,40 @@ fn zip_v1_fixture_options() -> ZipTableOptions {
 #[test]
 #[ignore = "writes the committed version-1 fixture"]
 fn generate_zip_v1_fixture() {
+    write_fixture(&zip_v1_fixture(), zip_v1_fixture_options());
+}
+
+/// Writes `model(400)` to the fixture `p` with `zip`.
+fn write_fixture(p: &Path, zip: ZipTableOptions) {
     let fs: Arc<dyn Fs> = PosixFs::shared();
-    let p = zip_v1_fixture();
     let dir = p.parent().unwrap().to_path_buf();
     fs.create_dir_all(&dir).unwrap();
-    let _ = fs.remove_file(&p);
-    let built = build(&fs, &dir, &model(400), zip_v1_fixture_options(), 1 << 30);
+    let _ = fs.remove_file(p);
+    let built = build(&fs, &dir, &model(400), zip, 1 << 30);
     assert_eq!(built, p);
+}
+
+/// Opens the fixture `p`, checks its version and group size, and reads
+/// every record of `model(400)` from it.
+fn check_fixture(p: &Path, version: u32, group_size: u32) {
+    let fs: Arc<dyn Fs> = PosixFs::shared();
+    let t = open(&fs, p).unwrap();
+    match &*t {
+        Table::Zip(z) => {
+            assert_eq!(z.meta().group_size, group_size);
+            assert_eq!(z.meta().num_keys, 400);
+            assert!(z.dictionary_len() > 0);
+        }
+        Table::Block(_) => panic!("not a zip table"),
+    }
+    let (_, _, footer) = layout(&fs, p);
+    assert_eq!(footer.version, version);
+    check_against_model(&t, &model(400));
 }
 
 #[test]
 fn zip_v1_fixture_opens_and_reads_every_record() {
-    let fs: Arc<dyn Fs> = PosixFs::shared();
-    let t = open(&fs, &zip_v1_fixture()).unwrap();
-    if let Table::Zip(z) = &*t {
-        assert_eq!(z.meta().group_size, 4);
-        assert_eq!(z.meta().num_keys, 400);
-    }
-    let (bytes, _, footer) = layout(&fs, &zip_v1_fixture());
-    assert_eq!(footer.version, 1);
-    assert!(!bytes.is_empty());
-    check_against_model(&t, &model(400));
+    check_fixture(&zip_v1_fixture(), 1, 4);
 }
 
 /// `tests/fixtures/zip-v2/000007.sst`: a table written by format version 2
@@ -669,31 +682,12 @@ fn zip_v2_fixture_options() -> ZipTableOptions {
 #[test]
 #[ignore = "writes the committed version-2 fixture"]
 fn generate_zip_v2_fixture() {
-    let fs: Arc<dyn Fs> = PosixFs::shared();
-    let p = zip_v2_fixture();
-    let dir = p.parent().unwrap().to_path_buf();
-    fs.create_dir_all(&dir).unwrap();
-    let _ = fs.remove_file(&p);
-    let built = build(&fs, &dir, &model(400), zip_v2_fixture_options(), 1 << 30);
-    assert_eq!(built, p);
+    write_fixture(&zip_v2_fixture(), zip_v2_fixture_options());
 }
 
 #[test]
 fn zip_v2_fixture_opens_and_reads_every_record() {
-    let fs: Arc<dyn Fs> = PosixFs::shared();
-    let t = open(&fs, &zip_v2_fixture()).unwrap();
-    match &*t {
-        Table::Zip(z) => {
-            assert_eq!(z.meta().group_size, 8);
-            assert_eq!(z.meta().num_keys, 400);
-            assert!(z.dictionary_len() > 0);
-        }
-        Table::Block(_) => panic!("not a zip table"),
-    }
-    let (bytes, _, footer) = layout(&fs, &zip_v2_fixture());
-    assert_eq!(footer.version, 2);
-    assert!(!bytes.is_empty());
-    check_against_model(&t, &model(400));
+    check_fixture(&zip_v2_fixture(), 2, 8);
 }
 
 /// Iterators hand their zstd context and group buffer to a per-thread

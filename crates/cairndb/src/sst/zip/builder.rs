@@ -145,7 +145,7 @@ pub struct ZipTableBuilder {
     trailers: Vec<u64>,
     lens: Vec<u32>,
     /// Version 3: per record, 0 or 1 + where its user key was cut out of
-    /// its value (`ziptable.md`, "Group"); empty until a key is found.
+    /// its value (`ziptable.md`, "Group"); empty below version 3.
     key_pos: Vec<u32>,
     /// A value with its key cut out, assembled for the spool.
     cut: Vec<u8>,
@@ -248,25 +248,19 @@ impl ZipTableBuilder {
         // Version 3: the value is stored without its user key when it holds
         // it (the key index has the key already).
         let mut cut = std::mem::take(&mut self.cut);
-        let value = match self.find_key_in_value(parsed.user_key, value) {
+        let found = self.find_key_in_value(parsed.user_key, value);
+        if self.zip.format_version >= ZIP_VERSION_KEY_IN_VALUE {
+            // p < value.len() <= u32::MAX (checked above), so p + 1 fits.
+            self.key_pos.push(found.map_or(0, |p| p as u32 + 1));
+        }
+        let value = match found {
             Some(p) => {
-                let n = rec as usize;
-                if self.key_pos.len() < n {
-                    self.key_pos.resize(n, 0);
-                }
-                // p < value.len() <= u32::MAX (checked above), so p + 1 fits.
-                self.key_pos.push(p as u32 + 1);
                 cut.clear();
                 cut.extend_from_slice(&value[..p]);
                 cut.extend_from_slice(&value[p + parsed.user_key.len()..]);
                 &cut[..]
             }
-            None => {
-                if !self.key_pos.is_empty() {
-                    self.key_pos.push(0);
-                }
-                value
-            }
+            None => value,
         };
         let r = self.add_stored(ikey, rec, value);
         self.cut = cut;
@@ -544,10 +538,8 @@ impl ZipTableBuilder {
         let mut raw = Vec::new();
         let mut out = Vec::new();
         let mut head = Vec::with_capacity(16);
-        let key_in_value = !self.key_pos.is_empty();
-        if key_in_value {
-            self.key_pos.resize(n as usize, 0);
-        }
+        // Positions are stored only when some value held its key.
+        let key_in_value = self.key_pos.iter().any(|&p| p != 0);
         for g in 0..num_groups {
             let (a, b) = (g * group_size, ((g + 1) * group_size).min(n));
             raw.clear();

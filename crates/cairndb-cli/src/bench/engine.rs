@@ -142,6 +142,10 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     if let Some(r) = f.memtable_bloom_size_ratio {
         opts.memtable_prefix_bloom_size_ratio = r;
     }
+    opts.hash_index = f.hash_index.unwrap_or(f.use_plain_table);
+    if f.use_plain_table && !f.block_restart_interval_set {
+        opts.block_restart_interval = 1;
+    }
     opts.enable_blob_files = f.enable_blob_files;
     opts.min_blob_size = f.min_blob_size;
     opts.blob_file_size = f.blob_file_size;

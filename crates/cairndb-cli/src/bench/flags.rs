@@ -19,7 +19,6 @@ const LEGACY_FLAGS: &[&str] = &["writes_per_second", "hard_rate_limit", "disable
 /// even though they are ignored (so `--mmap_read` alone parses).
 const IGNORED_BOOLS: &[&str] = &[
     "mmap_write",
-    "use_plain_table",
     "disable_seek_compaction",
     "disable_data_sync",
     "verify_checksum",
@@ -66,7 +65,7 @@ const MAPPED: &[(&str, &str)] = &[
     ),
     (
         "use_plain_table",
-        "ignored: CairnDB has one block-based table format",
+        "mapped to Options::hash_index (block-based tables with a whole-table hash index over their keys, RocksDB's plain table's use) and, unless --block_restart_interval is given, a restart interval of 1 (no key prefix sharing, as in a plain table)",
     ),
     (
         "min_level_to_compress",
@@ -195,6 +194,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_min_match",
     "zip_level_gain",
     "write_buffer_index_size",
+    "hash_index",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -396,6 +396,13 @@ pub struct Flags {
     /// `--empty_values`: `fillfile` stores every record with an empty value
     /// (to measure the key side of a format).
     pub empty_values: bool,
+    /// `--use_plain_table` (db_bench's plain table; see `MAPPED`).
+    pub use_plain_table: bool,
+    /// `--hash_index`: `Options::hash_index` (CairnDB addition; left out,
+    /// it follows `--use_plain_table`).
+    pub hash_index: Option<bool>,
+    /// True when `--block_restart_interval` was given.
+    pub block_restart_interval_set: bool,
     /// CairnDB-only flags given on the command line, in order, once each
     /// (other engines name them as not applicable).
     pub cairndb_only_set: Vec<String>,
@@ -487,6 +494,9 @@ impl Default for Flags {
             keyfields: vec![0],
             field_separator: b"\t".to_vec(),
             empty_values: false,
+            use_plain_table: false,
+            hash_index: None,
+            block_restart_interval_set: false,
             cairndb_only_set: Vec::new(),
             notes: Vec::new(),
         }
@@ -550,7 +560,9 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "enable_blob_garbage_collection"
         | "use_blob_cache"
         | "use_shared_block_and_blob_cache"
-        | "empty_values" => Kind::Bool,
+        | "empty_values"
+        | "use_plain_table"
+        | "hash_index" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -906,6 +918,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "block_restart_interval" => {
                 f.block_restart_interval = parse_nonneg(n, v)?.max(1) as usize;
+                f.block_restart_interval_set = true;
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "stats_interval_seconds" => f.stats_interval_seconds = parse_nonneg(n, v)?,
@@ -1020,6 +1033,11 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "keyfields" => f.keyfields = parse_keyfields(v)?,
             "field_separator" => f.field_separator = parse_separator(v)?,
             "empty_values" => f.empty_values = parse_bool(n, v)?,
+            "use_plain_table" => {
+                f.use_plain_table = parse_bool(n, v)?;
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
+            "hash_index" => f.hash_index = Some(parse_bool(n, v)?),
             _ => {
                 if IGNORED_BOOLS.contains(&n) {
                     parse_bool(n, v)?;

@@ -100,6 +100,17 @@ impl TableCache {
         Ok(TableRef::Pinned(f.reader.get_or_pin(t)))
     }
 
+    /// The reader pinned to `f`, when readers are pinned and `f`'s is open
+    /// (no cache lookup, no reference count: for prefetching).
+    #[inline]
+    pub fn pinned_reader<'a>(&self, f: &'a FileMeta) -> Option<&'a Table> {
+        if self.pin {
+            f.reader.get().map(|t| &**t)
+        } else {
+            None
+        }
+    }
+
     /// The open table for `file_number`, opening it on a miss.
     pub fn get(&self, file_number: u64) -> Result<Arc<Table>> {
         if let Some(t) = self.tables.get(&file_number) {

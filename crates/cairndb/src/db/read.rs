@@ -58,8 +58,16 @@ impl DbInner {
     ) -> Result<bool> {
         self.hook(hooks::READ_BETWEEN);
         let seq = self.read_seq(opts);
+        // One hash of the key serves every memtable filter, table hash
+        // index and table filter; their first cache lines are requested
+        // together before any is read.
+        let h = xxhash_rust::xxh3::xxh3_64(key);
         for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
-            match m.get(key, seq) {
+            m.prefetch_hash(h);
+        }
+        sv.version.prefetch_point(&self.table_cache, key, h);
+        for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+            match m.get_hashed(key, h, seq) {
                 Some(MemGet::Value(v)) => {
                     f(v);
                     return Ok(true);
@@ -72,9 +80,10 @@ impl DbInner {
         // The table and the decoded reference (no copy of its bytes).
         let mut blob_ref: Option<(u64, std::result::Result<BlobIndex, String>)> = None;
         let found = with_lookup_key(key, seq, |lk| {
-            sv.version.find(
+            sv.version.find_hashed(
                 &self.table_cache,
                 lk,
+                h,
                 !opts.fill_cache_off,
                 |table, t, _, v| match t {
                     ValueType::Value => {

@@ -51,9 +51,18 @@ impl KeyFilter {
     /// First word of the key's block and the bit masks to test or set.
     #[inline]
     fn locate(&self, key: &[u8]) -> (usize, [u64; WORDS]) {
-        let h = xxh3_64(key);
+        self.locate_hash(xxh3_64(key))
+    }
+
+    #[inline]
+    fn block_of(&self, h: u64) -> usize {
         // Multiply-shift maps the hash uniformly onto the blocks.
-        let block = ((h as u128 * self.blocks as u128) >> 64) as usize;
+        ((h as u128 * self.blocks as u128) >> 64) as usize
+    }
+
+    #[inline]
+    fn locate_hash(&self, h: u64) -> (usize, [u64; WORDS]) {
+        let block = self.block_of(h);
         // Bit positions inside the 512-bit block: 9 bits each from a second
         // mix of the hash (independent of the bits that chose the block).
         let mut g = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (h >> 29);
@@ -79,12 +88,30 @@ impl KeyFilter {
 
     /// False only when `key` was never added.
     #[inline]
+    #[cfg(test)]
     pub fn may_contain(&self, key: &[u8]) -> bool {
-        let (base, masks) = self.locate(key);
+        self.may_contain_hash(xxh3_64(key))
+    }
+
+    /// [`KeyFilter::may_contain`] of the key whose `xxh3_64` is `h`.
+    #[inline]
+    pub fn may_contain_hash(&self, h: u64) -> bool {
+        let (base, masks) = self.locate_hash(h);
         masks
             .iter()
             .enumerate()
             .all(|(i, &m)| m == 0 || self.words[base + i].load(Ordering::Relaxed) & m == m)
+    }
+}
+
+impl KeyFilter {
+    /// Starts loading the cache line a query for hash `h` reads.
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        let i = self.block_of(h) * WORDS;
+        if let Some(w) = self.words.get(i) {
+            crate::util::prefetch(w as *const AtomicU64);
+        }
     }
 }
 

@@ -104,8 +104,15 @@ impl MemTable {
 
     /// Like [`MemTable::get`], with the sequence number of the entry found.
     pub fn find(&self, user_key: &[u8], seq: SeqNo) -> Option<(MemGet<'_>, SeqNo)> {
+        self.find_hashed(user_key, xxhash_rust::xxh3::xxh3_64(user_key), seq)
+    }
+
+    /// [`MemTable::find`] given `h = xxh3_64(user_key)` (one hash serves
+    /// every memtable and table of a point read).
+    #[inline]
+    pub fn find_hashed(&self, user_key: &[u8], h: u64, seq: SeqNo) -> Option<(MemGet<'_>, SeqNo)> {
         if let Some(f) = &self.filter {
-            if !f.may_contain(user_key) {
+            if !f.may_contain_hash(h) {
                 return None;
             }
         }
@@ -133,6 +140,21 @@ impl MemTable {
             // Only `add` writes trailers, always with a value or deletion
             // type (blob references live only in tables).
             Some(ValueType::BlobIndex) | None => None,
+        }
+    }
+
+    /// [`MemTable::get`] given `h = xxh3_64(user_key)`.
+    #[inline]
+    pub fn get_hashed(&self, user_key: &[u8], h: u64, seq: SeqNo) -> Option<MemGet<'_>> {
+        self.find_hashed(user_key, h, seq).map(|(g, _)| g)
+    }
+
+    /// Starts loading what a lookup of the key hashing to `h` reads first
+    /// (its filter line).
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        if let Some(f) = &self.filter {
+            f.prefetch_hash(h);
         }
     }
 

@@ -452,19 +452,11 @@ impl SkipList {
     }
 }
 
-/// Hints the CPU to fetch the node at `p` (its header and key start). Pure
-/// hint: never faults, whatever `p` is (null included).
+/// Hints the CPU to fetch the node at `p` (its header and key start); see
+/// [`crate::util::prefetch`].
 #[inline(always)]
 fn prefetch(p: *const Node) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `prefetch` never dereferences in the Rust sense and cannot
-    // fault, and SSE is part of the x86_64 baseline.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    crate::util::prefetch(p);
 }
 
 /// Random tower height: 1 + number of leading "1 in 4" successes.

@@ -75,6 +75,12 @@ impl BlockBuilder {
         self.num_entries
     }
 
+    /// Byte offset of the restart run the last added entry is in (0 before
+    /// any entry).
+    pub fn current_restart_offset(&self) -> u32 {
+        self.restarts.last().copied().unwrap_or(0)
+    }
+
     /// The last key added.
     pub fn last_key(&self) -> &[u8] {
         &self.last_key
@@ -263,6 +269,29 @@ impl Block {
         })
     }
 
+    /// Like [`Block::borrowed`], but checks only that the restart count
+    /// fits, not the restart array itself: for a hash-index point read, which
+    /// reads one restart point and bounds-checks what it finds there (a
+    /// restart offset past the entries leaves the iterator invalid; an entry
+    /// that shares bytes at a restart point is reported as corruption), so a
+    /// lookup reads the block's tail and its entry instead of every restart
+    /// offset. Use only `BlockIter::seek_to_restart`, `next` and the
+    /// accessors on the result: a binary search needs the checked array.
+    pub fn borrowed_for_restart(data: &[u8], origin: BlockOrigin) -> Result<BorrowedBlock<'_>> {
+        let (restarts_offset, num_restarts) = Self::check_count(data, &origin)?;
+        Ok(BorrowedBlock {
+            block: Block {
+                ptr: data.as_ptr(),
+                len: data.len(),
+                owner: BlockOwner::Borrowed,
+                restarts_offset,
+                num_restarts,
+                origin,
+            },
+            _data: std::marker::PhantomData,
+        })
+    }
+
     /// The block's bytes.
     #[inline]
     fn data(&self) -> &[u8] {
@@ -278,18 +307,7 @@ impl Block {
     /// Checks the restart array of `data`: (restarts offset, restart count).
     fn check(data: &[u8], origin: &BlockOrigin) -> Result<(usize, usize)> {
         let bad = |what: String| Error::corruption(&*origin.path, origin.offset, what);
-        let Some(&n) = data.last_chunk::<4>() else {
-            return Err(bad(format!("block too short ({} bytes)", data.len())));
-        };
-        let num_restarts = u32::from_le_bytes(n) as usize;
-        let max_restarts = (data.len() - 4) / 4;
-        if num_restarts > max_restarts {
-            return Err(bad(format!(
-                "block restart count {num_restarts} does not fit in {} bytes",
-                data.len()
-            )));
-        }
-        let restarts_offset = data.len() - 4 - num_restarts * 4;
+        let (restarts_offset, num_restarts) = Self::check_count(data, origin)?;
         let mut prev = 0usize;
         let restart_array = data
             .get(restarts_offset..data.len() - 4)
@@ -308,6 +326,25 @@ impl Block {
             return Err(bad("block has entries but no restart points".into()));
         }
         Ok((restarts_offset, num_restarts))
+    }
+
+    /// Checks that the restart count fits the block: (restarts offset,
+    /// restart count).
+    #[inline]
+    fn check_count(data: &[u8], origin: &BlockOrigin) -> Result<(usize, usize)> {
+        let bad = |what: String| Error::corruption(&*origin.path, origin.offset, what);
+        let Some(&n) = data.last_chunk::<4>() else {
+            return Err(bad(format!("block too short ({} bytes)", data.len())));
+        };
+        let num_restarts = u32::from_le_bytes(n) as usize;
+        let max_restarts = (data.len() - 4) / 4;
+        if num_restarts > max_restarts {
+            return Err(bad(format!(
+                "block restart count {num_restarts} does not fit in {} bytes",
+                data.len()
+            )));
+        }
+        Ok((data.len() - 4 - num_restarts * 4, num_restarts))
     }
 
     /// Bytes held in memory (used as the cache weight).
@@ -329,6 +366,27 @@ impl Block {
         match self.decode_entry(off) {
             Some((0, unshared, _, hdr)) if unshared >= TRAILER_LEN => {
                 self.data().get(off + hdr..off + hdr + unshared).ok_or(off)
+            }
+            _ => Err(off),
+        }
+    }
+
+    /// The key and value stored at restart point `i` (`i < num_restarts`);
+    /// the offset of a damaged entry otherwise.
+    #[inline]
+    pub fn restart_entry(&self, i: usize) -> std::result::Result<(&[u8], &[u8]), usize> {
+        let off = self.restart_point(i);
+        match self.decode_entry(off) {
+            Some((0, unshared, vlen, hdr)) if unshared >= TRAILER_LEN && i < self.num_restarts => {
+                let k = self
+                    .data()
+                    .get(off + hdr..off + hdr + unshared)
+                    .ok_or(off)?;
+                let v = self
+                    .data()
+                    .get(off + hdr + unshared..off + hdr + unshared + vlen)
+                    .ok_or(off)?;
+                Ok((k, v))
             }
             _ => Err(off),
         }
@@ -518,6 +576,25 @@ impl<B: Deref<Target = Block>> BlockIter<B> {
             && self.restart_index < self.block.num_restarts
             && self.block.restart_point(self.restart_index) == self.current)
             .then_some(self.restart_index)
+    }
+
+    /// Positions at the entry starting at byte `offset`, which must be a
+    /// restart entry (one that shares no key bytes; else the iterator
+    /// reports corruption); invalid when `offset` is not before the restart
+    /// array.
+    #[inline]
+    pub fn seek_to_offset(&mut self, offset: usize) {
+        if offset >= self.block.restarts_offset || self.status.is_some() {
+            self.invalidate();
+            return;
+        }
+        self.key.clear();
+        // Restart point 0 is at or before any entry (`sync_restart_index`
+        // moves it up when `prev` or `restart_ordinal` need it exact).
+        self.restart_index = 0;
+        self.value_start = offset;
+        self.value_end = offset;
+        self.parse_next_key();
     }
 
     /// Positions at the first entry `>= target`, given that every restart

@@ -1,6 +1,7 @@
 //! Writes one SST file front to back (`docs/format/sstable.md`, "File
 //! layout"): data blocks as they fill, then on `finish` the filter block, the
-//! index block, the properties block and the footer, then `sync`.
+//! hash index block (when asked for), the index block, the properties block
+//! and the footer, then `sync`.
 //!
 //! Invariants: keys are added in strictly increasing internal-key order
 //! (debug-asserted); each index entry's key is a separator `>=` the last key
@@ -9,6 +10,8 @@
 //! one thread (the flush or compaction job): no locks.
 
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
@@ -20,6 +23,7 @@ use crate::sst::format::{
     block_crc, compress_block, compression_byte, BlockHandle, Footer, BLOCK_TRAILER_LEN,
     COMPRESSION_NONE, FORMAT_VERSION,
 };
+use crate::sst::hash_index::HashIndexBuilder;
 use crate::sst::properties::TableProperties;
 
 /// Settings for writing one table.
@@ -29,6 +33,8 @@ pub struct TableOptions {
     pub block_size: usize,
     /// Keys between restart points in data blocks.
     pub block_restart_interval: usize,
+    /// Write a hash index block over the user keys.
+    pub hash_index: bool,
     /// Bloom filter bits per key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
     /// Compression of data blocks.
@@ -49,6 +55,7 @@ impl TableOptions {
         TableOptions {
             block_size: o.block_size,
             block_restart_interval: o.block_restart_interval,
+            hash_index: o.hash_index,
             bloom_bits_per_key: o.bloom_bits_per_key,
             compression: o.compression_for_level(level),
             prefix_extractor: o.prefix_extractor.clone(),
@@ -79,6 +86,7 @@ pub struct TableBuilder {
     data_block: BlockBuilder,
     index_block: BlockBuilder,
     filter: Option<FilterBuilder>,
+    hash_index: Option<HashIndexBuilder>,
     /// Handle of the last flushed data block, whose index entry waits for the
     /// first key of the next block (to pick a short separator).
     pending_index: Option<BlockHandle>,
@@ -94,6 +102,7 @@ impl TableBuilder {
     pub fn new(opts: TableOptions, file: Box<dyn WritableFile>) -> TableBuilder {
         let filter = (opts.bloom_bits_per_key > 0)
             .then(|| FilterBuilder::new(opts.bloom_bits_per_key, opts.prefix_extractor.clone()));
+        let hash_index = opts.hash_index.then(HashIndexBuilder::default);
         let props = TableProperties {
             compression: compression_byte(opts.compression),
             prefix_extractor_name: opts
@@ -111,6 +120,7 @@ impl TableBuilder {
             opts,
             file,
             filter,
+            hash_index,
             pending_index: None,
             last_key: Vec::new(),
             props,
@@ -145,9 +155,19 @@ impl TableBuilder {
             f.add_key(parsed.user_key);
         }
         self.props.add_entry(ikey, &parsed, value.len());
+        let new_user_key =
+            self.props.num_entries == 1 || key::user_key(&self.last_key) != parsed.user_key;
         self.last_key.clear();
         self.last_key.extend_from_slice(ikey);
         self.data_block.add(ikey, value);
+        if let (Some(h), true) = (&mut self.hash_index, new_user_key) {
+            let offset = self.data_block.current_restart_offset();
+            match u32::try_from(self.props.num_data_blocks) {
+                Ok(b) => h.add(xxh3_64(parsed.user_key), b, offset),
+                // Past what a slot can name: the table gets no hash index.
+                _ => self.hash_index = None,
+            }
+        }
         if self.data_block.size_estimate() >= self.opts.block_size {
             self.flush_data_block()?;
         }
@@ -219,6 +239,10 @@ impl TableBuilder {
             }
             _ => BlockHandle::default(),
         };
+        if let Some(bytes) = self.hash_index.take().and_then(HashIndexBuilder::finish) {
+            let h = self.write_raw_block(&bytes)?;
+            self.props.hash_index = Some(h);
+        }
         let index_bytes = self.index_block.finish().to_vec();
         let index_handle = self.write_raw_block(&index_bytes)?;
         self.props.index_size = index_handle.size + BLOCK_TRAILER_LEN as u64;

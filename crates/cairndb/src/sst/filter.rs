@@ -121,6 +121,12 @@ impl Filter {
 
     /// False only when `key` (a user key or a prefix) was certainly not added.
     pub fn may_contain(&self, key: &[u8]) -> bool {
+        self.may_contain_hash(xxh3_64(key))
+    }
+
+    /// [`Filter::may_contain`] of the key whose `xxh3_64` is `h`.
+    #[inline]
+    pub fn may_contain_hash(&self, h: u64) -> bool {
         let Some((&k, bits)) = self.data.split_last() else {
             return true;
         };
@@ -129,11 +135,21 @@ impl Filter {
             return true;
         }
         let m = bits.len() as u64 * 8;
-        let h = xxh3_64(key);
         probe_positions(h, m, k).all(|pos| {
             bits.get((pos / 8) as usize)
                 .is_some_and(|b| b & (1 << (pos % 8)) != 0)
         })
+    }
+
+    /// Starts loading the byte of the first probe for hash `h`.
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        let m = self.data.len().saturating_sub(1) as u64 * 8;
+        if m > 0 {
+            if let Some(b) = self.data.get(((h % m) / 8) as usize) {
+                crate::util::prefetch(b as *const u8);
+            }
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! `builder` writes a block-based table front to back; `table` opens a table
 //! of either format and serves point lookups and iterators; `zip` is the
-//! searchable-compression format (`docs/format/ziptable.md`); `block`, `filter`, `properties` and `format` are the
+//! searchable-compression format (`docs/format/ziptable.md`); `block`, `filter`, `hash_index`, `properties` and `format` are the
 //! pieces of the file format. Tables are immutable once finished, so a `Table`
 //! is shared read-only (`Arc<Table>`) without locks.
 
@@ -11,6 +11,7 @@ pub mod block;
 pub mod builder;
 pub mod filter;
 pub mod format;
+pub mod hash_index;
 pub mod properties;
 pub mod table;
 pub mod zip;

@@ -19,6 +19,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::sst::format::BlockHandle;
 use crate::util::coding::{put_length_prefixed, put_varint64, Reader};
 
 /// Statistics about one table.
@@ -52,6 +53,9 @@ pub struct TableProperties {
     pub largest_key: Vec<u8>,
     /// Name of the prefix extractor the filter was built with ("" for none).
     pub prefix_extractor_name: String,
+    /// Where the hash index block is (block-based tables written with
+    /// `Options::hash_index`); fields 15 and 16, absent when `None`.
+    pub hash_index: Option<BlockHandle>,
 }
 
 impl TableProperties {
@@ -91,6 +95,9 @@ impl TableProperties {
         put_length_prefixed(&mut b, &self.smallest_key);
         put_length_prefixed(&mut b, &self.largest_key);
         put_length_prefixed(&mut b, self.prefix_extractor_name.as_bytes());
+        if let Some(h) = self.hash_index {
+            h.encode_varint(&mut b);
+        }
         b
     }
 
@@ -137,6 +144,13 @@ impl TableProperties {
             .ok_or_else(|| bad(&r, "prefix_extractor_name"))?;
         let prefix_extractor_name = String::from_utf8(name.to_vec())
             .map_err(|_| bad(&r, "prefix_extractor_name (not UTF-8)"))?;
+        let hash_index = if r.is_empty() {
+            None
+        } else {
+            let offset = r.varint64().ok_or_else(|| bad(&r, "hash_index_offset"))?;
+            let size = r.varint64().ok_or_else(|| bad(&r, "hash_index_size"))?;
+            Some(BlockHandle { offset, size })
+        };
         Ok(TableProperties {
             num_entries: ints[0],
             num_deletions: ints[1],
@@ -152,6 +166,7 @@ impl TableProperties {
             smallest_key,
             largest_key,
             prefix_extractor_name,
+            hash_index,
         })
     }
 }
@@ -183,6 +198,7 @@ mod tests {
             smallest_key: b"aaaaaaaaaaaa".to_vec(),
             largest_key: b"zzzzzzzzzzzz".to_vec(),
             prefix_extractor_name: "cairndb.FixedPrefix.4".into(),
+            hash_index: None,
         };
         let b = p.encode();
         let path = Path::new("/t/000009.sst");
@@ -192,8 +208,25 @@ mod tests {
             assert!(e.is_corruption());
             assert!(e.to_string().contains("000009.sst"));
         }
-        let mut longer = b.clone();
+        let with_hash = TableProperties {
+            hash_index: Some(BlockHandle {
+                offset: 1 << 33,
+                size: 4104,
+            }),
+            ..p.clone()
+        };
+        let bh = with_hash.encode();
+        assert_eq!(bh[..b.len()], b[..], "fields 15-16 are appended");
+        assert_eq!(TableProperties::decode(path, 0, &bh).unwrap(), with_hash);
+        for n in b.len() + 1..bh.len() {
+            let e = TableProperties::decode(path, 77, &bh[..n]).unwrap_err();
+            assert!(e.to_string().contains("hash_index"), "{e}");
+        }
+        let mut longer = bh.clone();
         longer.extend_from_slice(b"future");
-        assert_eq!(TableProperties::decode(path, 0, &longer).unwrap(), p);
+        assert_eq!(
+            TableProperties::decode(path, 0, &longer).unwrap(),
+            with_hash
+        );
     }
 }

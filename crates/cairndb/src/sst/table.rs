@@ -1,8 +1,9 @@
 //! An open SST file: point lookups ([`Table::get`]) and a two-level iterator
 //! ([`BlockTableIter`]) over its entries (`docs/format/sstable.md`).
 //!
-//! `Table::open` reads the footer and keeps the index block, the filter and
-//! the properties in memory (all checksum-verified); data blocks are read on
+//! `Table::open` reads the footer and keeps the index block, the filter, the
+//! hash index and the properties in memory (all checksum-verified); data
+//! blocks are read on
 //! demand through the shared [`BlockCache`]. Invariants: a `Table` is
 //! immutable after `open`, so it is shared as `Arc<Table>` by any number of
 //! threads without locks (positional reads take `&self`). Every error names the
@@ -26,10 +27,12 @@ use crate::sst::format::{
     block_crc, decompress_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, COMPRESSION_NONE,
     FOOTER_LEN,
 };
+use crate::sst::hash_index::HashIndex;
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::format::ZIP_MAGIC;
 use crate::sst::zip::table::{ZipStats, ZipTable, ZipTableIter};
-use crate::util::coding::decode_fixed32;
+use crate::util::coding::{decode_fixed32, get_varint32};
+use xxhash_rust::xxh3::xxh3_64;
 
 thread_local! {
     /// Key buffers reused by `Table::get` (index iterator, data iterator), so
@@ -111,6 +114,32 @@ impl Table {
         match self {
             Table::Block(t) => t.get(lookup_ikey, fill_cache, f),
             Table::Zip(t) => t.get(lookup_ikey, fill_cache, f),
+        }
+    }
+
+    /// [`Table::get`] given `h`, the `xxh3_64` of the lookup's user key
+    /// (one hash serves every table of a point read).
+    #[inline]
+    pub fn get_hashed<R>(
+        &self,
+        lookup_ikey: &[u8],
+        h: u64,
+        fill_cache: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        match self {
+            Table::Block(t) => t.get_hashed(lookup_ikey, h, fill_cache, f),
+            Table::Zip(t) => t.get(lookup_ikey, fill_cache, f),
+        }
+    }
+
+    /// Starts loading the first cache line a point read of the user key
+    /// hashing to `h` reads (its hash index slot or filter bits), so that
+    /// the tables of one read wait for memory together.
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        if let Table::Block(t) = self {
+            t.prefetch_hash(h);
         }
     }
 
@@ -273,6 +302,48 @@ impl std::ops::Deref for DataBlock<'_> {
     }
 }
 
+/// The entry at byte `off` of uncompressed block bytes `data`, when it
+/// decodes as a restart entry (shares no key bytes) that ends before the
+/// smallest restart array (one point and the count); `None` otherwise (the
+/// caller then reads the block the checked way, which reports damage).
+#[inline]
+fn restart_entry_at(data: &[u8], off: usize) -> Option<(&[u8], &[u8])> {
+    let end = data.len().checked_sub(8)?;
+    let area = data.get(off..end)?;
+    let (shared, a) = get_varint32(area)?;
+    let (unshared, b) = get_varint32(area.get(a..)?)?;
+    let (vlen, c) = get_varint32(area.get(a + b..)?)?;
+    if shared != 0 || (unshared as usize) < TRAILER_LEN {
+        return None;
+    }
+    let kstart = a + b + c;
+    let vstart = kstart.checked_add(unshared as usize)?;
+    let k = area.get(kstart..vstart)?;
+    let v = area.get(vstart..vstart.checked_add(vlen as usize)?)?;
+    Some((k, v))
+}
+
+/// What a hash-index point read settled.
+enum HashGet<R, F> {
+    /// The answer (`None`: no entry of the key visible in this table).
+    Done(Option<R>),
+    /// Search the table as without a hash index.
+    Search(F),
+}
+
+/// What one hash-index candidate held.
+enum Candidate<R> {
+    /// The visible version of the key.
+    Found(R),
+    /// The key, but every version of it here is newer than the lookup.
+    NoVisibleVersion,
+    /// The key's versions run to the end of the block (the answer may be in
+    /// the next one).
+    RunsPastBlock,
+    /// Another key's slot (fingerprint collision).
+    Other,
+}
+
 /// A block-based table opened for reading (see the module doc).
 pub struct BlockTable {
     file: Arc<dyn RandomAccessFile>,
@@ -283,6 +354,12 @@ pub struct BlockTable {
     footer: Footer,
     index: Arc<Block>,
     filter: Option<Filter>,
+    /// The hash index over user keys, when the table has one this build
+    /// reads (point reads then start there, `hash_get`).
+    hash_index: Option<HashIndex>,
+    /// Handles of the data blocks by ordinal, when there is a hash index
+    /// (so a hash candidate reads one array slot, not the index block).
+    block_spans: Box<[BlockHandle]>,
     props: TableProperties,
     /// True when the filter also holds prefixes of the extractor we were given.
     prefix_filter_usable: bool,
@@ -350,6 +427,10 @@ impl BlockTable {
         } else {
             None
         };
+        let hash_index = match props.hash_index {
+            Some(h) => HashIndex::decode(&path, h.offset, read(h, "hash index")?)?,
+            None => None,
+        };
         let mut t = BlockTable {
             file,
             path,
@@ -359,6 +440,8 @@ impl BlockTable {
             footer,
             index,
             filter,
+            hash_index,
+            block_spans: Box::new([]),
             props,
             prefix_filter_usable: false,
             map: None,
@@ -366,6 +449,9 @@ impl BlockTable {
             index_prefixes: None,
         };
         t.index_prefixes = IndexPrefixes::build(&t.index);
+        if t.hash_index.is_some() {
+            t.block_spans = t.block_handles_by_ordinal()?;
+        }
         t.prefix_filter_usable = match &prefix_extractor {
             Some(pe) => {
                 !t.props.prefix_extractor_name.is_empty()
@@ -374,6 +460,25 @@ impl BlockTable {
             None => false,
         };
         Ok(t)
+    }
+
+    /// Every data block's handle, by its index entry's ordinal (the index
+    /// must have one restart point per entry, as this writer makes it).
+    fn block_handles_by_ordinal(&self) -> Result<Box<[BlockHandle]>> {
+        let n = self.index.num_restarts();
+        let bad = |what: String| Error::corruption(&*self.path, self.footer.index.offset, what);
+        if n as u64 != self.props.num_data_blocks {
+            return Err(bad(format!(
+                "index block has {n} restart points for {} data blocks (a hash index needs one per block)",
+                self.props.num_data_blocks
+            )));
+        }
+        (0..n)
+            .map(|i| match self.index.restart_entry(i) {
+                Ok((k, v)) => self.decode_handle(v, k),
+                Err(off) => Err(bad(format!("bad index entry at block offset {off}"))),
+            })
+            .collect()
     }
 
     fn origin(&self, offset: u64) -> BlockOrigin {
@@ -466,6 +571,20 @@ impl BlockTable {
         ordinal: Option<usize>,
         fill_cache: bool,
     ) -> Result<DataBlock<'a>> {
+        self.read_block_for_point(h, ordinal, fill_cache, false)
+    }
+
+    /// `read_block_for_get`; with `one_restart`, a borrowed block is only
+    /// checked as far as `Block::borrowed_for_restart` does (for reading
+    /// one restart run through the hash index).
+    #[inline]
+    fn read_block_for_point<'a>(
+        &'a self,
+        h: BlockHandle,
+        ordinal: Option<usize>,
+        fill_cache: bool,
+        one_restart: bool,
+    ) -> Result<DataBlock<'a>> {
         let Some(map) = &self.map else {
             return self.read_cached_block(h, fill_cache).map(DataBlock::Shared);
         };
@@ -473,10 +592,12 @@ impl BlockTable {
             Mapped::Block(b) => Ok(DataBlock::Shared(b)),
             Mapped::Raw(start, size) => {
                 let data = map.get(start..start + size).unwrap_or_default();
-                Ok(DataBlock::Borrowed(Block::borrowed(
-                    data,
-                    self.origin(h.offset),
-                )?))
+                let origin = self.origin(h.offset);
+                Ok(DataBlock::Borrowed(if one_restart {
+                    Block::borrowed_for_restart(data, origin)?
+                } else {
+                    Block::borrowed(data, origin)?
+                }))
             }
         }
     }
@@ -591,14 +712,48 @@ impl BlockTable {
         fill_cache: bool,
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
+        let h = lookup_ikey
+            .len()
+            .checked_sub(TRAILER_LEN)
+            .and_then(|n| lookup_ikey.get(..n))
+            .map_or(0, xxh3_64);
+        self.get_hashed(lookup_ikey, h, fill_cache, f)
+    }
+
+    /// Starts loading the hash index slot (or, without one, the filter
+    /// byte) a lookup of the user key hashing to `h` reads first.
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        if let Some(hi) = &self.hash_index {
+            hi.prefetch(h);
+        } else if let Some(f) = &self.filter {
+            f.prefetch_hash(h);
+        }
+    }
+
+    /// [`BlockTable::get`] given `h = xxh3_64(user key of lookup_ikey)`.
+    pub fn get_hashed<R>(
+        &self,
+        lookup_ikey: &[u8],
+        h: u64,
+        fill_cache: bool,
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
         if lookup_ikey.len() < TRAILER_LEN {
             return Err(Error::invalid(format!(
                 "lookup key of {} bytes is not an internal key",
                 lookup_ikey.len()
             )));
         }
+        let f = match &self.hash_index {
+            Some(hi) => match self.hash_get(hi, lookup_ikey, h, fill_cache, f)? {
+                HashGet::Done(r) => return Ok(r),
+                HashGet::Search(f) => f,
+            },
+            None => f,
+        };
         if let Some(filter) = &self.filter {
-            if !filter.may_contain(key::user_key(lookup_ikey)) {
+            if !filter.may_contain_hash(h) {
                 return Ok(None);
             }
         }
@@ -643,6 +798,172 @@ impl BlockTable {
         let ibuf = index_it.into_key_buf();
         GET_KEY_BUFS.with(|c| c.set((ibuf, dbuf)));
         result
+    }
+
+    /// A point read through the hash index: `Done` with the answer `get`
+    /// gives, or `Search` (handing `f` back) when the answer lies past the
+    /// data block the index named (versions of the key that run into the
+    /// next block) or the index has no empty slot left to end a probe.
+    fn hash_get<R, F: FnOnce(&[u8], &[u8]) -> R>(
+        &self,
+        hi: &HashIndex,
+        lookup_ikey: &[u8],
+        h: u64,
+        fill_cache: bool,
+        f: F,
+    ) -> Result<HashGet<R, F>> {
+        let user_key = key::user_key(lookup_ikey);
+        let mut probe = hi.probe(h);
+        let (ibuf, mut dbuf) = GET_KEY_BUFS.with(|c| c.take());
+        let mut f = Some(f);
+        let mut result = None;
+        for (ordinal, restart) in probe.by_ref() {
+            match self.hash_candidate(
+                ordinal,
+                restart,
+                user_key,
+                lookup_ikey,
+                fill_cache,
+                dbuf,
+                &mut f,
+            ) {
+                (Ok(Candidate::Other), buf) => dbuf = buf,
+                (r, buf) => {
+                    dbuf = buf;
+                    result = Some(r);
+                    break;
+                }
+            }
+        }
+        GET_KEY_BUFS.with(|c| c.set((ibuf, dbuf)));
+        let give_back = |f: &mut Option<F>| match f.take() {
+            Some(f) => Ok(HashGet::Search(f)),
+            None => Ok(HashGet::Done(None)),
+        };
+        match result {
+            Some(Err(e)) => Err(e),
+            Some(Ok(Candidate::Found(r))) => Ok(HashGet::Done(Some(r))),
+            Some(Ok(Candidate::NoVisibleVersion)) => Ok(HashGet::Done(None)),
+            Some(Ok(Candidate::RunsPastBlock)) => give_back(&mut f),
+            Some(Ok(Candidate::Other)) | None if probe.ended_on_empty() => Ok(HashGet::Done(None)),
+            Some(Ok(Candidate::Other)) | None => give_back(&mut f),
+        }
+    }
+
+    /// Checks one hash-index candidate: the restart run at byte `offset` of
+    /// data block `ordinal`. Returns the key buffer it borrowed with the
+    /// outcome.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn hash_candidate<R, F: FnOnce(&[u8], &[u8]) -> R>(
+        &self,
+        ordinal: u64,
+        offset: u64,
+        user_key: &[u8],
+        lookup_ikey: &[u8],
+        fill_cache: bool,
+        dbuf: Vec<u8>,
+        f: &mut Option<F>,
+    ) -> (Result<Candidate<R>>, Vec<u8>) {
+        let blocks = self.block_spans.len();
+        let Some((ordinal, h)) = usize::try_from(ordinal)
+            .ok()
+            .and_then(|o| Some((o, *self.block_spans.get(o)?)))
+        else {
+            return (
+                Err(self
+                    .hash_index_corruption(format!("slot names data block {ordinal} of {blocks}"))),
+                dbuf,
+            );
+        };
+        let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+        // Fast path: an uncompressed block in the map, and the entry at the
+        // offset is the key's visible version: read that entry alone (not
+        // the block's restart array at its far end).
+        if let Some(map) = &self.map {
+            match self.mapped_block(map, h, Some(ordinal), fill_cache) {
+                Err(e) => return (Err(e), dbuf),
+                Ok(Mapped::Raw(start, size)) => {
+                    let data = map.get(start..start + size).unwrap_or_default();
+                    if let Some((k, v)) = restart_entry_at(data, offset) {
+                        match key::user_key(k).cmp(user_key) {
+                            // Keys ascend from here: not this key's slot.
+                            std::cmp::Ordering::Greater => return (Ok(Candidate::Other), dbuf),
+                            std::cmp::Ordering::Equal
+                                if !key::compare_internal(k, lookup_ikey).is_lt() =>
+                            {
+                                let r = match f.take() {
+                                    Some(f) => Candidate::Found(f(k, v)),
+                                    None => Candidate::NoVisibleVersion,
+                                };
+                                return (Ok(r), dbuf);
+                            }
+                            // Further into the run: scan below.
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(Mapped::Block(_)) => {}
+            }
+        }
+        let block = match self.read_block_for_point(h, Some(ordinal), fill_cache, true) {
+            Ok(b) => b,
+            Err(e) => return (Err(e), dbuf),
+        };
+        let mut it = BlockIter::with_key_buf(&*block, dbuf);
+        it.seek_to_offset(offset);
+        if !it.valid() && it.status().is_ok() {
+            let e = self.hash_index_corruption(format!(
+                "slot names offset {offset} past the entries of the block at {}",
+                h.offset
+            ));
+            return (Err(e), it.into_key_buf());
+        }
+        // The key's first entry is in this restart run: skip smaller keys.
+        while it.valid() && key::user_key(it.key()) < user_key {
+            it.next();
+        }
+        let outcome = if !it.valid() {
+            match it.status() {
+                Err(e) => Err(e),
+                // Not here: another key's slot with the same fingerprint.
+                Ok(()) => Ok(Candidate::Other),
+            }
+        } else if key::user_key(it.key()) != user_key {
+            Ok(Candidate::Other)
+        } else {
+            // Versions newer than the lookup's sequence come first.
+            while it.valid()
+                && key::user_key(it.key()) == user_key
+                && key::compare_internal(it.key(), lookup_ikey).is_lt()
+            {
+                it.next();
+            }
+            if it.valid() {
+                if key::user_key(it.key()) == user_key {
+                    match f.take() {
+                        Some(f) => Ok(Candidate::Found(f(it.key(), it.value()))),
+                        None => Ok(Candidate::NoVisibleVersion),
+                    }
+                } else {
+                    Ok(Candidate::NoVisibleVersion)
+                }
+            } else {
+                match it.status() {
+                    Err(e) => Err(e),
+                    Ok(()) => Ok(Candidate::RunsPastBlock),
+                }
+            }
+        };
+        (outcome, it.into_key_buf())
+    }
+
+    fn hash_index_corruption(&self, what: String) -> Error {
+        Error::corruption(
+            &*self.path,
+            self.props.hash_index.map_or(0, |h| h.offset),
+            format!("hash index: {what}"),
+        )
     }
 
     /// Positions `index_it` (over this table's index block) at the first
@@ -1125,6 +1446,7 @@ mod tests {
         TableOptions {
             block_size: 512,
             block_restart_interval: 16,
+            hash_index: false,
             bloom_bits_per_key: 10,
             compression: c,
             prefix_extractor: Some(Arc::new(FixedPrefix::new(8))),
@@ -1844,5 +2166,173 @@ mod tests {
                 it.status().unwrap();
             }
         }
+    }
+
+    /// Entries for the hash-index tests: keys with one to `max_versions`
+    /// versions (some deleted), values of mixed sizes so that versions of a
+    /// key run across block boundaries.
+    fn versioned_entries(
+        rng: &mut rand::rngs::SmallRng,
+        keys: u32,
+        max_versions: u32,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        use rand::Rng;
+        let mut entries = Vec::new();
+        for uk in 0..keys {
+            for s in 0..rng.gen_range(1..=max_versions) {
+                let seq = 10 * u64::from(s) + rng.gen_range(0..10);
+                let t = if rng.gen_bool(0.15) {
+                    ValueType::Deletion
+                } else {
+                    ValueType::Value
+                };
+                let k = make_internal_key(format!("k{:05}", uk * 3).as_bytes(), seq, t);
+                let v = format!("v{uk}.{s}.").repeat(rng.gen_range(1..20));
+                entries.push((k, v.into_bytes()));
+            }
+        }
+        entries.sort_by(|a, b| key::compare_internal(&a.0, &b.0));
+        entries.dedup_by(|a, b| key::compare_internal(&a.0, &b.0).is_eq());
+        entries
+    }
+
+    fn build_entries(o: TableOptions, entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000021.sst");
+        let mut b = TableBuilder::new(o, fs.create(&path).unwrap());
+        for (k, v) in entries {
+            b.add(k, v).unwrap();
+        }
+        b.finish().unwrap();
+        fs.contents(&path).unwrap()
+    }
+
+    /// Point reads through the hash index give what `get` promises (the
+    /// first entry at or after the lookup key, whenever it has the lookup's
+    /// user key) for every restart interval, with and without compression,
+    /// through the map and through `pread`, at every snapshot, including
+    /// keys whose versions span blocks and keys the table does not hold.
+    #[test]
+    fn hash_index_point_reads_match_the_model() {
+        use crate::iter::VecIterator;
+        use rand::{Rng, SeedableRng};
+        let d = tempfile::tempdir().unwrap();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for interval in [1, 2, 16] {
+            for c in [CompressionType::None, CompressionType::Lz4] {
+                let entries = versioned_entries(&mut rng, 300, 12);
+                let mut o = opts(c);
+                o.block_size = 256;
+                o.block_restart_interval = interval;
+                o.hash_index = true;
+                let data = build_entries(o, &entries);
+                let mut model = VecIterator::new(entries.clone());
+                for mapped in [true, false] {
+                    let t = open_posix(d.path(), &data, mapped);
+                    assert!(t.hash_index.is_some(), "the table has a hash index");
+                    assert_eq!(t.block_spans.len() as u64, t.props.num_data_blocks);
+                    for _ in 0..4000 {
+                        let uk = rng.gen_range(0..905u32);
+                        let target =
+                            key::lookup_key(format!("k{uk:05}").as_bytes(), rng.gen_range(0..130));
+                        let got = t
+                            .get(&target, true, |k, v| (k.to_vec(), v.to_vec()))
+                            .unwrap();
+                        model.seek(&target);
+                        let same_user =
+                            model.valid() && key::user_key(model.key()) == key::user_key(&target);
+                        match got {
+                            Some(g) => {
+                                assert!(model.valid());
+                                assert_eq!(g, (model.key().to_vec(), model.value().to_vec()));
+                            }
+                            None => assert!(!same_user, "missed {uk} (interval {interval})"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every slot names a block and offset the reader checks: a slot naming
+    /// a block past the table's last is `Corruption` naming the hash index.
+    #[test]
+    fn hash_index_slot_naming_a_missing_block_is_corruption() {
+        use crate::sst::format::block_crc;
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let entries = versioned_entries(&mut rng, 40, 1);
+        let mut o = opts(CompressionType::None);
+        o.block_size = 300;
+        o.hash_index = true;
+        let mut data = build_entries(o, &entries);
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000022.sst");
+        let write = |fs: &MemFs, data: &[u8]| {
+            let mut f = fs.create(&path).unwrap();
+            f.append(data).unwrap();
+            f.sync().unwrap();
+        };
+        write(&fs, &data);
+        let t = open(&fs, &path, None).unwrap();
+        let h = t.props.hash_index.unwrap();
+        let blocks = t.props.num_data_blocks;
+        let (start, len) = (h.offset as usize, h.size as usize);
+        let trailer = &data[start + len - 8..start + len];
+        let (width, block_bits, offset_bits) = (trailer[1] as usize, trailer[2], trailer[3]);
+        assert_eq!(width, 4);
+        assert!(
+            1u64 << block_bits > blocks,
+            "room for a block number past the last"
+        );
+        // Point every occupied slot at block `blocks` (one past the last).
+        for slot in data[start..start + len - 8].chunks_exact_mut(4) {
+            let v = u32::from_le_bytes(slot.try_into().unwrap());
+            if v != 0 {
+                let loc_mask = (1u32 << (block_bits + offset_bits)) - 1;
+                let forged = (v & !loc_mask) | ((blocks as u32) << offset_bits);
+                slot.copy_from_slice(&forged.to_le_bytes());
+            }
+        }
+        let crc = block_crc(&data[start..start + len], COMPRESSION_NONE);
+        data[start + len + 1..start + len + 5].copy_from_slice(&crc.to_le_bytes());
+        write(&fs, &data);
+        let t = open(&fs, &path, None).unwrap();
+        let (k, _) = &entries[5];
+        let e = t.get(k, true, |_, _| ()).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("hash index") && msg.contains("000022.sst"),
+            "{msg}"
+        );
+    }
+
+    /// Tables written without a hash index keep their exact bytes (the
+    /// properties gain fields only when there is one).
+    #[test]
+    fn tables_without_a_hash_index_have_no_hash_fields() {
+        let fs = MemFs::new();
+        let path = PathBuf::from("/db/000023.sst");
+        build(&fs, &path, opts(CompressionType::None), 500);
+        let t = open(&fs, &path, None).unwrap();
+        assert_eq!(t.props.hash_index, None);
+        assert!(t.hash_index.is_none());
+        let mut o = opts(CompressionType::None);
+        o.hash_index = true;
+        let path2 = PathBuf::from("/db/000024.sst");
+        build(&fs, &path2, o, 500);
+        let t2 = open(&fs, &path2, None).unwrap();
+        let h = t2.props.hash_index.unwrap();
+        // The hash block sits between the filter and the index.
+        assert!(h.offset > t2.footer.filter.offset && h.offset < t2.footer.index.offset);
+        assert_eq!(
+            t2.file_size - t.file_size,
+            h.size
+                + BLOCK_TRAILER_LEN as u64
+                + crate::util::coding::varint_len(h.offset) as u64
+                + crate::util::coding::varint_len(h.size) as u64,
+            "only the hash block and its two property fields are added"
+        );
     }
 }

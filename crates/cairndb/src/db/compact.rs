@@ -14,7 +14,8 @@
 //! one reference in the tree: flushes write one per record, compactions
 //! move, drop or replace it, and trivial moves keep it.
 //!
-//! Locking: `compaction_lock` serializes compactions; inputs are merged
+//! Locking: `compaction_lock` serializes compactions (`compact_range`
+//! holds it across all its passes); inputs are merged
 //! with no lock held; `versions` is held across the MANIFEST append, with
 //! `state`, then `obsolete_tables`, then `obsolete_blobs` taken under it
 //! (one at a time) to install the result.
@@ -88,6 +89,12 @@ impl DbInner {
 
     pub(super) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.flush()?;
+        // Held across every pass, from before `deepest` is read: in a gap
+        // the background compactor could push files below the passes still
+        // to come (a trivial move keeps their sequence numbers and
+        // tombstones) or deepen the tree past `deepest`, and those files
+        // would never be rewritten.
+        let _c = self.compaction_lock.lock();
         // One pass per level, top down, as LevelDB's CompactRange does, down
         // to the deepest level that holds files (data is not pushed further
         // down than it already is: each pass rewrites it once more).
@@ -99,7 +106,7 @@ impl DbInner {
                 .unwrap_or(0)
         };
         for level in 0..deepest.max(1) {
-            let _c = self.compaction_lock.lock();
+            self.hook(hooks::COMPACT_RANGE_PASS);
             if let Some(e) = self.reported_bg_error(&mut self.state.lock()) {
                 return Err(e);
             }

@@ -7,7 +7,8 @@
 //! nothing.
 //!
 //! Locking: a hook runs with no database lock held (every point is placed
-//! where none is), so it may call any `DbInner` method.
+//! where none is), except `compaction_lock` at the compaction points, so it
+//! may call any `DbInner` method (but one that compacts from those).
 
 #[cfg(test)]
 use std::collections::HashMap;
@@ -22,8 +23,11 @@ use super::DbInner;
 pub(crate) const READ_BETWEEN: &str = "read-between";
 /// Before `Db::snapshot` registers its sequence number.
 pub(crate) const SNAPSHOT: &str = "snapshot";
-/// After a compaction installed its version, with no lock held.
+/// After a compaction installed its version, holding only `compaction_lock`.
 pub(crate) const COMPACTION_INSTALLED: &str = "compaction-installed";
+/// At the start of each pass of `compact_range`, before it picks, holding
+/// only `compaction_lock`.
+pub(crate) const COMPACT_RANGE_PASS: &str = "compact-range-pass";
 /// A write group's leader, after logging the group and releasing `log`,
 /// before its memtable inserts.
 pub(crate) const BEFORE_INSERT: &str = "before-insert";

@@ -276,6 +276,14 @@ pub struct Options {
     /// has no prefix memtable filter, so `false` disables the filter.
     /// Default true (RocksDB: false).
     pub memtable_whole_key_filtering: bool,
+    /// Give each memtable a hash index from user key to its newest entry
+    /// (RocksDB's hash memtables: `--memtablerep=prefix_hash` in `cairndb
+    /// bench`), so a point read of a key the memtable holds finds it in a
+    /// slot or two instead of a skiplist descent. Sized for one entry per
+    /// 64 bytes of the memtable's searched part (`write_buffer_index_size`,
+    /// or `write_buffer_size` without one), 8 bytes a slot at most 3/4
+    /// full; keys past that are found by the skiplist search. Default false.
+    pub memtable_hash_index: bool,
     /// Level-0 file count that triggers a compaction. Default 4.
     pub level0_file_num_compaction_trigger: usize,
     /// Level-0 file count from which each write is delayed. Default 20.
@@ -429,6 +437,7 @@ impl Default for Options {
             max_write_buffer_number: 2,
             memtable_prefix_bloom_size_ratio: 0.02,
             memtable_whole_key_filtering: true,
+            memtable_hash_index: false,
             level0_file_num_compaction_trigger: 4,
             level0_slowdown_writes_trigger: 20,
             level0_stop_writes_trigger: 36,
@@ -486,6 +495,7 @@ impl std::fmt::Debug for Options {
                 "memtable_whole_key_filtering",
                 &self.memtable_whole_key_filtering,
             )
+            .field("memtable_hash_index", &self.memtable_hash_index)
             .field(
                 "level0_file_num_compaction_trigger",
                 &self.level0_file_num_compaction_trigger,
@@ -612,6 +622,19 @@ impl Options {
         } else {
             0
         }
+    }
+
+    /// Slots of each memtable's hash index (0: none); see
+    /// [`Options::memtable_hash_index`].
+    pub(crate) fn memtable_hash_slots(&self) -> usize {
+        if !self.memtable_hash_index {
+            return 0;
+        }
+        let searched = match self.write_buffer_index_size {
+            0 => self.write_buffer_size,
+            n => n.min(self.write_buffer_size),
+        };
+        (searched / 64).max(1).saturating_mul(4).div_ceil(3)
     }
 
     /// Rejects values the engine cannot honour; the error names the option.

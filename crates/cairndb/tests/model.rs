@@ -395,12 +395,14 @@ fn model_zip_tables_on_disk() {
 }
 
 /// The same random sequences with a hash index in every table (point reads
-/// go through it), with a restart point per entry and with runs of four.
+/// go through it), with a restart point per entry and with runs of four,
+/// and a hash index in every memtable.
 #[test]
 fn model_hash_index_tables() {
     for (i, interval) in [1usize, 4].into_iter().enumerate() {
         let (fs, mut o) = common::mem_options();
         o.hash_index = true;
+        o.memtable_hash_index = true;
         o.block_restart_interval = interval;
         run_model(
             &format!("model_hash_index_tables[{i}]"),
@@ -419,6 +421,7 @@ fn model_hash_index_tables_on_disk() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = common::small_options(cairndb::env::posix::PosixFs::shared());
     o.hash_index = true;
+    o.memtable_hash_index = true;
     o.block_restart_interval = 1;
     run_model(
         "model_hash_index_tables_on_disk",

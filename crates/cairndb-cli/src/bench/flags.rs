@@ -61,7 +61,7 @@ const MAPPED: &[(&str, &str)] = &[
     ("num_levels", "ignored: CairnDB has a fixed 7 levels"),
     (
         "memtablerep",
-        "ignored: CairnDB has one (skiplist) memtable",
+        "prefix_hash, hash_skiplist, hash_linkedlist: mapped to Options::memtable_hash_index (the skiplist memtable plus a hash index from user key to its newest entry); skip_list, vector and others: the skiplist alone",
     ),
     (
         "use_plain_table",
@@ -398,6 +398,8 @@ pub struct Flags {
     pub empty_values: bool,
     /// `--use_plain_table` (db_bench's plain table; see `MAPPED`).
     pub use_plain_table: bool,
+    /// `--memtablerep` names a hash memtable (see `MAPPED`).
+    pub hash_memtable: bool,
     /// `--hash_index`: `Options::hash_index` (CairnDB addition; left out,
     /// it follows `--use_plain_table`).
     pub hash_index: Option<bool>,
@@ -495,6 +497,7 @@ impl Default for Flags {
             field_separator: b"\t".to_vec(),
             empty_values: false,
             use_plain_table: false,
+            hash_memtable: false,
             hash_index: None,
             block_restart_interval_set: false,
             cairndb_only_set: Vec::new(),
@@ -1038,6 +1041,10 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "hash_index" => f.hash_index = Some(parse_bool(n, v)?),
+            "memtablerep" => {
+                f.hash_memtable = matches!(v, "prefix_hash" | "hash_skiplist" | "hash_linkedlist");
+                noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
+            }
             _ => {
                 if IGNORED_BOOLS.contains(&n) {
                     parse_bool(n, v)?;

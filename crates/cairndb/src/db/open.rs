@@ -209,7 +209,10 @@ impl Db {
             ));
         }
 
-        let mem = Arc::new(MemTable::with_filter(opts.memtable_filter_bytes()));
+        let mem = Arc::new(MemTable::with_indexes(
+            opts.memtable_filter_bytes(),
+            opts.memtable_hash_slots(),
+        ));
         let sv = Arc::new(SuperVersion {
             mem: mem.clone(),
             imms: Vec::new(),

@@ -198,7 +198,10 @@ impl DbInner {
             let mut st = self.state.lock();
             let old = std::mem::replace(
                 &mut st.mem,
-                Arc::new(MemTable::with_filter(self.opts.memtable_filter_bytes())),
+                Arc::new(MemTable::with_indexes(
+                    self.opts.memtable_filter_bytes(),
+                    self.opts.memtable_hash_slots(),
+                )),
             );
             let old_log = std::mem::replace(&mut st.mem_log_number, number);
             st.imms.push_back(Imm {

@@ -18,6 +18,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+#[cfg(test)]
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Bits set per key. With about 20 bits per key (the default size for a
@@ -48,18 +49,14 @@ impl KeyFilter {
         self.words.len() * 8
     }
 
-    /// First word of the key's block and the bit masks to test or set.
-    #[inline]
-    fn locate(&self, key: &[u8]) -> (usize, [u64; WORDS]) {
-        self.locate_hash(xxh3_64(key))
-    }
-
+    /// The 64-byte block hash `h` falls in.
     #[inline]
     fn block_of(&self, h: u64) -> usize {
         // Multiply-shift maps the hash uniformly onto the blocks.
         ((h as u128 * self.blocks as u128) >> 64) as usize
     }
 
+    /// First word of the block of hash `h` and the bit masks to test or set.
     #[inline]
     fn locate_hash(&self, h: u64) -> (usize, [u64; WORDS]) {
         let block = self.block_of(h);
@@ -77,8 +74,15 @@ impl KeyFilter {
 
     /// Records `key`.
     #[inline]
+    #[cfg(test)]
     pub fn add(&self, key: &[u8]) {
-        let (base, masks) = self.locate(key);
+        self.add_hash(xxh3_64(key))
+    }
+
+    /// Records the key whose `xxh3_64` is `h`.
+    #[inline]
+    pub fn add_hash(&self, h: u64) {
+        let (base, masks) = self.locate_hash(h);
         for (i, &m) in masks.iter().enumerate() {
             if m != 0 {
                 self.words[base + i].fetch_or(m, Ordering::Relaxed);

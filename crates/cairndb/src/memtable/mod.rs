@@ -25,7 +25,7 @@ use crate::key::{self, SeqNo, ValueType, MAX_SEQ, TRAILER_LEN, TYPE_FOR_SEEK};
 
 use filter::KeyFilter;
 pub use skiplist::MAX_HEIGHT;
-use skiplist::{Iter, ListOwner, SkipList};
+use skiplist::{HashSeek, Iter, ListOwner, SkipList};
 
 /// Lookup keys up to this length are built on the stack in [`MemTable::get`].
 const STACK_KEY: usize = 128;
@@ -73,8 +73,20 @@ impl MemTable {
     /// An empty memtable with a whole-key filter of about `filter_bytes`
     /// bytes (0: none), counted in its memory usage.
     pub fn with_filter(filter_bytes: usize) -> MemTable {
+        Self::with_indexes(filter_bytes, 0)
+    }
+
+    /// An empty memtable with a whole-key filter of about `filter_bytes`
+    /// bytes and a hash index of `hash_slots` slots (0: none for either),
+    /// both counted in its memory usage. With a hash index a point read
+    /// finds its key in a slot or two instead of searching the skiplist.
+    pub fn with_indexes(filter_bytes: usize, hash_slots: usize) -> MemTable {
         MemTable {
-            list: SkipList::new(),
+            list: if hash_slots > 0 {
+                SkipList::with_hash_index(hash_slots)
+            } else {
+                SkipList::new()
+            },
             filter: (filter_bytes > 0).then(|| KeyFilter::new(filter_bytes)),
             unlogged: AtomicBool::new(false),
         }
@@ -88,12 +100,13 @@ impl MemTable {
     pub fn add(&self, seq: SeqNo, t: ValueType, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQ);
         let trailer = key::pack_trailer(seq, t).to_le_bytes();
+        let h = xxhash_rust::xxh3::xxh3_64(user_key);
         // Before the insert, so a reader that can see the entry sees its
         // filter bits (filter module doc).
         if let Some(f) = &self.filter {
-            f.add(user_key);
+            f.add_hash(h);
         }
-        self.list.insert_parts(user_key, &trailer, value);
+        self.list.insert_parts(user_key, &trailer, value, h);
     }
 
     /// The newest entry for `user_key` with sequence number `<= seq`, if any.
@@ -128,7 +141,11 @@ impl MemTable {
             heap = [user_key, &trailer[..]].concat();
             &heap
         };
-        let (k, v) = self.list.seek_entry(lookup)?;
+        let (k, v) = match self.list.hash_seek(h, lookup) {
+            HashSeek::Found(k, v) => (k, v),
+            HashSeek::Absent => return None,
+            HashSeek::Unknown => self.list.seek_entry(lookup)?,
+        };
         if key::user_key(k) != user_key {
             return None;
         }
@@ -156,6 +173,7 @@ impl MemTable {
         if let Some(f) = &self.filter {
             f.prefetch_hash(h);
         }
+        self.list.prefetch_hash(h);
     }
 
     /// Records that writes with the WAL disabled go into this table. Call
@@ -172,7 +190,9 @@ impl MemTable {
     /// Exact bytes reserved by the arena (what flush decisions should use).
     #[inline]
     pub fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage() + self.filter.as_ref().map_or(0, KeyFilter::memory_usage)
+        self.list.memory_usage()
+            + self.list.hash_memory_usage()
+            + self.filter.as_ref().map_or(0, KeyFilter::memory_usage)
     }
 
     /// True when the memtable should be switched: it holds

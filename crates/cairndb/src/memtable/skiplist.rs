@@ -65,7 +65,7 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::mem::{align_of, size_of};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -158,6 +158,193 @@ pub struct SkipList {
     /// Guards the xorshift state and arena allocation (never held while
     /// searching or copying).
     alloc: Mutex<u64>,
+    /// User key -> node of its newest entry, when the list was made with one
+    /// ([`SkipList::with_hash_index`]).
+    hash: Option<NodeHash>,
+}
+
+/// A hash index from user keys to the node of each key's newest entry, so
+/// a point read finds its key in a slot or two instead of a descent through
+/// the levels (a dependent cache miss per level in a large memtable):
+/// RocksDB's hash memtables answer the same need.
+///
+/// Slots are `AtomicU64`: 0 when empty, else `fp << 48 | node address`
+/// (`fp` = the top 16 bits of the key's xxh3 hash; user-space addresses fit
+/// in 48 bits, and a node above that is simply not indexed). Linear probing
+/// from `h mod slots`. A slot, once it holds a key, only ever holds nodes of
+/// that key, each newer than the last (a compare-and-swap that keeps the
+/// larger sequence number), so writers inserting the same key at once meet
+/// in the same slot. Keys past three quarters of the slots are not indexed:
+/// `incomplete` is set and lookups that find no slot for their key search
+/// the list instead.
+///
+/// Ordering: a writer stores a node's slot (`Release`) after linking the node
+/// at level 0 and before `insert_parts` returns, so before the engine
+/// publishes the entry's sequence number; a reader that may see the entry
+/// loaded that sequence number with `Acquire` first, so it loads the slot
+/// (`Acquire`) as new as that entry or newer, and the node it names is
+/// fully initialised. From the slot's node the reader walks level 0 to the
+/// first version its snapshot may see.
+struct NodeHash {
+    slots: Box<[AtomicU64]>,
+    mask: usize,
+    /// Most keys indexed (3/4 of the slots).
+    limit: usize,
+    count: AtomicUsize,
+    incomplete: AtomicBool,
+}
+
+/// Bits of a slot holding the node address.
+const ADDR_BITS: u32 = 48;
+const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
+
+impl NodeHash {
+    fn new(slots: usize) -> NodeHash {
+        let n = slots.max(2).next_power_of_two();
+        NodeHash {
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            mask: n - 1,
+            limit: n / 4 * 3,
+            count: AtomicUsize::new(0),
+            incomplete: AtomicBool::new(false),
+        }
+    }
+
+    #[inline]
+    fn fp(h: u64) -> u64 {
+        h >> ADDR_BITS
+    }
+
+    /// The node in slot value `v` (non-zero).
+    #[inline]
+    fn node(v: u64) -> *const Node {
+        (v & ADDR_MASK) as usize as *const Node
+    }
+
+    /// The user key of a published node (its internal key minus the
+    /// trailer).
+    ///
+    /// # Safety
+    /// `node` must be a published node of the list owning this index.
+    #[inline]
+    unsafe fn user_key<'a>(node: *const Node) -> &'a [u8] {
+        // SAFETY: per the contract the node is initialised; its key is an
+        // internal key (`insert_parts` asserts at least a trailer).
+        let k = unsafe { Node::key(node) };
+        k.get(..k.len().saturating_sub(TRAILER_LEN))
+            .unwrap_or_default()
+    }
+
+    /// The sequence-and-type trailer of a published node, as a number that
+    /// orders versions of one user key (larger = newer).
+    ///
+    /// # Safety
+    /// As for [`NodeHash::user_key`].
+    #[inline]
+    unsafe fn trailer(node: *const Node) -> u64 {
+        // SAFETY: as above.
+        let k = unsafe { Node::key(node) };
+        k.last_chunk::<8>().map_or(0, |t| u64::from_le_bytes(*t))
+    }
+
+    /// Indexes `node` (published at level 0, key hashing to `h`).
+    ///
+    /// # Safety
+    /// `node` must be a published node of the list owning this index.
+    unsafe fn insert(&self, h: u64, node: *const Node) {
+        let addr = node as usize as u64;
+        if addr > ADDR_MASK {
+            self.incomplete.store(true, Ordering::Release);
+            return;
+        }
+        let new = Self::fp(h) << ADDR_BITS | addr;
+        // SAFETY: per the contract.
+        let (ukey, trailer) = unsafe { (Self::user_key(node), Self::trailer(node)) };
+        let mut i = (h as usize) & self.mask;
+        for _ in 0..=self.mask {
+            let Some(slot) = self.slots.get(i) else {
+                break;
+            };
+            let mut v = slot.load(Ordering::Acquire);
+            if v == 0 {
+                if self.count.load(Ordering::Relaxed) >= self.limit {
+                    self.incomplete.store(true, Ordering::Release);
+                    return;
+                }
+                match slot.compare_exchange(0, new, Ordering::Release, Ordering::Acquire) {
+                    Ok(_) => {
+                        self.count.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    }
+                    // Another writer took the slot: look at what it holds.
+                    Err(cur) => v = cur,
+                }
+            }
+            // SAFETY: non-zero slots hold published nodes of this list.
+            if v >> ADDR_BITS == Self::fp(h) && unsafe { Self::user_key(Self::node(v)) } == ukey {
+                // This key's slot: keep the newest version.
+                loop {
+                    // SAFETY: as above.
+                    if unsafe { Self::trailer(Self::node(v)) } >= trailer {
+                        return;
+                    }
+                    match slot.compare_exchange(v, new, Ordering::Release, Ordering::Acquire) {
+                        Ok(_) => return,
+                        // Only nodes of this key are ever stored here.
+                        Err(cur) => v = cur,
+                    }
+                }
+            }
+            i = (i + 1) & self.mask;
+        }
+        self.incomplete.store(true, Ordering::Release);
+    }
+
+    /// The node of `user_key`'s newest entry (key hashing to `h`):
+    /// `Ok(Some)`, `Ok(None)` when the list holds no entry of the key, `Err`
+    /// when the index cannot tell (keys were left out).
+    #[inline]
+    fn find(&self, h: u64, user_key: &[u8]) -> Result<Option<*const Node>, ()> {
+        let mut i = (h as usize) & self.mask;
+        for _ in 0..=self.mask {
+            let v = self.slots.get(i).map_or(0, |s| s.load(Ordering::Acquire));
+            if v == 0 {
+                break;
+            }
+            // SAFETY: non-zero slots hold published nodes of this list.
+            if v >> ADDR_BITS == Self::fp(h) && unsafe { Self::user_key(Self::node(v)) } == user_key
+            {
+                return Ok(Some(Self::node(v)));
+            }
+            i = (i + 1) & self.mask;
+        }
+        if self.incomplete.load(Ordering::Acquire) {
+            Err(())
+        } else {
+            Ok(None)
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, h: u64) {
+        if let Some(s) = self.slots.get((h as usize) & self.mask) {
+            prefetch(s as *const AtomicU64 as *const Node);
+        }
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.slots.len() * size_of::<AtomicU64>()
+    }
+}
+
+/// What [`SkipList::hash_seek`] found.
+pub enum HashSeek<'a> {
+    /// The first entry at or after the lookup key, of the lookup's user key.
+    Found(&'a [u8], &'a [u8]),
+    /// No entry of the lookup's user key at or after the lookup key.
+    Absent,
+    /// The index cannot tell (no hash index, or keys left out of it).
+    Unknown,
 }
 
 // SAFETY: all nodes live in `arena`, which the list owns; `head` points into
@@ -211,6 +398,71 @@ impl SkipList {
             max_height: AtomicUsize::new(1),
             len: AtomicUsize::new(0),
             alloc: Mutex::new(0x9E37_79B9_7F4A_7C15),
+            hash: None,
+        }
+    }
+
+    /// An empty list with a hash index of `slots` slots (rounded up to a
+    /// power of two; see [`NodeHash`]): up to 3/4 of that many distinct user
+    /// keys are found without a search.
+    pub fn with_hash_index(slots: usize) -> Self {
+        SkipList {
+            hash: Some(NodeHash::new(slots)),
+            ..Self::new()
+        }
+    }
+
+    /// Bytes of the hash index (0 without one).
+    pub fn hash_memory_usage(&self) -> usize {
+        self.hash.as_ref().map_or(0, NodeHash::memory_usage)
+    }
+
+    /// Starts loading the hash slot a lookup of the key hashing to `h`
+    /// reads first.
+    #[inline]
+    pub fn prefetch_hash(&self, h: u64) {
+        if let Some(ix) = &self.hash {
+            ix.prefetch(h);
+        }
+    }
+
+    /// The first entry at or after the internal key `lookup` when it has
+    /// `lookup`'s user key (which hashes to `h`), through the hash index.
+    #[inline]
+    pub fn hash_seek(&self, h: u64, lookup: &[u8]) -> HashSeek<'_> {
+        let Some(ix) = &self.hash else {
+            return HashSeek::Unknown;
+        };
+        let Some(user_key) = lookup
+            .len()
+            .checked_sub(TRAILER_LEN)
+            .and_then(|n| lookup.get(..n))
+        else {
+            return HashSeek::Unknown;
+        };
+        let mut x = match ix.find(h, user_key) {
+            Ok(Some(n)) => n,
+            Ok(None) => return HashSeek::Absent,
+            Err(()) => return HashSeek::Unknown,
+        };
+        // Versions of a key are adjacent, newest first: walk to the first
+        // the lookup may see.
+        loop {
+            // SAFETY: `x` is a published node of this list (from the index
+            // or reached along level 0 from one).
+            let k = unsafe { Node::key(x) };
+            if k.get(..k.len().saturating_sub(TRAILER_LEN)) != Some(user_key) {
+                return HashSeek::Absent;
+            }
+            if cmp(k, lookup) != CmpOrdering::Less {
+                // SAFETY: as above; the slices borrow `self`.
+                return HashSeek::Found(k, unsafe { Node::value(x) });
+            }
+            // SAFETY: a published node has height >= 1.
+            x = unsafe { Node::link(x, 0).load(Ordering::Acquire) };
+            if x.is_null() {
+                return HashSeek::Absent;
+            }
         }
     }
 
@@ -249,7 +501,10 @@ impl SkipList {
     /// value shorter than 4 GiB; this panics otherwise (a caller bug, not
     /// input data). Keys must be unique (the memtable's are: sequence
     /// numbers are); an entry equal to an existing one goes before it.
-    pub fn insert_parts(&self, key_head: &[u8], key_tail: &[u8], value: &[u8]) {
+    ///
+    /// `h` is the `xxh3_64` of the user key (the key less its trailer), used
+    /// only when the list has a hash index.
+    pub fn insert_parts(&self, key_head: &[u8], key_tail: &[u8], value: &[u8], h: u64) {
         let key_len = key_head.len() + key_tail.len();
         assert!(
             key_len >= TRAILER_LEN,
@@ -347,13 +602,18 @@ impl SkipList {
                 }
             }
         }
+        if let Some(ix) = &self.hash {
+            // SAFETY: `node` is ours and now linked (published) at level 0.
+            unsafe { ix.insert(h, node) };
+        }
         self.len.fetch_add(1, Ordering::Release);
     }
 
     /// Inserts `key` -> `value`; see [`SkipList::insert_parts`].
     #[cfg(test)]
     pub fn insert(&self, key: &[u8], value: &[u8]) {
-        self.insert_parts(key, &[], value)
+        let h = xxhash_rust::xxh3::xxh3_64(&key[..key.len().saturating_sub(TRAILER_LEN)]);
+        self.insert_parts(key, &[], value, h)
     }
 
     /// First node with key >= `key`, or null. Fills `prev[i]` with the last
@@ -919,6 +1179,103 @@ mod tests {
                 }
                 prev_key = Some(k);
                 x = next;
+            }
+        }
+    }
+
+    fn versioned(uk: u64, seq: u64) -> Vec<u8> {
+        make_internal_key(format!("user{uk:06}").as_bytes(), seq, ValueType::Value)
+    }
+
+    fn hash_of(ikey: &[u8]) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(&ikey[..ikey.len() - TRAILER_LEN])
+    }
+
+    /// What `hash_seek` must agree with: the first entry at or after
+    /// `lookup` when it has `lookup`'s user key.
+    fn seek_same_user<'a>(l: &'a SkipList, lookup: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
+        let (k, v) = l.seek_entry(lookup)?;
+        (k[..k.len() - TRAILER_LEN] == lookup[..lookup.len() - TRAILER_LEN]).then_some((k, v))
+    }
+
+    #[test]
+    fn hash_seek_agrees_with_the_skiplist_at_every_snapshot() {
+        // A few slots for many keys: past 3/4 full, keys are left out and
+        // the lookups of those fall back to the search (`Unknown`).
+        let (keys, few) = if cfg!(miri) { (40, 16) } else { (300, 64) };
+        for slots in [1 << 12, few] {
+            let l = SkipList::with_hash_index(slots);
+            for seq in 1..=5u64 {
+                for uk in (0..keys).filter(|uk| uk % seq == 0) {
+                    let k = versioned(uk, seq * 10);
+                    l.insert_parts(&k, &[], format!("v{uk}.{seq}").as_bytes(), hash_of(&k));
+                }
+            }
+            let mut unknown = 0;
+            for uk in 0..keys + 20 {
+                for snap in [0, 5, 10, 15, 25, 35, 45, 55, 1000] {
+                    let lookup = versioned(uk, snap);
+                    let want = seek_same_user(&l, &lookup);
+                    match l.hash_seek(hash_of(&lookup), &lookup) {
+                        HashSeek::Found(k, v) => assert_eq!(Some((k, v)), want),
+                        HashSeek::Absent => assert_eq!(None, want, "key {uk} at {snap}"),
+                        HashSeek::Unknown => unknown += 1,
+                    }
+                }
+            }
+            assert_eq!(unknown > 0, slots == few, "slots {slots}");
+        }
+        assert!(matches!(
+            SkipList::new().hash_seek(1, &versioned(1, 1)),
+            HashSeek::Unknown
+        ));
+    }
+
+    /// Writers inserting versions of the same keys at once: each key's slot
+    /// ends on its newest version, and readers running meanwhile always get
+    /// an answer the list agrees with.
+    #[test]
+    fn concurrent_writers_keep_the_newest_version_in_the_hash() {
+        const KEYS: u64 = if cfg!(miri) { 20 } else { 2_000 };
+        const WRITERS: u64 = 4;
+        let l = Arc::new(SkipList::with_hash_index(KEYS as usize * 2));
+        let done = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (l, done) = (l.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !done.load(Ordering::Acquire) {
+                    let lookup = versioned(n % KEYS, u64::MAX >> 9);
+                    if let HashSeek::Found(k, _) = l.hash_seek(hash_of(&lookup), &lookup) {
+                        assert_eq!(&k[..k.len() - 8], &lookup[..lookup.len() - 8]);
+                    }
+                    n += 1;
+                }
+            })
+        };
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let l = l.clone();
+                std::thread::spawn(move || {
+                    for uk in 0..KEYS {
+                        // Sequence numbers unique per (writer, key).
+                        let k = versioned(uk, 1 + w + uk % 3 * WRITERS);
+                        l.insert_parts(&k, &[], b"v", hash_of(&k));
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        done.store(true, Ordering::Release);
+        reader.join().unwrap();
+        for uk in 0..KEYS {
+            let lookup = versioned(uk, u64::MAX >> 9);
+            let newest = 1 + (WRITERS - 1) + uk % 3 * WRITERS;
+            match l.hash_seek(hash_of(&lookup), &lookup) {
+                HashSeek::Found(k, _) => assert_eq!(k, versioned(uk, newest)),
+                _ => panic!("key {uk} not found through the hash"),
             }
         }
     }

@@ -235,7 +235,11 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
     println!("Read rate: 0 ops/second");
     println!("Compression: {}", compression_name(&f.compression_type));
     println!("Compression sampling rate: 0");
-    println!("Memtablerep: SkipListFactory");
+    if f.engine == "cairndb" && f.hash_memtable {
+        println!("Memtablerep: SkipListFactory with a hash index (memtable_hash_index)");
+    } else {
+        println!("Memtablerep: SkipListFactory");
+    }
     println!("Perf Level: 1");
     if f.engine == "cairndb" {
         match f.table_format {
@@ -243,7 +247,18 @@ fn print_header(f: &Flags, files: Option<&FileWorkload>) {
                 "Table format: zip from level {} (format version {}, dict {} bytes, group {}, sample ratio {}, zstd level {}, min match {}, level gain {})",
                 f.zip_from_level, f.zip_format_version, f.zip_dict_size, f.zip_group_size, f.zip_sample_ratio, f.zip_level, f.zip_min_match, f.zip_level_gain
             ),
-            cairndb::TableFormat::BlockBased => println!("Table format: block"),
+            cairndb::TableFormat::BlockBased => {
+                if f.hash_index.unwrap_or(f.use_plain_table) {
+                    let interval = if f.use_plain_table && !f.block_restart_interval_set {
+                        1
+                    } else {
+                        f.block_restart_interval
+                    };
+                    println!("Table format: block with a hash index (restart interval {interval})");
+                } else {
+                    println!("Table format: block");
+                }
+            }
         }
     }
     match f.txn_mode() {

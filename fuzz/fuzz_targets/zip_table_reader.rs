@@ -31,7 +31,11 @@ fuzz_target!(|data: &[u8]| {
         *s = u16::from_le_bytes([head[2 * i], head[2 * i + 1]]) as usize;
     }
     let group_size = ((head[12] & 0x7f) as u32).max(1);
-    let version = if head[12] & 0x80 != 0 { 1 } else { ZIP_FORMAT_VERSION };
+    let version = if head[12] & 0x80 != 0 {
+        1
+    } else {
+        ZIP_FORMAT_VERSION
+    };
     let num_records = u16::from_le_bytes([head[13], head[14]]) as u64;
     let num_keys = num_records.saturating_sub(head[15] as u64 % 3);
     let total: usize = sizes.iter().sum();

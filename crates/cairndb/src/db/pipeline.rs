@@ -247,18 +247,17 @@ impl CommitPipeline {
         result: &Result<()>,
         promote: bool,
     ) {
-        // The next leader first, so its group forms while the others wake.
-        if promote {
-            let next = Self::promote(&mut self.queue.lock());
-            if let Some(next) = next {
-                next.thread.unpark();
-            }
-        }
         for m in group {
             if !Arc::ptr_eq(m, leader) {
                 *m.result.lock() = Some(result.clone());
                 m.done.store(true, Ordering::Release);
                 m.thread.unpark();
+            }
+        }
+        if promote {
+            let next = Self::promote(&mut self.queue.lock());
+            if let Some(next) = next {
+                next.thread.unpark();
             }
         }
     }

@@ -1039,6 +1039,15 @@ impl BlockTable {
             self.read_block_contents(self.footer.filter, "filter")?;
             n += 1;
         }
+        let hash_index = match self.props.hash_index {
+            Some(h) => {
+                let data = self.read_block_contents(h, "hash index")?;
+                n += 1;
+                HashIndex::decode(&self.path, h.offset, data)?
+            }
+            None => None,
+        };
+        let mut prev_user_key: Option<Vec<u8>> = None;
         let mut it = index.iter();
         it.seek_to_first();
         while it.valid() {
@@ -1048,6 +1057,13 @@ impl BlockTable {
             let mut bi = block.iter();
             bi.seek_to_first();
             while bi.valid() {
+                if let Some(hi) = &hash_index {
+                    let uk = key::user_key(bi.key());
+                    if prev_user_key.as_deref() != Some(uk) {
+                        self.verify_hash_entry(hi, bi.key(), h.offset)?;
+                        prev_user_key = Some(uk.to_vec());
+                    }
+                }
                 bi.next();
             }
             bi.status()?;
@@ -1056,6 +1072,30 @@ impl BlockTable {
         }
         it.status()?;
         Ok(n)
+    }
+
+    /// Checks that the hash index leads a point read of `first_ikey`'s user
+    /// key (at the newest sequence) to `first_ikey`, the key's first entry,
+    /// which is in the block at `block_offset`.
+    fn verify_hash_entry(
+        &self,
+        hi: &HashIndex,
+        first_ikey: &[u8],
+        block_offset: u64,
+    ) -> Result<()> {
+        let uk = key::user_key(first_ikey);
+        let lookup = key::lookup_key(uk, key::MAX_SEQ);
+        let found = match self.hash_get(hi, &lookup, xxh3_64(uk), false, |k, _| k.to_vec())? {
+            HashGet::Done(r) => r,
+            HashGet::Search(_) => None,
+        };
+        if found.as_deref() == Some(first_ikey) {
+            return Ok(());
+        }
+        Err(self.hash_index_corruption(format!(
+            "does not lead to key {:?} (its first entry is in the block at {block_offset})",
+            String::from_utf8_lossy(uk)
+        )))
     }
 }
 
@@ -2333,6 +2373,35 @@ mod tests {
                 + crate::util::coding::varint_len(h.offset) as u64
                 + crate::util::coding::varint_len(h.size) as u64,
             "only the hash block and its two property fields are added"
+        );
+    }
+
+    /// `verify_checksums` probes the hash index for every key's first entry:
+    /// a hash index that would hide a key is reported, naming the key.
+    #[test]
+    fn verify_checksums_finds_a_key_the_hash_index_hides() {
+        use crate::sst::format::block_crc;
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(5);
+        let entries = versioned_entries(&mut rng, 200, 3);
+        let mut o = opts(CompressionType::None);
+        o.hash_index = true;
+        let mut data = build_entries(o, &entries);
+        let d = tempfile::tempdir().unwrap();
+        let t = open_posix(d.path(), &data, false);
+        assert!(t.verify_checksums().unwrap() > 3);
+        // Empty every slot: every key is "absent" to the index.
+        let h = t.props.hash_index.unwrap();
+        let (start, len) = (h.offset as usize, h.size as usize);
+        data[start..start + len - 8].fill(0);
+        let crc = block_crc(&data[start..start + len], COMPRESSION_NONE);
+        data[start + len + 1..start + len + 5].copy_from_slice(&crc.to_le_bytes());
+        let t = open_posix(d.path(), &data, false);
+        let e = t.verify_checksums().unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            e.is_corruption() && msg.contains("hash index") && msg.contains("does not lead to key"),
+            "{msg}"
         );
     }
 }

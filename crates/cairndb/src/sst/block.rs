@@ -256,7 +256,21 @@ impl Block {
     /// block (no allocation and no shared reference count per lookup).
     pub fn borrowed(data: &[u8], origin: BlockOrigin) -> Result<BorrowedBlock<'_>> {
         let (restarts_offset, num_restarts) = Self::check(data, &origin)?;
-        Ok(BorrowedBlock {
+        Ok(Self::wrap_borrowed(
+            data,
+            origin,
+            restarts_offset,
+            num_restarts,
+        ))
+    }
+
+    fn wrap_borrowed(
+        data: &[u8],
+        origin: BlockOrigin,
+        restarts_offset: usize,
+        num_restarts: usize,
+    ) -> BorrowedBlock<'_> {
+        BorrowedBlock {
             block: Block {
                 ptr: data.as_ptr(),
                 len: data.len(),
@@ -266,30 +280,26 @@ impl Block {
                 origin,
             },
             _data: std::marker::PhantomData,
-        })
+        }
     }
 
     /// Like [`Block::borrowed`], but checks only that the restart count
     /// fits, not the restart array itself: for a hash-index point read, which
-    /// reads one restart point and bounds-checks what it finds there (a
-    /// restart offset past the entries leaves the iterator invalid; an entry
-    /// that shares bytes at a restart point is reported as corruption), so a
+    /// reads one restart run from the offset the index names and
+    /// bounds-checks what it finds there (an offset past the entries leaves
+    /// the iterator invalid; an entry there that shares key bytes is reported
+    /// as corruption), so a
     /// lookup reads the block's tail and its entry instead of every restart
-    /// offset. Use only `BlockIter::seek_to_restart`, `next` and the
+    /// offset. Use only `BlockIter::seek_to_offset`, `next` and the
     /// accessors on the result: a binary search needs the checked array.
     pub fn borrowed_for_restart(data: &[u8], origin: BlockOrigin) -> Result<BorrowedBlock<'_>> {
         let (restarts_offset, num_restarts) = Self::check_count(data, &origin)?;
-        Ok(BorrowedBlock {
-            block: Block {
-                ptr: data.as_ptr(),
-                len: data.len(),
-                owner: BlockOwner::Borrowed,
-                restarts_offset,
-                num_restarts,
-                origin,
-            },
-            _data: std::marker::PhantomData,
-        })
+        Ok(Self::wrap_borrowed(
+            data,
+            origin,
+            restarts_offset,
+            num_restarts,
+        ))
     }
 
     /// The block's bytes.

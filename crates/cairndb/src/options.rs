@@ -242,6 +242,9 @@ impl SliceTransform for FixedPrefix {
     }
 }
 
+/// Most slots of a memtable hash index ([`Options::memtable_hash_index`]).
+const MEMTABLE_HASH_MAX_SLOTS: usize = 1 << 22;
+
 /// Options for [`crate::Db::open`].
 #[derive(Clone)]
 pub struct Options {
@@ -282,7 +285,8 @@ pub struct Options {
     /// slot or two instead of a skiplist descent. Sized for one entry per
     /// 64 bytes of the memtable's searched part (`write_buffer_index_size`,
     /// or `write_buffer_size` without one), 8 bytes a slot at most 3/4
-    /// full; keys past that are found by the skiplist search. Default false.
+    /// full, at most 2^22 slots (32 MiB, written when the memtable is made);
+    /// keys past that are found by the skiplist search. Default false.
     pub memtable_hash_index: bool,
     /// Level-0 file count that triggers a compaction. Default 4.
     pub level0_file_num_compaction_trigger: usize,
@@ -634,7 +638,11 @@ impl Options {
             0 => self.write_buffer_size,
             n => n.min(self.write_buffer_size),
         };
-        (searched / 64).max(1).saturating_mul(4).div_ceil(3)
+        (searched / 64)
+            .max(1)
+            .saturating_mul(4)
+            .div_ceil(3)
+            .min(MEMTABLE_HASH_MAX_SLOTS)
     }
 
     /// Rejects values the engine cannot honour; the error names the option.
@@ -815,6 +823,21 @@ mod tests {
     #[test]
     fn defaults_validate() {
         Options::default().validate().unwrap();
+    }
+
+    #[test]
+    fn memtable_hash_slots_follow_the_searched_size_and_are_capped() {
+        let mut o = Options::default();
+        assert_eq!(o.memtable_hash_slots(), 0, "off by default");
+        o.memtable_hash_index = true;
+        o.write_buffer_index_size = 8 << 20;
+        assert_eq!(
+            o.memtable_hash_slots(),
+            ((8 << 20) / 64 * 4usize).div_ceil(3)
+        );
+        o.write_buffer_index_size = 0;
+        o.write_buffer_size = 16 << 30;
+        assert_eq!(o.memtable_hash_slots(), MEMTABLE_HASH_MAX_SLOTS);
     }
 
     #[test]

@@ -60,27 +60,30 @@ impl DbInner {
         let seq = self.read_seq(opts);
         // One hash of the key serves every memtable filter, table hash
         // index and table filter; their first cache lines are requested
-        // together before any is read.
+        // together before any is read. The tables to probe are chosen once.
         let h = xxhash_rust::xxh3::xxh3_64(key);
-        for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
-            m.prefetch_hash(h);
-        }
-        sv.version.prefetch_point(&self.table_cache, key, h);
-        for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
-            match m.get_hashed(key, h, seq) {
-                Some(MemGet::Value(v)) => {
-                    f(v);
-                    return Ok(true);
-                }
-                Some(MemGet::Deleted) => return Ok(false),
-                None => {}
-            }
-        }
         let mut f = Some(f);
         // The table and the decoded reference (no copy of its bytes).
         let mut blob_ref: Option<(u64, std::result::Result<BlobIndex, String>)> = None;
-        let found = with_lookup_key(key, seq, |lk| {
-            sv.version.find_hashed(
+        let found = with_lookup_key(key, seq, |lk| -> Result<Option<bool>> {
+            let files = sv.version.point_files(lk);
+            for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+                m.prefetch_hash(h);
+            }
+            files.prefetch(&self.table_cache, key, h);
+            for m in std::iter::once(&sv.mem).chain(sv.imms.iter()) {
+                match m.get_hashed(key, h, seq) {
+                    Some(MemGet::Value(v)) => {
+                        if let Some(f) = f.take() {
+                            f(v);
+                        }
+                        return Ok(Some(true));
+                    }
+                    Some(MemGet::Deleted) => return Ok(Some(false)),
+                    None => {}
+                }
+            }
+            files.find(
                 &self.table_cache,
                 lk,
                 h,

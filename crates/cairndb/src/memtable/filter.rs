@@ -106,9 +106,7 @@ impl KeyFilter {
             .enumerate()
             .all(|(i, &m)| m == 0 || self.words[base + i].load(Ordering::Relaxed) & m == m)
     }
-}
 
-impl KeyFilter {
     /// Starts loading the cache line a query for hash `h` reads.
     #[inline]
     pub fn prefetch_hash(&self, h: u64) {

@@ -100,7 +100,12 @@ impl MemTable {
     pub fn add(&self, seq: SeqNo, t: ValueType, user_key: &[u8], value: &[u8]) {
         debug_assert!(seq <= MAX_SEQ);
         let trailer = key::pack_trailer(seq, t).to_le_bytes();
-        let h = xxhash_rust::xxh3::xxh3_64(user_key);
+        // Hashed only for what uses the hash (0 is never read otherwise).
+        let h = if self.filter.is_some() || self.list.has_hash_index() {
+            xxhash_rust::xxh3::xxh3_64(user_key)
+        } else {
+            0
+        };
         // Before the insert, so a reader that can see the entry sees its
         // filter bits (filter module doc).
         if let Some(f) = &self.filter {

@@ -230,9 +230,7 @@ impl NodeHash {
     unsafe fn user_key<'a>(node: *const Node) -> &'a [u8] {
         // SAFETY: per the contract the node is initialised; its key is an
         // internal key (`insert_parts` asserts at least a trailer).
-        let k = unsafe { Node::key(node) };
-        k.get(..k.len().saturating_sub(TRAILER_LEN))
-            .unwrap_or_default()
+        crate::key::user_key(unsafe { Node::key(node) })
     }
 
     /// The sequence-and-type trailer of a published node, as a number that
@@ -243,8 +241,7 @@ impl NodeHash {
     #[inline]
     unsafe fn trailer(node: *const Node) -> u64 {
         // SAFETY: as above.
-        let k = unsafe { Node::key(node) };
-        k.last_chunk::<8>().map_or(0, |t| u64::from_le_bytes(*t))
+        crate::key::trailer(unsafe { Node::key(node) })
     }
 
     /// Indexes `node` (published at level 0, key hashing to `h`).
@@ -412,6 +409,13 @@ impl SkipList {
         }
     }
 
+    /// True when the list has a hash index (its inserts then need the
+    /// user key's hash).
+    #[inline]
+    pub fn has_hash_index(&self) -> bool {
+        self.hash.is_some()
+    }
+
     /// Bytes of the hash index (0 without one).
     pub fn hash_memory_usage(&self) -> usize {
         self.hash.as_ref().map_or(0, NodeHash::memory_usage)
@@ -451,7 +455,8 @@ impl SkipList {
             // SAFETY: `x` is a published node of this list (from the index
             // or reached along level 0 from one).
             let k = unsafe { Node::key(x) };
-            if k.get(..k.len().saturating_sub(TRAILER_LEN)) != Some(user_key) {
+            // SAFETY: as above.
+            if unsafe { NodeHash::user_key(x) } != user_key {
                 return HashSeek::Absent;
             }
             if cmp(k, lookup) != CmpOrdering::Less {

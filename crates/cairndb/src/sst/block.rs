@@ -423,29 +423,53 @@ impl Block {
 
     /// Decodes the entry header at `off`: (shared, unshared, value_len, header_len).
     fn decode_entry(&self, off: usize) -> Option<(usize, usize, usize, usize)> {
-        let area = self.data().get(off..self.restarts_offset)?;
-        // Fast path: all three lengths fit in one byte each (small keys and
-        // values: nearly every entry of a typical block).
-        if let [s0, u0, v0, ..] = *area {
-            if (s0 | u0 | v0) < 0x80 {
-                let need = 3 + u0 as usize + v0 as usize;
-                if need > area.len() {
-                    return None;
-                }
-                return Some((s0 as usize, u0 as usize, v0 as usize, 3));
+        entry_header(self.data().get(off..self.restarts_offset)?)
+    }
+}
+
+/// Decodes the entry header at the start of `area` (the entries from it to
+/// the end of the entry area): (shared, unshared, value_len, header_len),
+/// `None` unless the whole entry fits in `area`.
+#[inline]
+fn entry_header(area: &[u8]) -> Option<(usize, usize, usize, usize)> {
+    // Fast path: all three lengths fit in one byte each (small keys and
+    // values: nearly every entry of a typical block).
+    if let [s0, u0, v0, ..] = *area {
+        if (s0 | u0 | v0) < 0x80 {
+            let need = 3 + u0 as usize + v0 as usize;
+            if need > area.len() {
+                return None;
             }
+            return Some((s0 as usize, u0 as usize, v0 as usize, 3));
         }
-        let (shared, a) = get_varint32(area)?;
-        let (unshared, b) = get_varint32(area.get(a..)?)?;
-        let (vlen, c) = get_varint32(area.get(a + b..)?)?;
-        let hdr = a + b + c;
-        let need = hdr
-            .checked_add(unshared as usize)?
-            .checked_add(vlen as usize)?;
-        if need > area.len() {
-            return None;
-        }
-        Some((shared as usize, unshared as usize, vlen as usize, hdr))
+    }
+    let (shared, a) = get_varint32(area)?;
+    let (unshared, b) = get_varint32(area.get(a..)?)?;
+    let (vlen, c) = get_varint32(area.get(a + b..)?)?;
+    let hdr = a + b + c;
+    let need = hdr
+        .checked_add(unshared as usize)?
+        .checked_add(vlen as usize)?;
+    if need > area.len() {
+        return None;
+    }
+    Some((shared as usize, unshared as usize, vlen as usize, hdr))
+}
+
+/// The key and value of the entry at byte `off` of uncompressed block bytes
+/// `data`, read without the block's restart array: when it is a restart
+/// entry (shares no key bytes) with an internal key, ending before the
+/// smallest restart array (one point and the count). `None` otherwise (the
+/// caller then reads the block the checked way, which reports damage).
+#[inline]
+pub(crate) fn restart_entry_in(data: &[u8], off: usize) -> Option<(&[u8], &[u8])> {
+    let area = data.get(off..data.len().checked_sub(8)?)?;
+    match entry_header(area)? {
+        (0, unshared, vlen, hdr) if unshared >= TRAILER_LEN => Some((
+            area.get(hdr..hdr + unshared)?,
+            area.get(hdr + unshared..hdr + unshared + vlen)?,
+        )),
+        _ => None,
     }
 }
 

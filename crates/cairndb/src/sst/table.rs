@@ -21,7 +21,7 @@ use crate::iter::InternalIterator;
 use crate::key::{self, TRAILER_LEN};
 use crate::options::SliceTransform;
 use crate::options::TableFormat;
-use crate::sst::block::{Block, BlockIter, BlockOrigin, BorrowedBlock};
+use crate::sst::block::{restart_entry_in, Block, BlockIter, BlockOrigin, BorrowedBlock};
 use crate::sst::filter::Filter;
 use crate::sst::format::{
     block_crc, decompress_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, COMPRESSION_NONE,
@@ -31,7 +31,7 @@ use crate::sst::hash_index::HashIndex;
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::format::ZIP_MAGIC;
 use crate::sst::zip::table::{ZipStats, ZipTable, ZipTableIter};
-use crate::util::coding::{decode_fixed32, get_varint32};
+use crate::util::coding::decode_fixed32;
 use xxhash_rust::xxh3::xxh3_64;
 
 thread_local! {
@@ -302,27 +302,6 @@ impl std::ops::Deref for DataBlock<'_> {
     }
 }
 
-/// The entry at byte `off` of uncompressed block bytes `data`, when it
-/// decodes as a restart entry (shares no key bytes) that ends before the
-/// smallest restart array (one point and the count); `None` otherwise (the
-/// caller then reads the block the checked way, which reports damage).
-#[inline]
-fn restart_entry_at(data: &[u8], off: usize) -> Option<(&[u8], &[u8])> {
-    let end = data.len().checked_sub(8)?;
-    let area = data.get(off..end)?;
-    let (shared, a) = get_varint32(area)?;
-    let (unshared, b) = get_varint32(area.get(a..)?)?;
-    let (vlen, c) = get_varint32(area.get(a + b..)?)?;
-    if shared != 0 || (unshared as usize) < TRAILER_LEN {
-        return None;
-    }
-    let kstart = a + b + c;
-    let vstart = kstart.checked_add(unshared as usize)?;
-    let k = area.get(kstart..vstart)?;
-    let v = area.get(vstart..vstart.checked_add(vlen as usize)?)?;
-    Some((k, v))
-}
-
 /// What a hash-index point read settled.
 enum HashGet<R, F> {
     /// The answer (`None`: no entry of the key visible in this table).
@@ -571,20 +550,6 @@ impl BlockTable {
         ordinal: Option<usize>,
         fill_cache: bool,
     ) -> Result<DataBlock<'a>> {
-        self.read_block_for_point(h, ordinal, fill_cache, false)
-    }
-
-    /// `read_block_for_get`; with `one_restart`, a borrowed block is only
-    /// checked as far as `Block::borrowed_for_restart` does (for reading
-    /// one restart run through the hash index).
-    #[inline]
-    fn read_block_for_point<'a>(
-        &'a self,
-        h: BlockHandle,
-        ordinal: Option<usize>,
-        fill_cache: bool,
-        one_restart: bool,
-    ) -> Result<DataBlock<'a>> {
         let Some(map) = &self.map else {
             return self.read_cached_block(h, fill_cache).map(DataBlock::Shared);
         };
@@ -592,12 +557,10 @@ impl BlockTable {
             Mapped::Block(b) => Ok(DataBlock::Shared(b)),
             Mapped::Raw(start, size) => {
                 let data = map.get(start..start + size).unwrap_or_default();
-                let origin = self.origin(h.offset);
-                Ok(DataBlock::Borrowed(if one_restart {
-                    Block::borrowed_for_restart(data, origin)?
-                } else {
-                    Block::borrowed(data, origin)?
-                }))
+                Ok(DataBlock::Borrowed(Block::borrowed(
+                    data,
+                    self.origin(h.offset),
+                )?))
             }
         }
     }
@@ -877,15 +840,17 @@ impl BlockTable {
             );
         };
         let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-        // Fast path: an uncompressed block in the map, and the entry at the
-        // offset is the key's visible version: read that entry alone (not
-        // the block's restart array at its far end).
-        if let Some(map) = &self.map {
-            match self.mapped_block(map, h, Some(ordinal), fill_cache) {
-                Err(e) => return (Err(e), dbuf),
+        let block = match &self.map {
+            None => self.read_cached_block(h, fill_cache).map(DataBlock::Shared),
+            Some(map) => match self.mapped_block(map, h, Some(ordinal), fill_cache) {
+                Err(e) => Err(e),
+                Ok(Mapped::Block(b)) => Ok(DataBlock::Shared(b)),
                 Ok(Mapped::Raw(start, size)) => {
                     let data = map.get(start..start + size).unwrap_or_default();
-                    if let Some((k, v)) = restart_entry_at(data, offset) {
+                    // Fast path: the entry at the offset is the key's visible
+                    // version: read that entry alone (not the block's restart
+                    // array at its far end).
+                    if let Some((k, v)) = restart_entry_in(data, offset) {
                         match key::user_key(k).cmp(user_key) {
                             // Keys ascend from here: not this key's slot.
                             std::cmp::Ordering::Greater => return (Ok(Candidate::Other), dbuf),
@@ -902,11 +867,12 @@ impl BlockTable {
                             _ => {}
                         }
                     }
+                    Block::borrowed_for_restart(data, self.origin(h.offset))
+                        .map(DataBlock::Borrowed)
                 }
-                Ok(Mapped::Block(_)) => {}
-            }
-        }
-        let block = match self.read_block_for_point(h, Some(ordinal), fill_cache, true) {
+            },
+        };
+        let block = match block {
             Ok(b) => b,
             Err(e) => return (Err(e), dbuf),
         };
@@ -1047,6 +1013,7 @@ impl BlockTable {
             }
             None => None,
         };
+        // The user key whose first entry was checked last (None before any).
         let mut prev_user_key: Option<Vec<u8>> = None;
         let mut it = index.iter();
         it.seek_to_first();
@@ -1061,7 +1028,9 @@ impl BlockTable {
                     let uk = key::user_key(bi.key());
                     if prev_user_key.as_deref() != Some(uk) {
                         self.verify_hash_entry(hi, bi.key(), h.offset)?;
-                        prev_user_key = Some(uk.to_vec());
+                        let prev = prev_user_key.get_or_insert_with(Vec::new);
+                        prev.clear();
+                        prev.extend_from_slice(uk);
                     }
                 }
                 bi.next();

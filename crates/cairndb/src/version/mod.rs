@@ -139,77 +139,24 @@ impl Version {
         f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
     ) -> Result<Option<R>> {
         let h = xxhash_rust::xxh3::xxh3_64(user_key(lookup));
-        self.find_hashed(tables, lookup, h, fill_cache, f)
+        self.point_files(lookup)
+            .find(tables, lookup, h, fill_cache, f)
     }
 
-    /// Starts loading the first cache line each table that may hold
-    /// `ukey` (hashing to `h`) reads in a point lookup, so that the probes
-    /// of the level-0 files and of each deeper level wait for memory
-    /// together rather than in turn. Only pinned readers (no cache lookups).
-    #[inline]
-    pub fn prefetch_point(&self, tables: &TableCache, ukey: &[u8], h: u64) {
-        for f in &self.files[0] {
-            if ukey >= f.smallest_user_key() && ukey <= f.largest_user_key() {
-                if let Some(t) = tables.pinned_reader(f) {
-                    t.prefetch_hash(h);
-                }
-            }
-        }
-        for level in 1..NUM_LEVELS {
-            let files = &self.files[level];
-            if files.is_empty() {
-                continue;
-            }
-            let i = files.partition_point(|f| f.largest_user_key() < ukey);
-            if let Some(f) = files.get(i) {
-                if ukey >= f.smallest_user_key() {
-                    if let Some(t) = tables.pinned_reader(f) {
-                        t.prefetch_hash(h);
-                    }
-                }
-            }
-        }
-    }
-
-    /// [`Version::find`] given `h = xxh3_64(user key of lookup)`.
-    pub fn find_hashed<R>(
-        &self,
-        tables: &TableCache,
-        lookup: &[u8],
-        h: u64,
-        fill_cache: bool,
-        mut f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
-    ) -> Result<Option<R>> {
+    /// The tables a point lookup of the internal key `lookup` probes (the
+    /// deeper levels' binary searches done here, once).
+    pub fn point_files(&self, lookup: &[u8]) -> PointFiles<'_> {
         let ukey = user_key(lookup);
-        let mut probe = |meta: &FileMeta| -> Result<Option<R>> {
-            let t = tables.reader(meta)?;
-            let number = meta.number;
-            let r = t.get_hashed(lookup, h, fill_cache, |k, v| match parse_internal_key(k) {
-                Some(p) if p.user_key == ukey => Some(f(number, p.vtype, p.seq, v)),
-                _ => None,
-            })?;
-            Ok(r.flatten())
-        };
-        for f in &self.files[0] {
-            if ukey >= f.smallest_user_key() && ukey <= f.largest_user_key() {
-                if let Some(r) = probe(f)? {
-                    return Ok(Some(r));
-                }
-            }
+        let mut deeper = [None; NUM_LEVELS - 1];
+        for (slot, files) in deeper.iter_mut().zip(&self.files[1..]) {
+            *slot = files
+                .get(Self::find_file(files, lookup))
+                .filter(|f| ukey >= f.smallest_user_key());
         }
-        for level in 1..NUM_LEVELS {
-            let files = &self.files[level];
-            if files.is_empty() {
-                continue;
-            }
-            let i = Self::find_file(files, lookup);
-            if i < files.len() && ukey >= files[i].smallest_user_key() {
-                if let Some(r) = probe(&files[i])? {
-                    return Ok(Some(r));
-                }
-            }
+        PointFiles {
+            level0: &self.files[0],
+            deeper,
         }
-        Ok(None)
     }
 
     /// Files of `level` whose user-key range intersects `[begin, end]`
@@ -543,5 +490,62 @@ impl InternalIterator for LevelIter {
             Some(c) => c.status(),
             None => Ok(()),
         }
+    }
+}
+/// The tables a point lookup probes, in probe order: the level-0 files
+/// whose user-key range holds its key (newest first), then at most one file
+/// per deeper level. Chosen once per read ([`Version::point_files`]) and
+/// walked twice: to prefetch, then to probe.
+pub struct PointFiles<'a> {
+    level0: &'a [Arc<FileMeta>],
+    /// Per level below 0, the one file whose range may hold the key.
+    deeper: [Option<&'a Arc<FileMeta>>; NUM_LEVELS - 1],
+}
+
+impl<'a> PointFiles<'a> {
+    /// The files, in probe order, for user key `ukey` (the lookup's).
+    fn iter<'k>(&'k self, ukey: &'k [u8]) -> impl Iterator<Item = &'a FileMeta> + 'k {
+        self.level0
+            .iter()
+            .filter(move |f| ukey >= f.smallest_user_key() && ukey <= f.largest_user_key())
+            .chain(self.deeper.iter().flatten().copied())
+            .map(|f| &**f)
+    }
+
+    /// Starts loading the first cache line each file's table reads in a
+    /// lookup of `ukey` (hashing to `h`), so that the probes wait for memory
+    /// together rather than in turn. Only pinned readers (no cache lookups).
+    #[inline]
+    pub fn prefetch(&self, tables: &TableCache, ukey: &[u8], h: u64) {
+        for f in self.iter(ukey) {
+            if let Some(t) = tables.pinned_reader(f) {
+                t.prefetch_hash(h);
+            }
+        }
+    }
+
+    /// [`Version::find`] over these files, given `h = xxh3_64(user key of
+    /// lookup)`.
+    pub fn find<R>(
+        &self,
+        tables: &TableCache,
+        lookup: &[u8],
+        h: u64,
+        fill_cache: bool,
+        mut f: impl FnMut(u64, ValueType, SeqNo, &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let ukey = user_key(lookup);
+        for meta in self.iter(ukey) {
+            let t = tables.reader(meta)?;
+            let number = meta.number;
+            let r = t.get_hashed(lookup, h, fill_cache, |k, v| match parse_internal_key(k) {
+                Some(p) if p.user_key == ukey => Some(f(number, p.vtype, p.seq, v)),
+                _ => None,
+            })?;
+            if let Some(r) = r.flatten() {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
     }
 }

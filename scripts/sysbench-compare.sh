@@ -18,7 +18,10 @@
 #   e  oltp_read_write (sysbench's defaults)
 # (reads first, so the writing workloads change the table last). Recorded
 # per run: QPS, p95 and p99 latency (from sysbench's histogram of the
-# measured run) and the server's peak memory (with a cgroup).
+# measured run) and the server's peak memory (with a cgroup); with a
+# cgroup, its memory.stat before and after each measured run beside the
+# sysbench output (W.memstat-before/-after: rss, cache, mapped_file,
+# pgmajfault).
 #
 # Memory modes:
 #   --memory=ample   caches of 4 GB: innodb_buffer_pool_size,
@@ -193,6 +196,10 @@ cg_peak() { # DIR: peak bytes charged
     else
         echo ""
     fi
+}
+
+cg_stat() { # DIR: the cgroup's memory.stat (resident, page cache, mapped, major faults)
+    cat "$1/memory.stat" 2>/dev/null
 }
 
 # --- servers ----------------------------------------------------------------------
@@ -443,10 +450,12 @@ run_server() { # NAME
             sysbench "${args[@]}" $(sb_conn) --threads="$threads" --time="$warmup" \
                 --report-interval=0 run >"${f%.out}.warmup.out" 2>&1
         fi
+        [ -n "$server_cg" ] && cg_stat "$server_cg" >"${f%.out}.memstat-before"
         # shellcheck disable=SC2046
         sysbench "${args[@]}" $(sb_conn) --threads="$threads" "${warm_opt[@]}" \
             --time="$time_s" --report-interval=0 --histogram=on run >"$f" 2>&1
         local rc=$?
+        [ -n "$server_cg" ] && cg_stat "$server_cg" >"${f%.out}.memstat-after"
         qps=$(sed -n 's/^ *queries: *[0-9]* *(\([0-9.]*\) per sec.).*/\1/p' "$f")
         read -r p95 p99 <<<"$(percentiles "$f")"
         [ "$rc" -ne 0 ] && note="sysbench exit $rc"

@@ -124,9 +124,14 @@ fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
             println!("  {name} section: {} bytes at {}", s.size, s.offset);
         }
         println!(
-            "  resident when open: {} bytes (key index {}, dictionary {})",
+            "  resident when open: {} bytes (key index {}{}, dictionary {})",
             z.index_memory(),
             z.key_index_len(),
+            if z.key_index_in_place() {
+                ", read in place from the file"
+            } else {
+                ", decoded into memory"
+            },
             z.dictionary_len()
         );
     }

@@ -24,7 +24,7 @@ const USAGE: &str =
   [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
-  [--max-open-files=N|-1] [--zip-group-size=N]
+  [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -50,6 +50,10 @@ struct Settings {
     zip_group_size: Option<usize>,
     /// Table files held open; `None`: no bound (readers pinned to files).
     max_open_files: Option<usize>,
+    /// `ZipTableOptions::key_index_in_place`; on by default in the server:
+    /// most secondary indexes go unread at any one time, and an unread key
+    /// index then costs no memory.
+    zip_key_index_in_place: bool,
 }
 
 impl Default for Settings {
@@ -69,6 +73,7 @@ impl Default for Settings {
             zip_working_memory: None,
             zip_group_size: None,
             max_open_files: None,
+            zip_key_index_in_place: true,
         }
     }
 }
@@ -134,6 +139,13 @@ impl Settings {
             "zip-working-memory" => self.zip_working_memory = Some(parse_num(&key, v)?),
             // The engine checks the range when the database opens.
             "zip-group-size" => self.zip_group_size = Some(parse_num(&key, v)?),
+            "zip-key-index-in-place" => {
+                self.zip_key_index_in_place = match v.trim().to_ascii_lowercase().as_str() {
+                    "on" | "1" | "true" => true,
+                    "off" | "0" | "false" => false,
+                    _ => return Err(format!("option {key}: `{v}` is not on or off")),
+                }
+            }
             other => return Err(format!("unknown option `{other}`\n{USAGE}")),
         }
         Ok(())
@@ -204,6 +216,7 @@ impl Settings {
         if let Some(g) = self.zip_group_size {
             engine.zip.group_size = g;
         }
+        engine.zip.key_index_in_place = self.zip_key_index_in_place;
         if let Some(m) = self.zip_working_memory {
             engine.zip.hard_working_mem_limit = m;
             engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
@@ -631,5 +644,20 @@ mod tests {
         assert_eq!(s.sql_options().engine.zip.group_size, 64);
         let e = settings(&["--zip-group-size=big"]).err().unwrap();
         assert!(e.contains("zip"), "{e}");
+    }
+
+    /// `--zip-key-index-in-place`: on unless turned off; anything but
+    /// on/off is an error naming the option.
+    #[test]
+    fn zip_key_index_in_place_is_on_by_default_and_parsed() {
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert!(s.sql_options().engine.zip.key_index_in_place);
+        let s = settings(&["--datadir=/tmp/x", "--zip_key_index_in_place=off"]).unwrap();
+        assert!(!s.sql_options().engine.zip.key_index_in_place);
+        let e = settings(&["--zip-key-index-in-place=maybe"]).err().unwrap();
+        assert!(
+            e.contains("key-index-in-place") || e.contains("key_index_in_place"),
+            "{e}"
+        );
     }
 }

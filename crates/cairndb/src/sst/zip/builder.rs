@@ -619,6 +619,7 @@ impl ZipTableBuilder {
         };
         let mut pos = offset;
         let version = self.zip.format_version;
+        let key_index_in_place = self.zip.key_index_in_place;
         let path = self.file.path().to_path_buf();
         let mut write_section = |file: &mut Box<dyn WritableFile>,
                                  s: Option<usize>,
@@ -626,6 +627,27 @@ impl ZipTableBuilder {
          -> Result<Section> {
             let packed;
             let bytes = match s {
+                Some(s)
+                    if s == sec::INDEX
+                        && key_index_in_place
+                        && is_packed(version, s)
+                        && !contents.is_empty() =>
+                {
+                    // A raw envelope, written as its header and then the
+                    // contents, so the fst is not copied.
+                    let mut head = Vec::with_capacity(10);
+                    put_varint64(&mut head, (contents.len() as u64) << 1);
+                    let crc = crc::extend(crc::crc32c(&head), contents);
+                    file.append(&head)?;
+                    file.append(contents)?;
+                    let sec = Section {
+                        offset: pos,
+                        size: (head.len() + contents.len()) as u64,
+                        crc: crc::mask(crc),
+                    };
+                    pos += sec.size;
+                    return Ok(sec);
+                }
                 Some(s) if is_packed(version, s) && !contents.is_empty() => {
                     packed = encode_envelope(contents, SECTION_LEVEL).map_err(|c| {
                         Error::io(

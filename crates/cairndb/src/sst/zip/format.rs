@@ -82,6 +82,25 @@ pub fn decode_envelope(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
     }
 }
 
+/// Where the contents of an envelope stored raw begin (the length of its
+/// header), or `None` when the envelope is compressed. `Err` describes
+/// what is wrong.
+pub fn raw_envelope_body(bytes: &[u8]) -> std::result::Result<Option<usize>, String> {
+    let (h, hl) = crate::util::coding::get_varint64(bytes).ok_or("truncated envelope header")?;
+    if h & 1 != 0 {
+        return Ok(None);
+    }
+    let body = bytes.get(hl..).unwrap_or_default();
+    if body.len() as u64 != h >> 1 {
+        return Err(format!(
+            "{} stored bytes, envelope says {}",
+            body.len(),
+            h >> 1
+        ));
+    }
+    Ok(Some(hl))
+}
+
 /// Encodes `contents` as an envelope compressed at zstd `level`, raw when
 /// compression does not make it smaller or it is over
 /// [`MAX_PACKED_SECTION_LEN`]. `Err` is a zstd error code.

@@ -61,8 +61,9 @@ use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
 use crate::sst::zip::cursor::FstCursor;
 use crate::sst::zip::format::{
-    decode_envelope, is_packed, known_flags, sec, section_crc, Meta, Section, ZipFooter,
-    FLAG_HAS_DICT, FLAG_KEY_IN_VALUE, GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES, ZIP_FOOTER_LEN,
+    decode_envelope, is_packed, known_flags, raw_envelope_body, sec, section_crc, Meta, Section,
+    ZipFooter, FLAG_HAS_DICT, FLAG_KEY_IN_VALUE, GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES,
+    ZIP_FOOTER_LEN,
 };
 use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
@@ -268,11 +269,21 @@ impl ZipTable {
                 format!("zip {}: {what}", SECTION_NAMES.get(s).unwrap_or(&"section")),
             )
         };
-        // Version 2's packed sections, decoded from their envelopes.
+        // Version 2's packed sections, decoded from their envelopes; a key
+        // index stored raw in its envelope is read in place instead (from
+        // `index_body`, an offset into the file), so that it costs page
+        // cache when read rather than heap from open to close.
         let mut decoded: [Option<Arc<[u8]>>; SECTION_NAMES.len()] = Default::default();
+        let mut index_body: Option<usize> = None;
         for (s, slot) in decoded.iter_mut().enumerate() {
             let raw = secs.get(s).copied().unwrap_or_default();
             if is_packed(footer.version, s) && !raw.is_empty() {
+                if s == sec::INDEX {
+                    if let Some(at) = raw_envelope_body(raw).map_err(|what| bad(s, &what))? {
+                        index_body = Some(meta.sections[sec::INDEX].offset as usize + at);
+                        continue;
+                    }
+                }
                 *slot = Some(decode_envelope(raw).map_err(|what| bad(s, &what))?.into());
             }
         }
@@ -351,7 +362,7 @@ impl ZipTable {
             Some(d) => SectionBytes::Decoded(d),
             None => SectionBytes::Mapped {
                 data: data.clone(),
-                start: x.offset as usize,
+                start: index_body.unwrap_or(x.offset as usize),
                 end: (x.offset + x.size) as usize,
             },
         };
@@ -436,6 +447,13 @@ impl ZipTable {
     /// Bytes of the key index (the fst).
     pub fn key_index_len(&self) -> u64 {
         self.index.as_fst().as_bytes().len() as u64
+    }
+
+    /// True when the key index is read in place from the file's mapping
+    /// (version 1, or a version-2 key index stored raw in its envelope);
+    /// false when it was decoded into memory at open.
+    pub fn key_index_in_place(&self) -> bool {
+        matches!(self.index.as_fst().as_inner(), SectionBytes::Mapped { .. })
     }
 
     /// Bytes of the key index, decoded dictionary and in-memory arrays: what

@@ -1085,3 +1085,60 @@ fn meta_flags_unknown_to_the_format_version_are_corruption() {
         fs.remove_file(&p).unwrap();
     }
 }
+
+/// `key_index_in_place`: the fst is stored raw in its envelope and walked
+/// in place from the file's bytes (mapped on the POSIX file system, read
+/// into memory on `MemFs`); reads match the model either way, the file is
+/// no smaller than the packed one, and a damaged in-place fst behind a
+/// valid section CRC is still corruption at open, naming the key index.
+#[test]
+fn key_index_in_place_reads_the_model_and_checks_the_fst() {
+    let m = model(3000);
+    let in_place = ZipTableOptions {
+        key_index_in_place: true,
+        ..ZipTableOptions::default()
+    };
+    let (fs, dir) = mem();
+    let packed = build(&fs, &dir, &m, ZipTableOptions::default(), 1 << 30);
+    let packed_size = fs.file_size(&packed).unwrap();
+    {
+        let t = open(&fs, &packed).unwrap();
+        let Table::Zip(z) = &*t else {
+            panic!("not a zip table")
+        };
+        assert!(!z.key_index_in_place(), "a packed index is decoded");
+    }
+    let p = build(&fs, &dir, &m, in_place.clone(), 1 << 30);
+    let t = open(&fs, &p).unwrap();
+    let Table::Zip(z) = &*t else {
+        panic!("not a zip table")
+    };
+    assert!(z.key_index_in_place());
+    assert!(fs.file_size(&p).unwrap() >= packed_size);
+    check_against_model(&t, &m);
+    drop(t);
+
+    let dir = tempfile::tempdir().unwrap();
+    let pfs: Arc<dyn Fs> = PosixFs::shared();
+    let pp = build(&pfs, dir.path(), &m, in_place, 1 << 30);
+    let t = open(&pfs, &pp).unwrap();
+    let Table::Zip(z) = &*t else {
+        panic!("not a zip table")
+    };
+    assert!(z.key_index_in_place());
+    check_against_model(&t, &m);
+    drop(t);
+
+    // Damage inside the fst, with the section CRC forged to match.
+    let (orig, meta, footer) = layout(&fs, &p);
+    let x = meta.sections[sec::INDEX];
+    let mut index = orig[x.offset as usize..(x.offset + x.size) as usize].to_vec();
+    let mid = index.len() / 2;
+    index[mid] ^= 0x5a;
+    fs.write_atomic(
+        &p,
+        &forge_section(&orig, &meta, &footer, sec::INDEX, &index),
+    )
+    .unwrap();
+    assert_open_fails_naming(&fs, &p, "key index");
+}

@@ -10,7 +10,7 @@
 //! version 1's fst is read in place from the mapping. Groups are read in
 //! place, and each group's CRC is checked when it is decompressed. Invariants: immutable after `open`, shared as
 //! `Arc<ZipTable>` by any number of threads without locks; decompression
-//! contexts are per thread (point reads) or per iterator; a point read's
+//! contexts are per thread (point reads) or per iterator (taken from and given back to a process-wide pool under a short lock); a point read's
 //! decoded group goes to the block cache when the table has one, and a read
 //! that finds its group there decompresses nothing. Nothing in this
 //! module panics on file contents: every malformed structure it decodes is a
@@ -111,24 +111,34 @@ thread_local! {
     /// reused so that a warm lookup allocates nothing.
     static POINT: RefCell<PointState> =
         const { RefCell::new((None, DecodedGroup::new(), Vec::new(), Vec::new())) };
-    /// Decompression contexts and group buffers of iterators dropped on
-    /// this thread, for the next iterators to take: a zstd context is
-    /// large, and a range read over a secondary index makes an iterator
-    /// per table for each range (`IN` lists, ORs).
-    static ITER_POOL: RefCell<Vec<(DCtx<'static>, DecodedGroup)>> =
-        const { RefCell::new(Vec::new()) };
 }
 
-/// Iterator resources kept per thread at most.
-const ITER_POOL_MAX: usize = 8;
+/// Decompression contexts and group buffers of dropped iterators, for the
+/// next iterators to take: a zstd context is large (about 100 KiB), and a
+/// range read over a secondary index makes an iterator per table for each
+/// range (`IN` lists, ORs). One pool for the process, not one per thread:
+/// a server runs statements on dozens of threads (tokio hands a blocking
+/// statement's worker role to another thread), and per-thread pools held
+/// up to `threads x ITER_POOL_MAX` contexts, tens of MB under a memory
+/// cap. The lock is taken once when an iterator is made and once when it
+/// is dropped, never while decoding.
+static ITER_POOL: parking_lot::Mutex<Vec<(DCtx<'static>, DecodedGroup)>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// Iterator resources kept in the pool at most.
+const ITER_POOL_MAX: usize = 16;
 /// Largest group buffer kept in the pool.
 const POOLED_GROUP_MAX: usize = 1 << 20;
 
-/// Iterator contexts pooled on this thread (for tests).
+/// Iterator contexts in the pool (for tests).
 #[cfg(test)]
 pub(super) fn pooled_iter_contexts() -> usize {
-    ITER_POOL.with(|p| p.borrow().len())
+    ITER_POOL.lock().len()
 }
+
+/// Most contexts the pool keeps (for tests).
+#[cfg(test)]
+pub(super) const POOLED_ITER_CONTEXTS_MAX: usize = ITER_POOL_MAX;
 
 /// A zip table opened for reading (see the module doc).
 pub struct ZipTable {
@@ -723,11 +733,8 @@ impl ZipTable {
     /// An iterator over the whole table. With a block cache, groups are
     /// read from it, and those decoded are put in it when `fill_cache`.
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> ZipTableIter {
-        let (dctx, decoded) = ITER_POOL
-            .try_with(|p| p.borrow_mut().pop())
-            .ok()
-            .flatten()
-            .map_or((None, DecodedGroup::default()), |(d, g)| (Some(d), g));
+        let pooled = ITER_POOL.lock().pop();
+        let (dctx, decoded) = pooled.map_or((None, DecodedGroup::default()), |(d, g)| (Some(d), g));
         ZipTableIter {
             table: self.clone(),
             dctx,
@@ -971,8 +978,8 @@ impl ZipTableIter {
 }
 
 impl Drop for ZipTableIter {
-    /// Hands the decompression context and group buffer to the thread's
-    /// pool (dropped instead when it is full or the thread is ending).
+    /// Hands the decompression context and group buffer to the pool
+    /// (dropped instead when it is full).
     fn drop(&mut self) {
         if let Some(d) = self.dctx.take() {
             let mut g = std::mem::take(&mut self.decoded);
@@ -980,13 +987,13 @@ impl Drop for ZipTableIter {
                 // A group of huge values is not kept for later.
                 g = DecodedGroup::default();
             }
-            let _ = ITER_POOL.try_with(|p| {
-                if let Ok(mut p) = p.try_borrow_mut() {
-                    if p.len() < ITER_POOL_MAX {
-                        p.push((d, g));
-                    }
-                }
-            });
+            let mut p = ITER_POOL.lock();
+            if p.len() < ITER_POOL_MAX {
+                p.push((d, g));
+                return;
+            }
+            drop(p);
+            // Full: `d` and `g` are freed here, outside the lock.
         }
     }
 }

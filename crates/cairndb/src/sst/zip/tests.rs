@@ -762,8 +762,13 @@ fn pooled_iterator_contexts_read_right_across_tables() {
             it.status().unwrap();
         }
     }
+    // The pool is the process's, shared with tests running beside this
+    // one: it never holds more than its bound.
     let pooled = super::table::pooled_iter_contexts();
-    assert!((1..=8).contains(&pooled), "{pooled} pooled contexts");
+    assert!(
+        pooled <= super::table::POOLED_ITER_CONTEXTS_MAX,
+        "{pooled} pooled contexts"
+    );
 }
 
 /// With a block cache, zip point reads and iterators keep the groups they

@@ -6,15 +6,20 @@
 //! trailer and key-start arrays into memory; it also decodes the value
 //! dictionary and prepares it once as a zstd `DDict` that every read
 //! shares. Format version 2 packs the dictionary, key index, trailer and
-//! key-start sections in compressed envelopes, decoded here into memory;
-//! version 1's fst is read in place from the mapping. Groups are read in
-//! place, and each group's CRC is checked when it is decompressed. Invariants: immutable after `open`, shared as
-//! `Arc<ZipTable>` by any number of threads without locks; decompression
-//! contexts are per thread (point reads) or per iterator (taken from and given back to a process-wide pool under a short lock); a point read's
-//! decoded group goes to the block cache when the table has one, and a read
-//! that finds its group there decompresses nothing. Nothing in this
-//! module panics on file contents: every malformed structure it decodes is a
-//! `Corruption` error naming the file and an offset.
+//! key-start sections in envelopes; compressed ones are decoded here into
+//! memory, while a key index stored raw (and version 1's fst) is read in
+//! place from the mapping. Groups are read in place, and each group's CRC
+//! is checked when it is decompressed.
+//!
+//! Invariants: immutable after `open`, shared as `Arc<ZipTable>` by any
+//! number of threads without locks; decompression contexts are per thread
+//! (point reads) or per iterator (taken from and given back to a
+//! process-wide pool under a short lock, never held while decoding); a
+//! point read's decoded group goes to the block cache when the table has
+//! one, and a read that finds its group there decompresses nothing.
+//! Nothing in this module panics on file contents: every malformed
+//! structure it decodes is a `Corruption` error naming the file and an
+//! offset.
 //!
 //! What the checksums do and do not buy. The CRCs (footer, meta, sections,
 //! groups) catch accidental damage; they are no defence against a file forged

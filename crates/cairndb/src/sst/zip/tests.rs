@@ -558,20 +558,23 @@ fn v2_dictionary_without_entropy_samples_is_raw_content() {
     }
 }
 
-#[test]
-fn damaged_fst_index_with_valid_section_crc_is_corruption_at_open() {
-    let (fs, dir) = mem();
-    let p = build(&fs, &dir, &model(1000), ZipTableOptions::default(), 1 << 30);
-    let (orig, meta, footer) = layout(&fs, &p);
+/// Flips a byte in the middle of the key index section of `p` and forges
+/// the section's CRC to match.
+fn damage_key_index_behind_its_crc(fs: &Arc<dyn Fs>, p: &Path) {
+    let (orig, meta, footer) = layout(fs, p);
     let x = meta.sections[sec::INDEX];
     let mut index = orig[x.offset as usize..(x.offset + x.size) as usize].to_vec();
     let mid = index.len() / 2;
     index[mid] ^= 0x5a;
-    fs.write_atomic(
-        &p,
-        &forge_section(&orig, &meta, &footer, sec::INDEX, &index),
-    )
-    .unwrap();
+    fs.write_atomic(p, &forge_section(&orig, &meta, &footer, sec::INDEX, &index))
+        .unwrap();
+}
+
+#[test]
+fn damaged_fst_index_with_valid_section_crc_is_corruption_at_open() {
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &model(1000), ZipTableOptions::default(), 1 << 30);
+    damage_key_index_behind_its_crc(&fs, &p);
     let err = open(&fs, &p).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     let msg = err.to_string();
@@ -1134,16 +1137,6 @@ fn key_index_in_place_reads_the_model_and_checks_the_fst() {
     check_against_model(&t, &m);
     drop(t);
 
-    // Damage inside the fst, with the section CRC forged to match.
-    let (orig, meta, footer) = layout(&fs, &p);
-    let x = meta.sections[sec::INDEX];
-    let mut index = orig[x.offset as usize..(x.offset + x.size) as usize].to_vec();
-    let mid = index.len() / 2;
-    index[mid] ^= 0x5a;
-    fs.write_atomic(
-        &p,
-        &forge_section(&orig, &meta, &footer, sec::INDEX, &index),
-    )
-    .unwrap();
+    damage_key_index_behind_its_crc(&fs, &p);
     assert_open_fails_naming(&fs, &p, "key index");
 }

@@ -68,6 +68,8 @@ pub struct BlockCache {
     capacity: u64,
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Bytes of zip groups inserted, ever (see `inserted_bytes`).
+    inserted: AtomicU64,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -91,6 +93,7 @@ impl BlockCache {
             capacity,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            inserted: AtomicU64::new(0),
         }
     }
 
@@ -148,8 +151,18 @@ impl BlockCache {
     /// Caches the decoded value group at `offset` of zip table `file`.
     pub fn insert_zip_group(&self, file: u64, offset: u64, group: Arc<DecodedGroup>) {
         if self.capacity > 0 {
+            self.inserted.fetch_add(
+                group.heap_bytes() as u64 + BLOCK_OVERHEAD,
+                Ordering::Relaxed,
+            );
             self.cache.insert((file, offset), Entry::ZipGroup(group));
         }
+    }
+
+    /// Bytes of zip groups ever put in the cache (never decreases): while
+    /// it is below the capacity, the cache cannot be full of them.
+    pub fn inserted_bytes(&self) -> u64 {
+        self.inserted.load(Ordering::Relaxed)
     }
 
     /// Lookups that found their block.

@@ -75,6 +75,11 @@ pub struct DbStats {
     pub zip_point_read_bytes: u64,
     /// Zip groups decompressed by iterators.
     pub zip_iter_groups: u64,
+    /// Zip point reads whose decoded group was in the block cache.
+    pub zip_point_cache_hits: u64,
+    /// Zip point reads that passed by a full block cache that almost no
+    /// point read hits, neither probing nor filling it.
+    pub zip_point_cache_skips: u64,
     /// Bytes in memtables (mutable and immutable).
     pub memtable_bytes: u64,
     /// Immutable memtables waiting to be flushed.
@@ -159,6 +164,8 @@ impl DbInner {
         s.zip_point_reads = ld(&self.zip_stats.point_reads);
         s.zip_point_read_bytes = ld(&self.zip_stats.point_read_bytes);
         s.zip_iter_groups = ld(&self.zip_stats.iter_groups);
+        s.zip_point_cache_hits = ld(&self.zip_stats.point_cache_hits);
+        s.zip_point_cache_skips = ld(&self.zip_stats.point_cache_skips);
         s.memtable_bytes = std::iter::once(&sv.mem)
             .chain(sv.imms.iter())
             .map(|m| m.approximate_memory_usage() as u64)
@@ -332,6 +339,10 @@ pub fn format_stats(s: &DbStats) -> String {
             s.zip_point_reads,
             s.zip_point_read_bytes as f64 / s.zip_point_reads.max(1) as f64,
             s.zip_iter_groups
+        ));
+        out.push_str(&format!(
+            "Zip point reads and the block cache: {} hits, {} reads that passed the full cache by\n",
+            s.zip_point_cache_hits, s.zip_point_cache_skips
         ));
     }
     out.push_str(&format!(

@@ -83,6 +83,81 @@ pub struct ZipStats {
     pub point_read_bytes: AtomicU64,
     /// Groups decompressed by iterators.
     pub iter_groups: AtomicU64,
+    /// Point reads that found their group in the block cache.
+    pub point_cache_hits: AtomicU64,
+    /// Point reads that went past a full block cache that almost no point
+    /// read hits, neither probing nor filling it (see
+    /// [`ZipStats::use_cache`]).
+    pub point_cache_skips: AtomicU64,
+    /// The admission window: hits and misses of point reads that probed
+    /// the block cache, both halved when the misses reach `ADMIT_WINDOW`.
+    window_hits: AtomicU64,
+    window_misses: AtomicU64,
+}
+
+/// Misses in the admission window before it is halved.
+const ADMIT_WINDOW: u64 = 8192;
+/// Below one hit in this many probes, point reads pass a full cache by.
+const ADMIT_MIN_HIT_RATIO: u64 = 32;
+/// One point read in this many still probes (and fills) a cache that the
+/// others pass by, so that a workload that gains locality is noticed.
+const ADMIT_SAMPLE: u32 = 16;
+
+thread_local! {
+    /// Point reads on this thread, for `ADMIT_SAMPLE`.
+    static ADMIT_TICK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+impl ZipStats {
+    /// Whether a point read should probe the block cache for its group,
+    /// and put the group there if it decodes it.
+    ///
+    /// A probe that misses costs a hash lookup in a large table and shared
+    /// counters, and putting a group in the cache a buffer of its own and
+    /// an eviction. Under uniform keys over tables much larger than the
+    /// cache (sysbench's point selects under a memory cap) almost no group
+    /// is read again before it is evicted, and that cost buys nothing. So:
+    /// while the cache has taken less than its capacity, every read uses
+    /// it; after that, every read while at least one probe in
+    /// `ADMIT_MIN_HIT_RATIO` hits, and one read in `ADMIT_SAMPLE`
+    /// otherwise. Only probes update the window, so its ratio is the hit
+    /// rate of the cache whichever mode reads are in. The counters are
+    /// relaxed and the window's halving may race with other readers: the
+    /// rule is a heuristic, never a correctness matter.
+    fn use_cache(&self, cache: &BlockCache) -> bool {
+        if cache.inserted_bytes() < cache.capacity() {
+            return true;
+        }
+        let h = self.window_hits.load(Ordering::Relaxed);
+        let m = self.window_misses.load(Ordering::Relaxed);
+        if h * ADMIT_MIN_HIT_RATIO >= m {
+            return true;
+        }
+        let tick = ADMIT_TICK.with(|t| {
+            let n = t.get().wrapping_add(1);
+            t.set(n);
+            n
+        });
+        if tick.is_multiple_of(ADMIT_SAMPLE) {
+            return true;
+        }
+        self.point_cache_skips.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    fn count_probe(&self, hit: bool) {
+        if hit {
+            self.point_cache_hits.fetch_add(1, Ordering::Relaxed);
+            self.window_hits.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let m = self.window_misses.fetch_add(1, Ordering::Relaxed) + 1;
+        if m >= ADMIT_WINDOW {
+            let h = self.window_hits.load(Ordering::Relaxed);
+            self.window_misses.store(m / 2, Ordering::Relaxed);
+            self.window_hits.store(h / 2, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A section's bytes as fst wants them: in place in the file (version 1)
@@ -678,17 +753,32 @@ impl ZipTable {
                 kbuf.clear();
                 kbuf.extend_from_slice(uk);
                 kbuf.extend_from_slice(&trailer.to_le_bytes());
-                let Some(cache) = &self.cache else {
-                    let dctx = dctx_of(&mut st.0, &self.path)?;
-                    self.decode_group(g, dctx, &mut st.1)?;
-                    self.count_point_read(&st.1);
-                    return Ok(Some(f(&st.2, st.1.value(i, uk, &mut st.3))));
+                let admitted = match &self.cache {
+                    Some(cache) if self.stats.use_cache(cache) => {
+                        let off = self.group_offset(g);
+                        let hit = cache.get_zip_group(self.file_number, off);
+                        self.stats.count_probe(hit.is_some());
+                        if let Some(hit) = hit {
+                            return Ok(Some(f(&st.2, hit.value(i, uk, &mut st.3))));
+                        }
+                        fill_cache.then_some((cache, off))
+                    }
+                    _ => None,
                 };
-                let (group, decoded) = self.cached_group(cache, g, &mut st.0, fill_cache)?;
-                if decoded {
-                    self.count_point_read(&group);
+                if let Some((cache, off)) = admitted {
+                    let mut fresh = DecodedGroup::default();
+                    self.decode_group(g, dctx_of(&mut st.0, &self.path)?, &mut fresh)?;
+                    self.count_point_read(&fresh);
+                    let fresh = Arc::new(fresh);
+                    cache.insert_zip_group(self.file_number, off, fresh.clone());
+                    return Ok(Some(f(&st.2, fresh.value(i, uk, &mut st.3))));
                 }
-                Ok(Some(f(&st.2, group.value(i, uk, &mut st.3))))
+                // No cache, or one that does not take this group: decode
+                // into this thread's buffer, allocating nothing.
+                let dctx = dctx_of(&mut st.0, &self.path)?;
+                self.decode_group(g, dctx, &mut st.1)?;
+                self.count_point_read(&st.1);
+                Ok(Some(f(&st.2, st.1.value(i, uk, &mut st.3))))
             })();
             cell.replace(st);
             r

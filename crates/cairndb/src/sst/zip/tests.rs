@@ -839,6 +839,62 @@ fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
     assert!(empty.is_empty());
 }
 
+/// Point reads and a block cache that does not pay: a cache far smaller
+/// than the table, read in a scattered order, is filled, and once almost
+/// no probe hits, most reads pass it by (skips counted), only a sample
+/// probing and filling it; a cache that holds the table is used by every
+/// read and passed by none; answers are right throughout.
+#[test]
+fn point_reads_keep_groups_out_of_a_full_cache_that_nothing_hits() {
+    use crate::cache::BlockCache;
+    use std::sync::atomic::Ordering::Relaxed;
+    let m = model(4000);
+    let (fs, dir) = mem();
+    let zip = ZipTableOptions {
+        group_size: 4,
+        dict_size: 4096,
+        ..ZipTableOptions::default()
+    };
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    let open_with = |cache: &Arc<BlockCache>, stats: &Arc<ZipStats>| {
+        Arc::new(
+            Table::open_with_stats(
+                fs.open_random(&p).unwrap(),
+                7,
+                Some(cache.clone()),
+                None,
+                stats.clone(),
+                false,
+            )
+            .unwrap(),
+        )
+    };
+    // Every record, in a scattered order (a stride prime to the count),
+    // several passes.
+    let read_all = |t: &Arc<Table>| {
+        for pass in 0..4 {
+            for j in 0..m.len() {
+                let (k, v) = &m[(j * 7919 + pass) % m.len()];
+                let got = t.get(k, true, |_, gv| gv.to_vec()).unwrap().unwrap();
+                assert_eq!(&got, v);
+            }
+        }
+    };
+    let small = Arc::new(BlockCache::new(4096));
+    let stats = Arc::new(ZipStats::default());
+    read_all(&open_with(&small, &stats));
+    let skips = stats.point_cache_skips.load(Relaxed);
+    let reads = stats.point_reads.load(Relaxed);
+    assert!(small.inserted_bytes() >= small.capacity());
+    assert!(skips > reads / 2, "{skips} skips of {reads} decoded groups");
+
+    let big = Arc::new(BlockCache::new(64 << 20));
+    let stats = Arc::new(ZipStats::default());
+    read_all(&open_with(&big, &stats));
+    assert_eq!(stats.point_cache_skips.load(Relaxed), 0);
+    assert!(stats.point_cache_hits.load(Relaxed) > stats.point_reads.load(Relaxed));
+}
+
 /// Values of random digits in sysbench's `c` column shape: noise for the
 /// matcher, where zstd's higher levels save little.
 fn digit_rows(n: usize) -> Model {

@@ -18,6 +18,10 @@
 //! internally (short per-shard locks); the hit/miss counters are relaxed
 //! atomics. The block hit/miss counters count block lookups only; blob
 //! lookups are counted by the blob reader (`crate::blob::BlobCache`).
+//! Zip point reads may pass the cache by when it is full and almost
+//! nothing hits (`ZipStats::use_cache` in `sst::zip::table`); the
+//! never-decreasing count of zip group bytes inserted tells them whether
+//! it can be full yet.
 
 pub mod table_cache;
 

@@ -774,22 +774,19 @@ fn pooled_iterator_contexts_read_right_across_tables() {
     );
 }
 
-/// With a block cache, zip point reads and iterators keep the groups they
-/// decode there; a second pass reads the same answers from the cache alone
-/// (no group decompressed), a cache too small to hold the table still
-/// answers right, and reads that do not fill the cache leave it empty.
-#[test]
-fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
-    use crate::cache::BlockCache;
-    let m = model(600);
+/// Builds `m` as a zip table of 4-record groups and returns an opener of
+/// it with a given block cache and stats.
+fn cached_table_opener(
+    m: &Model,
+) -> impl Fn(&Arc<crate::cache::BlockCache>, &Arc<ZipStats>) -> Arc<Table> {
     let (fs, dir) = mem();
     let zip = ZipTableOptions {
         group_size: 4,
         dict_size: 4096,
         ..ZipTableOptions::default()
     };
-    let p = build(&fs, &dir, &m, zip, 1 << 30);
-    let open_with = |cache: &Arc<BlockCache>, stats: &Arc<ZipStats>| {
+    let p = build(&fs, &dir, m, zip, 1 << 30);
+    move |cache, stats| {
         Arc::new(
             Table::open_with_stats(
                 fs.open_random(&p).unwrap(),
@@ -801,7 +798,18 @@ fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
             )
             .unwrap(),
         )
-    };
+    }
+}
+
+/// With a block cache, zip point reads and iterators keep the groups they
+/// decode there; a second pass reads the same answers from the cache alone
+/// (no group decompressed), a cache too small to hold the table still
+/// answers right, and reads that do not fill the cache leave it empty.
+#[test]
+fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
+    use crate::cache::BlockCache;
+    let m = model(600);
+    let open_with = cached_table_opener(&m);
     let big = Arc::new(BlockCache::new(64 << 20));
     let stats = Arc::new(ZipStats::default());
     let t = open_with(&big, &stats);
@@ -849,26 +857,7 @@ fn point_reads_keep_groups_out_of_a_full_cache_that_nothing_hits() {
     use crate::cache::BlockCache;
     use std::sync::atomic::Ordering::Relaxed;
     let m = model(4000);
-    let (fs, dir) = mem();
-    let zip = ZipTableOptions {
-        group_size: 4,
-        dict_size: 4096,
-        ..ZipTableOptions::default()
-    };
-    let p = build(&fs, &dir, &m, zip, 1 << 30);
-    let open_with = |cache: &Arc<BlockCache>, stats: &Arc<ZipStats>| {
-        Arc::new(
-            Table::open_with_stats(
-                fs.open_random(&p).unwrap(),
-                7,
-                Some(cache.clone()),
-                None,
-                stats.clone(),
-                false,
-            )
-            .unwrap(),
-        )
-    };
+    let open_with = cached_table_opener(&m);
     // Every record, in a scattered order (a stride prime to the count),
     // several passes.
     let read_all = |t: &Arc<Table>| {

@@ -35,8 +35,8 @@ use crate::sst::format::{COMPRESSION_ZSTD, MAX_UNCOMPRESSED_BLOCK};
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
-    encode_envelope, is_packed, sec, section_crc, Meta, Section, ZipFooter, FLAG_HAS_DICT,
-    FLAG_KEY_IN_VALUE, ZIP_VERSION_KEY_IN_VALUE, ZIP_VERSION_PACKED_SECTIONS,
+    encode_envelope, is_packed, sec, Meta, Section, ZipFooter, FLAG_HAS_DICT, FLAG_KEY_IN_VALUE,
+    ZIP_VERSION_KEY_IN_VALUE, ZIP_VERSION_PACKED_SECTIONS,
 };
 use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
@@ -625,48 +625,39 @@ impl ZipTableBuilder {
                                  s: Option<usize>,
                                  contents: &[u8]|
          -> Result<Section> {
+            // The section is `head` then `body`: an envelope's header and
+            // the contents it keeps raw are written without joining them,
+            // so a raw key index is not copied.
+            let mut head = Vec::new();
             let packed;
-            let bytes = match s {
-                Some(s)
-                    if s == sec::INDEX
-                        && key_index_in_place
-                        && is_packed(version, s)
-                        && !contents.is_empty() =>
-                {
-                    // A raw envelope, written as its header and then the
-                    // contents, so the fst is not copied.
-                    let mut head = Vec::with_capacity(10);
-                    put_varint64(&mut head, (contents.len() as u64) << 1);
-                    let crc = crc::extend(crc::crc32c(&head), contents);
-                    file.append(&head)?;
-                    file.append(contents)?;
-                    let sec = Section {
-                        offset: pos,
-                        size: (head.len() + contents.len()) as u64,
-                        crc: crc::mask(crc),
-                    };
-                    pos += sec.size;
-                    return Ok(sec);
-                }
+            let body = match s {
                 Some(s) if is_packed(version, s) && !contents.is_empty() => {
-                    packed = encode_envelope(contents, SECTION_LEVEL).map_err(|c| {
-                        Error::io(
-                            "zstd compress section",
-                            &path,
-                            std::io::Error::other(zstd::zstd_safe::get_error_name(c)),
-                        )
-                    })?;
-                    &packed[..]
+                    if s == sec::INDEX && key_index_in_place {
+                        put_varint64(&mut head, (contents.len() as u64) << 1);
+                        contents
+                    } else {
+                        packed = encode_envelope(contents, SECTION_LEVEL).map_err(|c| {
+                            Error::io(
+                                "zstd compress section",
+                                &path,
+                                std::io::Error::other(zstd::zstd_safe::get_error_name(c)),
+                            )
+                        })?;
+                        &packed[..]
+                    }
                 }
                 _ => contents,
             };
             let sec = Section {
                 offset: pos,
-                size: bytes.len() as u64,
-                crc: section_crc(bytes),
+                size: (head.len() + body.len()) as u64,
+                crc: crc::mask(crc::extend(crc::crc32c(&head), body)),
             };
-            file.append(bytes)?;
-            pos += bytes.len() as u64;
+            if !head.is_empty() {
+                file.append(&head)?;
+            }
+            file.append(body)?;
+            pos += sec.size;
             Ok(sec)
         };
         meta.sections[sec::DICT] = write_section(

@@ -57,15 +57,12 @@ pub fn is_packed(version: u32, s: usize) -> bool {
 /// contents. `Err` describes what is wrong.
 pub fn decode_envelope(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
     use zstd::zstd_safe::{DCtx, DParameter, FrameFormat};
+    if let Some(hl) = raw_envelope_body(bytes)? {
+        return Ok(bytes.get(hl..).unwrap_or_default().to_vec());
+    }
     let (h, hl) = crate::util::coding::get_varint64(bytes).ok_or("truncated envelope header")?;
     let body = bytes.get(hl..).unwrap_or_default();
     let len = usize::try_from(h >> 1).map_err(|_| "envelope size does not fit memory")?;
-    if h & 1 == 0 {
-        if body.len() != len {
-            return Err(format!("{} stored bytes, envelope says {len}", body.len()));
-        }
-        return Ok(body.to_vec());
-    }
     if len > MAX_PACKED_SECTION_LEN {
         return Err(format!(
             "compressed envelope declares {len} bytes, over {MAX_PACKED_SECTION_LEN}"

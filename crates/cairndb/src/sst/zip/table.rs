@@ -124,14 +124,18 @@ impl ZipStats {
     /// rate of the cache whichever mode reads are in. The counters are
     /// relaxed and the window's halving may race with other readers: the
     /// rule is a heuristic, never a correctness matter.
-    fn use_cache(&self, cache: &BlockCache) -> bool {
+    ///
+    /// `None`: pass the cache by. `Some(full)`: probe it; `full` says the
+    /// cache has taken its capacity, so the probe is counted in the window
+    /// (before that the window is not read, and a hit costs no update).
+    fn use_cache(&self, cache: &BlockCache) -> Option<bool> {
         if cache.inserted_bytes() < cache.capacity() {
-            return true;
+            return Some(false);
         }
         let h = self.window_hits.load(Ordering::Relaxed);
         let m = self.window_misses.load(Ordering::Relaxed);
         if h * ADMIT_MIN_HIT_RATIO >= m {
-            return true;
+            return Some(true);
         }
         let tick = ADMIT_TICK.with(|t| {
             let n = t.get().wrapping_add(1);
@@ -139,15 +143,21 @@ impl ZipStats {
             n
         });
         if tick.is_multiple_of(ADMIT_SAMPLE) {
-            return true;
+            return Some(true);
         }
         self.point_cache_skips.fetch_add(1, Ordering::Relaxed);
-        false
+        None
     }
 
-    fn count_probe(&self, hit: bool) {
+    /// Counts a probe's outcome, in the window too when `full`.
+    fn count_probe(&self, hit: bool, full: bool) {
         if hit {
             self.point_cache_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        if !full {
+            return;
+        }
+        if hit {
             self.window_hits.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -361,16 +371,16 @@ impl ZipTable {
         };
         // Version 2's packed sections, decoded from their envelopes; a key
         // index stored raw in its envelope is read in place instead (from
-        // `index_body`, an offset into the file), so that it costs page
+        // past `index_header`, the envelope's header), so that it costs page
         // cache when read rather than heap from open to close.
         let mut decoded: [Option<Arc<[u8]>>; SECTION_NAMES.len()] = Default::default();
-        let mut index_body: Option<usize> = None;
+        let mut index_header = 0usize;
         for (s, slot) in decoded.iter_mut().enumerate() {
             let raw = secs.get(s).copied().unwrap_or_default();
             if is_packed(footer.version, s) && !raw.is_empty() {
                 if s == sec::INDEX {
-                    if let Some(at) = raw_envelope_body(raw).map_err(|what| bad(s, &what))? {
-                        index_body = Some(meta.sections[sec::INDEX].offset as usize + at);
+                    if let Some(hl) = raw_envelope_body(raw).map_err(|what| bad(s, &what))? {
+                        index_header = hl;
                         continue;
                     }
                 }
@@ -452,7 +462,7 @@ impl ZipTable {
             Some(d) => SectionBytes::Decoded(d),
             None => SectionBytes::Mapped {
                 data: data.clone(),
-                start: index_body.unwrap_or(x.offset as usize),
+                start: x.offset as usize + index_header,
                 end: (x.offset + x.size) as usize,
             },
         };
@@ -753,25 +763,24 @@ impl ZipTable {
                 kbuf.clear();
                 kbuf.extend_from_slice(uk);
                 kbuf.extend_from_slice(&trailer.to_le_bytes());
-                let admitted = match &self.cache {
-                    Some(cache) if self.stats.use_cache(cache) => {
+                if let Some(cache) = &self.cache {
+                    if let Some(full) = self.stats.use_cache(cache) {
                         let off = self.group_offset(g);
                         let hit = cache.get_zip_group(self.file_number, off);
-                        self.stats.count_probe(hit.is_some());
-                        if let Some(hit) = hit {
-                            return Ok(Some(f(&st.2, hit.value(i, uk, &mut st.3))));
+                        self.stats.count_probe(hit.is_some(), full);
+                        let group = match hit {
+                            Some(hit) => Some(hit),
+                            None if fill_cache => {
+                                let fresh = self.decode_shared(cache, g, off, &mut st.0, true)?;
+                                self.count_point_read(&fresh);
+                                Some(fresh)
+                            }
+                            None => None,
+                        };
+                        if let Some(group) = group {
+                            return Ok(Some(f(&st.2, group.value(i, uk, &mut st.3))));
                         }
-                        fill_cache.then_some((cache, off))
                     }
-                    _ => None,
-                };
-                if let Some((cache, off)) = admitted {
-                    let mut fresh = DecodedGroup::default();
-                    self.decode_group(g, dctx_of(&mut st.0, &self.path)?, &mut fresh)?;
-                    self.count_point_read(&fresh);
-                    let fresh = Arc::new(fresh);
-                    cache.insert_zip_group(self.file_number, off, fresh.clone());
-                    return Ok(Some(f(&st.2, fresh.value(i, uk, &mut st.3))));
                 }
                 // No cache, or one that does not take this group: decode
                 // into this thread's buffer, allocating nothing.
@@ -799,13 +808,26 @@ impl ZipTable {
         if let Some(hit) = cache.get_zip_group(self.file_number, off) {
             return Ok((hit, false));
         }
+        Ok((self.decode_shared(cache, g, off, dctx, fill_cache)?, true))
+    }
+
+    /// Group `g` (at `off`) decoded into a new shared buffer, put in
+    /// `cache` when `fill_cache`.
+    fn decode_shared(
+        &self,
+        cache: &BlockCache,
+        g: u64,
+        off: u64,
+        dctx: &mut Option<DCtx<'static>>,
+        fill_cache: bool,
+    ) -> Result<Arc<DecodedGroup>> {
         let mut fresh = DecodedGroup::default();
         self.decode_group(g, dctx_of(dctx, &self.path)?, &mut fresh)?;
         let fresh = Arc::new(fresh);
         if fill_cache {
             cache.insert_zip_group(self.file_number, off, fresh.clone());
         }
-        Ok((fresh, true))
+        Ok(fresh)
     }
 
     fn count_point_read(&self, group: &DecodedGroup) {

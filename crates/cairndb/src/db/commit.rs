@@ -63,12 +63,22 @@ impl DbInner {
 
         // An unsynced group passes leadership on at once, so the next
         // group's WAL append overlaps this group's memtable inserts. A synced
-        // group passes it on with the wake-ups instead: the next leader
+        // group passes it on once it is published instead: the next leader
         // would otherwise start gathering its group while this group's
         // members are still asleep, wait out its gathering time for them,
         // and sync fewer writes (W2: 16 synced writers).
         p.release(&commit.group, !commit.synced);
         self.hook(super::hooks::BEFORE_INSERT);
+        // A synced group's members are woken before the inserts and return
+        // once the group is published: the wake-ups of 15 sleeping threads
+        // on 2 CPUs overlap the leader's inserts instead of following them
+        // (W2: +6% median over 6 rounds in turns, 2,035 groups instead of
+        // 2,120 for 32,000 writes, as more members are back in time for the
+        // next group).
+        let early = commit.synced && commit.count > 0 && commit.mem.is_ok();
+        if early {
+            p.wake_before_publish(&commit.group, &w, commit.first_seq + commit.count - 1);
+        }
         let result = match &commit.mem {
             Ok(mem) => {
                 if commit.count > 0 {
@@ -86,7 +96,11 @@ impl DbInner {
             }
             Err(e) => Err(e.clone()),
         };
-        p.finish(&commit.group, &w, &result, commit.synced);
+        if early {
+            p.finish(std::slice::from_ref(&w), &w, &result, true);
+        } else {
+            p.finish(&commit.group, &w, &result, commit.synced);
+        }
         let rejected = w.rejected.lock().take();
         match rejected {
             Some(e) => Err(e),

@@ -5,6 +5,9 @@
 //!   the front leads a group of the writers behind it. When the group is
 //!   done, every member gets the group's result (an error included) and the
 //!   next writer in the queue becomes leader. No member is left asleep.
+//!   A synced group's members may be woken before its inserts
+//!   ([`CommitPipeline::wake_before_publish`]); they return only once the
+//!   group is published, so a write is visible when `write` returns.
 //! * **Publication order.** Groups are assigned sequence numbers in order
 //!   but insert into the memtable concurrently; [`CommitPipeline::publish`]
 //!   makes a group's sequences visible only after every earlier group's, so
@@ -52,6 +55,9 @@ pub(crate) struct Writer {
     /// Set by the leader (before `finish`) when `check` failed.
     pub(crate) rejected: Mutex<Option<crate::error::Error>>,
     done: AtomicBool,
+    /// Set with `done` by [`CommitPipeline::wake_before_publish`]: the
+    /// sequence this writer waits to see published before it returns.
+    publish_wait: AtomicU64,
     /// Set (under `queue`) when this writer reaches the queue front.
     leader: AtomicBool,
     result: Mutex<Option<Result<()>>>,
@@ -128,6 +134,7 @@ impl CommitPipeline {
             check,
             rejected: Mutex::new(None),
             done: AtomicBool::new(false),
+            publish_wait: AtomicU64::new(0),
             leader: AtomicBool::new(false),
             result: Mutex::new(None),
             thread: std::thread::current(),
@@ -168,6 +175,10 @@ impl CommitPipeline {
             }
         }
         if w.done.load(Ordering::Acquire) {
+            let upto = w.publish_wait.load(Ordering::Acquire);
+            if upto != 0 {
+                self.wait_published_at_least(upto);
+            }
             return Turn::Done(match w.rejected.lock().take() {
                 Some(e) => Err(e),
                 None => w.result.lock().take().unwrap_or(Ok(())),
@@ -262,6 +273,40 @@ impl CommitPipeline {
         }
     }
 
+    /// Wakes every member of a logged and synced `group` but the leader
+    /// with success before the leader inserts the group into the memtable:
+    /// each returns once `last_seq` reaches `upto` (the group's last
+    /// sequence), so its wake-up overlaps the inserts. The leader then
+    /// calls [`Self::finish`] with `group` = itself alone.
+    pub(crate) fn wake_before_publish(
+        &self,
+        group: &[Arc<Writer>],
+        leader: &Arc<Writer>,
+        upto: SeqNo,
+    ) {
+        for m in group {
+            if !Arc::ptr_eq(m, leader) {
+                *m.result.lock() = Some(Ok(()));
+                m.publish_wait.store(upto, Ordering::Release);
+                m.done.store(true, Ordering::Release);
+                m.thread.unpark();
+            }
+        }
+    }
+
+    /// Waits until `last_seq >= upto`.
+    fn wait_published_at_least(&self, upto: SeqNo) {
+        let mut spins = 0u32;
+        while self.last_seq.load(Ordering::Acquire) < upto {
+            if spins < 64 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
     /// Marks the queue front as leader; returns it, to be unparked once the
     /// lock is released.
     fn promote(q: &mut VecDeque<Arc<Writer>>) -> Option<Arc<Writer>> {
@@ -352,6 +397,54 @@ mod tests {
         watcher.join().unwrap();
         assert_eq!(p.last_seq(), groups * 3);
         p.wait_published(groups * 3);
+    }
+
+    /// Members woken before their group's inserts do not return until the
+    /// group is published: a write is visible when `write` returns.
+    #[test]
+    fn members_woken_before_publish_return_only_after_it() {
+        let p = Arc::new(CommitPipeline::new(0));
+        let Turn::Lead(leader) = p.join(batch(b"a"), WriteOptions::default(), None) else {
+            panic!("the first writer must lead");
+        };
+        let returned = Arc::new(AtomicUsize::new(0));
+        let members: Vec<_> = [b"b", b"c", b"d"]
+            .into_iter()
+            .map(|k| {
+                let p = p.clone();
+                let returned = returned.clone();
+                std::thread::spawn(move || {
+                    let turn = p.join(batch(k), WriteOptions::default(), None);
+                    // What the caller would now read must include the group.
+                    let seen = p.last_seq();
+                    returned.fetch_add(1, Ordering::AcqRel);
+                    match turn {
+                        Turn::Done(r) => r.map(|()| seen),
+                        Turn::Lead(_) => panic!("a member must not lead"),
+                    }
+                })
+            })
+            .collect();
+        while p.queued() < 4 {
+            std::thread::yield_now();
+        }
+        let group = p.gather(&leader, 1 << 20);
+        assert_eq!(group.len(), 4);
+        p.release(&group, false);
+        p.wake_before_publish(&group, &leader, 4);
+        // The members are awake and waiting; none may return yet.
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            returned.load(Ordering::Acquire),
+            0,
+            "a member returned before publication"
+        );
+        p.publish(1, 4);
+        for m in members {
+            assert_eq!(m.join().unwrap().unwrap(), 4);
+        }
+        p.finish(std::slice::from_ref(&leader), &leader, &Ok(()), true);
+        assert_eq!(p.queued(), 0);
     }
 
     /// A leader's failed group wakes every member with the error, and the

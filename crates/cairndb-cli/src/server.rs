@@ -25,6 +25,7 @@ const USAGE: &str =
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
+  [--worker-threads=N]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -54,6 +55,13 @@ struct Settings {
     /// most secondary indexes go unread at any one time, and an unread key
     /// index then costs no memory.
     zip_key_index_in_place: bool,
+    /// Network threads (tokio workers); `None`: one per CPU. A worker the
+    /// scheduler preempts (a loopback `send` wakes the client, which often
+    /// takes the CPU) holds up the connections queued on it until another
+    /// worker steals them; more workers than CPUs shorten that, at the
+    /// price of more threads to switch between (no clear difference for
+    /// sysbench with 8 threads on 2 CPUs, docs/BENCHMARKS.md).
+    worker_threads: Option<usize>,
 }
 
 impl Default for Settings {
@@ -74,6 +82,7 @@ impl Default for Settings {
             zip_group_size: None,
             max_open_files: None,
             zip_key_index_in_place: true,
+            worker_threads: None,
         }
     }
 }
@@ -146,9 +155,22 @@ impl Settings {
                     _ => return Err(format!("option {key}: `{v}` is not on or off")),
                 }
             }
+            "worker-threads" => {
+                let n: usize = parse_num(&key, v)?;
+                if !(1..=1024).contains(&n) {
+                    return Err(format!("option {key}: `{v}` is not between 1 and 1024"));
+                }
+                self.worker_threads = Some(n);
+            }
             other => return Err(format!("unknown option `{other}`\n{USAGE}")),
         }
         Ok(())
+    }
+
+    /// `--worker-threads`, or one per CPU.
+    fn worker_threads(&self) -> usize {
+        self.worker_threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 
     fn load_file(&mut self, path: &str) -> Result<(), String> {
@@ -247,7 +269,7 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         users: s.users.clone(),
         ..Default::default()
     };
-    let rt = tokio_runtime()?;
+    let rt = tokio_runtime(s.worker_threads())?;
     let backend = Arc::new(SqlBackend { db: db.clone() });
     let served = rt.block_on(cairndb_server::serve(
         config,
@@ -284,8 +306,9 @@ fn tune_malloc() {
     }
 }
 
-fn tokio_runtime() -> Result<tokio::runtime::Runtime, String> {
+fn tokio_runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
         .enable_all()
         .thread_name("cairndb-server")
         .build()
@@ -659,5 +682,22 @@ mod tests {
             e.contains("key-index-in-place") || e.contains("key_index_in_place"),
             "{e}"
         );
+    }
+
+    /// `--worker-threads`: one per CPU unless set; 0, a non-number or
+    /// more than 1024 is an error naming the option.
+    #[test]
+    fn worker_threads_default_to_one_per_cpu_and_are_checked() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(s.worker_threads(), cpus);
+        let s = settings(&["--datadir=/tmp/x", "--worker_threads=3"]).unwrap();
+        assert_eq!(s.worker_threads(), 3);
+        for bad in ["0", "many", "5000"] {
+            let e = settings(&[&format!("--worker-threads={bad}")])
+                .err()
+                .unwrap();
+            assert!(e.contains("worker-threads"), "{e}");
+        }
     }
 }

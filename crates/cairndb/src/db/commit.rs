@@ -96,11 +96,13 @@ impl DbInner {
             }
             Err(e) => Err(e.clone()),
         };
-        if early {
-            p.finish(std::slice::from_ref(&w), &w, &result, true);
+        // Members woken early already have their result.
+        let to_wake = if early {
+            std::slice::from_ref(&w)
         } else {
-            p.finish(&commit.group, &w, &result, commit.synced);
-        }
+            &commit.group[..]
+        };
+        p.finish(to_wake, &w, &result, commit.synced);
         let rejected = w.rejected.lock().take();
         match rejected {
             Some(e) => Err(e),

@@ -177,7 +177,7 @@ impl CommitPipeline {
         if w.done.load(Ordering::Acquire) {
             let upto = w.publish_wait.load(Ordering::Acquire);
             if upto != 0 {
-                self.wait_published_at_least(upto);
+                self.wait_published(upto);
             }
             return Turn::Done(match w.rejected.lock().take() {
                 Some(e) => Err(e),
@@ -294,19 +294,6 @@ impl CommitPipeline {
         }
     }
 
-    /// Waits until `last_seq >= upto`.
-    fn wait_published_at_least(&self, upto: SeqNo) {
-        let mut spins = 0u32;
-        while self.last_seq.load(Ordering::Acquire) < upto {
-            if spins < 64 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-
     /// Marks the queue front as leader; returns it, to be unparked once the
     /// lock is released.
     fn promote(q: &mut VecDeque<Arc<Writer>>) -> Option<Arc<Writer>> {
@@ -319,24 +306,25 @@ impl CommitPipeline {
     /// earlier group's (their inserts may still be running on other
     /// threads; each takes microseconds and holds no lock).
     pub(crate) fn publish(&self, first_seq: SeqNo, count: u64) {
+        // Groups publish in order, so `last_seq` reaches `first_seq - 1`
+        // and stays there until this group stores past it.
+        self.wait_published(first_seq - 1);
+        self.last_seq
+            .store(first_seq + count - 1, Ordering::Release);
+    }
+
+    /// Waits until every sequence up to `upto` is published: no memtable
+    /// insert at or below it is in flight. Spins briefly (an insert takes
+    /// microseconds), then yields.
+    pub(crate) fn wait_published(&self, upto: SeqNo) {
         let mut spins = 0u32;
-        while self.last_seq.load(Ordering::Acquire) != first_seq - 1 {
+        while self.last_seq.load(Ordering::Acquire) < upto {
             if spins < 64 {
                 std::hint::spin_loop();
                 spins += 1;
             } else {
                 std::thread::yield_now();
             }
-        }
-        self.last_seq
-            .store(first_seq + count - 1, Ordering::Release);
-    }
-
-    /// Waits until every sequence up to `assigned` is published: no
-    /// memtable insert below it is in flight.
-    pub(crate) fn wait_published(&self, assigned: SeqNo) {
-        while self.last_seq.load(Ordering::Acquire) != assigned {
-            std::thread::yield_now();
         }
     }
 }

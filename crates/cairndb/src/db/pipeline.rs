@@ -199,7 +199,11 @@ impl CommitPipeline {
             }
             let upto = w.publish_wait.load(Ordering::Acquire);
             if upto != 0 {
-                self.wait_published(upto);
+                // The leader inserts the group now, and up to 15 members wait
+                // like this one: spinning would take the CPU it needs (W2:
+                // 13% of the samples were this loop's `pause`; yielding at
+                // once was 2-8% faster in each of five rounds in turns).
+                self.wait_published_yielding(upto);
             }
             return Turn::Done(match w.rejected.lock().take() {
                 Some(e) => Err(e),
@@ -362,6 +366,14 @@ impl CommitPipeline {
             } else {
                 std::thread::yield_now();
             }
+        }
+    }
+
+    /// [`Self::wait_published`] without the spinning: for a writer whose
+    /// wait is the leader's inserts, with the CPUs shared by more writers.
+    fn wait_published_yielding(&self, upto: SeqNo) {
+        while self.last_seq.load(Ordering::Acquire) < upto {
+            std::thread::yield_now();
         }
     }
 }

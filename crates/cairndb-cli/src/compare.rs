@@ -165,11 +165,13 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         .map_err(|e| format!("creating a directory under {}: {e}", base.display()))?;
     std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
 
+    let mut device = None;
     if !o.skip_device {
         println!("== device under {} ==", work.path().display());
         let d = measure_device(work.path())?;
         print!("{}", d.text());
         println!();
+        device = Some(d);
     }
 
     let args = full_args(&o);
@@ -261,6 +263,13 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         md.push('\n');
         md.push_str(&sizes_markdown(&engine_names, &size_medians));
     }
+    let bound = device
+        .as_ref()
+        .and_then(|d| sync_bound(&o.bench_args, d.prealloc.avg_us));
+    if let Some(b) = &bound {
+        md.push('\n');
+        md.push_str(&b.markdown(&table));
+    }
     println!("\n{md}");
     std::fs::write(o.out.join("compare.md"), &md).map_err(|e| e.to_string())?;
     let json = serde_json::json!({
@@ -283,6 +292,11 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
             "point": label,
             "bytes": m,
         })).collect::<Vec<_>>(),
+        "device_bound": bound.as_ref().map(|b| serde_json::json!({
+            "threads": b.threads,
+            "sync_micros": b.sync_micros,
+            "ops_per_sec": b.ops_per_sec(),
+        })),
     });
     std::fs::write(
         o.out.join("compare.json"),
@@ -715,6 +729,82 @@ fn ratio(ours: Option<f64>, peer: Option<f64>) -> String {
     }
 }
 
+/// The most synced writes per second `threads` writers can make when each
+/// waits for its own write + fdatasync: `threads` over the latency of one
+/// 4 KiB write + fdatasync into preallocated, written space (the way the
+/// WAL writes into its zero-filled region). Group commit can only reach it
+/// by syncing every writer's write in one fdatasync.
+struct SyncBound {
+    threads: u32,
+    sync_micros: f64,
+}
+
+/// The bound for a command line that syncs its writes (`--sync=1` or
+/// `--sync=true`), else `None`.
+fn sync_bound(bench_args: &[String], sync_micros: f64) -> Option<SyncBound> {
+    let value = |flag: &str| {
+        bench_args.iter().rev().find_map(|a| {
+            a.trim_start_matches('-')
+                .strip_prefix(flag)
+                .and_then(|v| v.strip_prefix('='))
+        })
+    };
+    if !matches!(value("sync"), Some("1" | "true")) || sync_micros <= 0.0 {
+        return None;
+    }
+    let threads = value("threads").and_then(|t| t.parse().ok()).unwrap_or(1);
+    Some(SyncBound {
+        threads,
+        sync_micros,
+    })
+}
+
+impl SyncBound {
+    fn ops_per_sec(&self) -> f64 {
+        f64::from(self.threads) * 1e6 / self.sync_micros
+    }
+
+    /// Each write benchmark's medians as a share of the bound.
+    fn markdown(&self, table: &Table) -> String {
+        let bound = self.ops_per_sec();
+        let mut s = format!(
+            "Device bound for {} synced writer(s): {} / {:.1} us (4 KiB write + fdatasync, preallocated file) = {:.0} ops/sec.\n\n\
+             | benchmark |",
+            self.threads, self.threads, self.sync_micros, bound
+        );
+        for e in &table.engines {
+            s.push_str(&format!(" {e} share of the bound |"));
+        }
+        s.push_str("\n|---|");
+        for _ in &table.engines {
+            s.push_str("---:|");
+        }
+        s.push('\n');
+        let writes = table.rows.iter().filter(|r| is_write_benchmark(&r.bench));
+        for r in writes {
+            s.push_str(&format!("| {} |", r.bench));
+            for e in &table.engines {
+                match r.ops.get(e) {
+                    Some(v) => s.push_str(&format!(" {:.0}% |", 100.0 * v / bound)),
+                    None => s.push_str(" - |"),
+                }
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Benchmarks whose operations are writes (the ones a sync bound applies to).
+fn is_write_benchmark(name: &str) -> bool {
+    name.starts_with("fill")
+        || name.starts_with("overwrite")
+        || matches!(
+            name,
+            "updaterandom" | "deleterandom" | "deleteseq" | "mergerandom"
+        )
+}
+
 /// Device measurements (the model is the fio runs in the project's notes).
 pub struct Device {
     seq_write_mb_s: f64,
@@ -1049,6 +1139,48 @@ mod tests {
             md.contains("| fillrandom | 100 | 400 | 200 | 2.00x | 0.50x | 0.50x |"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn sync_bound_is_threads_over_one_sync_and_tabled_for_writes() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Not synced: no bound.
+        assert!(sync_bound(&args(&["--threads=16"]), 100.0).is_none());
+        assert!(sync_bound(&args(&["--sync=0", "--threads=16"]), 100.0).is_none());
+        let b = sync_bound(&args(&["--threads=16", "--sync=1"]), 200.0).unwrap();
+        assert_eq!(b.threads, 16);
+        assert!((b.ops_per_sec() - 80_000.0).abs() < 1e-6);
+        // The last --threads wins, as in db_bench; one thread by default.
+        let b = sync_bound(&args(&["--sync=true", "--threads=2", "--threads=4"]), 100.0).unwrap();
+        assert_eq!(b.threads, 4);
+        assert_eq!(sync_bound(&args(&["--sync=1"]), 100.0).unwrap().threads, 1);
+
+        let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
+        for (e, bench, v) in [
+            ("cairndb", "fillrandom", 40_000.0),
+            ("rocksdb", "fillrandom", 20_000.0),
+            ("cairndb", "readrandom", 900_000.0),
+        ] {
+            results.entry(e.into()).or_default().insert(
+                bench.into(),
+                vec![Parsed {
+                    name: bench.into(),
+                    ops_per_sec: v,
+                    ..Default::default()
+                }],
+            );
+        }
+        let engines: Vec<String> = ["rocksdb", "cairndb"].map(String::from).to_vec();
+        let t = Table::build(
+            &["fillrandom".into(), "readrandom".into()],
+            &engines,
+            &results,
+        );
+        let b = sync_bound(&args(&["--sync=1", "--threads=16"]), 200.0).unwrap();
+        let md = b.markdown(&t);
+        assert!(md.contains("= 80000 ops/sec"), "{md}");
+        assert!(md.contains("| fillrandom | 25% | 50% |"), "{md}");
+        assert!(!md.contains("readrandom"), "reads have no sync bound: {md}");
     }
 
     #[test]

@@ -329,6 +329,11 @@ impl CommitPipeline {
         // unparked.
         for m in members.iter().rev() {
             m.done.store(true, Ordering::Release);
+            // Tests widen the window between two flags to provoke the race.
+            #[cfg(test)]
+            if tests::YIELD_BETWEEN_FLAGS.load(Ordering::Relaxed) {
+                std::thread::yield_now();
+            }
         }
         for m in members.iter().take(WAKE_FANOUT) {
             m.thread.unpark();
@@ -382,6 +387,9 @@ impl CommitPipeline {
 mod tests {
     use super::*;
     use crate::error::Error;
+
+    /// Makes `wake_before_publish` yield between two members' `done` flags.
+    pub(super) static YIELD_BETWEEN_FLAGS: AtomicBool = AtomicBool::new(false);
 
     fn batch(k: &[u8]) -> WriteBatch {
         let mut b = WriteBatch::new();
@@ -484,44 +492,55 @@ mod tests {
         assert_eq!(p.queued(), 0);
     }
 
-    /// Sixteen writers in synced-style groups woken through the tree: every
-    /// member of every group returns (none is left asleep by a parent that
-    /// saw its own flag before its child's was set), after its group is
-    /// published.
+    /// Writers in synced-style groups woken through the tree, with members
+    /// spinning (the pipeline told it has many CPUs) and the leader yielding
+    /// between two members' flags: every member of every group returns (a
+    /// parent that saw its own flag before its child's was set would leave
+    /// the child asleep; with the flags set in index order this hung in
+    /// every run), and only once its write is published.
     #[test]
     fn tree_wake_up_reaches_every_member_of_large_groups() {
-        const THREADS: u64 = 16;
-        const WRITES: u64 = 300;
-        let p = Arc::new(CommitPipeline::new(0));
+        const THREADS: u64 = 8;
+        const WRITES: u64 = 2000;
+        YIELD_BETWEEN_FLAGS.store(true, Ordering::Relaxed);
+        let mut pipeline = CommitPipeline::new(0);
+        pipeline.cpus = 64;
+        let p = Arc::new(pipeline);
         let assigned = Arc::new(Mutex::new(0u64));
         let largest = Arc::new(AtomicUsize::new(0));
+        let unpublished = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = std::sync::mpsc::channel();
         for t in 0..THREADS {
             let p = p.clone();
             let largest = largest.clone();
             let assigned = assigned.clone();
+            let unpublished = unpublished.clone();
             let tx = tx.clone();
             std::thread::spawn(move || {
                 let _active = p.enter();
                 for i in 0..WRITES {
                     let key = format!("{t}-{i}");
+                    // Every sequence this write can get is above this.
+                    let before = *assigned.lock();
                     match p.join(batch(key.as_bytes()), WriteOptions::default(), None) {
-                        Turn::Done(r) => r.unwrap(),
+                        Turn::Done(r) => {
+                            r.unwrap();
+                            if p.last_seq() <= before {
+                                unpublished.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
                         Turn::Lead(w) => {
                             let (group, first) = {
                                 let mut a = assigned.lock();
-                                // As a synced leader does: wait (briefly)
-                                // for the others to queue, then "sync".
+                                // As a synced leader does: wait briefly for
+                                // the others to queue.
                                 let t0 = Instant::now();
                                 while p.queued() < p.active()
-                                    && t0.elapsed() < Duration::from_millis(1)
+                                    && t0.elapsed() < Duration::from_micros(200)
                                 {
-                                    std::thread::yield_now();
+                                    std::hint::spin_loop();
                                 }
                                 let group = p.gather(&w, 1 << 20);
-                                p.set_syncing(true);
-                                std::thread::sleep(Duration::from_micros(20));
-                                p.set_syncing(false);
                                 let first = *a + 1;
                                 *a += group.len() as u64;
                                 (group, first)
@@ -540,13 +559,18 @@ mod tests {
         }
         drop(tx);
         for _ in 0..THREADS {
-            rx.recv_timeout(Duration::from_secs(60))
+            rx.recv_timeout(Duration::from_secs(20))
                 .expect("a writer never returned: a member was left asleep");
         }
         assert_eq!(p.last_seq(), THREADS * WRITES);
         assert_eq!(p.queued(), 0);
-        // The tree had depth: groups of more than 1 + 2 * WAKE_FANOUT.
-        assert!(largest.load(Ordering::Relaxed) > 1 + 2 * WAKE_FANOUT);
+        assert_eq!(
+            unpublished.load(Ordering::Relaxed),
+            0,
+            "a member returned before its group was published"
+        );
+        // The tree had depth: a group larger than the leader's own children.
+        assert!(largest.load(Ordering::Relaxed) > 1 + WAKE_FANOUT);
     }
 
     /// A leader's failed group wakes every member with the error, and the

@@ -267,14 +267,14 @@ impl Db {
 
     /// Sets `key` to `value`.
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(WriteBatch::put_bytes(key.len(), value.len()));
         b.put(key, value);
         self.write(opts, b)
     }
 
     /// Removes `key`.
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::with_capacity(WriteBatch::delete_bytes(key.len()));
         b.delete(key);
         self.write(opts, b)
     }

@@ -15,22 +15,27 @@
 //! panics; on shutdown the listener closes first, then each connection
 //! ends when it next waits for a command (a command in flight finishes and
 //! is answered), its session dropped on an executor thread; `run` returns
-//! when every connection has ended. Locking: none beyond atomics and the
-//! shutdown watch channel.
+//! when every connection has ended. A connection arms its idle timer and
+//! its wait for shutdown once, not once per command: a read touches
+//! neither tokio's timer wheel nor a shared waiter list. Locking: none
+//! beyond atomics and the shutdown `Notify`.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::{Handle, RuntimeFlavor};
-use tokio::sync::watch;
+use tokio::sync::futures::Notified;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
+use tokio::time::{Instant, Sleep};
 
 use crate::api::{Backend, Session, SqlError};
 pub use crate::auth::AuthPlugin;
@@ -112,6 +117,22 @@ struct Shared<B> {
     next_id: AtomicU32,
     active: AtomicU32,
     executor: Executor,
+    stop: Stop,
+}
+
+/// The server's shutdown as connections see it: a flag, and a `Notify`
+/// each connection registers with once (see [`Waits`]).
+#[derive(Default)]
+struct Stop {
+    flag: AtomicBool,
+    notify: Notify,
+}
+
+impl Stop {
+    fn fire(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
 }
 
 /// A bound listener, not yet accepting.
@@ -138,6 +159,7 @@ impl<B: Backend> Server<B> {
                 next_id: AtomicU32::new(1),
                 active: AtomicU32::new(0),
                 executor,
+                stop: Stop::default(),
             }),
         })
     }
@@ -151,7 +173,6 @@ impl<B: Backend> Server<B> {
     /// accepting, lets each connection finish its command in flight,
     /// closes every session and returns.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
-        let (tx, rx) = watch::channel(false);
         let mut tasks = JoinSet::new();
         tokio::pin!(shutdown);
         loop {
@@ -160,8 +181,7 @@ impl<B: Backend> Server<B> {
                 r = self.listener.accept() => match r {
                     Ok((sock, peer)) => {
                         let shared = Arc::clone(&self.shared);
-                        let rx = rx.clone();
-                        tasks.spawn(connection(shared, sock, peer, rx));
+                        tasks.spawn(connection(shared, sock, peer));
                     }
                     // Out of descriptors, or a connection reset before it
                     // was accepted: wait a little rather than spin.
@@ -171,7 +191,7 @@ impl<B: Backend> Server<B> {
             }
         }
         drop(self.listener);
-        let _ = tx.send(true);
+        self.shared.stop.fire();
         while tasks.join_next().await.is_some() {}
         Ok(())
     }
@@ -237,12 +257,7 @@ impl Drop for Active<'_> {
     }
 }
 
-async fn connection<B: Backend>(
-    shared: Arc<Shared<B>>,
-    sock: TcpStream,
-    peer: SocketAddr,
-    shutdown: watch::Receiver<bool>,
-) {
+async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: SocketAddr) {
     let _ = sock.set_nodelay(true);
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let refuse = shared.active.fetch_add(1, Ordering::Relaxed) >= shared.config.max_connections;
@@ -250,7 +265,7 @@ async fn connection<B: Backend>(
     let _active = Active(&shared.active, &shared.stats.threads);
     let (r, w) = sock.into_split();
     let host = peer.ip().to_string();
-    run_connection(&shared, r, w, id, &host, refuse, shutdown).await;
+    run_connection(&shared, r, w, id, &host, refuse).await;
 }
 
 /// Runs the protocol over any byte stream (no socket), with an executor
@@ -272,9 +287,9 @@ where
         next_id: AtomicU32::new(2),
         active: AtomicU32::new(1),
         executor,
+        stop: Stop::default(),
     };
-    let (_tx, rx) = watch::channel(false);
-    run_connection(&shared, r, w, 1, "localhost", false, rx).await;
+    run_connection(&shared, r, w, 1, "localhost", false).await;
 }
 
 /// How a wait for the client's next payload ended.
@@ -289,14 +304,89 @@ enum Read {
     TooLarge,
 }
 
+/// What a connection waits on beside its socket, armed once for the
+/// connection's life: the idle deadline and the server's shutdown.
+struct Waits<'a> {
+    timer: IdleTimer,
+    stop: &'a AtomicBool,
+    /// Registered with the server's `Notify` before the flag is first
+    /// read, so a shutdown after that read still wakes it.
+    stopped: Pin<Box<Notified<'a>>>,
+}
+
+impl<'a> Waits<'a> {
+    fn new(stop: &'a Stop, idle: Duration) -> Self {
+        let mut stopped = Box::pin(stop.notify.notified());
+        stopped.as_mut().enable();
+        Waits {
+            timer: IdleTimer::new(idle),
+            stop: &stop.flag,
+            stopped,
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+}
+
+/// An idle deadline that moves with every command without touching
+/// tokio's timer wheel: the `Sleep` keeps an older, earlier deadline, and
+/// when it fires before the current one it is re-armed, once per idle
+/// period at most.
+struct IdleTimer {
+    sleep: Pin<Box<Sleep>>,
+    deadline: Instant,
+}
+
+/// Where a deadline too far to represent is put.
+const FAR: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+fn deadline_after(now: Instant, idle: Duration) -> Instant {
+    now.checked_add(idle)
+        .or_else(|| now.checked_add(FAR))
+        .unwrap_or(now)
+}
+
+impl IdleTimer {
+    fn new(idle: Duration) -> Self {
+        let deadline = deadline_after(Instant::now(), idle);
+        IdleTimer {
+            sleep: Box::pin(tokio::time::sleep_until(deadline)),
+            deadline,
+        }
+    }
+
+    /// Starts a wait of `idle` from now.
+    fn arm(&mut self, idle: Duration) {
+        self.deadline = deadline_after(Instant::now(), idle);
+        if self.deadline < self.sleep.deadline() {
+            self.sleep.as_mut().reset(self.deadline);
+        }
+    }
+
+    /// Resolves once the current deadline has passed.
+    async fn expired(&mut self) {
+        loop {
+            self.sleep.as_mut().await;
+            if Instant::now() >= self.deadline {
+                return;
+            }
+            let d = self.deadline;
+            self.sleep.as_mut().reset(d);
+        }
+    }
+}
+
 async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
     framer: &mut Framer,
     expect: u8,
     max: usize,
     idle: Duration,
-    shutdown: &mut watch::Receiver<bool>,
+    waits: &mut Waits<'_>,
 ) -> Read {
+    waits.timer.arm(idle);
     loop {
         match framer.next(expect, max) {
             Ok(Some(f)) => return Read::Frame(f),
@@ -304,16 +394,17 @@ async fn read_frame<R: AsyncRead + Unpin>(
             Err(FrameError::OutOfOrder) => return Read::Fatal(SqlError::packets_out_of_order()),
             Ok(None) => {}
         }
-        if *shutdown.borrow() {
+        if waits.stopping() {
             return Read::Closed;
         }
         let buf = framer.read_buf();
         tokio::select! {
-            n = tokio::time::timeout(idle, r.read_buf(buf)) => match n {
-                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return Read::Closed,
-                Ok(Ok(_)) => {}
+            n = r.read_buf(buf) => match n {
+                Ok(0) | Err(_) => return Read::Closed,
+                Ok(_) => {}
             },
-            _ = shutdown.changed() => return Read::Closed,
+            _ = waits.timer.expired() => return Read::Closed,
+            _ = waits.stopped.as_mut() => return Read::Closed,
         }
     }
 }
@@ -466,7 +557,6 @@ async fn run_connection<B, R, W>(
     id: u32,
     host: &str,
     refuse: bool,
-    mut shutdown: watch::Receiver<bool>,
 ) where
     B: Backend,
     R: AsyncRead + Unpin + Send + 'static,
@@ -482,6 +572,8 @@ async fn run_connection<B, R, W>(
         return;
     }
 
+    let mut waits = Waits::new(&shared.stop, cfg.connect_timeout);
+
     // Connection phase, bounded by connect_timeout.
     let mut auth = Auth::new(id, cfg.auth_plugin);
     auth.greeting(&mut out);
@@ -495,7 +587,7 @@ async fn run_connection<B, R, W>(
                 expect,
                 max,
                 cfg.connect_timeout,
-                &mut shutdown,
+                &mut waits,
             )
             .await
             {
@@ -571,7 +663,7 @@ async fn run_connection<B, R, W>(
             0,
             max,
             cfg.wait_timeout,
-            &mut shutdown,
+            &mut waits,
         )
         .await
         {

@@ -339,13 +339,12 @@ struct IdleTimer {
     deadline: Instant,
 }
 
-/// Where a deadline too far to represent is put.
-const FAR: Duration = Duration::from_secs(100 * 365 * 86_400);
+/// Where a deadline too far to represent is put (as tokio's own
+/// `timeout` does with an unrepresentable one).
+const FAR: Duration = Duration::from_secs(30 * 365 * 86_400);
 
 fn deadline_after(now: Instant, idle: Duration) -> Instant {
-    now.checked_add(idle)
-        .or_else(|| now.checked_add(FAR))
-        .unwrap_or(now)
+    now.checked_add(idle).unwrap_or_else(|| now + FAR)
 }
 
 impl IdleTimer {

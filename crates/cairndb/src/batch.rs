@@ -126,11 +126,7 @@ impl Marker {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> Self {
-        WriteBatch {
-            rep: vec![0u8; HEADER_LEN],
-            markers: false,
-            oversized: None,
-        }
+        Self::with_capacity(0)
     }
 
     /// An empty batch with room for `bytes` of records without growing

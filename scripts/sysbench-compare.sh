@@ -29,7 +29,8 @@
 #   --memory=capped  each server's whole process in a memory cgroup of
 #                    256 MB, page cache included (cgroup v1 memory
 #                    controller under /sys/fs/cgroup/memory, or cgroup v2
-#                    memory.max), caches of 128 MB
+#                    memory.max), caches of 128 MB (CairnDB without
+#                    --cache-size: its own sizing from the cgroup's limit)
 #
 # usage: scripts/sysbench-compare.sh [--memory=ample|capped]
 #            [--table-size=N] [--time=S] [--warmup-time=S] [--threads=N]
@@ -59,6 +60,7 @@ threads=8
 servers="innodb,innodb-zip,myrocks,cairndb"
 workloads="a,c,d,b,e"
 cache=""
+cache_given=""
 cap=$((256 << 20))
 out=""
 bin=""
@@ -73,7 +75,7 @@ for arg in "$@"; do
         --threads=*) threads="${arg#*=}" ;;
         --servers=*) servers="${arg#*=}" ;;
         --workloads=*) workloads="${arg#*=}" ;;
-        --cache-size=*) cache="${arg#*=}" ;;
+        --cache-size=*) cache="${arg#*=}"; cache_given=1 ;;
         --cap=*) cap="${arg#*=}" ;;
         --out=*) out="${arg#*=}" ;;
         --bin=*) bin="${arg#*=}" ;;
@@ -258,8 +260,14 @@ start_server() { # NAME DIR: sets port, sock, server_pid, server_cg
     fi
     if [ "$name" = cairndb ]; then
         # shellcheck disable=SC2086 # the options split at spaces
+        # Under the cap, without --cache-size, the server sizes its own
+        # budgets from its cgroup's limit (docs/sql.md, "Memory").
+        local cache_opt=(--block-cache-size="$cache")
+        if [ "$memory" = capped ] && [ -z "$cache_given" ]; then
+            cache_opt=()
+        fi
         launch "$log" "$bin" server --datadir="$dir/data" --port="$port" --bind=127.0.0.1 \
-            --block-cache-size="$cache" $cairndb_args
+            "${cache_opt[@]}" $cairndb_args
         wait_ready "$name" "$log" mariadb -h127.0.0.1 -P"$port" -uroot -e "SELECT 1" || return 1
         mariadb -h127.0.0.1 -P"$port" -uroot -e "CREATE DATABASE sbtest" || return 1
         return 0
@@ -493,6 +501,7 @@ done
     echo "  $(awk -F'\t' '{ printf "%s%s %s s", sep, $1, $2; sep = ", " }' "$out/settle.tsv" 2>/dev/null))"
     echo "- prepare: sysbench prepare (insert and index), 1 thread, seconds"
     [ -n "$cairndb_args" ] && echo "- cairndb server options: $cairndb_args"
+    [ "$memory" = capped ] && [ -z "$cache_given" ] && grep -h "memory limit" "$out"/cairndb/server.log 2>/dev/null | head -1 | sed 's/^cairndb server: /- cairndb sized itself: /'
     [ "${#warm_opt[@]}" = 0 ] && echo "- sysbench $(sysbench --version | awk '{ print $2 }') has no --warmup-time: each measured run follows an unmeasured run of ${warmup} s"
     echo
     echo "| server | workload | prepare s | data MB | table MB | QPS | p95 ms | p99 ms | peak MB | note |"

@@ -25,7 +25,7 @@ const USAGE: &str =
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
-  [--worker-threads=N]
+  [--worker-threads=N] [--memory-limit=auto|off|BYTES]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -55,6 +55,9 @@ struct Settings {
     /// most secondary indexes go unread at any one time, and an unread key
     /// index then costs no memory.
     zip_key_index_in_place: bool,
+    /// The memory the server sizes its unset budgets to
+    /// ([`MemoryLimit`]); `auto` reads the process's cgroup.
+    memory_limit: MemoryLimit,
     /// Network threads (tokio workers); `None`: one per CPU. A worker the
     /// scheduler preempts (a loopback `send` wakes the client, which often
     /// takes the CPU) holds up the connections queued on it until another
@@ -83,6 +86,7 @@ impl Default for Settings {
             max_open_files: None,
             zip_key_index_in_place: true,
             worker_threads: None,
+            memory_limit: MemoryLimit::Auto,
         }
     }
 }
@@ -155,6 +159,19 @@ impl Settings {
                     _ => return Err(format!("option {key}: `{v}` is not on or off")),
                 }
             }
+            "memory-limit" => {
+                self.memory_limit = match v.trim().to_ascii_lowercase().as_str() {
+                    "auto" => MemoryLimit::Auto,
+                    "off" | "0" => MemoryLimit::Off,
+                    _ => {
+                        let n: u64 = parse_num(&key, v)?;
+                        if n < 16 << 20 {
+                            return Err(format!("option {key}: `{v}` is below 16 MiB (16777216)"));
+                        }
+                        MemoryLimit::Bytes(n)
+                    }
+                }
+            }
             "worker-threads" => {
                 let n: usize = parse_num(&key, v)?;
                 if !(1..=1024).contains(&n) {
@@ -223,6 +240,38 @@ impl Settings {
         Ok(s)
     }
 
+    /// The memory limit the budgets are sized to: the option, or with
+    /// `auto` the process's cgroup limit (`cgroup` is what
+    /// `/proc/self/cgroup` says, `root` where the hierarchy is mounted).
+    fn memory_limit(&self, cgroup: &str, root: &std::path::Path) -> Option<u64> {
+        match self.memory_limit {
+            MemoryLimit::Off => None,
+            MemoryLimit::Bytes(n) => Some(n),
+            MemoryLimit::Auto => cgroup_memory_limit(cgroup, root),
+        }
+    }
+
+    /// Engine options with every memory budget not set by an option sized
+    /// to `limit` ([`Budgets::for_limit`]).
+    fn sql_options_within(&self, limit: Option<u64>) -> SqlOptions {
+        let mut s = self.sql_options();
+        if let Some(b) = limit.map(Budgets::for_limit) {
+            let e = &mut s.engine;
+            if self.block_cache_size.is_none() {
+                e.block_cache_size = e.block_cache_size.min(b.block_cache);
+            }
+            if self.write_buffer_size.is_none() {
+                e.write_buffer_size = e.write_buffer_size.min(b.write_buffer);
+            }
+            if self.zip_working_memory.is_none() {
+                let m = e.zip.hard_working_mem_limit.min(b.zip_working_memory);
+                e.zip.hard_working_mem_limit = m;
+                e.zip.soft_working_mem_limit = e.zip.soft_working_mem_limit.min(m);
+            }
+        }
+        s
+    }
+
     fn sql_options(&self) -> SqlOptions {
         let mut engine = cairndb::Options::default();
         if let Some(l) = self.zip_from_level {
@@ -251,6 +300,96 @@ impl Settings {
     }
 }
 
+/// `--memory-limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemoryLimit {
+    /// The process's cgroup memory limit, if it has one.
+    Auto,
+    /// No limit: the engine's defaults.
+    Off,
+    Bytes(u64),
+}
+
+/// Memory budgets for a server that must fit in a limit (cgroup v1 counts
+/// the page cache of the table files in it, v2 too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Budgets {
+    block_cache: usize,
+    write_buffer: usize,
+    zip_working_memory: usize,
+}
+
+impl Budgets {
+    /// A 64th of the limit for the block cache, a 16th for each memtable,
+    /// an 8th for zip-table builds, each at most the engine's default and
+    /// at least a floor. In 256 MB that is 4 MiB, 16 MiB and 32 MiB, the
+    /// settings that did best under that cap in docs/BENCHMARKS.md: the
+    /// zip tables' compressed pages in the page cache serve more rows than
+    /// a larger cache of decoded groups, and the engine's defaults (64 MiB
+    /// memtables, 256 MiB of builds) do not fit.
+    fn for_limit(limit: u64) -> Budgets {
+        let part = |div: u64, floor: usize| -> usize {
+            usize::try_from(limit / div)
+                .unwrap_or(usize::MAX)
+                .max(floor)
+        };
+        Budgets {
+            block_cache: part(64, 1 << 20),
+            write_buffer: part(16, 4 << 20),
+            zip_working_memory: part(8, 8 << 20),
+        }
+    }
+}
+
+/// The memory limit of the process's cgroup, the smallest along its path:
+/// `cgroup` is `/proc/self/cgroup`'s text, `root` the cgroup mount
+/// (`/sys/fs/cgroup`). cgroup v1's `memory` controller
+/// (`memory.limit_in_bytes` under `root/memory`) or v2's unified
+/// hierarchy (`memory.max`); "max" or v1's near-2^63 "unlimited" is none.
+/// A path the mount does not show (a container's own namespace) falls
+/// back to the mount's top.
+fn cgroup_memory_limit(cgroup: &str, root: &std::path::Path) -> Option<u64> {
+    let read = |file: &std::path::Path| -> Option<u64> {
+        let t = std::fs::read_to_string(file).ok()?;
+        let v: u64 = t.trim().parse().ok()?;
+        (v < 1 << 60).then_some(v)
+    };
+    let smallest_on_path = |base: std::path::PathBuf, path: &str, file: &str| -> Option<u64> {
+        let mut best: Option<u64> = None;
+        let mut dir = base.join(path.trim_start_matches('/'));
+        if !dir.is_dir() {
+            dir = base.clone();
+        }
+        loop {
+            if let Some(v) = read(&dir.join(file)) {
+                best = Some(best.map_or(v, |b| b.min(v)));
+            }
+            if dir == base || !dir.pop() {
+                break;
+            }
+        }
+        best
+    };
+    let mut found: Option<u64> = None;
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(ctrl), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let v = if ctrl.split(',').any(|c| c == "memory") {
+            smallest_on_path(root.join("memory"), path, "memory.limit_in_bytes")
+        } else if ctrl.is_empty() {
+            smallest_on_path(root.to_path_buf(), path, "memory.max")
+        } else {
+            None
+        };
+        if let Some(v) = v {
+            found = Some(found.map_or(v, |f| f.min(v)));
+        }
+    }
+    found
+}
+
 /// `cairndb server`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
     tune_malloc();
@@ -259,8 +398,21 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         .datadir
         .clone()
         .ok_or_else(|| format!("--datadir is required\n{USAGE}"))?;
-    let db = SqlDb::open(&datadir, s.sql_options())
-        .map_err(|e| format!("opening {}: {e}", datadir.display()))?;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let limit = s.memory_limit(&cgroup, std::path::Path::new("/sys/fs/cgroup"));
+    let opts = s.sql_options_within(limit);
+    if let Some(l) = limit {
+        eprintln!(
+            "cairndb server: memory limit {} MiB: block cache {} MiB, write buffer {} MiB, \
+             zip working memory {} MiB (options set them; --memory-limit=off for the defaults)",
+            l >> 20,
+            opts.engine.block_cache_size >> 20,
+            opts.engine.write_buffer_size >> 20,
+            opts.engine.zip.hard_working_mem_limit >> 20,
+        );
+    }
+    let db =
+        SqlDb::open(&datadir, opts).map_err(|e| format!("opening {}: {e}", datadir.display()))?;
     let config = cairndb_server::Config {
         bind: s.bind.clone(),
         port: s.port,
@@ -682,6 +834,91 @@ mod tests {
             e.contains("key-index-in-place") || e.contains("key_index_in_place"),
             "{e}"
         );
+    }
+
+    /// The cgroup limit is found for v1 (`memory` controller) and v2
+    /// (unified), as the smallest along the path, with "max" and v1's
+    /// "unlimited" read as none, and a path the mount does not show read
+    /// at the mount's top (a container's namespace).
+    #[test]
+    fn cgroup_memory_limit_reads_v1_and_v2_and_takes_the_smallest_on_the_path() {
+        let root = tempfile::tempdir().unwrap();
+        let put = |rel: &str, file: &str, v: &str| {
+            let d = root.path().join(rel);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(file), v).unwrap();
+        };
+        // v1: the group's own limit, under an unlimited parent.
+        put("memory", "memory.limit_in_bytes", "9223372036854771712\n");
+        put(
+            "memory/svc",
+            "memory.limit_in_bytes",
+            "9223372036854771712\n",
+        );
+        put("memory/svc/db", "memory.limit_in_bytes", "268435456\n");
+        let v1 = "9:name=systemd:/\n5:cpu,cpuacct:/\n4:memory:/svc/db\n";
+        assert_eq!(cgroup_memory_limit(v1, root.path()), Some(256 << 20));
+        // A parent's smaller limit wins.
+        put("memory/svc", "memory.limit_in_bytes", "134217728\n");
+        assert_eq!(cgroup_memory_limit(v1, root.path()), Some(128 << 20));
+        // Unlimited all the way: none.
+        assert_eq!(cgroup_memory_limit("4:memory:/\n", root.path()), None);
+        // A path the mount does not show: the mount's top.
+        put("memory", "memory.limit_in_bytes", "536870912\n");
+        assert_eq!(
+            cgroup_memory_limit("4:memory:/docker/abc\n", root.path()),
+            Some(512 << 20)
+        );
+
+        let root = tempfile::tempdir().unwrap();
+        let put = |rel: &str, v: &str| {
+            let d = root.path().join(rel);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("memory.max"), v).unwrap();
+        };
+        put("app.slice", "max\n");
+        put("app.slice/db.service", "1073741824\n");
+        let v2 = "0::/app.slice/db.service\n";
+        assert_eq!(cgroup_memory_limit(v2, root.path()), Some(1 << 30));
+        put("app.slice/db.service", "max\n");
+        assert_eq!(cgroup_memory_limit(v2, root.path()), None);
+        // Nothing readable (no cgroup fs): none.
+        assert_eq!(cgroup_memory_limit("garbage\n", root.path()), None);
+        assert_eq!(cgroup_memory_limit("", root.path()), None);
+    }
+
+    /// Under a limit the unset budgets shrink to it (4, 16 and 32 MiB in
+    /// 256 MB), never above the engine's defaults; options given win;
+    /// `--memory-limit=off` and a bad value.
+    #[test]
+    fn memory_limit_sizes_the_unset_budgets() {
+        let d = cairndb::Options::default();
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        let o = s.sql_options_within(Some(256 << 20)).engine;
+        assert_eq!(o.block_cache_size, 4 << 20);
+        assert_eq!(o.write_buffer_size, 16 << 20);
+        assert_eq!(o.zip.hard_working_mem_limit, 32 << 20);
+        assert!(o.zip.soft_working_mem_limit <= 32 << 20);
+        // A large limit keeps the defaults.
+        let o = s.sql_options_within(Some(64 << 30)).engine;
+        assert_eq!(o.block_cache_size, d.block_cache_size);
+        assert_eq!(o.write_buffer_size, d.write_buffer_size);
+        assert_eq!(o.zip.hard_working_mem_limit, d.zip.hard_working_mem_limit);
+        // Options given are kept.
+        let s = settings(&["--datadir=/tmp/x", "--block-cache-size=134217728"]).unwrap();
+        let o = s.sql_options_within(Some(256 << 20)).engine;
+        assert_eq!(o.block_cache_size, 128 << 20);
+        assert_eq!(o.write_buffer_size, 16 << 20);
+        // The option itself.
+        let root = std::path::Path::new("/nonexistent");
+        let s = settings(&["--datadir=/tmp/x", "--memory-limit=off"]).unwrap();
+        assert_eq!(s.memory_limit("4:memory:/\n", root), None);
+        let s = settings(&["--datadir=/tmp/x", "--memory_limit=268435456"]).unwrap();
+        assert_eq!(s.memory_limit("", root), Some(256 << 20));
+        for bad in ["lots", "1000"] {
+            let e = settings(&[&format!("--memory-limit={bad}")]).err().unwrap();
+            assert!(e.contains("memory-limit"), "{e}");
+        }
     }
 
     /// `--worker-threads`: one per CPU unless set; 0, a non-number or

@@ -504,6 +504,12 @@ pub struct SqlBackend {
 /// A connection's session.
 pub struct SqlConn {
     s: Session,
+    /// The last result set's column definitions, reused while a statement
+    /// answers with the same columns (a prepared point select sends them
+    /// with every execution; building them cloned five strings a column).
+    cols: Vec<Column>,
+    /// An execution's parameters, reused across executions.
+    vals: Vec<Value>,
 }
 
 fn to_wire(e: cairndb_sql::SqlError) -> cairndb_server::SqlError {
@@ -529,7 +535,11 @@ impl Backend for SqlBackend {
         if let Some(d) = db.filter(|d| !d.is_empty()) {
             s.use_database(d).map_err(to_wire)?;
         }
-        Ok(SqlConn { s })
+        Ok(SqlConn {
+            s,
+            cols: Vec::new(),
+            vals: Vec::new(),
+        })
     }
 }
 
@@ -545,6 +555,23 @@ fn status(s: &Session) -> StatusFlags {
 }
 
 fn column(c: &ColumnInfo) -> Column {
+    let (ty, flags) = type_and_flags(c);
+    Column {
+        schema: c.schema.clone().into(),
+        table: c.table.clone().into(),
+        org_table: c.org_table.clone().into(),
+        name: c.name.clone().into(),
+        org_name: c.org_name.clone().into(),
+        col_type: ty,
+        flags,
+        charset: c.charset,
+        length: c.length,
+        decimals: c.decimals,
+    }
+}
+
+/// The protocol's type and flags of a result column.
+fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
     let ty = match c.ty {
         OutType::Tiny => ColumnType::MYSQL_TYPE_TINY,
         OutType::Short => ColumnType::MYSQL_TYPE_SHORT,
@@ -600,24 +627,29 @@ fn column(c: &ColumnInfo) -> Column {
     ) {
         flags |= ColumnFlags::NUM_FLAG;
     }
-    Column {
-        schema: c.schema.clone().into(),
-        table: c.table.clone().into(),
-        org_table: c.org_table.clone().into(),
-        name: c.name.clone().into(),
-        org_name: c.org_name.clone().into(),
-        col_type: ty,
-        flags,
-        charset: c.charset,
-        length: c.length,
-        decimals: c.decimals,
-    }
+    (ty, flags)
+}
+
+/// Whether `d` is the definition [`column`] makes of `c` (no allocation).
+fn defines(d: &Column, c: &ColumnInfo) -> bool {
+    let (ty, flags) = type_and_flags(c);
+    d.col_type == ty
+        && d.flags == flags
+        && d.charset == c.charset
+        && d.length == c.length
+        && d.decimals == c.decimals
+        && d.name == c.name
+        && d.org_name == c.org_name
+        && d.table == c.table
+        && d.org_table == c.org_table
+        && d.schema == c.schema
 }
 
 /// `Output` over the protocol's `Results`.
 struct Adapter<'a> {
     out: &'a mut dyn Results,
-    cols: Vec<Column>,
+    /// The connection's column definitions of its last result set.
+    cols: &'a mut Vec<Column>,
 }
 
 impl Output for Adapter<'_> {
@@ -626,9 +658,13 @@ impl Output for Adapter<'_> {
     }
 
     fn columns(&mut self, cols: &[ColumnInfo]) {
-        self.cols.clear();
-        self.cols.extend(cols.iter().map(column));
-        self.out.begin_result_set(&self.cols);
+        let same =
+            self.cols.len() == cols.len() && self.cols.iter().zip(cols).all(|(d, c)| defines(d, c));
+        if !same {
+            self.cols.clear();
+            self.cols.extend(cols.iter().map(column));
+        }
+        self.out.begin_result_set(self.cols);
     }
 
     fn row(&mut self, values: &[Value]) {
@@ -727,7 +763,7 @@ impl cairndb_server::Session for SqlConn {
             let r = {
                 let mut a = Adapter {
                     out: &mut *out,
-                    cols: Vec::new(),
+                    cols: &mut self.cols,
                 };
                 self.s.query(st, &mut a)
             };
@@ -748,15 +784,18 @@ impl cairndb_server::Session for SqlConn {
     }
 
     fn execute(&mut self, stmt: u32, params: &[cairndb_server::Value<'_>], out: &mut dyn Results) {
-        let vals: Vec<Value> = params.iter().map(param).collect();
+        self.vals.clear();
+        self.vals.extend(params.iter().map(param));
         self.s.client_found_rows = out.client_found_rows();
         let r = {
             let mut a = Adapter {
                 out: &mut *out,
-                cols: Vec::new(),
+                cols: &mut self.cols,
             };
-            self.s.execute(stmt, &vals, &mut a)
+            self.s.execute(stmt, &self.vals, &mut a)
         };
+        // Parameters may hold long strings; keep only the slots.
+        self.vals.clear();
         out.set_status(status(&self.s));
         if let Err(e) = r {
             out.error(to_wire(e));
@@ -834,6 +873,37 @@ mod tests {
             e.contains("key-index-in-place") || e.contains("key_index_in_place"),
             "{e}"
         );
+    }
+
+    /// A connection reuses its last result set's column definitions only
+    /// while the columns are the same: any field that differs (a label, a
+    /// table, the type, a flag, the length) makes new ones.
+    #[test]
+    fn column_definitions_are_reused_only_for_the_same_columns() {
+        let mut c = ColumnInfo::computed("c", OutType::VarString);
+        c.schema = "sbtest".into();
+        c.table = "t".into();
+        c.org_table = "sbtest1".into();
+        c.org_name = "c".into();
+        let d = column(&c);
+        assert!(defines(&d, &c));
+        let changes: [&dyn Fn(&mut ColumnInfo); 9] = [
+            &|c| c.name = "pad".into(),
+            &|c| c.org_name = "pad".into(),
+            &|c| c.table = "u".into(),
+            &|c| c.org_table = "sbtest2".into(),
+            &|c| c.schema = "other".into(),
+            &|c| c.ty = OutType::Long,
+            &|c| c.not_null = true,
+            &|c| c.length += 1,
+            &|c| c.charset = 63,
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut other = c.clone();
+            change(&mut other);
+            assert!(!defines(&d, &other), "change {i} kept the old definition");
+            assert!(defines(&column(&other), &other));
+        }
     }
 
     /// The cgroup limit is found for v1 (`memory` controller) and v2

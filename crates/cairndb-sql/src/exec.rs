@@ -29,6 +29,25 @@ pub struct Scratch {
     pub(crate) val: Vec<u8>,
     pub(crate) row: Vec<Value>,
     pub(crate) out: Vec<Value>,
+    /// String buffers of earlier statements' rows, for the strings the
+    /// next rows decode (a point select then allocates nothing for its
+    /// row once the connection is warm).
+    pub(crate) strs: Vec<Vec<u8>>,
+}
+
+/// Spare string buffers kept per session, and the largest kept.
+const SPARE_STRS: usize = 64;
+const SPARE_STR_BYTES: usize = 64 << 10;
+
+/// Empties `row`, keeping its string buffers in `strs`.
+fn recycle(row: &mut Vec<Value>, strs: &mut Vec<Vec<u8>>) {
+    for v in row.drain(..) {
+        if let Value::Str(b) = v {
+            if strs.len() < SPARE_STRS && b.capacity() <= SPARE_STR_BYTES {
+                strs.push(b);
+            }
+        }
+    }
 }
 
 /// How rows are read: through the session's transaction (own writes
@@ -550,7 +569,7 @@ pub(crate) fn select_rows(
     let sorted = !p.order.is_empty() && !p.order_by_index;
     let grouped = p.grouped();
     let mut row = std::mem::take(&mut scratch.row);
-    row.clear();
+    recycle(&mut row, &mut scratch.strs);
     row.resize(p.width, Value::Null);
     let mut proj_row = std::mem::take(&mut scratch.out);
 
@@ -876,7 +895,7 @@ fn decode_into(
     key: &[u8],
     value: &[u8],
     row: &mut [Value],
-    tmp: &mut Vec<Value>,
+    tmp: &mut Vec<Vec<u8>>,
 ) -> SqlResult<()> {
     let n = t.def.columns.len();
     let dst = row
@@ -908,6 +927,37 @@ pub(crate) fn scan_table(
         Access::Full => None,
         Access::Index(ia) => Some(ia),
     };
+    // A primary-key point (every key column equal to a value): read it
+    // with the session's buffers, no ranges to build.
+    if let Some(ia) = ia.filter(|ia| {
+        ia.index.is_none() && !def.hidden_pk && ia.eq.len() == def.primary.columns.len()
+    }) {
+        let mut key = std::mem::take(&mut scratch.key);
+        let made = eq_prefix(s, &def, ia, row, &mut key);
+        if let Ok(EqPrefix::Built) = made {
+            let mut val = std::mem::take(&mut scratch.val);
+            let mut tmp = std::mem::take(&mut scratch.strs);
+            let r = (|| -> SqlResult<()> {
+                if rd.get(&key, &mut val)? {
+                    decode_into(t, &key, &val, row, &mut tmp)?;
+                    f(rd, row, scratch)?;
+                }
+                Ok(())
+            })();
+            scratch.key = key;
+            scratch.val = val;
+            if scratch.strs.is_empty() {
+                scratch.strs = tmp;
+            }
+            return r;
+        }
+        scratch.key = key;
+        match made? {
+            EqPrefix::MatchesNothing => return Ok(()),
+            // Scanned below, as index_ranges decides.
+            EqPrefix::NoKeyForm | EqPrefix::Built => {}
+        }
+    }
     // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
     let mut ranges = match ia {
         None => vec![full_range(def.primary.id)],
@@ -923,7 +973,7 @@ pub(crate) fn scan_table(
         // Sorted, disjoint ranges: the last one first.
         ranges.reverse();
     }
-    let mut tmp = Vec::new();
+    let mut tmp = std::mem::take(&mut scratch.strs);
     let mut key = std::mem::take(&mut scratch.key);
     let mut val = std::mem::take(&mut scratch.val);
     let result = (|| -> SqlResult<()> {
@@ -976,8 +1026,7 @@ pub(crate) fn scan_table(
                                     ))
                                 })?;
                         if !covering || rd.lock.is_some() {
-                            let pkvals: Vec<Value> = row[t.offset..t.offset + n].to_vec();
-                            row::pk_key(&def, &pkvals, hidden, &mut key);
+                            row::pk_key(&def, &row[t.offset..t.offset + n], hidden, &mut key);
                             if !rd.get(&key, &mut val)? {
                                 // The index entry outlived its row (a
                                 // concurrent delete): skip it.
@@ -999,6 +1048,10 @@ pub(crate) fn scan_table(
     })();
     scratch.key = key;
     scratch.val = val;
+    // A nested scan (a subquery in `f`) may have left buffers of its own.
+    if scratch.strs.is_empty() {
+        scratch.strs = tmp;
+    }
     result
 }
 
@@ -1051,6 +1104,46 @@ fn merge_ranges(mut ranges: Vec<KeyRange>) -> Vec<KeyRange> {
     out
 }
 
+/// What [`eq_prefix`] made.
+enum EqPrefix {
+    /// The key prefix of the access's equalities.
+    Built,
+    /// An equality with NULL: no row matches.
+    MatchesNothing,
+    /// A value with no exact key form: scan and filter.
+    NoKeyForm,
+}
+
+/// Writes into `prefix` the index id and the key values of the access's
+/// equalities for the current outer row.
+fn eq_prefix(
+    s: &Session,
+    def: &TableDef,
+    ia: &IndexAccess,
+    outer: &[Value],
+    prefix: &mut Vec<u8>,
+) -> SqlResult<EqPrefix> {
+    let ix = match ia.index {
+        None => &def.primary,
+        Some(i) => &def.secondary[i],
+    };
+    prefix.clear();
+    keys::put_index_id(prefix, ix.id);
+    for (k, e) in ia.eq.iter().enumerate() {
+        let v = eval(e, outer, &[], &[], s)?;
+        if v.is_null() {
+            // `col = NULL` matches nothing.
+            return Ok(EqPrefix::MatchesNothing);
+        }
+        let col = &def.columns[ix.columns[k]];
+        let Some(kv) = key_value(col, &v) else {
+            return Ok(EqPrefix::NoKeyForm);
+        };
+        row::put_key_value(prefix, &col.ty, col.nullable, &kv);
+    }
+    Ok(EqPrefix::Built)
+}
+
 /// The byte ranges of an index access for the current outer row; None
 /// when a bound cannot be encoded exactly (the caller scans the whole
 /// index and the filter decides).
@@ -1065,18 +1158,10 @@ fn index_ranges(
         Some(i) => &def.secondary[i],
     };
     let mut prefix = Vec::with_capacity(32);
-    keys::put_index_id(&mut prefix, ix.id);
-    for (k, e) in ia.eq.iter().enumerate() {
-        let v = eval(e, outer, &[], &[], s)?;
-        if v.is_null() {
-            // `col = NULL` matches nothing.
-            return Ok(Some(Vec::new()));
-        }
-        let col = &def.columns[ix.columns[k]];
-        let Some(kv) = key_value(col, &v) else {
-            return Ok(None);
-        };
-        row::put_key_value(&mut prefix, &col.ty, col.nullable, &kv);
+    match eq_prefix(s, def, ia, outer, &mut prefix)? {
+        EqPrefix::Built => {}
+        EqPrefix::MatchesNothing => return Ok(Some(Vec::new())),
+        EqPrefix::NoKeyForm => return Ok(None),
     }
     let pk_point = ia.index.is_none() && ia.eq.len() == ix.columns.len();
     if pk_point {

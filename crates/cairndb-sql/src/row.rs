@@ -368,26 +368,32 @@ fn put_slot(slot: &mut Value, v: Value) {
     }
 }
 
-/// Stores the bytes `b` as a string in `slot`, reusing its buffer.
-fn put_slot_bytes(slot: &mut Value, b: &[u8]) {
+/// Stores the bytes `b` as a string in `slot`, reusing its buffer or a
+/// spare one.
+fn put_slot_bytes(slot: &mut Value, b: &[u8], spare: &mut Vec<Vec<u8>>) {
     match slot {
         Value::Str(dst) => {
             dst.clear();
             dst.extend_from_slice(b);
         }
-        other => *other = Value::Str(b.to_vec()),
+        other => {
+            let mut dst = spare.pop().unwrap_or_default();
+            dst.clear();
+            dst.extend_from_slice(b);
+            *other = Value::Str(dst);
+        }
     }
 }
 
 /// [`decode_row`] into a slice of exactly the table's width, reusing the
-/// string buffers of the values already in it (no allocation per row
-/// once warm).
+/// string buffers of the values already in it, then those of `spare`
+/// (no allocation per row once warm).
 pub fn decode_row_into(
     t: &TableDef,
     key: &[u8],
     value: &[u8],
     row: &mut [Value],
-    _tmp: &mut Vec<Value>,
+    spare: &mut Vec<Vec<u8>>,
 ) -> Option<u64> {
     if row.len() != t.columns.len() {
         return None;
@@ -433,7 +439,7 @@ pub fn decode_row_into(
             let n = usize::try_from(get_varint(&mut v)?).ok()?;
             let (b, rest) = v.split_at_checked(n)?;
             v = rest;
-            put_slot_bytes(slot, b);
+            put_slot_bytes(slot, b, spare);
         } else {
             *slot = get_stored(&mut v, &col.ty)?;
         }

@@ -1284,3 +1284,106 @@ fn optimize_table_compacts_the_tables_rows_to_the_last_level() {
     );
     assert_eq!(err(&mut s, "OPTIMIZE sbtest1"), 1064);
 }
+
+/// A session reuses the string buffers of one statement's rows for the
+/// next statement's: NULLs stay NULL, shorter strings are not padded by
+/// longer ones before them, and a LEFT JOIN's missing side is NULL.
+#[test]
+fn string_buffers_reused_across_statements_keep_nulls_and_lengths() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(100), b VARCHAR(100))",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE u (id INT PRIMARY KEY, x VARCHAR(100))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 'a-long-string-one', 'b1'), (2, NULL, 'b'), (3, 'x', NULL), (4, '', '')",
+    );
+    q(&mut s, "INSERT INTO u VALUES (1, 'u-one'), (3, 'u3')");
+    let p = s.prepare("SELECT a, b FROM t WHERE id=?").unwrap();
+    let expect = [
+        (1, "a-long-string-one|b1"),
+        (2, "NULL|b"),
+        (3, "x|NULL"),
+        (4, "|"),
+        (1, "a-long-string-one|b1"),
+        (4, "|"),
+        (2, "NULL|b"),
+    ];
+    for (id, want) in expect {
+        let mut c = Collect::default();
+        s.execute(p.id, &[Value::Int(id)], &mut c).unwrap();
+        assert_eq!(rows(&c), vec![want.to_string()], "id {id}");
+        // Another statement's rows in between.
+        assert_eq!(
+            rows(&q(
+                &mut s,
+                "SELECT t.id, t.a, u.x FROM t LEFT JOIN u ON u.id = t.id ORDER BY t.id"
+            )),
+            vec![
+                "1|a-long-string-one|u-one",
+                "2|NULL|NULL",
+                "3|x|u3",
+                "4||NULL"
+            ]
+        );
+    }
+}
+
+/// Primary-key point reads, plain and prepared: a present and a missing
+/// key, `= NULL` (no row), a value of another type that has no exact key
+/// form (scanned and compared as MySQL does), and a composite key.
+#[test]
+fn primary_key_points_match_what_a_scan_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))");
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (0, 'zero'), (1, 'one'), (2, 'two')",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE c (a INT, b VARCHAR(10), v INT, PRIMARY KEY (a, b))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO c VALUES (1, 'x', 10), (1, 'y', 11), (2, 'x', 20)",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT v FROM t WHERE id = 1")),
+        vec!["one"]
+    );
+    assert!(rows(&q(&mut s, "SELECT v FROM t WHERE id = 7")).is_empty());
+    assert!(rows(&q(&mut s, "SELECT v FROM t WHERE id = NULL")).is_empty());
+    assert_eq!(
+        rows(&q(&mut s, "SELECT v FROM t WHERE id = 1.0")),
+        vec!["one"]
+    );
+    assert!(rows(&q(&mut s, "SELECT v FROM t WHERE id = 1.5")).is_empty());
+    assert_eq!(
+        rows(&q(&mut s, "SELECT v FROM c WHERE a = 1 AND b = 'Y'")),
+        vec!["11"]
+    );
+    let p = s.prepare("SELECT v FROM t WHERE id = ?").unwrap();
+    for (arg, want) in [
+        (Value::Int(2), vec!["two"]),
+        (Value::Int(9), vec![]),
+        (Value::Null, vec![]),
+        (Value::Str(b"0".to_vec()), vec!["zero"]),
+    ] {
+        let mut out = Collect::default();
+        s.execute(p.id, std::slice::from_ref(&arg), &mut out)
+            .unwrap();
+        assert_eq!(rows(&out), want, "{arg:?}");
+    }
+}

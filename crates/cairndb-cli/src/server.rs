@@ -265,8 +265,7 @@ impl Settings {
             }
             if self.zip_working_memory.is_none() {
                 let m = e.zip.hard_working_mem_limit.min(b.zip_working_memory);
-                e.zip.hard_working_mem_limit = m;
-                e.zip.soft_working_mem_limit = e.zip.soft_working_mem_limit.min(m);
+                set_zip_working_memory(e, m);
             }
         }
         s
@@ -289,8 +288,7 @@ impl Settings {
         }
         engine.zip.key_index_in_place = self.zip_key_index_in_place;
         if let Some(m) = self.zip_working_memory {
-            engine.zip.hard_working_mem_limit = m;
-            engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
+            set_zip_working_memory(&mut engine, m);
         }
         SqlOptions {
             engine,
@@ -298,6 +296,13 @@ impl Settings {
             lock_wait_timeout_secs: self.lock_wait_timeout,
         }
     }
+}
+
+/// Bounds zip-table builds to `m` bytes: the hard limit, and the soft
+/// (spill) limit no higher.
+fn set_zip_working_memory(engine: &mut cairndb::Options, m: usize) {
+    engine.zip.hard_working_mem_limit = m;
+    engine.zip.soft_working_mem_limit = engine.zip.soft_working_mem_limit.min(m);
 }
 
 /// `--memory-limit`.

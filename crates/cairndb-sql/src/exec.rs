@@ -927,56 +927,40 @@ pub(crate) fn scan_table(
         Access::Full => None,
         Access::Index(ia) => Some(ia),
     };
-    // A primary-key point (every key column equal to a value): read it
-    // with the session's buffers, no ranges to build.
-    if let Some(ia) = ia.filter(|ia| {
-        ia.index.is_none() && !def.hidden_pk && ia.eq.len() == def.primary.columns.len()
-    }) {
-        let mut key = std::mem::take(&mut scratch.key);
-        let made = eq_prefix(s, &def, ia, row, &mut key);
-        if let Ok(EqPrefix::Built) = made {
-            let mut val = std::mem::take(&mut scratch.val);
-            let mut tmp = std::mem::take(&mut scratch.strs);
-            let r = (|| -> SqlResult<()> {
-                if rd.get(&key, &mut val)? {
-                    decode_into(t, &key, &val, row, &mut tmp)?;
-                    f(rd, row, scratch)?;
-                }
-                Ok(())
-            })();
-            scratch.key = key;
-            scratch.val = val;
-            if scratch.strs.is_empty() {
-                scratch.strs = tmp;
-            }
-            return r;
-        }
-        scratch.key = key;
-        match made? {
-            EqPrefix::MatchesNothing => return Ok(()),
-            // Scanned below, as index_ranges decides.
-            EqPrefix::NoKeyForm | EqPrefix::Built => {}
-        }
-    }
-    // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
-    let mut ranges = match ia {
-        None => vec![full_range(def.primary.id)],
-        Some(ia) => match index_ranges(s, &def, ia, row)? {
-            Some(r) => r,
-            None => vec![full_range(index_id_of(&def, ia.index))],
-        },
-    };
     let index = ia.and_then(|ia| ia.index);
     let covering = ia.is_some_and(|ia| ia.covering);
     let reverse = ia.is_some_and(|ia| ia.reverse);
-    if reverse {
-        // Sorted, disjoint ranges: the last one first.
-        ranges.reverse();
-    }
     let mut tmp = std::mem::take(&mut scratch.strs);
     let mut key = std::mem::take(&mut scratch.key);
     let mut val = std::mem::take(&mut scratch.val);
     let result = (|| -> SqlResult<()> {
+        // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
+        let mut ranges = match ia {
+            None => vec![full_range(def.primary.id)],
+            // A primary-key point (every key column equal to a value): its
+            // key in the session's buffer, read at once, no ranges built.
+            Some(ia) if ia.index.is_none() && ia.eq.len() == def.primary.columns.len() => {
+                match eq_prefix(s, &def, ia, row, &mut key)? {
+                    EqPrefix::Built => {
+                        if rd.get(&key, &mut val)? {
+                            decode_into(t, &key, &val, row, &mut tmp)?;
+                            f(rd, row, scratch)?;
+                        }
+                        return Ok(());
+                    }
+                    EqPrefix::MatchesNothing => return Ok(()),
+                    EqPrefix::NoKeyForm => vec![full_range(def.primary.id)],
+                }
+            }
+            Some(ia) => match index_ranges(s, &def, ia, row)? {
+                Some(r) => r,
+                None => vec![full_range(index_id_of(&def, ia.index))],
+            },
+        };
+        if reverse {
+            // Sorted, disjoint ranges: the last one first.
+            ranges.reverse();
+        }
         for (lo, hi, point) in ranges {
             if point && index.is_none() {
                 // Primary-key point read.
@@ -1146,7 +1130,8 @@ fn eq_prefix(
 
 /// The byte ranges of an index access for the current outer row; None
 /// when a bound cannot be encoded exactly (the caller scans the whole
-/// index and the filter decides).
+/// index and the filter decides). A primary-key point is not one:
+/// `scan_table` reads it without ranges.
 fn index_ranges(
     s: &Session,
     def: &TableDef,
@@ -1162,10 +1147,6 @@ fn index_ranges(
         EqPrefix::Built => {}
         EqPrefix::MatchesNothing => return Ok(Some(Vec::new())),
         EqPrefix::NoKeyForm => return Ok(None),
-    }
-    let pk_point = ia.index.is_none() && ia.eq.len() == ix.columns.len();
-    if pk_point {
-        return Ok(Some(vec![(prefix, Vec::new(), true)]));
     }
     let next = ix.columns.get(ia.eq.len()).map(|c| &def.columns[*c]);
     if let (Some(alts), Some(col)) = (&ia.alts, next) {

@@ -25,7 +25,7 @@ const USAGE: &str =
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
-  [--worker-threads=N] [--memory-limit=auto|off|BYTES]
+  [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -65,6 +65,11 @@ struct Settings {
     /// price of more threads to switch between (no clear difference for
     /// sysbench with 8 threads on 2 CPUs, docs/BENCHMARKS.md).
     worker_threads: Option<usize>,
+    /// How a synced commit waits for its fdatasync: `true` (`task`, the
+    /// default) as the client's task, the WAL syncer thread syncing
+    /// (`Session::set_deferred_durability`); `false` (`thread`) on the
+    /// executing thread, inside the write.
+    commit_wait_task: bool,
 }
 
 impl Default for Settings {
@@ -87,6 +92,7 @@ impl Default for Settings {
             zip_key_index_in_place: true,
             worker_threads: None,
             memory_limit: MemoryLimit::Auto,
+            commit_wait_task: true,
         }
     }
 }
@@ -170,6 +176,13 @@ impl Settings {
                         }
                         MemoryLimit::Bytes(n)
                     }
+                }
+            }
+            "commit-wait" => {
+                self.commit_wait_task = match v.trim().to_ascii_lowercase().as_str() {
+                    "task" => true,
+                    "thread" => false,
+                    _ => return Err(format!("option {key}: `{v}` is not task or thread")),
                 }
             }
             "worker-threads" => {
@@ -427,7 +440,10 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         ..Default::default()
     };
     let rt = tokio_runtime(s.worker_threads())?;
-    let backend = Arc::new(SqlBackend { db: db.clone() });
+    let backend = Arc::new(SqlBackend {
+        db: db.clone(),
+        commit_wait_task: s.commit_wait_task,
+    });
     let served = rt.block_on(cairndb_server::serve(
         config,
         backend,
@@ -504,6 +520,9 @@ pub fn check_main(args: Vec<String>) -> Result<(), String> {
 /// The backend: one SQL database, a session per connection.
 pub struct SqlBackend {
     pub db: Arc<SqlDb>,
+    /// Sessions leave their commits' syncs to the connection's task
+    /// (`--commit-wait=task`).
+    pub commit_wait_task: bool,
 }
 
 /// A connection's session.
@@ -537,6 +556,7 @@ impl Backend for SqlBackend {
         // Set from the client's CLIENT_FOUND_ROWS before each command.
         let mut s = Session::new(self.db.clone(), user);
         s.client_found_rows = false;
+        s.set_deferred_durability(self.commit_wait_task);
         if let Some(d) = db.filter(|d| !d.is_empty()) {
             s.use_database(d).map_err(to_wire)?;
         }
@@ -745,6 +765,13 @@ fn param(v: &cairndb_server::Value<'_>) -> Value {
 impl cairndb_server::Session for SqlConn {
     fn is_quick(&self, stmt: u32) -> bool {
         self.s.is_quick_read(stmt)
+    }
+
+    fn poll_durable(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), cairndb_server::SqlError>> {
+        self.s.poll_durable(cx).map_err(to_wire)
     }
 
     fn query(&mut self, sql: &str, out: &mut dyn Results) {

@@ -79,6 +79,20 @@ pub trait Session: Send + 'static {
         let _ = stmt;
         false
     }
+
+    /// What the last command's answer waits for before it is sent: the
+    /// sync of the commits it made, when the session leaves that to the
+    /// connection (so the wait parks this task, not a thread). `Pending`
+    /// registers the task's waker; `Ready(Err)` means the commits are not
+    /// durable: the connection answers with that error instead and closes.
+    /// Default: ready at once (commits synced before they return).
+    fn poll_durable(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), SqlError>> {
+        let _ = cx;
+        std::task::Poll::Ready(Ok(()))
+    }
 }
 
 /// What `prepare` tells the client about a statement.

@@ -690,6 +690,7 @@ async fn run_connection<B, R, W>(
         // moving it off the worker would cost more than running it.
         let quick =
             shared.executor != Executor::Inline && live.core.is_quick(live.framer.payload(&frame));
+        let first_seq = frame.last_seq.wrapping_add(1);
         let flow = if quick {
             step(&mut live, frame, None)
         } else {
@@ -702,8 +703,20 @@ async fn run_connection<B, R, W>(
             live = back;
             flow
         };
+        // The answer acknowledges commits: it waits for their sync.
+        let durable = std::future::poll_fn(|cx| live.core.session.poll_durable(cx)).await;
         let Live { out, w, framer, .. } = &mut *live;
         framer.shrink();
+        if let Err(e) = durable {
+            // Not durable: the answer (whatever of it is still buffered)
+            // must not reach the client. The database has turned
+            // read-only; the connection closes after the error.
+            out.buf.clear();
+            out.seq = first_seq;
+            out.err(&e);
+            let _ = flush(w, out).await;
+            break;
+        }
         if flush(w, out).await.is_err() || flow == Flow::Close {
             break;
         }

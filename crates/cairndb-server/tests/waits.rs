@@ -80,3 +80,52 @@ fn shutdown_closes_connections_waiting_for_a_command() {
     // Stopping waited for both; their timeouts (hours, seconds) did not.
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
+
+/// A COM_QUERY payload.
+fn query(sql: &str) -> Vec<u8> {
+    let mut p = vec![0x03];
+    p.extend_from_slice(sql.as_bytes());
+    p
+}
+
+#[test]
+fn an_answer_waits_for_its_commits_sync_without_holding_up_others() {
+    let srv = start(config());
+    let mut r = Raw::login(srv.port);
+    let port = srv.port;
+    let other = std::thread::spawn(move || {
+        let mut o = Raw::login(port);
+        sleep(Duration::from_millis(100));
+        // During the other connection's wait: answered at once.
+        let t = Instant::now();
+        ping(&mut o);
+        t.elapsed()
+    });
+    let t = Instant::now();
+    let a = r.command(&query("DURABLE WAIT 500"));
+    let waited = t.elapsed();
+    assert_eq!((a[0].0, a[0].1[0]), (1, 0), "OK once durable: {a:?}");
+    assert!(
+        waited >= Duration::from_millis(450),
+        "answered after {waited:?}, before its sync"
+    );
+    let pinged = other.join().unwrap();
+    assert!(
+        pinged < Duration::from_millis(300),
+        "another connection waited {pinged:?}"
+    );
+    // The connection goes on.
+    ping(&mut r);
+}
+
+#[test]
+fn a_failed_sync_answers_its_error_instead_of_ok_and_closes() {
+    let srv = start(config());
+    let mut r = Raw::login(srv.port);
+    let a = r.command(&query("DURABLE FAIL"));
+    assert_eq!(a[0].0, 1, "the answer's sequence id");
+    assert_eq!(common::raw::err_code(&a[0].1), Some(1180), "{a:?}");
+    assert!(r.closed(), "the connection stays open after a failed sync");
+    let mut other = Raw::login(srv.port);
+    ping(&mut other);
+}

@@ -73,6 +73,9 @@ pub(crate) struct TxnState {
     pub(crate) savepoints: Vec<String>,
     /// The shared schema lock, from the first write to the end.
     pub(crate) schema: Option<parking_lot::ArcRwLockReadGuard<parking_lot::RawRwLock, ()>>,
+    /// Begun without a synced commit, its sync left to
+    /// [`Session::poll_durable`] (see [`Session::set_deferred_durability`]).
+    pub(crate) deferred: bool,
 }
 
 /// A prepared statement.
@@ -124,6 +127,11 @@ pub struct Session {
     pub client_found_rows: bool,
     /// Reused buffers of the executor.
     pub(crate) scratch: crate::exec::Scratch,
+    /// Commits leave their sync to the driver ([`Session::poll_durable`]).
+    defer_durability: bool,
+    /// The WAL position the last commits need synced before they are
+    /// acknowledged, while deferred.
+    pending_durable: Option<cairndb::WalPosition>,
 }
 
 /// A note or warning of a statement: (level, code, message).
@@ -170,7 +178,51 @@ impl Session {
             next_stmt: 1,
             client_found_rows: false,
             scratch: Default::default(),
+            defer_durability: false,
+            pending_durable: None,
         }
+    }
+
+    /// With `on`, a commit that must be synced (`flush_log_at_trx_commit`
+    /// of 1) syncs on its own thread only when no sync is under way; else it
+    /// returns without waiting for the fdatasync, and the driver awaits
+    /// [`Session::poll_durable`] before it acknowledges the statement, so
+    /// the client's task waits instead of a thread. The commit's rows are
+    /// visible to other sessions from the commit on, before the sync (as
+    /// InnoDB's are before its log flush); no client is told of a commit
+    /// the sync has not covered. A statement run while an earlier one still
+    /// waits (the next statement of a multi-statement text) waits for that
+    /// sync first, blocking. Off by default.
+    pub fn set_deferred_durability(&mut self, on: bool) {
+        self.defer_durability = on;
+    }
+
+    /// Ready once every commit made so far is durable (at once when none
+    /// waits); `Pending` with the task's waker registered otherwise. An
+    /// error means the sync failed: the database is then read-only and the
+    /// commits are not acknowledged.
+    pub fn poll_durable(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<SqlResult<()>> {
+        let Some(pos) = self.pending_durable else {
+            return std::task::Poll::Ready(Ok(()));
+        };
+        match self.db.db.db().poll_durable(pos, cx) {
+            std::task::Poll::Ready(r) => {
+                self.pending_durable = None;
+                std::task::Poll::Ready(r.map_err(SqlError::from))
+            }
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+
+    /// Waits, blocking, for the sync of the commits made so far.
+    fn settle_durability(&mut self) -> SqlResult<()> {
+        if let Some(pos) = self.pending_durable.take() {
+            self.db.db.db().wait_durable(pos)?;
+        }
+        Ok(())
     }
 
     /// The connection id.
@@ -205,6 +257,7 @@ impl Session {
 
     /// COM_RESET_CONNECTION: rolls back, forgets variables and statements.
     pub fn reset(&mut self) {
+        let _ = self.settle_durability();
         self.txn = None;
         self.vars.clear();
         self.user_vars.clear();
@@ -218,6 +271,7 @@ impl Session {
     /// Runs one statement (the caller splits a multi-statement text with
     /// `preparse::split_statements`).
     pub fn query(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
+        self.settle_durability()?;
         self.params.clear();
         let pre = classify(sql)?;
         if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
@@ -270,6 +324,7 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
+        self.settle_durability()?;
         let Some(p) = self.prepared.get(&id) else {
             return Err(SqlError::new(
                 1243,
@@ -427,7 +482,11 @@ impl Session {
     }
 
     pub(crate) fn begin_txn(&mut self, _explicit: bool) {
-        let wopts = self.db.commit_options();
+        let mut wopts = self.db.commit_options();
+        let deferred = wopts.sync && self.defer_durability;
+        if deferred {
+            wopts.sync = false;
+        }
         let txn = self.db.db.begin(
             &wopts,
             &TransactionOptions {
@@ -442,13 +501,25 @@ impl Session {
             snapshot: None,
             savepoints: Vec::new(),
             schema: None,
+            deferred,
         });
     }
 
     /// Commits the open transaction, if any.
     pub(crate) fn commit(&mut self) -> SqlResult<()> {
         if let Some(mut t) = self.txn.take() {
+            let wrote = t.txn.num_writes() > 0;
             t.txn.commit()?;
+            if wrote && t.deferred {
+                // At or past the commit's record (see `Db::log_position`).
+                // The first of concurrent commits syncs here, at once; the
+                // others leave the wait to the driver.
+                let engine = self.db.db.db();
+                let pos = engine.log_position();
+                if !engine.try_sync_durable(pos)? {
+                    self.pending_durable = Some(self.pending_durable.map_or(pos, |p| p.max(pos)));
+                }
+            }
         }
         Ok(())
     }

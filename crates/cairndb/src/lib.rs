@@ -56,7 +56,7 @@ pub use db::events::{
     EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,
 };
 pub use db::snapshot::Snapshot;
-pub use db::{format_stats, Db, DbStats};
+pub use db::{format_stats, Db, DbStats, WalPosition};
 pub use error::{Error, Result};
 pub use iter::db_iter::DbIterator;
 pub use options::{

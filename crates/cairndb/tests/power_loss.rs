@@ -2,8 +2,9 @@
 //! points of a workload with flushes and compactions, everything not synced
 //! is thrown away (file tails and unsynced directory changes, via
 //! `MemFs::power_loss` and `MemFs::power_loss_image`); after reopening, the
-//! store opens cleanly, every write acknowledged with sync=true (and all
-//! before it) is present, and the state is exactly the state after some
+//! store opens cleanly, every write acknowledged with sync=true or followed
+//! by a `wait_durable` of the log position after it (and all before it) is
+//! present, and the state is exactly the state after some
 //! prefix of the acknowledged writes (batches whole, nothing reordered).
 
 mod common;
@@ -23,6 +24,8 @@ enum Op {
     Put(Vec<u8>, Vec<u8>, bool),
     Delete(Vec<u8>, bool),
     Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>, bool),
+    /// `wait_durable(log_position())`: the WAL syncer's sync.
+    WaitDurable,
     Flush,
     Compact,
 }
@@ -35,7 +38,8 @@ fn workload(seed: u64, n: usize) -> Vec<Op> {
             let sync = rng.gen_ratio(1, 4);
             let val = format!("v{i}-{}", "x".repeat(rng.gen_range(0..300))).into_bytes();
             match rng.gen_range(0..100) {
-                0..=59 => Op::Put(key(&mut rng), val, sync),
+                0..=56 => Op::Put(key(&mut rng), val, sync),
+                57..=59 => Op::WaitDurable,
                 60..=74 => Op::Delete(key(&mut rng), sync),
                 75..=95 => Op::Batch(
                     (0..rng.gen_range(2..6))
@@ -88,6 +92,10 @@ fn apply(db: &Db, m: &mut Model, op: &Op) -> bool {
             }
             db.write(&wo(*s), b).unwrap();
             *s
+        }
+        Op::WaitDurable => {
+            db.wait_durable(db.log_position()).unwrap();
+            true
         }
         Op::Flush => {
             db.flush().unwrap();

@@ -7,7 +7,9 @@
 //! 1 KiB); `SELECT length ...` (the query's own length); `SELECT sleep`
 //! (300 ms, then 1); `BEGIN`, `COMMIT`, `SET autocommit = 0|1`, other
 //! `SET`s; `INSERT ...` (2 rows, id 42); `bad` and anything else: ERR
-//! 1064. Prepared: `SELECT ?, ...` echoes its parameters in one row;
+//! 1064. `DURABLE WAIT N` answers OK once its commit is durable, N ms
+//! later (a thread wakes the connection's task); `DURABLE FAIL` commits
+//! something whose sync fails (error 1180). Prepared: `SELECT ?, ...` echoes its parameters in one row;
 //! other statements run as the text query would, in binary. Database
 //! `nope` does not exist.
 #![allow(dead_code)]
@@ -39,6 +41,7 @@ impl Backend for Mock {
             autocommit: true,
             in_trans: false,
             stmts: Default::default(),
+            durable: None,
         })
     }
 }
@@ -47,6 +50,25 @@ pub struct MockSession {
     autocommit: bool,
     in_trans: bool,
     stmts: std::collections::HashMap<u32, String>,
+    /// The sync the last command's commit waits for.
+    durable: Option<Arc<Gate>>,
+}
+
+/// A commit's sync: its outcome once known, and the task waiting for it.
+#[derive(Default)]
+struct Gate(std::sync::Mutex<GateState>);
+
+/// The outcome, once known, and the waiting task's waker.
+type GateState = (Option<Result<(), SqlError>>, Option<std::task::Waker>);
+
+impl Gate {
+    fn open(&self, r: Result<(), SqlError>) {
+        let mut g = self.0.lock().unwrap();
+        g.0 = Some(r);
+        if let Some(w) = g.1.take() {
+            w.wake();
+        }
+    }
 }
 
 fn rows_columns() -> [Column; 4] {
@@ -64,7 +86,26 @@ impl MockSession {
     fn statement(&mut self, stmt: &str, sql_len: usize, out: &mut dyn Results) {
         let s = stmt.trim();
         let l = s.to_ascii_lowercase();
-        if l == "select 1" {
+        if let Some(ms) = l.strip_prefix("durable wait ") {
+            let ms: u64 = ms.trim().parse().unwrap_or(0);
+            let gate = Arc::new(Gate::default());
+            let g = gate.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                g.open(Ok(()));
+            });
+            self.durable = Some(gate);
+            out.ok(1, 0, 0, "");
+        } else if l == "durable fail" {
+            let gate = Arc::new(Gate::default());
+            gate.open(Err(SqlError::new(
+                1180,
+                b"HY000",
+                "Got error 5 during COMMIT",
+            )));
+            self.durable = Some(gate);
+            out.ok(1, 0, 0, "");
+        } else if l == "select 1" {
             out.begin_result_set(&[Column::new("1", ColumnType::MYSQL_TYPE_LONGLONG)]);
             let r = out.row();
             r.int(1);
@@ -184,6 +225,27 @@ fn value_column(i: usize, v: &Value<'_>) -> Column {
 }
 
 impl Session for MockSession {
+    fn poll_durable(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), SqlError>> {
+        let Some(gate) = self.durable.clone() else {
+            return std::task::Poll::Ready(Ok(()));
+        };
+        let mut g = gate.0.lock().unwrap();
+        match g.0.take() {
+            Some(r) => {
+                drop(g);
+                self.durable = None;
+                std::task::Poll::Ready(r)
+            }
+            None => {
+                g.1 = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    }
+
     fn query(&mut self, sql: &str, out: &mut dyn Results) {
         let stmts: Vec<&str> = sql.split(';').filter(|s| !s.trim().is_empty()).collect();
         if stmts.len() > 1 && !out.multi_statements() {

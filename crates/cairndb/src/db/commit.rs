@@ -173,8 +173,15 @@ impl DbInner {
                 let w = log.writer.as_mut().ok_or(Error::Closed)?;
                 if sync {
                     w.prepare_synced_record(scratch.data().len())?;
+                } else if self.durability.deferred_in_use() {
+                    // The WAL syncer will sync this record for a waiter:
+                    // written as a synced one (zero-filled space ahead,
+                    // `pwrite` rather than a store into a page the last
+                    // sync may still be writing back).
+                    w.prepare_synced_record(scratch.data().len())?;
                 }
                 w.add_record(scratch.data())?;
+                let pos = self.durability.note_logged();
                 if sync {
                     self.pipeline.set_syncing(true);
                     let t = Instant::now();
@@ -182,8 +189,12 @@ impl DbInner {
                     self.last_sync_micros
                         .store(t.elapsed().as_micros() as u64, Ordering::Relaxed);
                     self.pipeline.set_syncing(false);
-                    r?;
+                    if let Err(e) = r {
+                        self.durability.fail(e.clone());
+                        return Err(e);
+                    }
                     self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    self.durability.mark_synced(pos);
                 } else {
                     w.flush()?;
                 }

@@ -31,6 +31,9 @@ pub(crate) const COMPACT_RANGE_PASS: &str = "compact-range-pass";
 /// A write group's leader, after logging the group and releasing `log`,
 /// before its memtable inserts.
 pub(crate) const BEFORE_INSERT: &str = "before-insert";
+/// In a WAL sync round (`durable.rs`), holding the syncing role, after
+/// releasing `log`, before its fdatasync.
+pub(crate) const SYNC_ROUND: &str = "sync-round";
 /// In the file collector, after it listed the directory.
 pub(crate) const GC_LISTED: &str = "gc-listed";
 

@@ -61,6 +61,7 @@
 
 mod commit;
 mod compact;
+mod durable;
 pub mod events;
 mod flush;
 pub(crate) mod hooks;
@@ -69,6 +70,7 @@ mod open;
 pub(crate) mod pipeline;
 mod read;
 pub mod snapshot;
+pub use durable::WalPosition;
 mod stats;
 mod sv_cache;
 #[cfg(test)]
@@ -203,6 +205,8 @@ pub(crate) struct DbInner {
     pipeline: CommitPipeline,
     /// Duration of the last WAL sync, microseconds.
     last_sync_micros: AtomicU64,
+    /// WAL positions logged and synced, and their waiters (`durable.rs`).
+    durability: durable::Durability,
     log: Mutex<LogState>,
     compaction_lock: Mutex<()>,
     versions: Mutex<VersionSet>,
@@ -396,12 +400,15 @@ impl Db {
                 // read-only, as after a failed synced group.
                 if let Err(e) = self.inner.sync_closed_logs().and_then(|()| w.sync()) {
                     self.inner.set_bg_error(e.clone());
+                    self.inner.durability.fail(e.clone());
                     return Err(e);
                 }
                 self.inner
                     .counters
                     .wal_syncs
                     .fetch_add(1, Ordering::Relaxed);
+                let logged = self.inner.durability.logged();
+                self.inner.durability.mark_synced(logged);
                 Ok(())
             }
             None => Err(Error::Closed),
@@ -462,6 +469,7 @@ impl Db {
             st.shutting_down = true;
             inner.state_cv.notify_all();
         }
+        inner.durability.stop_syncer();
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }
@@ -471,10 +479,14 @@ impl Db {
                 Some(w) => inner.sync_closed_logs().and_then(|()| w.sync()),
                 None => Ok(()),
             };
+            if r.is_ok() && inner.state.lock().bg_error.is_none() {
+                inner.durability.mark_synced(inner.durability.logged());
+            }
             log.writer = None;
             inner.closed_logs.lock().clear();
             r
         };
+        inner.durability.close();
         inner.delete_obsolete_files();
         inner.lock.lock().take();
         let bg = inner.state.lock().bg_error.clone();
@@ -503,6 +515,7 @@ impl Db {
             st.bg_error.get_or_insert(Error::Closed);
             self.inner.state_cv.notify_all();
         }
+        self.inner.durability.close();
         for t in self.threads.lock().drain(..) {
             let _ = t.join();
         }

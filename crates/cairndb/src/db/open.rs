@@ -230,6 +230,7 @@ impl Db {
             zip_budget,
             zip_stats,
             pipeline: CommitPipeline::new(max_seq),
+            durability: Default::default(),
             last_sync_micros: AtomicU64::new(0),
             log: Mutex::new(LogState {
                 writer: Some(writer),
@@ -288,7 +289,9 @@ impl Db {
                 .map_err(|e| Error::io("spawn thread", &inner.path, e))?;
             threads.push(t);
         }
-        if !inner.opts.wal_sync_interval.is_zero() {
+        {
+            // Syncs for `wait_durable` and `poll_durable`, and the
+            // interval sync (`durable.rs`).
             let i = inner.clone();
             let t = std::thread::Builder::new()
                 .name("cairndb-walsync".into())

@@ -333,3 +333,46 @@ fn paranoid_checks_refuse_missing_or_truncated_tables_at_open() {
     );
     assert!(db.get(&ReadOptions::default(), b"a").is_err());
 }
+
+/// A commit that finds a sync round under way must not wait behind it on
+/// its thread: `try_sync_durable` returns false at once, and the round's
+/// owner hands the request on, so the position becomes durable without
+/// anyone calling again.
+#[test]
+fn try_sync_during_another_round_defers_and_is_handed_on() {
+    let fs = MemFs::new();
+    let db = Arc::new(Db::open("/db", mem_opts(&fs)).unwrap());
+    put(&db, b"a", b"1");
+    let first = db.log_position();
+    let (tx, rx) = mpsc::channel();
+    let db2 = db.clone();
+    db.set_hook(hooks::SYNC_ROUND, move |_| {
+        // Inside the first round: a second commit tries to sync.
+        let t = std::thread::spawn(move || {
+            put(&db2, b"b", b"2");
+            let second = db2.log_position();
+            let synced_here = db2.try_sync_durable(second).unwrap();
+            (second, synced_here)
+        });
+        tx.send(t.join().unwrap()).unwrap();
+    });
+    assert!(
+        db.try_sync_durable(first).unwrap(),
+        "an idle database syncs at once"
+    );
+    let (second, synced_here) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(
+        !synced_here,
+        "a commit waited behind a sync round under way"
+    );
+    // Handed on to the syncer thread: durable with no further call.
+    let t = std::time::Instant::now();
+    while !db.is_durable(second) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the request was not handed on"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    db.wait_durable(second).unwrap();
+}

@@ -232,29 +232,4 @@ impl DbInner {
         }
         Ok(())
     }
-
-    pub(super) fn wal_sync_loop(self: &Arc<Self>) {
-        let interval = self.opts.wal_sync_interval;
-        loop {
-            {
-                let mut st = self.state.lock();
-                if st.shutting_down {
-                    return;
-                }
-                self.state_cv.wait_for(&mut st, interval);
-                if st.shutting_down {
-                    return;
-                }
-            }
-            let mut log = self.log.lock();
-            if let Some(w) = log.writer.as_mut() {
-                if let Err(e) = self.sync_closed_logs().and_then(|()| w.sync()) {
-                    drop(log);
-                    self.set_bg_error(e);
-                    return;
-                }
-                self.counters.wal_syncs.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
 }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use super::{FileLock, FileSync, Fs, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 #[derive(Default)]
@@ -175,11 +175,26 @@ impl WritableFile for MemWritable {
         self.file.lock().sync();
         Ok(())
     }
+    fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
+        // Appends land in the shared file at once, as they reach a real
+        // file's page cache: a sync from elsewhere covers them.
+        Some(Arc::new(MemFileSync(self.file.clone())))
+    }
     fn len(&self) -> u64 {
         self.pos as u64
     }
     fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// [`WritableFile::sync_handle`] of a [`MemWritable`]: the shared file.
+struct MemFileSync(FileRef);
+
+impl FileSync for MemFileSync {
+    fn sync_data(&self) -> Result<()> {
+        self.0.lock().sync();
+        Ok(())
     }
 }
 

@@ -46,6 +46,14 @@ pub trait WritableFile: Send {
     fn fill_zeros(&mut self, _upto: u64) -> Result<()> {
         Ok(())
     }
+    /// A handle that fdatasyncs this file from another thread, while this
+    /// writer goes on appending: each call makes durable at least every byte
+    /// appended (and flushed) before it began. `None` (the default) when the
+    /// file cannot be synced apart from its writer; the caller then syncs
+    /// through [`WritableFile::sync`].
+    fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
+        None
+    }
     /// Bytes appended so far (the logical file size).
     fn len(&self) -> u64;
     /// True when nothing has been appended.
@@ -54,6 +62,14 @@ pub trait WritableFile: Send {
     }
     /// The path this file was opened with, for error messages.
     fn path(&self) -> &Path;
+}
+
+/// Syncs one file's data apart from its writer
+/// ([`WritableFile::sync_handle`]).
+pub trait FileSync: Send + Sync {
+    /// fdatasync: every byte written to the file before the call began is
+    /// durable when it returns `Ok`.
+    fn sync_data(&self) -> Result<()>;
 }
 
 /// A file read front to back.

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
-use super::{FileLock, Fs, RandomAccessFile, SequentialFile, WritableFile};
+use super::{FileLock, FileSync, Fs, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
 const WRITE_BUFFER: usize = 256 << 10;
@@ -106,6 +106,11 @@ impl WritableFile for PosixWritable {
         // fdatasync also persists a size change, so appends past the
         // preallocated region stay durable (only slower).
         fdatasync(&self.file, &self.path)
+    }
+
+    fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
+        // Covers what `flush` has handed to the OS, not `buf`.
+        sync_handle_of(&self.file, &self.path)
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
@@ -312,6 +317,10 @@ impl WritableFile for PosixMappedLog {
         Ok(())
     }
 
+    fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
+        sync_handle_of(&self.file, &self.path)
+    }
+
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {
         // The same page-cache pages back the map, so the map sees them.
         if zero_fill_ahead(&self.file, &self.path, &mut self.physical, self.len, upto)? {
@@ -373,6 +382,32 @@ fn write_zeros_synced(file: &File, path: &Path, mut from: u64, upto: u64) -> Res
 }
 
 /// `fdatasync` of `file`, its error naming `path`.
+/// A second descriptor of a log file, synced from the WAL syncer thread
+/// while the writer appends through the first (`WritableFile::sync_handle`).
+/// fdatasync acts on the file, not the descriptor: it writes back every
+/// dirty page of the file, those dirtied through a map included.
+struct PosixFileSync {
+    file: File,
+    path: PathBuf,
+}
+
+impl FileSync for PosixFileSync {
+    fn sync_data(&self) -> Result<()> {
+        fdatasync(&self.file, &self.path)
+    }
+}
+
+/// A [`PosixFileSync`] over a duplicate of `file`'s descriptor; `None` if
+/// the descriptor cannot be duplicated (the caller syncs through the
+/// writer instead).
+fn sync_handle_of(file: &File, path: &Path) -> Option<Arc<dyn FileSync>> {
+    let file = file.try_clone().ok()?;
+    Some(Arc::new(PosixFileSync {
+        file,
+        path: path.to_path_buf(),
+    }))
+}
+
 fn fdatasync(file: &File, path: &Path) -> Result<()> {
     file.sync_data()
         .map_err(|e| Error::io("fdatasync", path, e))

@@ -86,6 +86,13 @@ impl LogWriter {
     /// Readers take the zeros for the end of the log (docs/format/wal.md).
     pub fn prepare_synced_record(&mut self, payload_len: usize) -> Result<()> {
         self.next_synced = true;
+        self.zero_fill_for(payload_len)
+    }
+
+    /// The zero-filling of [`LogWriter::prepare_synced_record`] alone, for
+    /// a record that a later sync (the WAL syncer's) will make durable:
+    /// the record is stored as any other, and that sync writes data only.
+    pub fn zero_fill_for(&mut self, payload_len: usize) -> Result<()> {
         if payload_len > ZERO_FILL_MAX_RECORD {
             return Ok(());
         }
@@ -168,6 +175,13 @@ impl LogWriter {
     /// Makes every written byte durable.
     pub fn sync(&mut self) -> Result<()> {
         self.file.sync()
+    }
+
+    /// A handle that syncs the log's file apart from this writer
+    /// ([`WritableFile::sync_handle`]); it covers what [`LogWriter::flush`]
+    /// has handed to the OS.
+    pub fn sync_handle(&self) -> Option<std::sync::Arc<dyn crate::env::FileSync>> {
+        self.file.sync_handle()
     }
 
     /// Bytes written so far (including any the file held when opened).

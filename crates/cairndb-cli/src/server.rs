@@ -479,11 +479,20 @@ fn tune_malloc() {
     }
 }
 
+/// The engine's waits that can last (a row lock, a write stall), run
+/// through `block_in_place` on the runtime's threads: a statement run on
+/// its connection's worker (a write by primary key, `is_quick`) gives the
+/// worker up only when it actually waits.
+fn engine_wait(w: &mut dyn FnMut()) {
+    cairndb_server::blocking(w)
+}
+
 fn tokio_runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
         .thread_name("cairndb-server")
+        .on_thread_start(|| cairndb::set_thread_blocking_hook(Some(engine_wait)))
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))
 }
@@ -764,7 +773,7 @@ fn param(v: &cairndb_server::Value<'_>) -> Value {
 
 impl cairndb_server::Session for SqlConn {
     fn is_quick(&self, stmt: u32) -> bool {
-        self.s.is_quick_read(stmt)
+        self.s.is_quick_read(stmt) || self.s.is_quick_write(stmt)
     }
 
     fn poll_durable(

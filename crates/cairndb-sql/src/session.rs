@@ -137,6 +137,9 @@ pub struct Session {
 /// A note or warning of a statement: (level, code, message).
 pub(crate) type Warning = (&'static str, u16, String);
 
+/// The most rows of an INSERT that [`Session::is_quick_write`] admits.
+const QUICK_INSERT_ROWS: usize = 16;
+
 /// MySQL's default max_error_count: warnings kept per statement (the
 /// count goes on).
 const MAX_WARNINGS_KEPT: usize = 1024;
@@ -379,6 +382,48 @@ impl Session {
         r
     }
 
+    /// Whether executing prepared statement `id` now is a short write that
+    /// waits only where the engine's blocking hook can hand the thread off
+    /// (`cairndb::set_thread_blocking_hook`: row locks, stalls, the commit
+    /// pipeline, the commit's own sync when no other is under way): its
+    /// cached plan is current
+    /// and is an UPDATE or DELETE of key points, or an INSERT of at most
+    /// `QUICK_INSERT_ROWS` rows of values, in autocommit outside a
+    /// transaction, and commits are not synced inside the engine's write
+    /// (not synced at all, or deferred: [`Session::set_deferred_durability`]).
+    /// A server runs it on its network thread, as a quick read.
+    pub fn is_quick_write(&self, id: u32) -> bool {
+        if self.txn.is_some() || !self.autocommit {
+            return false;
+        }
+        if self.db.commit_options().sync && !self.defer_durability {
+            return false;
+        }
+        let Some(p) = self.prepared.get(&id) else {
+            return false;
+        };
+        let Some((epoch, db, plan)) = &p.plan else {
+            return false;
+        };
+        if *epoch != self.db.epoch() || *db != self.current_db {
+            return false;
+        }
+        match plan.as_ref() {
+            crate::plan::Plan::Update(u) => u
+                .scan
+                .sources
+                .iter()
+                .all(crate::plan::Source::is_key_points),
+            crate::plan::Plan::Delete(d) => d
+                .scan
+                .sources
+                .iter()
+                .all(crate::plan::Source::is_key_points),
+            crate::plan::Plan::Insert(i) => i.select.is_none() && i.rows.len() <= QUICK_INSERT_ROWS,
+            crate::plan::Plan::Select(_) => false,
+        }
+    }
+
     /// Whether executing prepared statement `id` now is a short read
     /// that never waits: its cached plan is current and is a SELECT
     /// without FOR UPDATE / FOR SHARE whose every table is read at key
@@ -450,7 +495,7 @@ impl Session {
         let lock = self.db.schema_lock.clone();
         if let Some(t) = self.txn.as_mut() {
             if t.schema.is_none() {
-                t.schema = Some(lock.read_arc());
+                t.schema = Some(cairndb::blocking(|| lock.read_arc()));
             }
             t.txn.set_savepoint();
         }

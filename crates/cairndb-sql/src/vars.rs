@@ -70,6 +70,9 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ),
         ("sql_safe_updates", Value::Int(0)),
         ("sql_select_limit", Value::UInt(u64::MAX)),
+        // No Unix socket is served: NULL, so a client that reads it to
+        // reconnect through the socket (mysql_async) stays on TCP.
+        ("socket", Value::Null),
         ("system_time_zone", s("UTC")),
         ("time_zone", s("SYSTEM")),
         ("transaction_isolation", s("REPEATABLE-READ")),

@@ -1243,6 +1243,100 @@ fn only_current_lockless_key_point_reads_are_quick() {
     assert!(s.is_quick_read(point));
 }
 
+/// Writes run on the network thread only when they are keyed, current,
+/// in autocommit, and their commit will not sync on that thread.
+#[test]
+fn only_keyed_autocommit_writes_that_do_not_sync_on_the_thread_are_quick() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    let prep = |s: &mut Session, sql: &str| {
+        let id = s.prepare(sql).unwrap().id;
+        let n = sql.matches('?').count();
+        let mut c = Collect::default();
+        s.execute(id, &vec![Value::Int(5); n], &mut c).unwrap();
+        id
+    };
+    let update = prep(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
+    let delete = prep(&mut s, "DELETE FROM sbtest1 WHERE id=?");
+    let insert = prep(
+        &mut s,
+        "INSERT INTO sbtest1 (id, k, c, pad) VALUES (?, ?, ?, ?)",
+    );
+    let by_k = prep(&mut s, "UPDATE sbtest1 SET c='x' WHERE k BETWEEN ? AND ?");
+    let copy = prep(
+        &mut s,
+        "INSERT INTO sbtest1 (k, c, pad) SELECT k, c, pad FROM sbtest1 WHERE id=?",
+    );
+    let read = prep(&mut s, "SELECT c FROM sbtest1 WHERE id=?");
+    // Synced commits (flush_log_at_trx_commit 1) on the thread: never quick.
+    for id in [update, delete, insert, by_k, copy, read] {
+        assert!(
+            !s.is_quick_write(id),
+            "statement {id}, synced on the thread"
+        );
+    }
+    // Their sync left to the driver: the keyed ones are.
+    s.set_deferred_durability(true);
+    assert!(s.is_quick_write(update));
+    assert!(s.is_quick_write(delete));
+    assert!(s.is_quick_write(insert));
+    for id in [by_k, copy, read, 9999] {
+        assert!(!s.is_quick_write(id), "statement {id}");
+    }
+    // Not inside a transaction (its locks and undo span statements).
+    q(&mut s, "BEGIN");
+    assert!(!s.is_quick_write(update));
+    q(&mut s, "COMMIT");
+    q(&mut s, "SET autocommit=0");
+    assert!(!s.is_quick_write(update));
+    q(&mut s, "SET autocommit=1");
+    assert!(s.is_quick_write(update));
+    // Stale after a schema change until re-planned.
+    q(&mut s, "CREATE INDEX c_1 ON sbtest1(c)");
+    assert!(!s.is_quick_write(update));
+    let mut c = Collect::default();
+    s.execute(update, &[Value::Int(7)], &mut c).unwrap();
+    assert!(s.is_quick_write(update));
+}
+
+/// With deferred durability a commit by a quick write leaves its sync to
+/// the driver; the next statement waits for it first, and so does
+/// `poll_durable`.
+#[test]
+fn deferred_commits_are_durable_once_polled_or_before_the_next_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    s.set_deferred_durability(true);
+    let up = s.prepare("UPDATE sbtest1 SET k=k+1 WHERE id=?").unwrap().id;
+    let mut c = Collect::default();
+    s.execute(up, &[Value::Int(3)], &mut c).unwrap();
+    let engine = db.engine().db();
+    let pos = engine.log_position();
+    // Whether or not it was synced yet, polling reaches durable.
+    let waker = std::task::Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let t = std::time::Instant::now();
+    loop {
+        match s.poll_durable(&mut cx) {
+            std::task::Poll::Ready(r) => break r.unwrap(),
+            std::task::Poll::Pending => {
+                assert!(t.elapsed() < std::time::Duration::from_secs(10));
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+    }
+    assert!(engine.is_durable(pos));
+    // The next statement settles what an unpolled commit left.
+    s.execute(up, &[Value::Int(4)], &mut c).unwrap();
+    let pos = engine.log_position();
+    q(&mut s, "SELECT 1");
+    assert!(engine.is_durable(pos));
+}
+
 #[test]
 fn optimize_table_compacts_the_tables_rows_to_the_last_level() {
     let dir = tempfile::tempdir().unwrap();

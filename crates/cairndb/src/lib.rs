@@ -67,3 +67,4 @@ pub use txn::{
     OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions, TransactionIterator,
     TransactionOptions,
 };
+pub use util::blocking::{blocking, set_thread_blocking_hook, BlockingHook};

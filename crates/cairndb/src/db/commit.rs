@@ -361,7 +361,7 @@ impl DbInner {
         let until = start + cost;
         log.next_write_at = Some(until);
         if until > now {
-            std::thread::sleep(until - now);
+            crate::util::blocking::blocking(|| std::thread::sleep(until - now));
             self.counters.slowdowns.fetch_add(1, Ordering::Relaxed);
             self.counters
                 .stall_micros

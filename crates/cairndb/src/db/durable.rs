@@ -191,16 +191,18 @@ impl Durability {
         if inner.try_sync(pos)? {
             return Ok(());
         }
-        let mut st = self.state.lock();
-        loop {
-            if self.is_durable(pos) {
-                return Ok(());
+        crate::util::blocking::blocking(|| {
+            let mut st = self.state.lock();
+            loop {
+                if self.is_durable(pos) {
+                    return Ok(());
+                }
+                if let Some(e) = Self::dead_end(&st) {
+                    return Err(e);
+                }
+                self.waiter_cv.wait(&mut st);
             }
-            if let Some(e) = Self::dead_end(&st) {
-                return Err(e);
-            }
-            self.waiter_cv.wait(&mut st);
-        }
+        })
     }
 
     fn poll(&self, pos: u64, cx: &mut Context<'_>) -> Poll<Result<()>> {
@@ -271,7 +273,9 @@ impl DbInner {
         if !d.take_role() {
             return Ok(false);
         }
-        let r = self.sync_logged();
+        // The fdatasync is a wait that can last: through the thread's
+        // blocking hook, so a network thread gives itself up only here.
+        let r = crate::util::blocking::blocking(|| self.sync_logged());
         d.release_role();
         r?;
         if d.is_durable(pos) {

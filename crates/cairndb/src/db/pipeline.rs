@@ -204,8 +204,12 @@ impl CommitPipeline {
                     }
                 }
             }
-            while !ready() {
-                std::thread::park();
+            if !ready() {
+                crate::util::blocking::blocking(|| {
+                    while !ready() {
+                        std::thread::park();
+                    }
+                });
             }
         }
         if w.done.load(Ordering::Acquire) {
@@ -424,9 +428,11 @@ impl CommitPipeline {
     fn sleep_until_published(&self, upto: SeqNo) {
         let mut g = self.publish_lock.lock();
         self.publish_sleepers.fetch_add(1, Ordering::SeqCst);
-        while self.last_seq.load(Ordering::SeqCst) < upto {
-            self.publish_cv.wait(&mut g);
-        }
+        crate::util::blocking::blocking(|| {
+            while self.last_seq.load(Ordering::SeqCst) < upto {
+                self.publish_cv.wait(&mut g);
+            }
+        });
         self.publish_sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -142,7 +142,9 @@ impl DbInner {
                 self.counters.stalls.fetch_add(1, Ordering::Relaxed);
                 st.compaction_wanted = true;
                 self.state_cv.notify_all();
-                self.state_cv.wait_for(&mut st, Duration::from_millis(100));
+                crate::util::blocking::blocking(|| {
+                    self.state_cv.wait_for(&mut st, Duration::from_millis(100))
+                });
                 self.counters
                     .stall_micros
                     .fetch_add(t.elapsed().as_micros() as u64, Ordering::Relaxed);

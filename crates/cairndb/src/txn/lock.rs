@@ -173,13 +173,13 @@ impl LockManager {
                 break Err(Error::Deadlock { key: key.to_vec() });
             }
             waiting = true;
-            let timed_out = match deadline {
+            let timed_out = crate::util::blocking::blocking(|| match deadline {
                 None => {
                     stripe.cv.wait(&mut map);
                     false
                 }
                 Some(d) => Instant::now() >= d || stripe.cv.wait_until(&mut map, d).timed_out(),
-            };
+            });
             if timed_out {
                 // One last look: the lock may have been freed just now.
                 let free = map.get(key).is_none_or(|e| e.grantable(txn, req.exclusive));

@@ -1,5 +1,6 @@
 //! Small shared helpers: integer coding and checksums. No state, no locks.
 
+pub mod blocking;
 pub mod coding;
 pub mod crc;
 

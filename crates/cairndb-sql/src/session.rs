@@ -399,16 +399,10 @@ impl Session {
         if self.db.commit_options().sync && !self.defer_durability {
             return false;
         }
-        let Some(p) = self.prepared.get(&id) else {
+        let Some(plan) = self.current_plan(id) else {
             return false;
         };
-        let Some((epoch, db, plan)) = &p.plan else {
-            return false;
-        };
-        if *epoch != self.db.epoch() || *db != self.current_db {
-            return false;
-        }
-        match plan.as_ref() {
+        match plan {
             crate::plan::Plan::Update(u) => u
                 .scan
                 .sources
@@ -424,6 +418,13 @@ impl Session {
         }
     }
 
+    /// The cached plan of prepared statement `id`, if it is current (no
+    /// DDL since, and the same current database).
+    fn current_plan(&self, id: u32) -> Option<&crate::plan::Plan> {
+        let (epoch, db, plan) = self.prepared.get(&id)?.plan.as_ref()?;
+        (*epoch == self.db.epoch() && *db == self.current_db).then_some(plan.as_ref())
+    }
+
     /// Whether executing prepared statement `id` now is a short read
     /// that never waits: its cached plan is current and is a SELECT
     /// without FOR UPDATE / FOR SHARE whose every table is read at key
@@ -431,16 +432,7 @@ impl Session {
     /// of points after them). Such a read takes no lock and waits for no
     /// writer; the server runs it on its network thread.
     pub fn is_quick_read(&self, id: u32) -> bool {
-        let Some(p) = self.prepared.get(&id) else {
-            return false;
-        };
-        let Some((epoch, db, plan)) = &p.plan else {
-            return false;
-        };
-        if *epoch != self.db.epoch() || *db != self.current_db {
-            return false;
-        }
-        let crate::plan::Plan::Select(sel) = plan.as_ref() else {
+        let Some(crate::plan::Plan::Select(sel)) = self.current_plan(id) else {
             return false;
         };
         sel.lock.is_none() && sel.sources.iter().all(crate::plan::Source::is_key_points)

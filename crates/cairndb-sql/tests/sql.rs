@@ -1205,6 +1205,16 @@ fn exact_key_ranges_answer_as_a_full_scan_does() {
     }
 }
 
+/// Prepares `sql` and executes it once with 5 for every parameter (so its
+/// plan is cached); returns its id.
+fn prep(s: &mut Session, sql: &str) -> u32 {
+    let id = s.prepare(sql).unwrap().id;
+    let n = sql.matches('?').count();
+    let mut c = Collect::default();
+    s.execute(id, &vec![Value::Int(5); n], &mut c).unwrap();
+    id
+}
+
 /// The server runs a prepared statement on its network thread only when
 /// it is a keyed read that cannot wait: no lock, key points only, and a
 /// plan that is current.
@@ -1214,13 +1224,6 @@ fn only_current_lockless_key_point_reads_are_quick() {
     let db = open(dir.path());
     let mut s = Session::new(db.clone(), "root");
     setup(&mut s);
-    let prep = |s: &mut Session, sql: &str| {
-        let id = s.prepare(sql).unwrap().id;
-        let n = sql.matches('?').count();
-        let mut c = Collect::default();
-        s.execute(id, &vec![Value::Int(5); n], &mut c).unwrap();
-        id
-    };
     let point = prep(&mut s, "SELECT c FROM sbtest1 WHERE id=?");
     let points = prep(
         &mut s,
@@ -1251,13 +1254,6 @@ fn only_keyed_autocommit_writes_that_do_not_sync_on_the_thread_are_quick() {
     let db = open(dir.path());
     let mut s = Session::new(db.clone(), "root");
     setup(&mut s);
-    let prep = |s: &mut Session, sql: &str| {
-        let id = s.prepare(sql).unwrap().id;
-        let n = sql.matches('?').count();
-        let mut c = Collect::default();
-        s.execute(id, &vec![Value::Int(5); n], &mut c).unwrap();
-        id
-    };
     let update = prep(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
     let delete = prep(&mut s, "DELETE FROM sbtest1 WHERE id=?");
     let insert = prep(

@@ -403,16 +403,10 @@ impl Session {
             return false;
         };
         match plan {
-            crate::plan::Plan::Update(u) => u
-                .scan
-                .sources
-                .iter()
-                .all(crate::plan::Source::is_key_points),
-            crate::plan::Plan::Delete(d) => d
-                .scan
-                .sources
-                .iter()
-                .all(crate::plan::Source::is_key_points),
+            crate::plan::Plan::Update(crate::plan::UpdatePlan { scan, .. })
+            | crate::plan::Plan::Delete(crate::plan::DeletePlan { scan }) => {
+                scan.sources.iter().all(crate::plan::Source::is_key_points)
+            }
             crate::plan::Plan::Insert(i) => i.select.is_none() && i.rows.len() <= QUICK_INSERT_ROWS,
             crate::plan::Plan::Select(_) => false,
         }
@@ -487,7 +481,12 @@ impl Session {
         let lock = self.db.schema_lock.clone();
         if let Some(t) = self.txn.as_mut() {
             if t.schema.is_none() {
-                t.schema = Some(cairndb::blocking(|| lock.read_arc()));
+                // Free but for DDL: only a wait for DDL goes through the
+                // engine's blocking hook (a hand-off of a network thread).
+                let guard = lock
+                    .try_read_arc()
+                    .unwrap_or_else(|| cairndb::blocking(|| lock.read_arc()));
+                t.schema = Some(guard);
             }
             t.txn.set_savepoint();
         }

@@ -1297,6 +1297,44 @@ fn only_keyed_autocommit_writes_that_do_not_sync_on_the_thread_are_quick() {
     assert!(s.is_quick_write(update));
 }
 
+/// A keyed write with nothing to wait for ran the engine's blocking hook
+/// anyway: taking the schema lock (free unless DDL holds it) went through
+/// it every time, so a server handed its network thread off for every
+/// quick write.
+#[test]
+fn a_write_that_waits_for_nothing_does_not_run_the_blocking_hook() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static HOOKED: AtomicUsize = AtomicUsize::new(0);
+    fn counting(w: &mut dyn FnMut()) {
+        HOOKED.fetch_add(1, Ordering::SeqCst);
+        w();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqlDb::open(
+        dir.path(),
+        SqlOptions {
+            flush_log_at_trx_commit: cairndb_sql::FlushLogAtCommit::Never,
+            ..SqlOptions::default()
+        },
+    )
+    .unwrap();
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    let up = prep(&mut s, "UPDATE sbtest1 SET k=k+1 WHERE id=?");
+    assert!(s.is_quick_write(up));
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            cairndb::set_thread_blocking_hook(Some(counting));
+            let mut c = Collect::default();
+            for id in 1..=20 {
+                s.execute(up, &[Value::Int(id)], &mut c).unwrap();
+            }
+            cairndb::set_thread_blocking_hook(None);
+        });
+    });
+    assert_eq!(HOOKED.load(Ordering::SeqCst), 0);
+}
+
 /// With deferred durability a commit by a quick write leaves its sync to
 /// the driver; the next statement waits for it first, and so does
 /// `poll_durable`.

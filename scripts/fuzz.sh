@@ -30,7 +30,7 @@ case $secs in
 esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader mysql_packet)
+    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader zip_hex_runs mysql_packet)
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz.sh: cargo-fuzz is not installed; run: cargo install cargo-fuzz --locked" >&2

@@ -4,7 +4,7 @@
 //! the fuzzer's bytes. The top bit of the group-size byte picks the format
 //! version (1: the dictionary section is a zstd dictionary; the newest: it
 //! is a compressed dictionary behind a length header, and groups may carry
-//! key positions), so both readers are fuzzed. Every input must be rejected with an error or read without
+//! key positions and packed hex runs), so both readers are fuzzed. Every input must be rejected with an error or read without
 //! panicking.
 #![no_main]
 
@@ -49,10 +49,12 @@ fuzz_target!(|data: &[u8]| {
         num_keys,
         num_groups: num_records.div_ceil(group_size as u64),
         // Bit 0: a dictionary; bit 1 (the newest version): key positions
-        // in every group.
-        flags: head[15] & 3,
+        // in every group; bit 2 (the newest version): hex runs, with the
+        // escape byte from the same byte.
+        flags: head[15] & 7,
         compression_level: 3,
         sections: [Section::default(); 6],
+        hex_escape: head[15],
     };
     let mut off = groups;
     for (i, s) in sizes.iter().enumerate() {

@@ -125,11 +125,13 @@ pub struct ZipTableOptions {
     /// text it saves 10% or more. 0 always uses `compression_level`.
     /// Default 0.05.
     pub level_trial_gain: f64,
-    /// Layout version of new zip tables (`docs/format/ziptable.md`): 3 (as 2,
-    /// and a value that holds its own user key is stored without it), 2 (a
-    /// large sampled dictionary stored compressed) or 1 (a zstd-trained
-    /// dictionary). 1 and 2 are for readers that predate the newer
-    /// versions. Default 3.
+    /// Layout version of new zip tables (`docs/format/ziptable.md`): 4 (as
+    /// 3, and long runs of hex digits in values are packed two to a byte
+    /// outside the compressed text when a table has enough of them), 3 (as
+    /// 2, and a value that holds its own user key is stored without it), 2
+    /// (a large sampled dictionary stored compressed) or 1 (a zstd-trained
+    /// dictionary). 1 to 3 are for readers that predate the newer
+    /// versions. Default 4.
     pub format_version: u32,
     /// Store the key index (the fst) uncompressed in its envelope, so that
     /// readers walk it in place from the file's mapping instead of decoding
@@ -159,7 +161,7 @@ impl Default for ZipTableOptions {
             compression_level: 9,
             min_match: 6,
             level_trial_gain: 0.05,
-            format_version: 3,
+            format_version: 4,
             key_index_in_place: false,
             soft_working_mem_limit: 64 << 20,
             hard_working_mem_limit: 256 << 20,
@@ -738,7 +740,7 @@ impl Options {
             return bad("zip.min_match", "must be 0 or in 3..=7");
         }
         if !(1..=crate::sst::zip::format::ZIP_FORMAT_VERSION).contains(&z.format_version) {
-            return bad("zip.format_version", "must be 1, 2 or 3");
+            return bad("zip.format_version", "must be 1, 2, 3 or 4");
         }
         if !(z.sample_ratio > 0.0 && z.sample_ratio <= 1.0) {
             return bad("zip.sample_ratio", "must be in (0, 1]");

@@ -343,7 +343,7 @@ pub struct Flags {
     pub zip_sample_ratio: f64,
     /// `--zip_level`: the zstd level of zip tables (CairnDB addition).
     pub zip_level: i32,
-    /// `--zip_format_version=1|2|3`: layout of new zip tables (CairnDB
+    /// `--zip_format_version=1|2|3|4`: layout of new zip tables (CairnDB
     /// addition).
     pub zip_format_version: u32,
     /// `--zip_min_match=N`: zstd's minimum match length for zip groups, 0

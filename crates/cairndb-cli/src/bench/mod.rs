@@ -89,7 +89,7 @@ Table format (CairnDB only; other engines name them as not applicable):
   --zip_level_gain=F         keep --zip_level for a table only when a trial
                              shows it saves this share of bytes over level 1
                              (default 0.05; 0 = always)
-  --zip_format_version=1|2|3 layout of new zip tables (default 3)
+  --zip_format_version=1|2|3|4 layout of new zip tables (default 4)
 "#;
 
 fn help() -> String {

@@ -35,9 +35,10 @@ use crate::sst::format::{COMPRESSION_ZSTD, MAX_UNCOMPRESSED_BLOCK};
 use crate::sst::properties::TableProperties;
 use crate::sst::zip::bitpack::{encode_offsets, encode_packed};
 use crate::sst::zip::format::{
-    encode_envelope, is_packed, sec, Meta, Section, ZipFooter, FLAG_HAS_DICT, FLAG_KEY_IN_VALUE,
-    ZIP_VERSION_KEY_IN_VALUE, ZIP_VERSION_PACKED_SECTIONS,
+    encode_envelope, is_packed, sec, Meta, Section, ZipFooter, FLAG_HAS_DICT, FLAG_HEX_RUNS,
+    FLAG_KEY_IN_VALUE, ZIP_VERSION_HEX_RUNS, ZIP_VERSION_KEY_IN_VALUE, ZIP_VERSION_PACKED_SECTIONS,
 };
+use crate::sst::zip::hexrun;
 use crate::util::coding::{put_varint32, put_varint64};
 use crate::util::crc;
 
@@ -128,6 +129,12 @@ const TRIAL_MIN_GROUPS: usize = 8;
 /// Version 2: dictionary id written into the formatted dictionary (frames
 /// carry none; a fixed value keeps builds byte-for-byte repeatable).
 const DICT_ID: u32 = 32768;
+
+/// Version 4: a table's groups use the hex-run filter when the digits
+/// of long hex runs are at least 1/`HEX_MIN_SHARE` of its sampled value
+/// bytes (`ziptable.md`, "Hex runs"). Below that the filter saves little
+/// and costs every group decode a pass over its bytes.
+const HEX_MIN_SHARE: usize = 32;
 
 /// Version 3: user keys shorter than this are never looked for in their
 /// values (a short key matches by chance, and saves little when it does).
@@ -468,6 +475,38 @@ impl ZipTableBuilder {
         (Some(dict), level)
     }
 
+    /// Version 4: the escape byte of the hex-run filter when this table
+    /// uses it (its samples' long hex runs are a large enough share).
+    fn hex_escape(&self) -> Option<u8> {
+        if self.zip.format_version < ZIP_VERSION_HEX_RUNS || self.samples.is_empty() {
+            return None;
+        }
+        let digits = hexrun::packable_digits(&self.samples);
+        (digits * HEX_MIN_SHARE >= self.samples.len()).then(|| hexrun::choose_escape(&self.samples))
+    }
+
+    /// Replaces the dictionary and entropy samples by their filtered text
+    /// (the packed digits are not what the groups' text repeats).
+    fn filter_samples(&mut self, esc: u8) {
+        let mut packed = Vec::new();
+        for (bytes, sizes) in [
+            (&mut self.samples, &mut self.sample_sizes),
+            (&mut self.stat_samples, &mut self.stat_sizes),
+        ] {
+            let mut text = Vec::with_capacity(bytes.len());
+            let mut at = 0usize;
+            for size in sizes.iter_mut() {
+                let before = text.len();
+                let piece = bytes.get(at..at + *size).unwrap_or_default();
+                hexrun::filter(piece, esc, &mut text, &mut packed);
+                packed.clear();
+                at += *size;
+                *size = text.len() - before;
+            }
+            *bytes = text;
+        }
+    }
+
     /// Writes everything and syncs the file.
     pub fn finish(mut self) -> Result<TableFileInfo> {
         if let Some(e) = &self.error {
@@ -488,6 +527,10 @@ impl ZipTableBuilder {
 
     fn write_all(&mut self) -> Result<TableFileInfo> {
         use zstd::zstd_safe::{CCtx, CParameter, DictAttachPref, FrameFormat};
+        let hex = self.hex_escape();
+        if let Some(esc) = hex {
+            self.filter_samples(esc);
+        }
         let (dict, level) = if self.zip.format_version >= ZIP_VERSION_PACKED_SECTIONS {
             self.sampled_dictionary()
         } else {
@@ -538,6 +581,7 @@ impl ZipTableBuilder {
         let mut raw = Vec::new();
         let mut out = Vec::new();
         let mut head = Vec::with_capacity(16);
+        let (mut text, mut packed) = (Vec::new(), Vec::new());
         // Positions are stored only when some value held its key.
         let key_in_value = self.key_pos.iter().any(|&p| p != 0);
         for g in 0..num_groups {
@@ -551,6 +595,7 @@ impl ZipTableBuilder {
                     put_varint32(&mut raw, self.key_pos[r as usize]);
                 }
             }
+            let hdr = raw.len();
             for r in a..b {
                 let len = self.lens[r as usize] as usize;
                 let from_spool = match &mut spool {
@@ -569,20 +614,45 @@ impl ZipTableBuilder {
                     mem_pos += len;
                 }
             }
+            // Version 4: the values' hex runs leave the text for the packed
+            // digits, which the body ends with (`ziptable.md`, "Hex runs").
+            packed.clear();
+            if let Some(esc) = hex {
+                text.clear();
+                text.extend_from_slice(&raw[..hdr]);
+                let mut at = hdr;
+                for r in a..b {
+                    let len = self.lens[r as usize] as usize;
+                    hexrun::filter(&raw[at..at + len], esc, &mut text, &mut packed);
+                    at += len;
+                }
+                std::mem::swap(&mut raw, &mut text);
+            }
+            let raw_len = raw.len() + packed.len();
             // A group larger than the reader's decompression limit (huge
             // values) is stored raw: raw groups have no such limit.
             out.clear();
-            if raw.len() <= MAX_UNCOMPRESSED_BLOCK {
-                out.reserve(zstd::zstd_safe::compress_bound(raw.len()));
-                cctx.compress2(&mut out, &raw)
-                    .map_err(|c| self.zstd_err("zstd compress", c))?;
+            if raw_len <= MAX_UNCOMPRESSED_BLOCK {
+                out.reserve(zstd::zstd_safe::compress_bound(raw_len));
+                if packed.is_empty() {
+                    cctx.compress2(&mut out, &raw).map(|_| ())
+                } else {
+                    compress_two_blocks(&mut cctx, &mut out, &raw, &packed)
+                }
+                .map_err(|c| self.zstd_err("zstd compress", c))?;
             }
-            let compressed = !out.is_empty() && out.len() < raw.len();
+            let compressed = !out.is_empty() && out.len() < raw_len;
+            if !compressed {
+                raw.extend_from_slice(&packed);
+            }
             let body: &[u8] = if compressed { &out } else { &raw };
             // varint64: a group of values up to u32::MAX bytes each can be
             // 2 GiB or more, whose `raw_len << 1` would not fit a u32.
             head.clear();
-            put_varint64(&mut head, ((raw.len() as u64) << 1) | compressed as u64);
+            put_varint64(&mut head, ((raw_len as u64) << 1) | compressed as u64);
+            if hex.is_some() {
+                put_varint64(&mut head, packed.len() as u64);
+            }
             let c = crc::mask(crc::extend(crc::crc32c(&head), body));
             offsets.push(offset);
             self.file.append(&c.to_le_bytes())?;
@@ -613,9 +683,11 @@ impl ZipTableBuilder {
             num_keys: self.num_keys,
             num_groups,
             flags: if dict.is_some() { FLAG_HAS_DICT } else { 0 }
-                | if key_in_value { FLAG_KEY_IN_VALUE } else { 0 },
+                | if key_in_value { FLAG_KEY_IN_VALUE } else { 0 }
+                | if hex.is_some() { FLAG_HEX_RUNS } else { 0 },
             compression_level: level,
             sections: [Section::default(); 6],
+            hex_escape: hex.unwrap_or(0),
         };
         let mut pos = offset;
         let version = self.zip.format_version;
@@ -799,6 +871,38 @@ fn choose_level(zip: &ZipTableOptions, content: &[u8], samples: &[u8], sizes: &[
     } else {
         FAST_LEVEL
     }
+}
+
+/// Compresses `text` and then `packed` into `out` as one zstd frame, the
+/// packed digits in a block of their own so that their bytes do not share
+/// the text's literal Huffman table (`ziptable.md`, "Hex runs").
+fn compress_two_blocks(
+    cctx: &mut zstd::zstd_safe::CCtx<'static>,
+    out: &mut Vec<u8>,
+    text: &[u8],
+    packed: &[u8],
+) -> std::result::Result<(), usize> {
+    use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, InBuffer, OutBuffer};
+    // The size lets zstd pick the parameters `compress2` would for it.
+    cctx.set_pledged_src_size(Some((text.len() + packed.len()) as u64))?;
+    for (part, op) in [
+        (text, ZSTD_EndDirective::ZSTD_e_flush),
+        (packed, ZSTD_EndDirective::ZSTD_e_end),
+    ] {
+        let mut input = InBuffer::around(part);
+        loop {
+            if out.capacity() - out.len() < 256 {
+                out.reserve(out.capacity().max(4096));
+            }
+            let pos = out.len();
+            let left =
+                cctx.compress_stream2(&mut OutBuffer::around_pos(out, pos), &mut input, op)?;
+            if left == 0 && input.pos() == part.len() {
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Wraps raw dictionary `content` into a formatted zstd dictionary whose

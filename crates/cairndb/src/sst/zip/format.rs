@@ -28,7 +28,7 @@ pub const ZIP_MAGIC: u64 = 0x4341_4952_4e50_495a;
 
 /// Newest version of the zip table layout: what this code writes by
 /// default, and the highest it reads (`ziptable.md`, "Footer").
-pub const ZIP_FORMAT_VERSION: u32 = 3;
+pub const ZIP_FORMAT_VERSION: u32 = 4;
 
 /// The first version that stores the dictionary, key index, trailer and
 /// key-start sections in an envelope (`ziptable.md`, "Packed sections").
@@ -37,6 +37,10 @@ pub const ZIP_VERSION_PACKED_SECTIONS: u32 = 2;
 /// The first version whose groups may store a value without the record's
 /// user key in it (`FLAG_KEY_IN_VALUE`; `ziptable.md`, "Group").
 pub const ZIP_VERSION_KEY_IN_VALUE: u32 = 3;
+
+/// The first version whose groups may keep long hex-digit runs packed
+/// after their text (`FLAG_HEX_RUNS`; `ziptable.md`, "Hex runs").
+pub const ZIP_VERSION_HEX_RUNS: u32 = 4;
 
 /// Largest decoded dictionary a version-2 dictionary section may hold
 /// (`ziptable.md`, "Dictionary section").
@@ -140,9 +144,17 @@ pub const FLAG_HAS_DICT: u8 = 1;
 /// its value at that position (`ziptable.md`, "Group").
 pub const FLAG_KEY_IN_VALUE: u8 = 2;
 
+/// Meta flag bit (version 4 on): each group's header carries the length
+/// of its packed hex digits, its decoded body ends with them, and its text
+/// holds escapes for them (`ziptable.md`, "Hex runs"). The meta section
+/// then ends with the escape byte.
+pub const FLAG_HEX_RUNS: u8 = 4;
+
 /// The flag bits a table of `version` may set; any other is corruption.
 pub fn known_flags(version: u32) -> u8 {
-    if version >= ZIP_VERSION_KEY_IN_VALUE {
+    if version >= ZIP_VERSION_HEX_RUNS {
+        FLAG_HAS_DICT | FLAG_KEY_IN_VALUE | FLAG_HEX_RUNS
+    } else if version >= ZIP_VERSION_KEY_IN_VALUE {
         FLAG_HAS_DICT | FLAG_KEY_IN_VALUE
     } else {
         FLAG_HAS_DICT
@@ -203,6 +215,9 @@ pub struct Meta {
     pub compression_level: i32,
     /// The sections, indexed by [`sec`].
     pub sections: [Section; 6],
+    /// With `FLAG_HEX_RUNS`: the escape byte of the hex-run filter
+    /// (encoded after the sections only then).
+    pub hex_escape: u8,
 }
 
 impl Meta {
@@ -219,6 +234,9 @@ impl Meta {
             put_varint64(&mut b, s.offset);
             put_varint64(&mut b, s.size);
             put_fixed32(&mut b, s.crc);
+        }
+        if self.flags & FLAG_HEX_RUNS != 0 {
+            b.push(self.hex_escape);
         }
         b
     }
@@ -238,6 +256,7 @@ impl Meta {
                 .ok_or_else(|| bad("truncated compression level"))?
                 as i64 as i32,
             sections: [Section::default(); 6],
+            hex_escape: 0,
         };
         for (s, name) in m.sections.iter_mut().zip(SECTION_NAMES) {
             s.offset = r
@@ -249,6 +268,9 @@ impl Meta {
             s.crc = r
                 .fixed32()
                 .ok_or_else(|| bad(&format!("truncated {name} handle")))?;
+        }
+        if m.flags & FLAG_HEX_RUNS != 0 {
+            m.hex_escape = r.u8().ok_or_else(|| bad("truncated hex-run escape byte"))?;
         }
         if m.group_size == 0 || m.group_size > 256 {
             return Err(bad(&format!("group size {} not in 1..=256", m.group_size)));

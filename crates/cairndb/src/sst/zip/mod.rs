@@ -8,7 +8,7 @@
 //!
 //! `builder` writes a table (inside flush or compaction, under a working-
 //! memory limit); `table` reads one; `format` holds the footer, meta section
-//! and constants; `bitpack` the packed arrays; `cursor` an iterator's
+//! and constants; `hexrun` the version-4 filter of hex digits; `bitpack` the packed arrays; `cursor` an iterator's
 //! position in the key index. Tables are immutable once
 //! written: readers share them without locks.
 
@@ -16,6 +16,7 @@ pub mod bitpack;
 pub mod builder;
 mod cursor;
 pub mod format;
+pub mod hexrun;
 pub mod table;
 
 pub use builder::{ZipBuildEnv, ZipMemBudget, ZipTableBuilder};

@@ -67,9 +67,10 @@ use crate::sst::zip::bitpack::{OffsetArray, PackedArray};
 use crate::sst::zip::cursor::FstCursor;
 use crate::sst::zip::format::{
     decode_envelope, is_packed, known_flags, raw_envelope_body, sec, section_crc, Meta, Section,
-    ZipFooter, FLAG_HAS_DICT, FLAG_KEY_IN_VALUE, GROUP_CRC_LEN, MAX_DICT_LEN, SECTION_NAMES,
-    ZIP_FOOTER_LEN,
+    ZipFooter, FLAG_HAS_DICT, FLAG_HEX_RUNS, FLAG_KEY_IN_VALUE, GROUP_CRC_LEN, MAX_DICT_LEN,
+    SECTION_NAMES, ZIP_FOOTER_LEN,
 };
+use crate::sst::zip::hexrun;
 use crate::util::coding::{get_varint32, get_varint64, Reader};
 use crate::util::crc;
 
@@ -652,7 +653,22 @@ impl ZipTable {
                 format!("zip group {g}: decoded size {raw_len} is too large"),
             ));
         }
-        let body = rest.get(hl..).unwrap_or_default();
+        // Version 4 with hex runs: the packed digits' length, which the
+        // decoded body ends with.
+        let hex = self.meta.flags & FLAG_HEX_RUNS != 0;
+        let (packed_len, pl) = if hex {
+            match rest.get(hl..).and_then(get_varint64) {
+                Some((n, l)) if n <= raw_len as u64 => (n as usize, l),
+                _ => {
+                    return Err(
+                        self.corrupt(start, format!("zip group {g}: bad packed digit length"))
+                    )
+                }
+            }
+        } else {
+            (0, 0)
+        };
+        let body = rest.get(hl + pl..).unwrap_or_default();
         out.raw.clear();
         if h & 1 == 1 {
             out.raw.reserve(raw_len);
@@ -717,6 +733,9 @@ impl ZipTable {
                 out.key_pos.push(p);
             }
         }
+        if hex {
+            self.unfilter_group(g, start, out, pos, lens_total, packed_len)?;
+        }
         if pos.checked_add(lens_total) != Some(out.raw.len()) {
             return Err(self.corrupt(
                 start,
@@ -726,6 +745,54 @@ impl ZipTable {
         for r in &mut out.ranges {
             r.0 += pos;
         }
+        Ok(())
+    }
+
+    /// Version 4: expands the hex runs of a decoded group in place. On
+    /// entry `out.raw` is the decoded body: `pos` bytes of lengths and key
+    /// positions, the filtered text, then `packed_len` packed digits; on
+    /// return it is the lengths and key positions and then the stored
+    /// bytes, `lens_total` of them (`ziptable.md`, "Hex runs").
+    fn unfilter_group(
+        &self,
+        g: u64,
+        start: u64,
+        out: &mut DecodedGroup,
+        pos: usize,
+        lens_total: usize,
+        packed_len: usize,
+    ) -> Result<()> {
+        let bad = |what: String| self.corrupt(start, format!("zip group {g}: {what}"));
+        let body_len = out.raw.len();
+        let Some(text_len) = body_len
+            .checked_sub(pos)
+            .and_then(|n| n.checked_sub(packed_len))
+        else {
+            return Err(bad("packed digits overlap the record lengths".into()));
+        };
+        // Bounds the allocation below by what the body can expand to.
+        if lens_total > hexrun::max_expansion(text_len, packed_len) {
+            return Err(bad(
+                "record lengths are more than its hex runs can expand to".into(),
+            ));
+        }
+        // Copy text and digits past the room the expansion needs (past the
+        // body itself when that is longer), then expand forward: writes stay
+        // below `pos + lens_total`, reads come from the copy.
+        let end = pos + lens_total;
+        // One allocation for the room and the copy.
+        out.raw
+            .reserve(end.max(body_len) + text_len + packed_len - body_len);
+        if end > body_len {
+            out.raw.resize(end, 0);
+        }
+        let from = out.raw.len();
+        out.raw.extend_from_within(pos..body_len);
+        let (head, tail) = out.raw.split_at_mut(from);
+        let (text, packed) = tail.split_at(text_len);
+        let dst = head.get_mut(pos..end).unwrap_or_default();
+        hexrun::unfilter(text, packed, self.meta.hex_escape, dst).map_err(bad)?;
+        out.raw.truncate(end);
         Ok(())
     }
 

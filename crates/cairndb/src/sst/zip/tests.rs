@@ -630,21 +630,31 @@ fn zip_v1_fixture_options() -> ZipTableOptions {
 #[test]
 #[ignore = "writes the committed version-1 fixture"]
 fn generate_zip_v1_fixture() {
-    write_fixture(&zip_v1_fixture(), zip_v1_fixture_options());
+    write_fixture(&zip_v1_fixture(), 1, zip_v1_fixture_options());
 }
 
-/// Writes `model(400)` to the fixture `p` with `zip`.
-fn write_fixture(p: &Path, zip: ZipTableOptions) {
+/// Writes the fixture `p` of `version` with `zip`.
+fn write_fixture(p: &Path, version: u32, zip: ZipTableOptions) {
     let fs: Arc<dyn Fs> = PosixFs::shared();
     let dir = p.parent().unwrap().to_path_buf();
     fs.create_dir_all(&dir).unwrap();
     let _ = fs.remove_file(p);
-    let built = build(&fs, &dir, &model(400), zip, 1 << 30);
+    let built = build(&fs, &dir, &fixture_model(version), zip, 1 << 30);
     assert_eq!(built, p);
 }
 
+/// The records of the version-`version` fixture: `model(400)` for versions
+/// 1 and 2; from version 3 on, values that hold their key
+/// (`key_value_model(400)`) and hex digests (`hex_model(400)`).
+fn fixture_model(version: u32) -> Model {
+    match version {
+        1 | 2 => model(400),
+        _ => hex_model(400),
+    }
+}
+
 /// Opens the fixture `p`, checks its version and group size, and reads
-/// every record of `model(400)` from it.
+/// every record of its model from it.
 fn check_fixture(p: &Path, version: u32, group_size: u32) {
     let fs: Arc<dyn Fs> = PosixFs::shared();
     let t = open(&fs, p).unwrap();
@@ -658,7 +668,7 @@ fn check_fixture(p: &Path, version: u32, group_size: u32) {
     }
     let (_, _, footer) = layout(&fs, p);
     assert_eq!(footer.version, version);
-    check_against_model(&t, &model(400));
+    check_against_model(&t, &fixture_model(version));
 }
 
 #[test]
@@ -690,7 +700,7 @@ fn zip_v2_fixture_options() -> ZipTableOptions {
 #[test]
 #[ignore = "writes the committed version-2 fixture"]
 fn generate_zip_v2_fixture() {
-    write_fixture(&zip_v2_fixture(), zip_v2_fixture_options());
+    write_fixture(&zip_v2_fixture(), 2, zip_v2_fixture_options());
 }
 
 /// The generators above are ignored because they overwrite the committed
@@ -702,13 +712,53 @@ fn generate_zip_v2_fixture() {
 /// minimum match) change; the layout may not.
 #[test]
 fn fixture_generators_write_their_own_version() {
-    for (version, zip) in [(1, zip_v1_fixture_options()), (2, zip_v2_fixture_options())] {
+    for (version, zip) in [
+        (1, zip_v1_fixture_options()),
+        (2, zip_v2_fixture_options()),
+        (3, zip_v3_fixture_options()),
+    ] {
         let (fs, dir) = mem();
-        let built = build(&fs, &dir, &model(400), zip, 1 << 30);
+        let built = build(&fs, &dir, &fixture_model(version), zip, 1 << 30);
         let (_, _, footer) = layout(&fs, &built);
         assert_eq!(footer.version, version);
-        check_against_model(&open(&fs, &built).unwrap(), &model(400));
+        check_against_model(&open(&fs, &built).unwrap(), &fixture_model(version));
     }
+}
+
+/// `tests/fixtures/zip-v3/000007.sst`: a table written by format version 3
+/// (group size 8, a sampled 16 KiB dictionary, values that hold their
+/// user key stored without it, hex digests left in the text) from
+/// `hex_model(400)`.
+fn zip_v3_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zip-v3/000007.sst")
+}
+
+fn zip_v3_fixture_options() -> ZipTableOptions {
+    ZipTableOptions {
+        group_size: 8,
+        dict_size: 16384,
+        sample_ratio: 0.5,
+        format_version: 3,
+        ..ZipTableOptions::default()
+    }
+}
+
+/// Writes the version-3 fixture (overwriting the committed file, hence
+/// ignored). To regenerate:
+/// `cargo test -p cairndb --lib -- --ignored generate_zip_v3_fixture`.
+#[test]
+#[ignore = "writes the committed version-3 fixture"]
+fn generate_zip_v3_fixture() {
+    write_fixture(&zip_v3_fixture(), 3, zip_v3_fixture_options());
+}
+
+#[test]
+fn zip_v3_fixture_opens_and_reads_every_record() {
+    use crate::sst::zip::format::FLAG_KEY_IN_VALUE;
+    check_fixture(&zip_v3_fixture(), 3, 8);
+    let fs: Arc<dyn Fs> = PosixFs::shared();
+    let (_, meta, _) = layout(&fs, &zip_v3_fixture());
+    assert_ne!(meta.flags & FLAG_KEY_IN_VALUE, 0);
 }
 
 #[test]
@@ -1112,7 +1162,12 @@ fn key_position_past_its_value_is_corruption_not_a_panic() {
 fn meta_flags_unknown_to_the_format_version_are_corruption() {
     use crate::sst::zip::format::{section_crc, FLAG_KEY_IN_VALUE};
     let (fs, dir) = mem();
-    for (version, flag) in [(2, FLAG_KEY_IN_VALUE), (1, FLAG_KEY_IN_VALUE), (3, 0x80)] {
+    for (version, flag) in [
+        (2, FLAG_KEY_IN_VALUE),
+        (1, FLAG_KEY_IN_VALUE),
+        (3, super::format::FLAG_HEX_RUNS),
+        (4, 0x80),
+    ] {
         let zip = ZipTableOptions {
             group_size: 4,
             dict_size: 4096,
@@ -1122,12 +1177,13 @@ fn meta_flags_unknown_to_the_format_version_are_corruption() {
         let p = build(&fs, &dir, &key_value_model(100), zip, 1 << 30);
         let (mut b, mut meta, mut footer) = layout(&fs, &p);
         meta.flags |= flag;
+        // The flag may make the meta section longer (the hex-run escape).
         let mb = meta.encode();
-        let mo = footer.meta.offset as usize;
-        b[mo..mo + mb.len()].copy_from_slice(&mb);
+        b.truncate(footer.meta.offset as usize);
+        b.extend_from_slice(&mb);
+        footer.meta.size = mb.len() as u64;
         footer.meta.crc = section_crc(&mb);
-        let foff = b.len() - ZIP_FOOTER_LEN;
-        b[foff..].copy_from_slice(&footer.encode());
+        b.extend_from_slice(&footer.encode());
         fs.write_atomic(&p, &b).unwrap();
         let e = open(&fs, &p).unwrap_err();
         assert!(e.is_corruption(), "{e}");
@@ -1184,4 +1240,169 @@ fn key_index_in_place_reads_the_model_and_checks_the_fst() {
 
     damage_key_index_behind_its_crc(&fs, &p);
     assert_open_fails_naming(&fs, &p, "key index");
+}
+
+/// `key_value_model(n)` with hex digests added to the values: a lower-case
+/// MD5-like run, every third value an upper-case SHA-like run of odd
+/// length, and (value 5) every byte value once, so that whatever escape
+/// byte a table picks also appears as a literal.
+fn hex_model(n: usize) -> Model {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut digits = |len: usize, upper: bool| -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let d = b"0123456789abcdef"[(x >> 60) as usize];
+                if upper {
+                    d.to_ascii_uppercase()
+                } else {
+                    d
+                }
+            })
+            .collect()
+    };
+    key_value_model(n)
+        .into_iter()
+        .enumerate()
+        .map(|(j, (k, v))| {
+            if v.is_empty() {
+                return (k, v);
+            }
+            let mut val = v;
+            val.extend_from_slice(b"\tMD5sum: ");
+            val.extend_from_slice(&digits(32, false));
+            if j % 3 == 0 {
+                val.extend_from_slice(b"\tSHA: ");
+                val.extend_from_slice(&digits(63, true));
+                val.extend_from_slice(b" size 1234567");
+            }
+            if j == 5 {
+                val.extend((0..=255u8).collect::<Vec<u8>>());
+            }
+            (k, val)
+        })
+        .collect()
+}
+
+#[test]
+fn hex_digests_are_packed_and_every_record_reads_back() {
+    use crate::cache::BlockCache;
+    use crate::sst::zip::format::{FLAG_HEX_RUNS, ZIP_FORMAT_VERSION};
+    let m = hex_model(600);
+    for (group_size, dict_size, sample_ratio) in [(1, 4096, 0.03), (4, 0, 1.0), (16, 16384, 0.5)] {
+        let zip = |format_version| ZipTableOptions {
+            group_size,
+            dict_size,
+            sample_ratio,
+            format_version,
+            ..ZipTableOptions::default()
+        };
+        let (fs, dir) = mem();
+        let p4 = build(&fs, &dir, &m, zip(ZIP_FORMAT_VERSION), 1 << 30);
+        let t4 = open(&fs, &p4).unwrap();
+        assert_ne!(zip_meta(&t4).flags & FLAG_HEX_RUNS, 0, "group {group_size}");
+        check_against_model(&t4, &m);
+        let cached = Arc::new(
+            Table::open_with_stats(
+                fs.open_random(&p4).unwrap(),
+                7,
+                Some(Arc::new(BlockCache::new(1 << 20))),
+                None,
+                Arc::new(ZipStats::default()),
+                false,
+            )
+            .unwrap(),
+        );
+        check_against_model(&cached, &m);
+        check_against_model(&cached, &m);
+        t4.verify_checksums().unwrap();
+
+        let d3 = dir.join("v3");
+        fs.create_dir_all(&d3).unwrap();
+        let p3 = build(&fs, &d3, &m, zip(3), 1 << 30);
+        let t3 = open(&fs, &p3).unwrap();
+        assert_eq!(zip_meta(&t3).flags & FLAG_HEX_RUNS, 0);
+        check_against_model(&t3, &m);
+        let (s4, s3) = (fs.file_size(&p4).unwrap(), fs.file_size(&p3).unwrap());
+        assert!(
+            s4 < s3,
+            "group {group_size}: version 4 {s4} bytes, version 3 {s3}"
+        );
+    }
+}
+
+#[test]
+fn values_without_hex_runs_leave_the_filter_off() {
+    use crate::sst::zip::format::FLAG_HEX_RUNS;
+    let (fs, dir) = mem();
+    let m = model(300);
+    let p = build(&fs, &dir, &m, ZipTableOptions::default(), 1 << 30);
+    let t = open(&fs, &p).unwrap();
+    assert_eq!(zip_meta(&t).flags & FLAG_HEX_RUNS, 0);
+    check_against_model(&t, &m);
+}
+
+#[test]
+fn forged_packed_digit_length_is_corruption_not_a_panic() {
+    // Incompressible values, so the first group is stored raw and its
+    // header can be forged in place.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut noise = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    };
+    let m: Model = (0..8)
+        .map(|i| {
+            let uk = format!("k{:08}", (i + 1) * 10).into_bytes();
+            let mut v = noise(60);
+            let digest: String = noise(16).iter().map(|b| format!("{b:02x}")).collect();
+            v.extend_from_slice(digest.as_bytes());
+            (make_internal_key(&uk, 100 - i, ValueType::Value), v)
+        })
+        .collect();
+    let zip = ZipTableOptions {
+        group_size: 4,
+        dict_size: 0,
+        sample_ratio: 1.0,
+        ..ZipTableOptions::default()
+    };
+    let (fs, dir) = mem();
+    let p = build(&fs, &dir, &m, zip, 1 << 30);
+    let t = open(&fs, &p).unwrap();
+    assert_ne!(zip_meta(&t).flags & super::format::FLAG_HEX_RUNS, 0);
+    check_against_model(&t, &m);
+    drop(t);
+    let (orig, _, _) = layout(&fs, &p);
+    // Group 0: crc, header (raw), packed length (4 runs of 16 bytes).
+    let head = crate::util::coding::get_varint64(&orig[4..]).unwrap();
+    assert_eq!(head.0 & 1, 0, "group 0 was compressed");
+    let at = 4 + head.1;
+    assert_eq!(orig[at], 64);
+    let end = at + 1 + (head.0 >> 1) as usize;
+    for (forged, what) in [
+        (&[0u8][..], "hex runs"),
+        (&[60], "packed digit"),
+        (&[127], "hex run"),
+        (&[0xff, 0x7f], "bad packed digit length"),
+    ] {
+        let mut b = orig.clone();
+        // Same file size: a 2-byte length takes the body's first byte.
+        b.splice(at..at + forged.len(), forged.iter().copied());
+        let c = crate::util::crc::mask(crate::util::crc::crc32c(&b[4..end]));
+        b[..4].copy_from_slice(&c.to_le_bytes());
+        fs.write_atomic(&p, &b).unwrap();
+        let t = open(&fs, &p).unwrap();
+        let e = t.get(&m[1].0, true, |_, _| ()).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
+        assert!(e.to_string().contains("zip group 0"), "{e}");
+        assert!(e.to_string().contains(what), "{forged:?}: {e}");
+    }
 }

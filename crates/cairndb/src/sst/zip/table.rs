@@ -260,6 +260,16 @@ impl std::fmt::Debug for ZipTable {
     }
 }
 
+thread_local! {
+    /// Version 4: this thread's buffer for a group's decoded body before its
+    /// hex runs are expanded (`ZipTable::decode_group`).
+    static HEX_BODY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A scratch buffer that grew past this (a group of huge values) is freed
+/// after use rather than kept by the thread.
+const HEX_SCRATCH_KEEP: usize = 1 << 20;
+
 /// A value group decoded into memory: its bytes, each record's range and
 /// (`FLAG_KEY_IN_VALUE`) where its user key was cut out of its value.
 #[derive(Default)]
@@ -669,40 +679,44 @@ impl ZipTable {
             (0, 0)
         };
         let body = rest.get(hl + pl..).unwrap_or_default();
-        out.raw.clear();
-        if h & 1 == 1 {
-            out.raw.reserve(raw_len);
-            let r = match &self.ddict {
-                Some(d) => dctx.decompress_using_ddict(&mut out.raw, body, d),
-                None => dctx.decompress(&mut out.raw, body),
-            };
-            match r {
-                Ok(n) if n == raw_len => {}
-                Ok(n) => {
-                    return Err(self.corrupt(
-                        start,
-                        format!("zip group {g}: decoded {n} bytes, header says {raw_len}"),
-                    ))
+        let compressed = h & 1 == 1;
+        let first = g * self.meta.group_size as u64;
+        let k = (self.meta.num_records - first).min(self.meta.group_size as u64) as usize;
+        if hex {
+            // The filtered body goes to this thread's scratch buffer (or is
+            // read in place when stored raw) and expands into `out`, which
+            // then holds exactly the decoded group.
+            HEX_BODY.with(|cell| {
+                let mut scratch = cell.take();
+                let r = (|| {
+                    let filtered: &[u8] = if compressed {
+                        self.decode_body(g, start, dctx, body, raw_len, &mut scratch)?;
+                        &scratch
+                    } else {
+                        body
+                    };
+                    if filtered.len() != raw_len {
+                        return Err(
+                            self.corrupt(start, format!("zip group {g}: stored size mismatch"))
+                        );
+                    }
+                    self.expand_hex_runs(g, start, k, filtered, packed_len, out)
+                })();
+                if scratch.capacity() <= HEX_SCRATCH_KEEP {
+                    cell.replace(scratch);
                 }
-                Err(code) => {
-                    return Err(self.corrupt(
-                        start,
-                        format!(
-                            "zip group {g}: zstd: {}",
-                            zstd::zstd_safe::get_error_name(code)
-                        ),
-                    ))
-                }
-            }
+                r
+            })?;
+        } else if compressed {
+            self.decode_body(g, start, dctx, body, raw_len, &mut out.raw)?;
         } else {
             if body.len() != raw_len {
                 return Err(self.corrupt(start, format!("zip group {g}: stored size mismatch")));
             }
+            out.raw.clear();
             out.raw.extend_from_slice(body);
         }
         // Record lengths, then the values.
-        let first = g * self.meta.group_size as u64;
-        let k = (self.meta.num_records - first).min(self.meta.group_size as u64) as usize;
         out.ranges.clear();
         out.key_pos.clear();
         let mut pos = 0usize;
@@ -733,9 +747,6 @@ impl ZipTable {
                 out.key_pos.push(p);
             }
         }
-        if hex {
-            self.unfilter_group(g, start, out, pos, lens_total, packed_len)?;
-        }
         if pos.checked_add(lens_total) != Some(out.raw.len()) {
             return Err(self.corrupt(
                 start,
@@ -748,23 +759,72 @@ impl ZipTable {
         Ok(())
     }
 
-    /// Version 4: expands the hex runs of a decoded group in place. On
-    /// entry `out.raw` is the decoded body: `pos` bytes of lengths and key
-    /// positions, the filtered text, then `packed_len` packed digits; on
-    /// return it is the lengths and key positions and then the stored
-    /// bytes, `lens_total` of them (`ziptable.md`, "Hex runs").
-    fn unfilter_group(
+    /// Decompresses a group's zstd `body` into `dst` (cleared first), which
+    /// must come to `raw_len` bytes.
+    fn decode_body(
         &self,
         g: u64,
         start: u64,
-        out: &mut DecodedGroup,
-        pos: usize,
-        lens_total: usize,
+        dctx: &mut DCtx<'static>,
+        body: &[u8],
+        raw_len: usize,
+        dst: &mut Vec<u8>,
+    ) -> Result<()> {
+        dst.clear();
+        dst.reserve(raw_len);
+        let r = match &self.ddict {
+            Some(d) => dctx.decompress_using_ddict(dst, body, d),
+            None => dctx.decompress(dst, body),
+        };
+        match r {
+            Ok(n) if n == raw_len => Ok(()),
+            Ok(n) => Err(self.corrupt(
+                start,
+                format!("zip group {g}: decoded {n} bytes, header says {raw_len}"),
+            )),
+            Err(code) => Err(self.corrupt(
+                start,
+                format!(
+                    "zip group {g}: zstd: {}",
+                    zstd::zstd_safe::get_error_name(code)
+                ),
+            )),
+        }
+    }
+
+    /// Version 4: expands the decoded body `filtered` of group `g` (`k`
+    /// records) into `out.raw`: its lengths and key positions as they are,
+    /// then its filtered text expanded with the last `packed_len` bytes,
+    /// the packed digits (`ziptable.md`, "Hex runs"). The record lengths
+    /// are checked here only as far as allocating needs; the caller checks
+    /// the rest.
+    fn expand_hex_runs(
+        &self,
+        g: u64,
+        start: u64,
+        k: usize,
+        filtered: &[u8],
         packed_len: usize,
+        out: &mut DecodedGroup,
     ) -> Result<()> {
         let bad = |what: String| self.corrupt(start, format!("zip group {g}: {what}"));
-        let body_len = out.raw.len();
-        let Some(text_len) = body_len
+        let varints = if self.meta.flags & FLAG_KEY_IN_VALUE != 0 {
+            2 * k
+        } else {
+            k
+        };
+        let (mut pos, mut lens_total) = (0usize, 0usize);
+        for i in 0..varints {
+            let Some((v, n)) = filtered.get(pos..).and_then(get_varint32) else {
+                return Err(bad("bad record length".into()));
+            };
+            pos += n;
+            if i < k {
+                lens_total = lens_total.saturating_add(v as usize);
+            }
+        }
+        let Some(text_len) = filtered
+            .len()
             .checked_sub(pos)
             .and_then(|n| n.checked_sub(packed_len))
         else {
@@ -776,24 +836,14 @@ impl ZipTable {
                 "record lengths are more than its hex runs can expand to".into(),
             ));
         }
-        // Copy text and digits past the room the expansion needs (past the
-        // body itself when that is longer), then expand forward: writes stay
-        // below `pos + lens_total`, reads come from the copy.
-        let end = pos + lens_total;
-        // One allocation for the room and the copy.
-        out.raw
-            .reserve(end.max(body_len) + text_len + packed_len - body_len);
-        if end > body_len {
-            out.raw.resize(end, 0);
-        }
-        let from = out.raw.len();
-        out.raw.extend_from_within(pos..body_len);
-        let (head, tail) = out.raw.split_at_mut(from);
-        let (text, packed) = tail.split_at(text_len);
-        let dst = head.get_mut(pos..end).unwrap_or_default();
-        hexrun::unfilter(text, packed, self.meta.hex_escape, dst).map_err(bad)?;
-        out.raw.truncate(end);
-        Ok(())
+        let (head, rest) = filtered.split_at(pos);
+        let (text, packed) = rest.split_at(text_len);
+        out.raw.clear();
+        out.raw.reserve_exact(pos + lens_total);
+        out.raw.extend_from_slice(head);
+        out.raw.resize(pos + lens_total, 0);
+        let dst = out.raw.get_mut(pos..).unwrap_or_default();
+        hexrun::unfilter(text, packed, self.meta.hex_escape, dst).map_err(bad)
     }
 
     /// Finds the first entry `>= lookup_ikey` among the versions of its user

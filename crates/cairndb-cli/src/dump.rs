@@ -25,7 +25,9 @@ use cairndb::internals::blob::scan_file;
 use cairndb::internals::filename::parse_file_name;
 use cairndb::internals::iter::InternalIterator;
 use cairndb::internals::key::{parse_internal_key, ValueType};
-use cairndb::internals::sst::zip::format::SECTION_NAMES;
+use cairndb::internals::sst::zip::format::{
+    FLAG_HAS_DICT, FLAG_HEX_RUNS, FLAG_KEY_IN_VALUE, SECTION_NAMES,
+};
 use cairndb::internals::sst::Table;
 use cairndb::internals::version::set::read_manifest;
 use cairndb::internals::version::VersionEdit;
@@ -119,6 +121,16 @@ fn dump_sst(fs: &dyn Fs, path: &Path, max_value: usize) -> Result<(), String> {
             m.num_groups,
             m.group_size,
             m.compression_level
+        );
+        println!(
+            "  flags: dictionary {}, keys cut out of values {}, hex runs packed {}",
+            yes_no(m.flags & FLAG_HAS_DICT != 0),
+            yes_no(m.flags & FLAG_KEY_IN_VALUE != 0),
+            if m.flags & FLAG_HEX_RUNS != 0 {
+                format!("yes (escape byte 0x{:02x})", m.hex_escape)
+            } else {
+                "no".to_string()
+            }
         );
         for (s, name) in m.sections.iter().zip(SECTION_NAMES) {
             println!("  {name} section: {} bytes at {}", s.size, s.offset);
@@ -355,4 +367,12 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         return Err(format!("{}: {damage} damaged records", path.display()));
     }
     Ok(())
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
 }

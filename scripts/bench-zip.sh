@@ -13,9 +13,9 @@
 # Configurations: RocksDB 9.10.0 (zstd-3, 16 KiB blocks), CairnDB
 # block-based (zstd, 16 KiB blocks), zip v1 (group 4, trained 64 KiB
 # dictionary, zstd 6), zip v2 (group 16), zip v3 (group 16), zip v4 at
-# its defaults (group 16, hex runs packed), and zip v4 with groups of 32
-# and of 64 rows (sample ratio 0.04). Capped reads: RocksDB, zip v3, zip
-# v4 and zip v4 with groups of 32.
+# its defaults (group 8, hex runs packed), and zip v4 with groups of 16,
+# 32 and 64 rows (32 and 64: sample ratio 0.04). Capped reads: RocksDB,
+# zip v3, zip v4 and zip v4 with groups of 16.
 # Each is loaded with fillfile,compact into OUTDIR/db-NAME; the build CPU
 # is the process's user+sys time minus a fillfile-only run's. Reads:
 # readfile with a 1 GiB block cache (everything cached once read) and with
@@ -50,15 +50,16 @@ D="--datafile=$data/debian.tsv --keyfile=$data/debian.keys --keyfields=0,1,2"
 K="--keyfile=$data/debian.keys --keyfields=0,1,2"
 COMMON="--compression_type=zstd --block_size=16384"
 ZIP="--table_format=zip --zip_from_level=1"
-names=(rocksdb block zip-v1 zip-v2 zip-v3 zip-v4 zip-v4-g32 zip-v4-g64)
+names=(rocksdb block zip-v1 zip-v2 zip-v3 zip-v4 zip-v4-g16 zip-v4-g32 zip-v4-g64)
 flags() {
     case "$1" in
     rocksdb) echo "--engine=rocksdb" ;;
     block) echo "" ;;
     zip-v1) echo "$ZIP --zip_format_version=1 --zip_dict_size=65536 --zip_group_size=4 --zip_level=6" ;;
-    zip-v2) echo "$ZIP --zip_format_version=2" ;;
-    zip-v3) echo "$ZIP --zip_format_version=3" ;;
+    zip-v2) echo "$ZIP --zip_format_version=2 --zip_group_size=16" ;;
+    zip-v3) echo "$ZIP --zip_format_version=3 --zip_group_size=16" ;;
     zip-v4) echo "$ZIP" ;;
+    zip-v4-g16) echo "$ZIP --zip_group_size=16" ;;
     zip-v4-g32) echo "$ZIP --zip_group_size=32 --zip_sample_ratio=0.04" ;;
     zip-v4-g64) echo "$ZIP --zip_group_size=64 --zip_sample_ratio=0.04" ;;
     esac
@@ -109,7 +110,7 @@ limit=$((limit + rocks * 3 / 4))
 echo "cap $limit" | tee -a "$summary"
 for threads in 1 8; do
     for seed in 1 2 3; do
-        for n in rocksdb zip-v3 zip-v4 zip-v4-g32; do
+        for n in rocksdb zip-v3 zip-v4 zip-v4-g16; do
             f="$out/capped-$n-t$threads-s$seed.out"
             # shellcheck disable=SC2046
             "$root/scripts/bench-memlimit.sh" "$limit" -- /usr/bin/time \

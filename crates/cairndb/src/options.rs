@@ -102,10 +102,10 @@ pub struct ZipTableOptions {
     pub sample_ratio: f64,
     /// Records compressed together; a point read decompresses one group
     /// (about `group_size` values) unless the block cache holds it decoded.
-    /// Larger groups make smaller tables and costlier cold reads: on
-    /// Debian rows 64 made tables 5% smaller than 16 and point reads under
-    /// a memory cap 1.8x slower (docs/BENCHMARKS.md, "File workload and zip
-    /// tables"). Default 16.
+    /// Larger groups make smaller tables and costlier cold reads: on the
+    /// Debian rows 16 made tables 3% smaller than 8 and point reads with
+    /// an 8 MiB cache a third slower (docs/BENCHMARKS.md, "File workload
+    /// and zip tables"). Default 8.
     pub group_size: usize,
     /// zstd level of the groups: higher is smaller and slower to build,
     /// and no slower to read (see docs/BENCHMARKS.md, "File workload and
@@ -157,7 +157,7 @@ impl Default for ZipTableOptions {
         ZipTableOptions {
             dict_size: 4 << 20,
             sample_ratio: 0.03,
-            group_size: 16,
+            group_size: 8,
             compression_level: 9,
             min_match: 6,
             level_trial_gain: 0.05,

@@ -80,7 +80,7 @@ Table format (CairnDB only; other engines name them as not applicable):
   --zip_from_level=N         with zip, levels N and deeper are zip (default 1)
   --zip_dict_size=BYTES      largest dictionary (default 4194304; format 1
                              wants about 65536)
-  --zip_group_size=N         records compressed together (default 16)
+  --zip_group_size=N         records compressed together (default 8)
   --zip_sample_ratio=F       share of the values sampled for the dictionary
                              (default 0.03)
   --zip_level=N              zstd level of the groups (default 9)

@@ -895,10 +895,7 @@ mod tests {
     #[test]
     fn zip_group_size_defaults_to_the_servers_and_is_parsed() {
         let s = settings(&["--datadir=/tmp/x"]).unwrap();
-        assert_eq!(
-            s.sql_options().engine.zip.group_size,
-            SERVER_ZIP_GROUP_SIZE
-        );
+        assert_eq!(s.sql_options().engine.zip.group_size, SERVER_ZIP_GROUP_SIZE);
         let s = settings(&["--datadir=/tmp/x", "--zip_group_size=64"]).unwrap();
         assert_eq!(s.sql_options().engine.zip.group_size, 64);
         let e = settings(&["--zip-group-size=big"]).err().unwrap();

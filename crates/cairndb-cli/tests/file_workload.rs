@@ -291,7 +291,7 @@ fn missing_flags_files_and_bad_values_are_named() {
         ("--zip_sample_ratio=1.5", "--zip_sample_ratio"),
         ("--zip_level=99", "--zip_level"),
         ("--zip_dict_size=lots", "--zip_dict_size"),
-        ("--zip_format_version=4", "--zip_format_version"),
+        ("--zip_format_version=5", "--zip_format_version"),
         ("--zip_min_match=2", "--zip_min_match"),
         ("--zip_level_gain=1", "--zip_level_gain"),
         ("--benchmarks=fillfile,readfilez", "readfilez"),
@@ -364,7 +364,7 @@ fn zip_flags_are_accepted_mapped_and_read_back() {
     );
     assert!(
         err.contains(
-            "format_version: 3, dict_size: 4096, group_size: 8, sample_ratio: 0.5, \
+            "format_version: 4, dict_size: 4096, group_size: 8, sample_ratio: 0.5, \
              compression_level: 3, min_match: 5, level_trial_gain: 0 }"
         ),
         "{err}"

@@ -9,10 +9,12 @@
 //! key position kept beside its length). A fraction
 //! (`sample_ratio`) of the values is copied aside as dictionary samples,
 //! and (format version 2) every `STAT_GROUP_EVERY`-th group of values as
-//! entropy samples. `finish` builds the dictionary (version 2: the samples
-//! as raw content wrapped with entropy tables by zstd; version 1: trained
-//! by zstd), then reads the spool back in order and
-//! writes the compressed groups, followed by the dictionary, the offset
+//! entropy samples. `finish` decides whether the table filters hex runs
+//! (version 4: when the samples' long hex runs are a large enough share;
+//! then the samples are filtered and each group's values too), builds the
+//! dictionary (version 2: the samples as raw content wrapped with entropy
+//! tables by zstd; version 1: trained by zstd), then reads the spool back
+//! in order and writes the compressed groups, followed by the dictionary, the offset
 //! array, the key index, the trailer and key-start arrays, the properties,
 //! the meta section and the footer, and syncs the file.
 //!

@@ -9,7 +9,9 @@
 //! key-start sections in envelopes; compressed ones are decoded here into
 //! memory, while a key index stored raw (and version 1's fst) is read in
 //! place from the mapping. Groups are read in place, and each group's CRC
-//! is checked when it is decompressed.
+//! is checked when it is decompressed; a version-4 group with packed hex
+//! runs is decompressed into a per-thread scratch buffer and expanded from
+//! there into the decoded group.
 //!
 //! Invariants: immutable after `open`, shared as `Arc<ZipTable>` by any
 //! number of threads without locks; decompression contexts are per thread

@@ -605,47 +605,43 @@ fn zip_group_over_the_decompression_limit_reads_back() {
     check_against_model(&open(&fs, &p).unwrap(), &m);
 }
 
-/// `tests/fixtures/zip-v1/000007.sst`: a table written by format version 1
-/// (group size 4, a zstd-trained 4 KiB dictionary, keys with several
-/// versions and tombstones) from `model(400)`.
-fn zip_v1_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zip-v1/000007.sst")
+/// The committed table of format `version` (1 to 3), written by that
+/// version's writer from [`fixture_model`]:
+/// `tests/fixtures/zip-v{version}/000007.sst`.
+/// - 1: group size 4, a zstd-trained 4 KiB dictionary, zstd 6; keys with
+///   several versions and tombstones (`model(400)`).
+/// - 2: group size 8, a sampled 16 KiB dictionary with entropy tables,
+///   packed sections; the same records.
+/// - 3: as 2, from `hex_model(400)`: values that hold their user key are
+///   stored without it; hex digests stay in the text.
+fn zip_fixture(version: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/zip-v{version}/000007.sst"))
 }
 
-fn zip_v1_fixture_options() -> ZipTableOptions {
-    ZipTableOptions {
-        group_size: 4,
-        dict_size: 4096,
-        sample_ratio: 1.0,
-        compression_level: 6,
-        format_version: 1,
+/// The writer options of the fixture of `version`.
+fn zip_fixture_options(version: u32) -> ZipTableOptions {
+    let zip = ZipTableOptions {
+        group_size: 8,
+        dict_size: 16384,
+        sample_ratio: 0.5,
+        format_version: version,
         ..ZipTableOptions::default()
+    };
+    match version {
+        1 => ZipTableOptions {
+            group_size: 4,
+            dict_size: 4096,
+            sample_ratio: 1.0,
+            compression_level: 6,
+            ..zip
+        },
+        _ => zip,
     }
 }
 
-/// Writes the version-1 fixture (overwriting the committed file, hence
-/// ignored; `fixture_generators_write_their_own_version` runs the same
-/// build in memory). To regenerate:
-/// `cargo test -p cairndb --lib -- --ignored generate_zip_v1_fixture`.
-#[test]
-#[ignore = "writes the committed version-1 fixture"]
-fn generate_zip_v1_fixture() {
-    write_fixture(&zip_v1_fixture(), 1, zip_v1_fixture_options());
-}
-
-/// Writes the fixture `p` of `version` with `zip`.
-fn write_fixture(p: &Path, version: u32, zip: ZipTableOptions) {
-    let fs: Arc<dyn Fs> = PosixFs::shared();
-    let dir = p.parent().unwrap().to_path_buf();
-    fs.create_dir_all(&dir).unwrap();
-    let _ = fs.remove_file(p);
-    let built = build(&fs, &dir, &fixture_model(version), zip, 1 << 30);
-    assert_eq!(built, p);
-}
-
-/// The records of the version-`version` fixture: `model(400)` for versions
-/// 1 and 2; from version 3 on, values that hold their key
-/// (`key_value_model(400)`) and hex digests (`hex_model(400)`).
+/// The records of the fixture of `version`: `model(400)` for versions 1
+/// and 2; from version 3 on, values that hold their key and hex digests
+/// (`hex_model(400)`).
 fn fixture_model(version: u32) -> Model {
     match version {
         1 | 2 => model(400),
@@ -653,117 +649,87 @@ fn fixture_model(version: u32) -> Model {
     }
 }
 
-/// Opens the fixture `p`, checks its version and group size, and reads
-/// every record of its model from it.
-fn check_fixture(p: &Path, version: u32, group_size: u32) {
+/// Writes the fixture of `version` over the committed file.
+fn write_fixture(version: u32) {
+    let p = zip_fixture(version);
     let fs: Arc<dyn Fs> = PosixFs::shared();
-    let t = open(&fs, p).unwrap();
-    match &*t {
-        Table::Zip(z) => {
-            assert_eq!(z.meta().group_size, group_size);
-            assert_eq!(z.meta().num_keys, 400);
-            assert!(z.dictionary_len() > 0);
-        }
-        Table::Block(_) => panic!("not a zip table"),
-    }
-    let (_, _, footer) = layout(&fs, p);
-    assert_eq!(footer.version, version);
-    check_against_model(&t, &fixture_model(version));
+    let dir = p.parent().unwrap().to_path_buf();
+    fs.create_dir_all(&dir).unwrap();
+    let _ = fs.remove_file(&p);
+    let built = build(
+        &fs,
+        &dir,
+        &fixture_model(version),
+        zip_fixture_options(version),
+        1 << 30,
+    );
+    assert_eq!(built, p);
 }
 
+// The generators overwrite the committed files, hence ignored;
+// `fixture_generators_write_their_own_version` runs the same builds in
+// memory. To regenerate one:
+// `cargo test -p cairndb --lib -- --ignored generate_zip_v1_fixture`.
 #[test]
-fn zip_v1_fixture_opens_and_reads_every_record() {
-    check_fixture(&zip_v1_fixture(), 1, 4);
+#[ignore = "writes the committed version-1 fixture"]
+fn generate_zip_v1_fixture() {
+    write_fixture(1);
 }
 
-/// `tests/fixtures/zip-v2/000007.sst`: a table written by format version 2
-/// (group size 8, a sampled 16 KiB dictionary with entropy tables, packed
-/// sections, keys with several versions and tombstones) from `model(400)`.
-fn zip_v2_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zip-v2/000007.sst")
-}
-
-fn zip_v2_fixture_options() -> ZipTableOptions {
-    ZipTableOptions {
-        group_size: 8,
-        dict_size: 16384,
-        sample_ratio: 0.5,
-        format_version: 2,
-        ..ZipTableOptions::default()
-    }
-}
-
-/// Writes the version-2 fixture (overwriting the committed file, hence
-/// ignored; `fixture_generators_write_their_own_version` runs the same
-/// build in memory). To regenerate:
-/// `cargo test -p cairndb --lib -- --ignored generate_zip_v2_fixture`.
 #[test]
 #[ignore = "writes the committed version-2 fixture"]
 fn generate_zip_v2_fixture() {
-    write_fixture(&zip_v2_fixture(), 2, zip_v2_fixture_options());
+    write_fixture(2);
 }
 
-/// The generators above are ignored because they overwrite the committed
-/// files; this runs what they run, into memory: each still writes a table
-/// of its fixture's version that reads back as the model. (The version-1
-/// generator used to take the default version, so rerunning it would have
-/// replaced the version-1 fixture with a newer-version table.) Bytes may
-/// differ from the committed files when writer defaults (level trial,
-/// minimum match) change; the layout may not.
-#[test]
-fn fixture_generators_write_their_own_version() {
-    for (version, zip) in [
-        (1, zip_v1_fixture_options()),
-        (2, zip_v2_fixture_options()),
-        (3, zip_v3_fixture_options()),
-    ] {
-        let (fs, dir) = mem();
-        let built = build(&fs, &dir, &fixture_model(version), zip, 1 << 30);
-        let (_, _, footer) = layout(&fs, &built);
-        assert_eq!(footer.version, version);
-        check_against_model(&open(&fs, &built).unwrap(), &fixture_model(version));
-    }
-}
-
-/// `tests/fixtures/zip-v3/000007.sst`: a table written by format version 3
-/// (group size 8, a sampled 16 KiB dictionary, values that hold their
-/// user key stored without it, hex digests left in the text) from
-/// `hex_model(400)`.
-fn zip_v3_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zip-v3/000007.sst")
-}
-
-fn zip_v3_fixture_options() -> ZipTableOptions {
-    ZipTableOptions {
-        group_size: 8,
-        dict_size: 16384,
-        sample_ratio: 0.5,
-        format_version: 3,
-        ..ZipTableOptions::default()
-    }
-}
-
-/// Writes the version-3 fixture (overwriting the committed file, hence
-/// ignored). To regenerate:
-/// `cargo test -p cairndb --lib -- --ignored generate_zip_v3_fixture`.
 #[test]
 #[ignore = "writes the committed version-3 fixture"]
 fn generate_zip_v3_fixture() {
-    write_fixture(&zip_v3_fixture(), 3, zip_v3_fixture_options());
+    write_fixture(3);
 }
 
+/// Each generator, run into memory, still writes a table of its fixture's
+/// version that reads back as the model. (The version-1 generator used to
+/// take the default version, so rerunning it would have replaced the
+/// version-1 fixture with a newer-version table.) Bytes may differ from
+/// the committed files when writer defaults (level trial, minimum match)
+/// change; the layout may not.
 #[test]
-fn zip_v3_fixture_opens_and_reads_every_record() {
+fn fixture_generators_write_their_own_version() {
+    for version in 1..=3 {
+        let (fs, dir) = mem();
+        let m = fixture_model(version);
+        let built = build(&fs, &dir, &m, zip_fixture_options(version), 1 << 30);
+        let (_, _, footer) = layout(&fs, &built);
+        assert_eq!(footer.version, version);
+        check_against_model(&open(&fs, &built).unwrap(), &m);
+    }
+}
+
+/// Every committed fixture opens with its version, group size and flags,
+/// and reads every record of its model back.
+#[test]
+fn zip_fixtures_of_every_earlier_version_open_and_read_every_record() {
     use crate::sst::zip::format::FLAG_KEY_IN_VALUE;
-    check_fixture(&zip_v3_fixture(), 3, 8);
     let fs: Arc<dyn Fs> = PosixFs::shared();
-    let (_, meta, _) = layout(&fs, &zip_v3_fixture());
-    assert_ne!(meta.flags & FLAG_KEY_IN_VALUE, 0);
-}
-
-#[test]
-fn zip_v2_fixture_opens_and_reads_every_record() {
-    check_fixture(&zip_v2_fixture(), 2, 8);
+    for version in 1..=3 {
+        let p = zip_fixture(version);
+        let t = open(&fs, &p).unwrap();
+        let meta = zip_meta(&t);
+        assert_eq!(
+            meta.group_size,
+            zip_fixture_options(version).group_size as u32
+        );
+        assert_eq!(meta.num_keys, 400);
+        match &*t {
+            Table::Zip(z) => assert!(z.dictionary_len() > 0),
+            Table::Block(_) => panic!("not a zip table"),
+        }
+        assert_eq!(meta.flags & FLAG_KEY_IN_VALUE != 0, version >= 3);
+        let (_, _, footer) = layout(&fs, &p);
+        assert_eq!(footer.version, version);
+        check_against_model(&t, &fixture_model(version));
+    }
 }
 
 /// Iterators hand their zstd context and group buffer to a per-thread

@@ -1075,10 +1075,11 @@ fn values_holding_their_user_key_store_it_once_and_read_back_whole() {
     check_against_model(&t4, &plain);
 }
 
-#[test]
-fn key_position_past_its_value_is_corruption_not_a_panic() {
-    // Incompressible values, so the first group is stored raw and its
-    // positions can be forged in place.
+/// Eight records, keys `k00000010` to `k00000080`, whose values
+/// `value(user_key, noise)` builds from xorshift noise (`noise(n)`: n
+/// bytes), so that they do not compress and a table of groups of 4
+/// without a dictionary stores its first group raw, to be forged in place.
+fn noise_model(mut value: impl FnMut(&[u8], &mut dyn FnMut(usize) -> Vec<u8>) -> Vec<u8>) -> Model {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut noise = |n: usize| -> Vec<u8> {
         (0..n)
@@ -1090,13 +1091,20 @@ fn key_position_past_its_value_is_corruption_not_a_panic() {
             })
             .collect()
     };
-    let m: Model = (0..8)
+    (0..8)
         .map(|i| {
             let uk = format!("k{:08}", (i + 1) * 10).into_bytes();
-            let v = [&uk[..], &noise(30)[..]].concat();
+            let v = value(&uk, &mut noise);
             (make_internal_key(&uk, 100 - i, ValueType::Value), v)
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn key_position_past_its_value_is_corruption_not_a_panic() {
+    // Incompressible values, so the first group is stored raw and its
+    // positions can be forged in place.
+    let m = noise_model(|uk, noise| [uk, &noise(30)[..]].concat());
     let zip = ZipTableOptions {
         group_size: 4,
         dict_size: 0,
@@ -1314,26 +1322,12 @@ fn values_without_hex_runs_leave_the_filter_off() {
 fn forged_packed_digit_length_is_corruption_not_a_panic() {
     // Incompressible values, so the first group is stored raw and its
     // header can be forged in place.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut noise = |n: usize| -> Vec<u8> {
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect()
-    };
-    let m: Model = (0..8)
-        .map(|i| {
-            let uk = format!("k{:08}", (i + 1) * 10).into_bytes();
-            let mut v = noise(60);
-            let digest: String = noise(16).iter().map(|b| format!("{b:02x}")).collect();
-            v.extend_from_slice(digest.as_bytes());
-            (make_internal_key(&uk, 100 - i, ValueType::Value), v)
-        })
-        .collect();
+    let m = noise_model(|_, noise| {
+        let mut v = noise(60);
+        let digest: String = noise(16).iter().map(|b| format!("{b:02x}")).collect();
+        v.extend_from_slice(digest.as_bytes());
+        v
+    });
     let zip = ZipTableOptions {
         group_size: 4,
         dict_size: 0,

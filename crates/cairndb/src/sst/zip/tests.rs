@@ -989,9 +989,24 @@ fn zip_meta(t: &Arc<Table>) -> Meta {
     }
 }
 
+/// The table at `path` opened with a 1 MiB block cache, so reads go
+/// through decoded groups kept there.
+fn open_cached(fs: &Arc<dyn Fs>, path: &Path) -> Arc<Table> {
+    Arc::new(
+        Table::open_with_stats(
+            fs.open_random(path).unwrap(),
+            7,
+            Some(Arc::new(crate::cache::BlockCache::new(1 << 20))),
+            None,
+            Arc::new(ZipStats::default()),
+            false,
+        )
+        .unwrap(),
+    )
+}
+
 #[test]
 fn values_holding_their_user_key_store_it_once_and_read_back_whole() {
-    use crate::cache::BlockCache;
     use crate::sst::zip::format::FLAG_KEY_IN_VALUE;
     let m = key_value_model(500);
     let zip = |format_version| ZipTableOptions {
@@ -1006,17 +1021,7 @@ fn values_holding_their_user_key_store_it_once_and_read_back_whole() {
     assert_ne!(zip_meta(&t3).flags & FLAG_KEY_IN_VALUE, 0);
     check_against_model(&t3, &m);
     // The same reads through decoded groups kept in a block cache.
-    let cached = Arc::new(
-        Table::open_with_stats(
-            fs.open_random(&p3).unwrap(),
-            7,
-            Some(Arc::new(BlockCache::new(1 << 20))),
-            None,
-            Arc::new(ZipStats::default()),
-            false,
-        )
-        .unwrap(),
-    );
+    let cached = open_cached(&fs, &p3);
     check_against_model(&cached, &m);
     check_against_model(&cached, &m);
 
@@ -1262,7 +1267,6 @@ fn hex_model(n: usize) -> Model {
 
 #[test]
 fn hex_digests_are_packed_and_every_record_reads_back() {
-    use crate::cache::BlockCache;
     use crate::sst::zip::format::{FLAG_HEX_RUNS, ZIP_FORMAT_VERSION};
     let m = hex_model(600);
     for (group_size, dict_size, sample_ratio) in [(1, 4096, 0.03), (4, 0, 1.0), (16, 16384, 0.5)] {
@@ -1278,17 +1282,7 @@ fn hex_digests_are_packed_and_every_record_reads_back() {
         let t4 = open(&fs, &p4).unwrap();
         assert_ne!(zip_meta(&t4).flags & FLAG_HEX_RUNS, 0, "group {group_size}");
         check_against_model(&t4, &m);
-        let cached = Arc::new(
-            Table::open_with_stats(
-                fs.open_random(&p4).unwrap(),
-                7,
-                Some(Arc::new(BlockCache::new(1 << 20))),
-                None,
-                Arc::new(ZipStats::default()),
-                false,
-            )
-            .unwrap(),
-        );
+        let cached = open_cached(&fs, &p4);
         check_against_model(&cached, &m);
         check_against_model(&cached, &m);
         t4.verify_checksums().unwrap();

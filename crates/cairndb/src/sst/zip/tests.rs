@@ -1080,6 +1080,25 @@ fn values_holding_their_user_key_store_it_once_and_read_back_whole() {
     check_against_model(&t4, &plain);
 }
 
+/// Writes `b`, a table whose group 0 (forged) ends at byte `end`, to `p`
+/// with group 0's CRC made valid again, and returns the corruption error
+/// that a point read of `key` then gets.
+fn forged_group0_read_error(
+    fs: &Arc<dyn Fs>,
+    p: &Path,
+    mut b: Vec<u8>,
+    end: usize,
+    key: &[u8],
+) -> crate::Error {
+    let c = crate::util::crc::mask(crate::util::crc::crc32c(&b[4..end]));
+    b[..4].copy_from_slice(&c.to_le_bytes());
+    fs.write_atomic(p, &b).unwrap();
+    let t = open(fs, p).unwrap();
+    let e = t.get(key, true, |_, _| ()).unwrap_err();
+    assert!(e.is_corruption(), "{e}");
+    e
+}
+
 /// Eight records, keys `k00000010` to `k00000080`, whose values
 /// `value(user_key, noise)` builds from xorshift noise (`noise(n)`: n
 /// bytes), so that they do not compress and a table of groups of 4
@@ -1127,12 +1146,7 @@ fn key_position_past_its_value_is_corruption_not_a_panic() {
     let mut b = orig.clone();
     b[body + 5] = 40; // record 1's key at offset 39 of a 30-byte value
     let end = 4 + head.1 + (head.0 >> 1) as usize;
-    let c = crate::util::crc::mask(crate::util::crc::crc32c(&b[4..end]));
-    b[..4].copy_from_slice(&c.to_le_bytes());
-    fs.write_atomic(&p, &b).unwrap();
-    let t = open(&fs, &p).unwrap();
-    let e = t.get(&m[1].0, true, |_, _| ()).unwrap_err();
-    assert!(e.is_corruption(), "{e}");
+    let e = forged_group0_read_error(&fs, &p, b, end, &m[1].0);
     assert!(e.to_string().contains("key position 39"), "{e}");
     assert_corruption_named(&fs, &p, "key positions");
 }
@@ -1350,12 +1364,7 @@ fn forged_packed_digit_length_is_corruption_not_a_panic() {
         let mut b = orig.clone();
         // Same file size: a 2-byte length takes the body's first byte.
         b.splice(at..at + forged.len(), forged.iter().copied());
-        let c = crate::util::crc::mask(crate::util::crc::crc32c(&b[4..end]));
-        b[..4].copy_from_slice(&c.to_le_bytes());
-        fs.write_atomic(&p, &b).unwrap();
-        let t = open(&fs, &p).unwrap();
-        let e = t.get(&m[1].0, true, |_, _| ()).unwrap_err();
-        assert!(e.is_corruption(), "{e}");
+        let e = forged_group0_read_error(&fs, &p, b, end, &m[1].0);
         assert!(e.to_string().contains("zip group 0"), "{e}");
         assert!(e.to_string().contains(what), "{forged:?}: {e}");
     }

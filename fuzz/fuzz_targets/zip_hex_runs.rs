@@ -18,12 +18,14 @@ fuzz_target!(|data: &[u8]| {
     let rest = &data[4..];
     let packed_len = (data[3] as usize).min(rest.len());
     let (packed, text) = rest.split_at(packed_len);
-    let mut out = vec![0u8; out_len];
-    let _ = unfilter(text, packed, esc, &mut out);
+    let mut out = Vec::new();
+    if unfilter(text, packed, esc, &mut out, out_len).is_ok() {
+        assert_eq!(out.len(), out_len, "an expansion that succeeds fills its length");
+    }
 
     let (mut t, mut p) = (Vec::new(), Vec::new());
     filter(data, esc, &mut t, &mut p);
-    let mut back = vec![0u8; data.len()];
-    unfilter(&t, &p, esc, &mut back).expect("a filtered input expands");
+    let mut back = Vec::new();
+    unfilter(&t, &p, esc, &mut back, data.len()).expect("a filtered input expands");
     assert_eq!(back, data, "filter round trip");
 });

@@ -63,22 +63,23 @@ const fn pairs(digits: &[u8; 16]) -> [[u8; 2]; 256] {
     t
 }
 
-/// Per byte: 1 for `0-9`, 2 for `a-f`, 4 for `A-F`, 0 otherwise.
+/// Per byte: its class in the high nibble (1 for `0-9`, 2 for `a-f`, 4 for
+/// `A-F`, 0 otherwise) and its digit value in the low nibble.
 #[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time: an index out of bounds fails the build"
 )]
-static CLASS: [u8; 256] = {
+static DIGIT: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
         t[b] = if c.is_ascii_digit() {
-            1
+            0x10 | (c - b'0')
         } else if c >= b'a' && c <= b'f' {
-            2
+            0x20 | (c - b'a' + 10)
         } else if c >= b'A' && c <= b'F' {
-            4
+            0x40 | (c - b'A' + 10)
         } else {
             0
         };
@@ -87,36 +88,14 @@ static CLASS: [u8; 256] = {
     t
 };
 
-/// Nibble value of a digit (only read for bytes whose class is nonzero).
-#[expect(
-    clippy::indexing_slicing,
-    reason = "evaluated at compile time: an index out of bounds fails the build"
-)]
-static NIBBLE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = if c.is_ascii_digit() {
-            c - b'0'
-        } else if c >= b'a' && c <= b'f' {
-            c - b'a' + 10
-        } else if c >= b'A' && c <= b'F' {
-            c - b'A' + 10
-        } else {
-            0
-        };
-        b += 1;
-    }
-    t
-};
-
+/// Value of a digit (0 for a byte that is not one).
 fn nibble(c: u8) -> u8 {
-    NIBBLE.get(c as usize).copied().unwrap_or(0)
+    DIGIT.get(c as usize).map_or(0, |d| d & 15)
 }
 
+/// Class bits of a byte (see [`DIGIT`]).
 fn class(c: u8) -> u8 {
-    CLASS.get(c as usize).copied().unwrap_or(0)
+    DIGIT.get(c as usize).map_or(0, |d| d >> 4)
 }
 
 /// Length of the run at the start of `s` whose bytes all have a class in
@@ -133,8 +112,8 @@ fn run_len(s: &[u8], mask: u8) -> usize {
 pub fn packable_digits(src: &[u8]) -> usize {
     let mut n = 0;
     scan(src, |item| {
-        if let Item::Run { len, .. } = item {
-            n += len;
+        if let Item::Run { digits, .. } = item {
+            n += digits.len();
         }
     });
     n
@@ -143,12 +122,8 @@ pub fn packable_digits(src: &[u8]) -> usize {
 enum Item<'a> {
     /// Bytes that stand for themselves (may contain the escape byte).
     Plain(&'a [u8]),
-    /// A run of `len` digits starting at `src[start]`, all of one case.
-    Run {
-        start: usize,
-        len: usize,
-        upper: bool,
-    },
+    /// A run of digits, all of one case.
+    Run { digits: &'a [u8], upper: bool },
 }
 
 /// Splits `src` into plain spans and runs of at least `MIN_HEX_RUN` digits.
@@ -178,8 +153,7 @@ fn scan<'a>(src: &'a [u8], mut f: impl FnMut(Item<'a>)) {
                 f(Item::Plain(src.get(plain_from..i).unwrap_or_default()));
             }
             f(Item::Run {
-                start: i,
-                len,
+                digits: rest.get(..len).unwrap_or_default(),
                 upper: is_upper,
             });
             i += len;
@@ -208,8 +182,7 @@ pub fn filter(src: &[u8], esc: u8, text: &mut Vec<u8>, packed: &mut Vec<u8>) {
             }
             text.extend_from_slice(rest);
         }
-        Item::Run { start, len, upper } => {
-            let digits = src.get(start..start + len).unwrap_or_default();
+        Item::Run { digits, upper } => {
             for piece in digits.chunks(CHUNK) {
                 // piece.len() <= CHUNK < 128.
                 text.push(esc);
@@ -224,19 +197,31 @@ pub fn filter(src: &[u8], esc: u8, text: &mut Vec<u8>, packed: &mut Vec<u8>) {
     });
 }
 
-/// Expands filtered `text` with its `packed` digits into `out`, which must
-/// be exactly as long as the expansion. `Err` says what is malformed: an
-/// escape at the end, the invalid escape `E 0x80`, too few or too many
-/// packed bytes, or an expansion longer or shorter than `out`.
-pub fn unfilter(text: &[u8], packed: &[u8], esc: u8, out: &mut [u8]) -> Result<(), String> {
-    let (mut r, mut w, mut p) = (0usize, 0usize, 0usize);
-    let too_long = || "hex runs expand past the group's record lengths".to_string();
+/// Appends the expansion of filtered `text` with its `packed` digits to
+/// `out`, which must come to exactly `len` bytes. `Err` says what is
+/// malformed: an escape at the end, the invalid escape `E 0x80`, too few or
+/// too many packed bytes, or an expansion longer or shorter than `len`.
+/// Reserve `len` first to append without reallocating.
+pub fn unfilter(
+    text: &[u8],
+    packed: &[u8],
+    esc: u8,
+    out: &mut Vec<u8>,
+    len: usize,
+) -> Result<(), String> {
+    let (mut r, mut p) = (0usize, 0usize);
+    let mut left = len;
+    let mut take = |n: usize| -> Result<(), String> {
+        left = left
+            .checked_sub(n)
+            .ok_or_else(|| "hex runs expand past the group's record lengths".to_string())?;
+        Ok(())
+    };
     while r < text.len() {
         let rest = text.get(r..).unwrap_or_default();
         let span = memchr::memchr(esc, rest).unwrap_or(rest.len());
-        let dst = out.get_mut(w..w + span).ok_or_else(too_long)?;
-        dst.copy_from_slice(rest.get(..span).unwrap_or_default());
-        w += span;
+        take(span)?;
+        out.extend_from_slice(rest.get(..span).unwrap_or_default());
         r += span;
         if r >= text.len() {
             break;
@@ -246,8 +231,8 @@ pub fn unfilter(text: &[u8], packed: &[u8], esc: u8, out: &mut [u8]) -> Result<(
         };
         r += 2;
         if b == 0 {
-            *out.get_mut(w).ok_or_else(too_long)? = esc;
-            w += 1;
+            take(1)?;
+            out.push(esc);
             continue;
         }
         if b == UPPER {
@@ -263,7 +248,12 @@ pub fn unfilter(text: &[u8], packed: &[u8], esc: u8, out: &mut [u8]) -> Result<(
             .get(p..p + n.div_ceil(2))
             .ok_or_else(|| format!("hex run at byte {} is past the packed digits", r - 2))?;
         p += n.div_ceil(2);
-        let dst = out.get_mut(w..w + n).ok_or_else(too_long)?;
+        take(n)?;
+        // A run is at most 127 digits: zero-filling them first costs less
+        // than growing the vector two bytes at a time.
+        let at = out.len();
+        out.resize(at + n, 0);
+        let dst = out.get_mut(at..).unwrap_or_default();
         let mut pairs = dst.chunks_exact_mut(2);
         for (pair, &byte) in (&mut pairs).zip(src) {
             pair.copy_from_slice(digits.get(byte as usize).unwrap_or(&[b'0'; 2]));
@@ -271,12 +261,11 @@ pub fn unfilter(text: &[u8], packed: &[u8], esc: u8, out: &mut [u8]) -> Result<(
         if let ([d], Some(&byte)) = (pairs.into_remainder(), src.last()) {
             *d = digits.get(byte as usize).map_or(b'0', |p| p[0]);
         }
-        w += n;
     }
-    if w != out.len() {
+    if left != 0 {
         return Err(format!(
-            "hex runs expand to {w} bytes, the group's record lengths say {}",
-            out.len()
+            "hex runs expand to {} bytes, the group's record lengths say {len}",
+            len - left
         ));
     }
     if p != packed.len() {
@@ -321,8 +310,8 @@ mod tests {
     fn round_trip(src: &[u8], esc: u8) -> (Vec<u8>, Vec<u8>) {
         let (mut text, mut packed) = (Vec::new(), Vec::new());
         filter(src, esc, &mut text, &mut packed);
-        let mut out = vec![0u8; src.len()];
-        unfilter(&text, &packed, esc, &mut out).unwrap();
+        let mut out = Vec::new();
+        unfilter(&text, &packed, esc, &mut out, src.len()).unwrap();
         assert_eq!(out, src);
         (text, packed)
     }
@@ -368,16 +357,15 @@ mod tests {
 
     #[test]
     fn malformed_text_is_an_error() {
-        let mut out = [0u8; 8];
-        assert!(unfilter(b"ab\xff", &[], 0xff, &mut out[..3]).is_err());
-        assert!(unfilter(b"\xff\x80", &[], 0xff, &mut out[..0]).is_err());
-        assert!(unfilter(b"\xff\x04", &[0x12], 0xff, &mut out[..4]).is_err());
-        assert!(unfilter(b"\xff\x02", &[0x12, 0x34], 0xff, &mut out[..2]).is_err());
-        assert!(unfilter(b"\xff\x04", &[0x12, 0x34], 0xff, &mut out[..3]).is_err());
-        assert!(unfilter(b"abc", &[], 0xff, &mut out[..4]).is_err());
-        let mut ok = [0u8; 4];
-        unfilter(b"\xff\x04", &[0x12, 0x34], 0xff, &mut ok).unwrap();
-        assert_eq!(&ok, b"1234");
+        assert!(unfilter(b"ab\xff", &[], 0xff, &mut Vec::new(), 3).is_err());
+        assert!(unfilter(b"\xff\x80", &[], 0xff, &mut Vec::new(), 0).is_err());
+        assert!(unfilter(b"\xff\x04", &[0x12], 0xff, &mut Vec::new(), 4).is_err());
+        assert!(unfilter(b"\xff\x02", &[0x12, 0x34], 0xff, &mut Vec::new(), 2).is_err());
+        assert!(unfilter(b"\xff\x04", &[0x12, 0x34], 0xff, &mut Vec::new(), 3).is_err());
+        assert!(unfilter(b"abc", &[], 0xff, &mut Vec::new(), 4).is_err());
+        let mut ok = Vec::new();
+        unfilter(b"\xff\x04", &[0x12, 0x34], 0xff, &mut ok, 4).unwrap();
+        assert_eq!(ok, b"1234");
     }
 
     #[test]

@@ -684,7 +684,7 @@ impl ZipTable {
         let compressed = h & 1 == 1;
         let first = g * self.meta.group_size as u64;
         let k = (self.meta.num_records - first).min(self.meta.group_size as u64) as usize;
-        if hex {
+        let (pos, lens_total) = if hex {
             // The filtered body goes to this thread's scratch buffer (or is
             // read in place when stored raw) and expands into `out`, which
             // then holds exactly the decoded group.
@@ -702,38 +702,84 @@ impl ZipTable {
                             self.corrupt(start, format!("zip group {g}: stored size mismatch"))
                         );
                     }
-                    self.expand_hex_runs(g, start, k, filtered, packed_len, out)
+                    // The lengths and key positions read the same before
+                    // and after the expansion.
+                    let (pos, lens_total) = self.parse_lengths(
+                        g,
+                        start,
+                        k,
+                        filtered,
+                        &mut out.ranges,
+                        &mut out.key_pos,
+                    )?;
+                    self.expand_hex_runs(
+                        filtered,
+                        pos,
+                        lens_total,
+                        packed_len,
+                        &mut out.raw,
+                        |what| self.corrupt(start, format!("zip group {g}: {what}")),
+                    )?;
+                    Ok((pos, lens_total))
                 })();
                 if scratch.capacity() <= HEX_SCRATCH_KEEP {
                     cell.replace(scratch);
                 }
                 r
-            })?;
-        } else if compressed {
-            self.decode_body(g, start, dctx, body, raw_len, &mut out.raw)?;
+            })?
         } else {
-            if body.len() != raw_len {
-                return Err(self.corrupt(start, format!("zip group {g}: stored size mismatch")));
+            if compressed {
+                self.decode_body(g, start, dctx, body, raw_len, &mut out.raw)?;
+            } else {
+                if body.len() != raw_len {
+                    return Err(self.corrupt(start, format!("zip group {g}: stored size mismatch")));
+                }
+                out.raw.clear();
+                out.raw.extend_from_slice(body);
             }
-            out.raw.clear();
-            out.raw.extend_from_slice(body);
+            self.parse_lengths(g, start, k, &out.raw, &mut out.ranges, &mut out.key_pos)?
+        };
+        if pos.checked_add(lens_total) != Some(out.raw.len()) {
+            return Err(self.corrupt(
+                start,
+                format!("zip group {g}: record lengths do not add up to the group size"),
+            ));
         }
-        // Record lengths, then the values.
-        out.ranges.clear();
-        out.key_pos.clear();
+        for r in &mut out.ranges {
+            r.0 += pos;
+        }
+        Ok(())
+    }
+
+    /// Reads the `k` record lengths (and, with `FLAG_KEY_IN_VALUE`, key
+    /// positions) at the start of a decoded group body into `ranges`
+    /// (offsets relative to the first value) and `key_pos`, checking each
+    /// key position against its value; returns the header's size and the
+    /// sum of the lengths.
+    fn parse_lengths(
+        &self,
+        g: u64,
+        start: u64,
+        k: usize,
+        body: &[u8],
+        ranges: &mut Vec<(usize, usize)>,
+        key_pos: &mut Vec<u32>,
+    ) -> Result<(usize, usize)> {
+        ranges.clear();
+        key_pos.clear();
         let mut pos = 0usize;
         let mut lens_total = 0usize;
         for _ in 0..k {
-            let Some((l, n)) = out.raw.get(pos..).and_then(get_varint32) else {
+            let Some((l, n)) = body.get(pos..).and_then(get_varint32) else {
                 return Err(self.corrupt(start, format!("zip group {g}: bad record length")));
             };
             pos += n;
-            out.ranges.push((lens_total, l as usize));
+            ranges.push((lens_total, l as usize));
             lens_total += l as usize;
         }
         if self.meta.flags & FLAG_KEY_IN_VALUE != 0 {
-            for &(_, len) in &out.ranges {
-                let Some((p, n)) = out.raw.get(pos..).and_then(get_varint32) else {
+            for &(_, len) in ranges.iter() {
+                let Some((p, n)) = body.get(pos..).and_then(get_varint32) else {
                     return Err(self.corrupt(start, format!("zip group {g}: bad key position")));
                 };
                 if p as usize > len + 1 {
@@ -746,19 +792,10 @@ impl ZipTable {
                     ));
                 }
                 pos += n;
-                out.key_pos.push(p);
+                key_pos.push(p);
             }
         }
-        if pos.checked_add(lens_total) != Some(out.raw.len()) {
-            return Err(self.corrupt(
-                start,
-                format!("zip group {g}: record lengths do not add up to the group size"),
-            ));
-        }
-        for r in &mut out.ranges {
-            r.0 += pos;
-        }
-        Ok(())
+        Ok((pos, lens_total))
     }
 
     /// Decompresses a group's zstd `body` into `dst` (cleared first), which
@@ -794,37 +831,21 @@ impl ZipTable {
         }
     }
 
-    /// Version 4: expands the decoded body `filtered` of group `g` (`k`
-    /// records) into `out.raw`: its lengths and key positions as they are,
-    /// then its filtered text expanded with the last `packed_len` bytes,
-    /// the packed digits (`ziptable.md`, "Hex runs"). The record lengths
-    /// are checked here only as far as allocating needs; the caller checks
-    /// the rest.
+    /// Version 4: expands the decoded body `filtered` of group `g` into
+    /// `raw`: its first `pos` bytes (lengths and key positions, which
+    /// [`Self::parse_lengths`] read) as they are, then its filtered text
+    /// expanded with the last `packed_len` bytes, the packed digits, to the
+    /// `lens_total` bytes the lengths add up to (`ziptable.md`, "Hex runs").
+    /// `bad` makes the corruption error for a description.
     fn expand_hex_runs(
         &self,
-        g: u64,
-        start: u64,
-        k: usize,
         filtered: &[u8],
+        pos: usize,
+        lens_total: usize,
         packed_len: usize,
-        out: &mut DecodedGroup,
+        raw: &mut Vec<u8>,
+        bad: impl Fn(String) -> Error,
     ) -> Result<()> {
-        let bad = |what: String| self.corrupt(start, format!("zip group {g}: {what}"));
-        let varints = if self.meta.flags & FLAG_KEY_IN_VALUE != 0 {
-            2 * k
-        } else {
-            k
-        };
-        let (mut pos, mut lens_total) = (0usize, 0usize);
-        for i in 0..varints {
-            let Some((v, n)) = filtered.get(pos..).and_then(get_varint32) else {
-                return Err(bad("bad record length".into()));
-            };
-            pos += n;
-            if i < k {
-                lens_total = lens_total.saturating_add(v as usize);
-            }
-        }
         let Some(text_len) = filtered
             .len()
             .checked_sub(pos)
@@ -840,12 +861,10 @@ impl ZipTable {
         }
         let (head, rest) = filtered.split_at(pos);
         let (text, packed) = rest.split_at(text_len);
-        out.raw.clear();
-        out.raw.reserve_exact(pos + lens_total);
-        out.raw.extend_from_slice(head);
-        out.raw.resize(pos + lens_total, 0);
-        let dst = out.raw.get_mut(pos..).unwrap_or_default();
-        hexrun::unfilter(text, packed, self.meta.hex_escape, dst).map_err(bad)
+        raw.clear();
+        raw.reserve_exact(pos + lens_total);
+        raw.extend_from_slice(head);
+        hexrun::unfilter(text, packed, self.meta.hex_escape, raw, lens_total).map_err(bad)
     }
 
     /// Finds the first entry `>= lookup_ikey` among the versions of its user

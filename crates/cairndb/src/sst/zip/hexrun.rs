@@ -277,6 +277,84 @@ pub fn unfilter(
     Ok(())
 }
 
+/// Appends bytes `[skip, skip + len)` of the expansion of filtered `text`
+/// with its `packed` digits to `out`: one record of a group, for a point
+/// read. The rest is walked, not expanded (a scan for the escape byte, and
+/// the runs' lengths), and checked as [`unfilter`] checks it: `Err` says
+/// what is malformed, or that the whole expansion is not `total` bytes
+/// (`skip + len <= total` is the caller's to check).
+pub fn unfilter_range(
+    text: &[u8],
+    packed: &[u8],
+    esc: u8,
+    (skip, len): (usize, usize),
+    total: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    let end = skip.saturating_add(len);
+    // `pos`: expanded bytes before text byte `r`; `p`: packed bytes used.
+    let (mut r, mut p, mut pos) = (0usize, 0usize, 0usize);
+    while r < text.len() {
+        let rest = text.get(r..).unwrap_or_default();
+        let span = memchr::memchr(esc, rest).unwrap_or(rest.len());
+        // The window's part of the plain span [pos, pos + span).
+        let (a, b) = (skip.max(pos), end.min(pos + span));
+        if a < b {
+            out.extend_from_slice(rest.get(a - pos..b - pos).unwrap_or_default());
+        }
+        pos += span;
+        r += span;
+        if r >= text.len() {
+            break;
+        }
+        let Some(&e) = text.get(r + 1) else {
+            return Err(format!("hex run escape at the end of the text (byte {r})"));
+        };
+        r += 2;
+        if e == 0 {
+            if (skip..end).contains(&pos) {
+                out.push(esc);
+            }
+            pos += 1;
+            continue;
+        }
+        if e == UPPER {
+            return Err(format!("invalid hex run escape at byte {}", r - 2));
+        }
+        let n = (e & !UPPER) as usize;
+        let src = packed
+            .get(p..p + n.div_ceil(2))
+            .ok_or_else(|| format!("hex run at byte {} is past the packed digits", r - 2))?;
+        p += n.div_ceil(2);
+        let (a, b) = (skip.max(pos), end.min(pos + n));
+        if a < b {
+            let digits = if e & UPPER != 0 {
+                UPPER_DIGITS
+            } else {
+                LOWER_DIGITS
+            };
+            for k in a - pos..b - pos {
+                let byte = src.get(k / 2).copied().unwrap_or(0);
+                let nib = if k % 2 == 0 { byte >> 4 } else { byte & 15 };
+                out.push(digits.get(nib as usize).copied().unwrap_or(b'0'));
+            }
+        }
+        pos += n;
+    }
+    if pos != total {
+        return Err(format!(
+            "hex runs expand to {pos} bytes, the group's record lengths say {total}"
+        ));
+    }
+    if p != packed.len() {
+        return Err(format!(
+            "{} packed digit bytes left over after the hex runs",
+            packed.len() - p
+        ));
+    }
+    Ok(())
+}
+
 /// Largest expansion of `text_len` filtered bytes with `packed_len` packed
 /// bytes: a bound checked before allocating for a decoded group.
 pub fn max_expansion(text_len: usize, packed_len: usize) -> usize {
@@ -369,6 +447,35 @@ mod tests {
     }
 
     #[test]
+    fn malformed_text_around_a_range_is_an_error() {
+        let range = |text: &[u8], packed: &[u8], skip, len, total| {
+            unfilter_range(text, packed, 0xff, (skip, len), total, &mut Vec::new())
+        };
+        // An escape at the end, after the range.
+        assert!(range(b"ab\xff", &[], 0, 1, 3).is_err());
+        // The invalid escape, before and after the range.
+        assert!(range(b"\xff\x80abc", &[], 1, 1, 3).is_err());
+        assert!(range(b"abc\xff\x80", &[], 0, 1, 3).is_err());
+        // A run past the packed digits, after the range.
+        assert!(range(b"ab\xff\x04", &[0x12], 0, 2, 6).is_err());
+        // Packed digits left over, or a total the text does not come to.
+        assert!(range(b"ab\xff\x02", &[0x12, 0x34], 0, 2, 4).is_err());
+        assert!(range(b"abc", &[], 0, 2, 4).is_err());
+        // Well-formed: a range starting inside a run, a literal escape.
+        let mut ok = Vec::new();
+        unfilter_range(
+            b"x\xff\x05\xff\x00y",
+            &[0x12, 0x34, 0x50],
+            0xff,
+            (3, 5),
+            8,
+            &mut ok,
+        )
+        .unwrap();
+        assert_eq!(ok, b"345\xffy");
+    }
+
+    #[test]
     fn the_escape_is_the_rarest_byte() {
         let sample: Vec<u8> = (0..=255u8).chain(0..=254u8).collect();
         assert_eq!(choose_escape(&sample), 255);
@@ -391,6 +498,62 @@ mod tests {
         ) {
             round_trip(&src, esc);
             prop_assert!(max_expansion(0, 0) == 0);
+        }
+
+        /// Any range of the expansion, runs cut anywhere by its ends,
+        /// comes out as the same bytes of the whole expansion.
+        #[test]
+        fn a_range_expands_as_the_same_bytes_of_the_whole(
+            src in proptest::collection::vec(
+                prop_oneof![
+                    4 => proptest::sample::select(b"0123456789abcdefABCDEF".to_vec()),
+                    1 => any::<u8>(),
+                ],
+                0..600,
+            ),
+            esc in any::<u8>(),
+            a in 0usize..700,
+            n in 0usize..700,
+        ) {
+            let (text, packed) = round_trip(&src, esc);
+            let skip = a.min(src.len());
+            let len = n.min(src.len() - skip);
+            let mut out = vec![b'#'];
+            unfilter_range(&text, &packed, esc, (skip, len), src.len(), &mut out).unwrap();
+            prop_assert_eq!(&out[1..], &src[skip..skip + len]);
+            // A total the text does not expand to is an error.
+            let short = unfilter_range(&text, &packed, esc, (skip, len), src.len() + 1, &mut Vec::new());
+            prop_assert!(short.is_err());
+        }
+
+        /// Records filtered one by one and concatenated, as a group is:
+        /// each expands alone from its offset and length.
+        #[test]
+        fn each_record_of_a_group_expands_alone(
+            records in proptest::collection::vec(
+                proptest::collection::vec(
+                    prop_oneof![
+                        6 => proptest::sample::select(b"0123456789abcdef".to_vec()),
+                        1 => any::<u8>(),
+                    ],
+                    0..200,
+                ),
+                1..10,
+            ),
+            esc in any::<u8>(),
+        ) {
+            let (mut text, mut packed) = (Vec::new(), Vec::new());
+            for r in &records {
+                filter(r, esc, &mut text, &mut packed);
+            }
+            let total = records.iter().map(Vec::len).sum();
+            let mut skip = 0;
+            for r in &records {
+                let mut out = Vec::new();
+                unfilter_range(&text, &packed, esc, (skip, r.len()), total, &mut out).unwrap();
+                prop_assert_eq!(&out, r);
+                skip += r.len();
+            }
         }
     }
 }

@@ -627,6 +627,22 @@ impl ZipTable {
 
     /// Decompresses group `g` into `out`, checking its CRC and its layout.
     fn decode_group(&self, g: u64, dctx: &mut DCtx<'static>, out: &mut DecodedGroup) -> Result<()> {
+        self.decode_group_part(g, None, dctx, out).map(|_| ())
+    }
+
+    /// [`Self::decode_group`], or with `only = Some(i)` in a table with hex
+    /// runs, the group's position `i` alone: the body is decompressed
+    /// whole, but only that record's hex runs are expanded (the others are
+    /// walked), and `out` holds only its bytes (the other positions read as
+    /// empty). For a point read that does not fill the cache. Returns the
+    /// group's decoded size (hex runs expanded).
+    fn decode_group_part(
+        &self,
+        g: u64,
+        only: Option<usize>,
+        dctx: &mut DCtx<'static>,
+        out: &mut DecodedGroup,
+    ) -> Result<usize> {
         let (start, end) = match self.offsets.get(g).zip(self.offsets.get(g + 1)) {
             Some((s, e)) if s <= e && e <= self.data.len() as u64 => (s, e),
             _ => {
@@ -688,7 +704,7 @@ impl ZipTable {
             // The filtered body goes to this thread's scratch buffer (or is
             // read in place when stored raw) and expands into `out`, which
             // then holds exactly the decoded group.
-            HEX_BODY.with(|cell| {
+            match HEX_BODY.with(|cell| {
                 let mut scratch = cell.take();
                 let r = (|| {
                     let filtered: &[u8] = if compressed {
@@ -712,21 +728,42 @@ impl ZipTable {
                         &mut out.ranges,
                         &mut out.key_pos,
                     )?;
-                    self.expand_hex_runs(
-                        filtered,
-                        pos,
-                        lens_total,
-                        packed_len,
-                        &mut out.raw,
-                        |what| self.corrupt(start, format!("zip group {g}: {what}")),
-                    )?;
-                    Ok((pos, lens_total))
+                    let bad = |what| self.corrupt(start, format!("zip group {g}: {what}"));
+                    match only.and_then(|i| out.ranges.get(i).map(|&r| (i, r))) {
+                        Some((i, (skip, len))) => {
+                            self.expand_one(
+                                filtered,
+                                pos,
+                                (skip, len),
+                                (lens_total, packed_len),
+                                &mut out.raw,
+                                bad,
+                            )?;
+                            for (j, r) in out.ranges.iter_mut().enumerate() {
+                                *r = if j == i { (0, len) } else { (0, 0) };
+                            }
+                            return Ok(Err(pos + lens_total));
+                        }
+                        None => self.expand_hex_runs(
+                            filtered,
+                            pos,
+                            lens_total,
+                            packed_len,
+                            &mut out.raw,
+                            bad,
+                        )?,
+                    }
+                    Ok(Ok((pos, lens_total)))
                 })();
                 if scratch.capacity() <= HEX_SCRATCH_KEEP {
                     cell.replace(scratch);
                 }
                 r
-            })?
+            })? {
+                Ok(r) => r,
+                // One record expanded: `out` is laid out already.
+                Err(size) => return Ok(size),
+            }
         } else {
             if compressed {
                 self.decode_body(g, start, dctx, body, raw_len, &mut out.raw)?;
@@ -748,7 +785,7 @@ impl ZipTable {
         for r in &mut out.ranges {
             r.0 += pos;
         }
-        Ok(())
+        Ok(out.raw.len())
     }
 
     /// Reads the `k` record lengths (and, with `FLAG_KEY_IN_VALUE`, key
@@ -867,6 +904,41 @@ impl ZipTable {
         hexrun::unfilter(text, packed, self.meta.hex_escape, raw, lens_total).map_err(bad)
     }
 
+    /// Version 4, one record: expands bytes `[skip, skip + len)` of the
+    /// text (offsets past the header of `pos` bytes, as the record lengths
+    /// count them) of the decoded body `filtered` into `raw`, which then
+    /// holds that record's stored bytes alone. The rest of the text is
+    /// walked and checked to come to `lens_total` bytes.
+    fn expand_one(
+        &self,
+        filtered: &[u8],
+        pos: usize,
+        range: (usize, usize),
+        (lens_total, packed_len): (usize, usize),
+        raw: &mut Vec<u8>,
+        bad: impl Fn(String) -> Error,
+    ) -> Result<()> {
+        let Some(text_len) = filtered
+            .len()
+            .checked_sub(pos)
+            .and_then(|n| n.checked_sub(packed_len))
+        else {
+            return Err(bad("packed digits overlap the record lengths".into()));
+        };
+        // Bounds the allocation below by what the body can expand to.
+        if lens_total > hexrun::max_expansion(text_len, packed_len) {
+            return Err(bad(
+                "record lengths are more than its hex runs can expand to".into(),
+            ));
+        }
+        let rest = filtered.get(pos..).unwrap_or_default();
+        let (text, packed) = rest.split_at(text_len.min(rest.len()));
+        raw.clear();
+        raw.reserve(range.1);
+        hexrun::unfilter_range(text, packed, self.meta.hex_escape, range, lens_total, raw)
+            .map_err(bad)
+    }
+
     /// Finds the first entry `>= lookup_ikey` among the versions of its user
     /// key and calls `f(key, value)` on it. `Ok(None)` when the user key is
     /// not in the table or has no version visible at the lookup sequence
@@ -910,7 +982,7 @@ impl ZipTable {
                             Some(hit) => Some(hit),
                             None if fill_cache => {
                                 let fresh = self.decode_shared(cache, g, off, &mut st.0, true)?;
-                                self.count_point_read(&fresh);
+                                self.count_point_read(fresh.raw.len());
                                 Some(fresh)
                             }
                             None => None,
@@ -922,9 +994,10 @@ impl ZipTable {
                 }
                 // No cache, or one that does not take this group: decode
                 // into this thread's buffer, allocating nothing.
+                // In a table with hex runs only this record's are expanded.
                 let dctx = dctx_of(&mut st.0, &self.path)?;
-                self.decode_group(g, dctx, &mut st.1)?;
-                self.count_point_read(&st.1);
+                let size = self.decode_group_part(g, Some(i), dctx, &mut st.1)?;
+                self.count_point_read(size);
                 Ok(Some(f(&st.2, st.1.value(i, uk, &mut st.3))))
             })();
             cell.replace(st);
@@ -968,11 +1041,12 @@ impl ZipTable {
         Ok(fresh)
     }
 
-    fn count_point_read(&self, group: &DecodedGroup) {
+    /// Counts a point read that decoded a group of `size` bytes.
+    fn count_point_read(&self, size: usize) {
         self.stats.point_reads.fetch_add(1, Ordering::Relaxed);
         self.stats
             .point_read_bytes
-            .fetch_add(group.raw.len() as u64, Ordering::Relaxed);
+            .fetch_add(size as u64, Ordering::Relaxed);
     }
 
     /// False only when no key in the table starts with `prefix` (exact: the

@@ -15,7 +15,8 @@
 # dictionary, zstd 6), zip v2 (group 16), zip v3 (group 16), zip v4 at
 # its defaults (group 8, hex runs packed), and zip v4 with groups of 16,
 # 32 and 64 rows (32 and 64: sample ratio 0.04). Capped reads: RocksDB,
-# zip v3, zip v4 and zip v4 with groups of 16.
+# zip v3, zip v4, zip v4 without reading tables ahead as they open
+# (--zip_read_ahead=0) and zip v4 with groups of 16.
 # Each is loaded with fillfile,compact into OUTDIR/db-NAME; the build CPU
 # is the process's user+sys time minus a fillfile-only run's. Reads:
 # readfile with a 1 GiB block cache (everything cached once read) and with
@@ -60,6 +61,8 @@ flags() {
     zip-v3) echo "$ZIP --zip_format_version=3 --zip_group_size=16" ;;
     zip-v4) echo "$ZIP" ;;
     zip-v4-g16) echo "$ZIP --zip_group_size=16" ;;
+    # The defaults without reading tables ahead as they open (capped only).
+    zip-v4-ra0) echo "$ZIP --zip_read_ahead=0" ;;
     zip-v4-g32) echo "$ZIP --zip_group_size=32 --zip_sample_ratio=0.04" ;;
     zip-v4-g64) echo "$ZIP --zip_group_size=64 --zip_sample_ratio=0.04" ;;
     esac
@@ -110,13 +113,14 @@ limit=$((limit + rocks * 3 / 4))
 echo "cap $limit" | tee -a "$summary"
 for threads in 1 8; do
     for seed in 1 2 3; do
-        for n in rocksdb zip-v3 zip-v4 zip-v4-g16; do
+        for n in rocksdb zip-v3 zip-v4 zip-v4-ra0 zip-v4-g16; do
+            db=${n%-ra0}
             f="$out/capped-$n-t$threads-s$seed.out"
             # shellcheck disable=SC2046
             "$root/scripts/bench-memlimit.sh" "$limit" -- /usr/bin/time \
                 -f "time: %F major faults, %I fs inputs of 512 B, %e s wall, %U s user, %S s sys" \
                 "$bin" bench --use_existing_db=1 --benchmarks=readfile,stats --threads="$threads" \
-                --reads=$((reads / threads)) --seed="$seed" $K --db="$out/db-$n" $COMMON $(flags "$n") > "$f" 2>&1
+                --reads=$((reads / threads)) --seed="$seed" $K --db="$out/db-$db" $COMMON $(flags "$n") > "$f" 2>&1
             ops=$(grep -E '^readfile' "$f" | grep -oE '[0-9]+ ops/sec')
             faults=$(grep -oE '[0-9]+ major faults' "$f")
             inputs=$(grep -oE '[0-9]+ fs inputs' "$f" | cut -d' ' -f1)

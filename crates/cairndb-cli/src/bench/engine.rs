@@ -195,6 +195,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         format_version: f.zip_format_version,
         min_match: f.zip_min_match,
         level_trial_gain: f.zip_level_gain,
+        read_ahead_on_open: f.zip_read_ahead,
         ..ZipTableOptions::default()
     };
     if f.table_format == TableFormat::Zip {

@@ -193,6 +193,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_format_version",
     "zip_min_match",
     "zip_level_gain",
+    "zip_read_ahead",
     "write_buffer_index_size",
     "hash_index",
 ];
@@ -352,6 +353,10 @@ pub struct Flags {
     /// `--zip_level_gain=F`: the share of bytes `--zip_level` must save over
     /// level 1 in a table's trial to be kept, 0 = always (CairnDB addition).
     pub zip_level_gain: f64,
+    /// `--zip_read_ahead=BYTES`: zip tables read ahead as the database
+    /// opens them, in all (`ZipTableOptions::read_ahead_on_open`); not
+    /// given: the memory available at open (CairnDB addition).
+    pub zip_read_ahead: Option<u64>,
     /// `--memtable_bloom_size_ratio`, when given (db_bench's default 0 is
     /// not applied: left out, each engine keeps its own default, which for
     /// CairnDB is a filter of 0.02).
@@ -476,6 +481,7 @@ impl Default for Flags {
             zip_format_version: cairndb::ZipTableOptions::default().format_version,
             zip_min_match: cairndb::ZipTableOptions::default().min_match,
             zip_level_gain: cairndb::ZipTableOptions::default().level_trial_gain,
+            zip_read_ahead: None,
             memtable_bloom_size_ratio: None,
             memtable_whole_key_filtering: None,
             mmap_read: None,
@@ -616,6 +622,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "zip_format_version"
         | "zip_min_match"
         | "zip_level_gain"
+        | "zip_read_ahead"
         | "datafile"
         | "keyfile"
         | "keyfields"
@@ -1022,6 +1029,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 }
                 f.zip_level_gain = r;
             }
+            "zip_read_ahead" => f.zip_read_ahead = Some(parse_nonneg(n, v)?),
             "zip_format_version" => {
                 f.zip_format_version = parse_nonneg(n, v)? as u32;
                 let newest = cairndb::internals::sst::zip::format::ZIP_FORMAT_VERSION;

@@ -63,7 +63,12 @@ impl Db {
         }
         let block_cache =
             (opts.block_cache_size > 0).then(|| Arc::new(BlockCache::new(opts.block_cache_size)));
-        let zip_stats = Arc::new(ZipStats::default());
+        // Zip tables read ahead as they open, up to the memory available now.
+        let read_ahead = opts
+            .zip
+            .read_ahead_on_open
+            .unwrap_or_else(|| crate::util::memory::available_bytes().unwrap_or(0));
+        let zip_stats = Arc::new(ZipStats::with_read_ahead(read_ahead));
         let zip_budget = Arc::new(ZipMemBudget::new(opts.zip.hard_working_mem_limit));
         let table_cache = Arc::new(TableCache::new(
             fs.clone(),

@@ -106,8 +106,10 @@ pub trait RandomAccessFile: Send + Sync {
     }
     /// The whole file as one byte slice, for formats read in place (zip
     /// tables). The POSIX file system maps the file (`mmap`, advised for
-    /// random access); the default reads it into memory.
-    fn map_all(&self) -> Result<FileBytes> {
+    /// random access; with `read_ahead`, first asked to read it all into
+    /// the page cache, `MADV_WILLNEED`); the default reads it into memory.
+    fn map_all(&self, read_ahead: bool) -> Result<FileBytes> {
+        let _ = read_ahead;
         let len = usize::try_from(self.size()).map_err(|_| {
             Error::corruption(self.path(), 0, "file too large to map on this platform")
         })?;

@@ -523,7 +523,7 @@ impl RandomAccessFile for PosixRandom {
     fn maps_natively(&self) -> bool {
         true
     }
-    fn map_all(&self) -> Result<super::FileBytes> {
+    fn map_all(&self, read_ahead: bool) -> Result<super::FileBytes> {
         if self.size == 0 {
             return Ok(Arc::new(Vec::new()));
         }
@@ -541,6 +541,11 @@ impl RandomAccessFile for PosixRandom {
                 .map(&self.file)
         }
         .map_err(|e| Error::io("mmap", &self.path, e))?;
+        // Asked for: the whole file read ahead once, sequentially, in the
+        // background (a hint: the kernel reads what memory allows).
+        if read_ahead {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
         // Point reads touch one group: do not read ahead around each fault.
         let _ = map.advise(memmap2::Advice::Random);
         Ok(Arc::new(map))

@@ -471,7 +471,7 @@ impl BlockTable {
     /// file system maps files (otherwise keeps using `pread`).
     pub fn map_file(&mut self) -> Result<()> {
         if self.file.maps_natively() {
-            self.map = Some(self.file.map_all()?);
+            self.map = Some(self.file.map_all(false)?);
             let blocks = self.index.num_restarts();
             if blocks as u64 == self.props.num_data_blocks {
                 self.verified = (0..blocks.div_ceil(32))

@@ -1,8 +1,10 @@
-//! Small shared helpers: integer coding and checksums. No state, no locks.
+//! Small shared helpers: integer coding, checksums, and the memory left
+//! to the process. No state, no locks.
 
 pub mod blocking;
 pub mod coding;
 pub mod crc;
+pub mod memory;
 
 /// Hints the CPU to bring the cache line holding `p` into its caches, so
 /// that several independent lookups (one per table of a point read) wait

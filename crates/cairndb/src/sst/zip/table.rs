@@ -96,6 +96,9 @@ pub struct ZipStats {
     /// the block cache, both halved when the misses reach `ADMIT_WINDOW`.
     window_hits: AtomicU64,
     window_misses: AtomicU64,
+    /// Bytes of tables still to be read ahead as they open
+    /// (`ZipTableOptions::read_ahead_on_open`); 0 by default.
+    read_ahead_left: AtomicU64,
 }
 
 /// Misses in the admission window before it is halved.
@@ -112,6 +115,30 @@ thread_local! {
 }
 
 impl ZipStats {
+    /// Counters for a database that reads ahead up to `bytes` of zip
+    /// tables as it opens them.
+    pub fn with_read_ahead(bytes: u64) -> ZipStats {
+        ZipStats {
+            read_ahead_left: AtomicU64::new(bytes),
+            ..ZipStats::default()
+        }
+    }
+
+    /// Bytes of tables still to be read ahead as they open.
+    pub fn read_ahead_left(&self) -> u64 {
+        self.read_ahead_left.load(Ordering::Relaxed)
+    }
+
+    /// Takes `size` bytes from the read-ahead budget: true when the budget
+    /// held them, and a table of that size is to be read ahead.
+    fn claim_read_ahead(&self, size: u64) -> bool {
+        self.read_ahead_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(size)
+            })
+            .is_ok()
+    }
+
     /// Whether a point read should probe the block cache for its group,
     /// and put the group there if it decodes it.
     ///
@@ -345,7 +372,8 @@ impl ZipTable {
         stats: Arc<ZipStats>,
     ) -> Result<ZipTable> {
         let path: Arc<Path> = Arc::from(file.path());
-        let data = file.map_all()?;
+        let read_ahead = stats.claim_read_ahead(file.size());
+        let data = file.map_all(read_ahead)?;
         let size = data.len() as u64;
         let Some(fb) = data.last_chunk::<ZIP_FOOTER_LEN>() else {
             return Err(Error::corruption(

@@ -241,6 +241,41 @@ fn posix_mmap_round_trip() {
     check_against_model(&open(&fs, &p).unwrap(), &m);
 }
 
+/// A table opened while the read-ahead budget holds its size takes that
+/// much from it and is read ahead (`MADV_WILLNEED` on the POSIX mapping);
+/// one opened past the budget leaves it as it is. Both read the same.
+#[test]
+fn tables_read_ahead_within_the_budget_only() {
+    let d = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Fs> = PosixFs::shared();
+    let m = model(3000);
+    let p = build(&fs, d.path(), &m, ZipTableOptions::default(), 1 << 30);
+    let size = std::fs::metadata(&p).unwrap().len();
+    let open_with = |stats: &Arc<ZipStats>| {
+        Arc::new(
+            Table::open_with_stats(
+                fs.open_random(&p).unwrap(),
+                7,
+                None,
+                None,
+                stats.clone(),
+                false,
+            )
+            .unwrap(),
+        )
+    };
+    let budget = size * 3 / 2;
+    let stats = Arc::new(ZipStats::with_read_ahead(budget));
+    check_against_model(&open_with(&stats), &m);
+    assert_eq!(stats.read_ahead_left(), budget - size);
+    // The half table left in the budget does not cover a second opening.
+    check_against_model(&open_with(&stats), &m);
+    assert_eq!(stats.read_ahead_left(), budget - size);
+    let none = Arc::new(ZipStats::default());
+    check_against_model(&open_with(&none), &m);
+    assert_eq!(none.read_ahead_left(), 0);
+}
+
 #[test]
 fn out_of_order_keys_are_an_error() {
     let (fs, dir) = mem();

@@ -905,6 +905,15 @@ mod tests {
         assert!(e.contains("zip"), "{e}");
     }
 
+    /// The server reads its zip tables as touched, not ahead at open: the
+    /// read-ahead was measured on the file workload, not under sysbench.
+    #[test]
+    fn zip_read_ahead_is_off_in_the_server() {
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(s.sql_options().engine.zip.read_ahead_on_open, Some(0));
+        assert_eq!(cairndb::ZipTableOptions::default().read_ahead_on_open, None);
+    }
+
     /// `--zip-key-index-in-place`: on unless turned off; anything but
     /// on/off is an error naming the option.
     #[test]

@@ -484,16 +484,21 @@ mod tests {
         assert_eq!(choose_escape(&text), 7);
     }
 
+    /// Text that is mostly hex digits of both cases, with any byte mixed in.
+    fn hex_text() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                4 => proptest::sample::select(b"0123456789abcdefABCDEF".to_vec()),
+                1 => any::<u8>(),
+            ],
+            0..600,
+        )
+    }
+
     proptest! {
         #[test]
         fn filter_round_trips(
-            src in proptest::collection::vec(
-                prop_oneof![
-                    4 => proptest::sample::select(b"0123456789abcdefABCDEF".to_vec()),
-                    1 => any::<u8>(),
-                ],
-                0..600,
-            ),
+            src in hex_text(),
             esc in any::<u8>(),
         ) {
             round_trip(&src, esc);
@@ -504,13 +509,7 @@ mod tests {
         /// comes out as the same bytes of the whole expansion.
         #[test]
         fn a_range_expands_as_the_same_bytes_of_the_whole(
-            src in proptest::collection::vec(
-                prop_oneof![
-                    4 => proptest::sample::select(b"0123456789abcdefABCDEF".to_vec()),
-                    1 => any::<u8>(),
-                ],
-                0..600,
-            ),
+            src in hex_text(),
             esc in any::<u8>(),
             a in 0usize..700,
             n in 0usize..700,

@@ -295,6 +295,32 @@ thread_local! {
     static HEX_BODY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// Version 4: the length of the filtered text in a decoded body
+/// `filtered` of `pos` header bytes and `packed_len` packed digits, checked
+/// to expand to at least the `lens_total` bytes its lengths add up to
+/// (which bounds what a reader allocates for it).
+fn text_len_of(
+    filtered: &[u8],
+    pos: usize,
+    lens_total: usize,
+    packed_len: usize,
+    bad: &impl Fn(String) -> Error,
+) -> Result<usize> {
+    let Some(text_len) = filtered
+        .len()
+        .checked_sub(pos)
+        .and_then(|n| n.checked_sub(packed_len))
+    else {
+        return Err(bad("packed digits overlap the record lengths".into()));
+    };
+    if lens_total > hexrun::max_expansion(text_len, packed_len) {
+        return Err(bad(
+            "record lengths are more than its hex runs can expand to".into(),
+        ));
+    }
+    Ok(text_len)
+}
+
 /// A scratch buffer that grew past this (a group of huge values) is freed
 /// after use rather than kept by the thread.
 const HEX_SCRATCH_KEEP: usize = 1 << 20;
@@ -911,19 +937,7 @@ impl ZipTable {
         raw: &mut Vec<u8>,
         bad: impl Fn(String) -> Error,
     ) -> Result<()> {
-        let Some(text_len) = filtered
-            .len()
-            .checked_sub(pos)
-            .and_then(|n| n.checked_sub(packed_len))
-        else {
-            return Err(bad("packed digits overlap the record lengths".into()));
-        };
-        // Bounds the allocation below by what the body can expand to.
-        if lens_total > hexrun::max_expansion(text_len, packed_len) {
-            return Err(bad(
-                "record lengths are more than its hex runs can expand to".into(),
-            ));
-        }
+        let text_len = text_len_of(filtered, pos, lens_total, packed_len, &bad)?;
         let (head, rest) = filtered.split_at(pos);
         let (text, packed) = rest.split_at(text_len);
         raw.clear();
@@ -946,19 +960,7 @@ impl ZipTable {
         raw: &mut Vec<u8>,
         bad: impl Fn(String) -> Error,
     ) -> Result<()> {
-        let Some(text_len) = filtered
-            .len()
-            .checked_sub(pos)
-            .and_then(|n| n.checked_sub(packed_len))
-        else {
-            return Err(bad("packed digits overlap the record lengths".into()));
-        };
-        // Bounds the allocation below by what the body can expand to.
-        if lens_total > hexrun::max_expansion(text_len, packed_len) {
-            return Err(bad(
-                "record lengths are more than its hex runs can expand to".into(),
-            ));
-        }
+        let text_len = text_len_of(filtered, pos, lens_total, packed_len, &bad)?;
         let rest = filtered.get(pos..).unwrap_or_default();
         let (text, packed) = rest.split_at(text_len.min(rest.len()));
         raw.clear();

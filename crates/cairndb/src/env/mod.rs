@@ -108,8 +108,7 @@ pub trait RandomAccessFile: Send + Sync {
     /// tables). The POSIX file system maps the file (`mmap`, advised for
     /// random access; with `read_ahead`, first asked to read it all into
     /// the page cache, `MADV_WILLNEED`); the default reads it into memory.
-    fn map_all(&self, read_ahead: bool) -> Result<FileBytes> {
-        let _ = read_ahead;
+    fn map_all(&self, _read_ahead: bool) -> Result<FileBytes> {
         let len = usize::try_from(self.size()).map_err(|_| {
             Error::corruption(self.path(), 0, "file too large to map on this platform")
         })?;

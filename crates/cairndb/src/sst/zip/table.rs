@@ -295,32 +295,6 @@ thread_local! {
     static HEX_BODY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Version 4: the length of the filtered text in a decoded body
-/// `filtered` of `pos` header bytes and `packed_len` packed digits, checked
-/// to expand to at least the `lens_total` bytes its lengths add up to
-/// (which bounds what a reader allocates for it).
-fn text_len_of(
-    filtered: &[u8],
-    pos: usize,
-    lens_total: usize,
-    packed_len: usize,
-    bad: &impl Fn(String) -> Error,
-) -> Result<usize> {
-    let Some(text_len) = filtered
-        .len()
-        .checked_sub(pos)
-        .and_then(|n| n.checked_sub(packed_len))
-    else {
-        return Err(bad("packed digits overlap the record lengths".into()));
-    };
-    if lens_total > hexrun::max_expansion(text_len, packed_len) {
-        return Err(bad(
-            "record lengths are more than its hex runs can expand to".into(),
-        ));
-    }
-    Ok(text_len)
-}
-
 /// A scratch buffer that grew past this (a group of huge values) is freed
 /// after use rather than kept by the thread.
 const HEX_SCRATCH_KEEP: usize = 1 << 20;
@@ -758,7 +732,7 @@ impl ZipTable {
             // The filtered body goes to this thread's scratch buffer (or is
             // read in place when stored raw) and expands into `out`, which
             // then holds exactly the decoded group.
-            match HEX_BODY.with(|cell| {
+            let (pos, lens_total, one) = HEX_BODY.with(|cell| {
                 let mut scratch = cell.take();
                 let r = (|| {
                     let filtered: &[u8] = if compressed {
@@ -783,41 +757,25 @@ impl ZipTable {
                         &mut out.key_pos,
                     )?;
                     let bad = |what| self.corrupt(start, format!("zip group {g}: {what}"));
-                    match only.and_then(|i| out.ranges.get(i).map(|&r| (i, r))) {
-                        Some((i, (skip, len))) => {
-                            self.expand_one(
-                                filtered,
-                                pos,
-                                (skip, len),
-                                (lens_total, packed_len),
-                                &mut out.raw,
-                                bad,
-                            )?;
-                            for (j, r) in out.ranges.iter_mut().enumerate() {
-                                *r = if j == i { (0, len) } else { (0, 0) };
-                            }
-                            return Ok(Err(pos + lens_total));
-                        }
-                        None => self.expand_hex_runs(
-                            filtered,
-                            pos,
-                            lens_total,
-                            packed_len,
-                            &mut out.raw,
-                            bad,
-                        )?,
-                    }
-                    Ok(Ok((pos, lens_total)))
+                    let one = self.expand_hex_runs(
+                        filtered,
+                        (pos, lens_total, packed_len),
+                        only,
+                        out,
+                        bad,
+                    )?;
+                    Ok((pos, lens_total, one))
                 })();
                 if scratch.capacity() <= HEX_SCRATCH_KEEP {
                     cell.replace(scratch);
                 }
                 r
-            })? {
-                Ok(r) => r,
+            })?;
+            if one {
                 // One record expanded: `out` is laid out already.
-                Err(size) => return Ok(size),
+                return Ok(pos + lens_total);
             }
+            (pos, lens_total)
         } else {
             if compressed {
                 self.decode_body(g, start, dctx, body, raw_len, &mut out.raw)?;
@@ -922,51 +880,57 @@ impl ZipTable {
         }
     }
 
-    /// Version 4: expands the decoded body `filtered` of group `g` into
-    /// `raw`: its first `pos` bytes (lengths and key positions, which
-    /// [`Self::parse_lengths`] read) as they are, then its filtered text
-    /// expanded with the last `packed_len` bytes, the packed digits, to the
-    /// `lens_total` bytes the lengths add up to (`ziptable.md`, "Hex runs").
-    /// `bad` makes the corruption error for a description.
+    /// Version 4: expands the decoded body `filtered` (`pos` bytes of
+    /// lengths and key positions, which [`Self::parse_lengths`] read into
+    /// `out`, then the filtered text, then the last `packed_len` bytes, the
+    /// packed digits) to the `lens_total` bytes of values the lengths add
+    /// up to (`ziptable.md`, "Hex runs"). Into `out.raw`: the header as it
+    /// is and every value; or, with `one = Some(i)`, the value of position
+    /// `i` alone (the rest of the text walked and checked, not expanded),
+    /// with `out.ranges` laid out so that the other positions read empty;
+    /// true then. `bad` makes the corruption error for a description.
     fn expand_hex_runs(
         &self,
         filtered: &[u8],
-        pos: usize,
-        lens_total: usize,
-        packed_len: usize,
-        raw: &mut Vec<u8>,
+        (pos, lens_total, packed_len): (usize, usize, usize),
+        one: Option<usize>,
+        out: &mut DecodedGroup,
         bad: impl Fn(String) -> Error,
-    ) -> Result<()> {
-        let text_len = text_len_of(filtered, pos, lens_total, packed_len, &bad)?;
+    ) -> Result<bool> {
+        let Some(text_len) = filtered
+            .len()
+            .checked_sub(pos)
+            .and_then(|n| n.checked_sub(packed_len))
+        else {
+            return Err(bad("packed digits overlap the record lengths".into()));
+        };
+        // Bounds the allocations below by what the body can expand to.
+        if lens_total > hexrun::max_expansion(text_len, packed_len) {
+            return Err(bad(
+                "record lengths are more than its hex runs can expand to".into(),
+            ));
+        }
         let (head, rest) = filtered.split_at(pos);
         let (text, packed) = rest.split_at(text_len);
-        raw.clear();
-        raw.reserve_exact(pos + lens_total);
-        raw.extend_from_slice(head);
-        hexrun::unfilter(text, packed, self.meta.hex_escape, raw, lens_total).map_err(bad)
-    }
-
-    /// Version 4, one record: expands bytes `[skip, skip + len)` of the
-    /// text (offsets past the header of `pos` bytes, as the record lengths
-    /// count them) of the decoded body `filtered` into `raw`, which then
-    /// holds that record's stored bytes alone. The rest of the text is
-    /// walked and checked to come to `lens_total` bytes.
-    fn expand_one(
-        &self,
-        filtered: &[u8],
-        pos: usize,
-        range: (usize, usize),
-        (lens_total, packed_len): (usize, usize),
-        raw: &mut Vec<u8>,
-        bad: impl Fn(String) -> Error,
-    ) -> Result<()> {
-        let text_len = text_len_of(filtered, pos, lens_total, packed_len, &bad)?;
-        let rest = filtered.get(pos..).unwrap_or_default();
-        let (text, packed) = rest.split_at(text_len.min(rest.len()));
-        raw.clear();
-        raw.reserve(range.1);
-        hexrun::unfilter_range(text, packed, self.meta.hex_escape, range, lens_total, raw)
-            .map_err(bad)
+        let esc = self.meta.hex_escape;
+        out.raw.clear();
+        match one.and_then(|i| out.ranges.get(i).map(|&r| (i, r))) {
+            None => {
+                out.raw.reserve_exact(pos + lens_total);
+                out.raw.extend_from_slice(head);
+                hexrun::unfilter(text, packed, esc, &mut out.raw, lens_total).map_err(bad)?;
+                Ok(false)
+            }
+            Some((i, (skip, len))) => {
+                out.raw.reserve(len);
+                hexrun::unfilter_range(text, packed, esc, (skip, len), lens_total, &mut out.raw)
+                    .map_err(bad)?;
+                for (j, r) in out.ranges.iter_mut().enumerate() {
+                    *r = if j == i { (0, len) } else { (0, 0) };
+                }
+                Ok(true)
+            }
+        }
     }
 
     /// Finds the first entry `>= lookup_ikey` among the versions of its user

@@ -173,6 +173,9 @@ struct LogState {
     next_write_at: Option<Instant>,
     /// While writes are slowed: since when (for the stall events).
     slowed_since: Option<Instant>,
+    /// The threads of the last synced group: the next synced group's
+    /// leader waits (briefly) for them to queue their next writes.
+    last_synced_group: Vec<std::thread::ThreadId>,
 }
 
 impl LogState {
@@ -203,8 +206,6 @@ pub(crate) struct DbInner {
     zip_stats: Arc<ZipStats>,
     /// The writer queue and the published sequence (`last_seq`).
     pipeline: CommitPipeline,
-    /// Duration of the last WAL sync, microseconds.
-    last_sync_micros: AtomicU64,
     /// WAL positions logged and synced, and their waiters (`durable.rs`).
     durability: durable::Durability,
     log: Mutex<LogState>,

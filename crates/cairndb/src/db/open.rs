@@ -236,7 +236,6 @@ impl Db {
             zip_stats,
             pipeline: CommitPipeline::new(max_seq),
             durability: Default::default(),
-            last_sync_micros: AtomicU64::new(0),
             log: Mutex::new(LogState {
                 writer: Some(writer),
                 scratch: WriteBatch::new(),
@@ -246,6 +245,7 @@ impl Db {
                 tracking_in_flight: false,
                 next_write_at: None,
                 slowed_since: None,
+                last_synced_group: Vec::new(),
             }),
             compaction_lock: Mutex::new(()),
             versions: Mutex::new(versions),

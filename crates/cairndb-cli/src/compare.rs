@@ -201,7 +201,20 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     // sizes[engine][label] = bytes of each run, labels in `size_order`.
     let mut sizes: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     let mut size_order: Vec<String> = Vec::new();
+    // The device's sync latency drifts by 1.5x within minutes here: for
+    // synced writes it is probed again before every round, and each
+    // round's writes are set against the bound of that moment.
+    let probe_rounds = device.is_some() && sync_bound(&o.bench_args, vec![1.0]).is_some();
+    let mut round_syncs: Vec<f64> = Vec::new();
     for round in 0..o.repeat {
+        if probe_rounds {
+            let l = sync_probe(work.path(), 1000)?;
+            println!(
+                "  device   4 KiB write + fdatasync: avg {:.1} us, p99 {:.1} us ({} ops)",
+                l.avg_us, l.p99_us, l.n
+            );
+            round_syncs.push(l.avg_us);
+        }
         for (name, runner) in &runners {
             let dir = work.path().join(format!("{name}-{round}"));
             let t = Instant::now();
@@ -263,12 +276,10 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         md.push('\n');
         md.push_str(&sizes_markdown(&engine_names, &size_medians));
     }
-    let bound = device
-        .as_ref()
-        .and_then(|d| sync_bound(&o.bench_args, d.prealloc.avg_us));
+    let bound = sync_bound(&o.bench_args, round_syncs);
     if let Some(b) = &bound {
         md.push('\n');
-        md.push_str(&b.markdown(&table));
+        md.push_str(&b.markdown(&table, &results));
     }
     println!("\n{md}");
     std::fs::write(o.out.join("compare.md"), &md).map_err(|e| e.to_string())?;
@@ -294,7 +305,8 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         })).collect::<Vec<_>>(),
         "device_bound": bound.as_ref().map(|b| serde_json::json!({
             "threads": b.threads,
-            "sync_micros": b.sync_micros,
+            "sync_micros": b.sync_micros(),
+            "sync_micros_per_round": b.per_round,
             "ops_per_sec": b.ops_per_sec(),
         })),
     });
@@ -733,15 +745,17 @@ fn ratio(ours: Option<f64>, peer: Option<f64>) -> String {
 /// waits for its own write + fdatasync: `threads` over the latency of one
 /// 4 KiB write + fdatasync into preallocated, written space (the way the
 /// WAL writes into its zero-filled region). Group commit can only reach it
-/// by syncing every writer's write in one fdatasync.
+/// by syncing every writer's write in one fdatasync. The latency is
+/// probed before every round (`per_round`, in us).
 struct SyncBound {
     threads: u32,
-    sync_micros: f64,
+    per_round: Vec<f64>,
 }
 
 /// The bound for a command line that syncs its writes (`--sync=1` or
-/// `--sync=true`), else `None`.
-fn sync_bound(bench_args: &[String], sync_micros: f64) -> Option<SyncBound> {
+/// `--sync=true`) given the sync latency probed before each round, else
+/// `None` (no synced writes, or no probe).
+fn sync_bound(bench_args: &[String], per_round: Vec<f64>) -> Option<SyncBound> {
     let value = |flag: &str| {
         bench_args.iter().rev().find_map(|a| {
             a.trim_start_matches('-')
@@ -749,28 +763,47 @@ fn sync_bound(bench_args: &[String], sync_micros: f64) -> Option<SyncBound> {
                 .and_then(|v| v.strip_prefix('='))
         })
     };
-    if !matches!(value("sync"), Some("1" | "true")) || sync_micros <= 0.0 {
+    if !matches!(value("sync"), Some("1" | "true"))
+        || per_round.is_empty()
+        || per_round.iter().any(|us| us.is_nan() || *us <= 0.0)
+    {
         return None;
     }
     let threads = value("threads").and_then(|t| t.parse().ok()).unwrap_or(1);
-    Some(SyncBound {
-        threads,
-        sync_micros,
-    })
+    Some(SyncBound { threads, per_round })
 }
 
 impl SyncBound {
-    fn ops_per_sec(&self) -> f64 {
-        f64::from(self.threads) * 1e6 / self.sync_micros
+    /// The median of the probes.
+    fn sync_micros(&self) -> f64 {
+        median(self.per_round.clone()).unwrap_or(0.0)
     }
 
-    /// Each write benchmark's medians as a share of the bound.
-    fn markdown(&self, table: &Table) -> String {
-        let bound = self.ops_per_sec();
+    /// The bound at the median probe.
+    fn ops_per_sec(&self) -> f64 {
+        f64::from(self.threads) * 1e6 / self.sync_micros()
+    }
+
+    /// Each write benchmark's share of the bound: per round, its ops/sec
+    /// over the bound probed just before that round; the median of those.
+    fn markdown(
+        &self,
+        table: &Table,
+        results: &BTreeMap<String, BTreeMap<String, Vec<Parsed>>>,
+    ) -> String {
         let mut s = format!(
-            "Device bound for {} synced writer(s): {} / {:.1} us (4 KiB write + fdatasync, preallocated file) = {:.0} ops/sec.\n\n\
+            "Device bound for {} synced writer(s): {} / the latency of a 4 KiB write + fdatasync into a \
+             preallocated, written file, probed before each round ({} probes, median {:.1} us, \
+             range {:.1}-{:.1} us) = {:.0} ops/sec at the median. Each share is the median over \
+             rounds of the round's ops/sec over the bound probed just before it.\n\n\
              | benchmark |",
-            self.threads, self.threads, self.sync_micros, bound
+            self.threads,
+            self.threads,
+            self.per_round.len(),
+            self.sync_micros(),
+            self.per_round.iter().copied().fold(f64::INFINITY, f64::min),
+            self.per_round.iter().copied().fold(0.0, f64::max),
+            self.ops_per_sec()
         );
         for e in &table.engines {
             s.push_str(&format!(" {e} share of the bound |"));
@@ -784,8 +817,23 @@ impl SyncBound {
         for r in writes {
             s.push_str(&format!("| {} |", r.bench));
             for e in &table.engines {
-                match r.ops.get(e) {
-                    Some(v) => s.push_str(&format!(" {:.0}% |", 100.0 * v / bound)),
+                // Runs are kept in round order; a benchmark named k times in
+                // a command line has k runs a round.
+                let runs: &[Parsed] = results
+                    .get(e)
+                    .and_then(|b| b.get(&r.bench))
+                    .map_or(&[], |v| v.as_slice());
+                let per = (runs.len() / self.per_round.len()).max(1);
+                let shares: Vec<f64> = runs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, p)| {
+                        let us = self.per_round.get(j / per)?;
+                        Some(p.ops_per_sec * us / (f64::from(self.threads) * 1e6))
+                    })
+                    .collect();
+                match median(shares) {
+                    Some(m) => s.push_str(&format!(" {:.0}% |", 100.0 * m)),
                     None => s.push_str(" - |"),
                 }
             }
@@ -863,9 +911,43 @@ fn lat_of(mut v: Vec<f64>) -> Lat {
     }
 }
 
+/// Latency of a 4 KiB write + fdatasync into a preallocated, written and
+/// synced file under `dir`, at consecutive offsets as the WAL writes into
+/// its zero-filled region: `ops` of them, or as many as 5 s allow. Run
+/// before the sequential write of [`measure_device`], on a file of its
+/// own: right after that 256 MiB write, the device was still busy with
+/// it and the same probe took 1.4-2.2x as long (109-169 us against 77 us
+/// from fio).
+fn sync_probe(dir: &Path, ops: usize) -> Result<Lat, String> {
+    use std::os::unix::fs::FileExt;
+    let block = vec![0xa5u8; 4096];
+    let path = dir.join("device-prealloc");
+    let blocks: u64 = 4096; // 16 MiB
+    let f = File::create(&path).map_err(|e| io(e, "create"))?;
+    for b in 0..blocks {
+        f.write_all_at(&block, b * 4096)
+            .map_err(|e| io(e, "pwrite"))?;
+    }
+    f.sync_all().map_err(|e| io(e, "fsync"))?;
+    let mut lat = Vec::new();
+    let deadline = Instant::now() + std::time::Duration::from_secs(5);
+    while lat.len() < ops && Instant::now() < deadline {
+        let off = (lat.len() as u64 % blocks) * 4096;
+        let t = Instant::now();
+        f.write_all_at(&block, off).map_err(|e| io(e, "pwrite"))?;
+        f.sync_data().map_err(|e| io(e, "fdatasync"))?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    drop(f);
+    let _ = std::fs::remove_file(&path);
+    Ok(lat_of(lat))
+}
+
 /// Measures the device under `dir` with plain file I/O.
 pub fn measure_device(dir: &Path) -> Result<Device, String> {
-    use std::os::unix::fs::FileExt;
+    let prealloc = sync_probe(dir, 2000)?;
+    let block = vec![0xa5u8; 4096];
+
     let chunk = vec![0x5au8; 1 << 20];
     // Sequential write.
     let p = dir.join("device-seq");
@@ -877,26 +959,7 @@ pub fn measure_device(dir: &Path) -> Result<Device, String> {
     f.sync_data().map_err(|e| io(e, "fdatasync"))?;
     let seq = 256.0 * 1048576.0 / 1e6 / t.elapsed().as_secs_f64();
     drop(f);
-
-    // 4 KiB write + fdatasync on a preallocated (written, synced) file.
-    let block = vec![0xa5u8; 4096];
-    let f = OpenOptions::new()
-        .write(true)
-        .open(&p)
-        .map_err(|e| io(e, "open"))?;
-    let mut lat = Vec::new();
-    let mut rng = crate::bench::keygen::Mt64::new(7);
     let blocks = 256 * 256; // 4 KiB blocks in 256 MiB
-    let deadline = Instant::now() + std::time::Duration::from_secs(5);
-    while lat.len() < 2000 && Instant::now() < deadline {
-        let off = (rng.next_u64() % blocks) * 4096;
-        let t = Instant::now();
-        f.write_all_at(&block, off).map_err(|e| io(e, "pwrite"))?;
-        f.sync_data().map_err(|e| io(e, "fdatasync"))?;
-        lat.push(t.elapsed().as_secs_f64() * 1e6);
-    }
-    let prealloc = lat_of(lat);
-    drop(f);
 
     // Appending 4 KiB + fdatasync.
     let pa = dir.join("device-append");
@@ -1145,15 +1208,27 @@ mod tests {
     fn sync_bound_is_threads_over_one_sync_and_tabled_for_writes() {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         // Not synced: no bound.
-        assert!(sync_bound(&args(&["--threads=16"]), 100.0).is_none());
-        assert!(sync_bound(&args(&["--sync=0", "--threads=16"]), 100.0).is_none());
-        let b = sync_bound(&args(&["--threads=16", "--sync=1"]), 200.0).unwrap();
+        assert!(sync_bound(&args(&["--threads=16"]), vec![100.0]).is_none());
+        assert!(sync_bound(&args(&["--sync=0", "--threads=16"]), vec![100.0]).is_none());
+        // No probe, or a probe that measured nothing: no bound.
+        assert!(sync_bound(&args(&["--sync=1"]), vec![]).is_none());
+        assert!(sync_bound(&args(&["--sync=1"]), vec![100.0, 0.0]).is_none());
+        let b = sync_bound(&args(&["--threads=16", "--sync=1"]), vec![200.0]).unwrap();
         assert_eq!(b.threads, 16);
         assert!((b.ops_per_sec() - 80_000.0).abs() < 1e-6);
         // The last --threads wins, as in db_bench; one thread by default.
-        let b = sync_bound(&args(&["--sync=true", "--threads=2", "--threads=4"]), 100.0).unwrap();
+        let b = sync_bound(
+            &args(&["--sync=true", "--threads=2", "--threads=4"]),
+            vec![100.0],
+        )
+        .unwrap();
         assert_eq!(b.threads, 4);
-        assert_eq!(sync_bound(&args(&["--sync=1"]), 100.0).unwrap().threads, 1);
+        assert_eq!(
+            sync_bound(&args(&["--sync=1"]), vec![100.0])
+                .unwrap()
+                .threads,
+            1
+        );
 
         let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
         for (e, bench, v) in [
@@ -1176,11 +1251,60 @@ mod tests {
             &engines,
             &results,
         );
-        let b = sync_bound(&args(&["--sync=1", "--threads=16"]), 200.0).unwrap();
-        let md = b.markdown(&t);
+        let b = sync_bound(&args(&["--sync=1", "--threads=16"]), vec![200.0]).unwrap();
+        let md = b.markdown(&t, &results);
         assert!(md.contains("= 80000 ops/sec"), "{md}");
         assert!(md.contains("| fillrandom | 25% | 50% |"), "{md}");
         assert!(!md.contains("readrandom"), "reads have no sync bound: {md}");
+    }
+
+    /// Each round's writes are set against the probe taken just before
+    /// that round, and the share is the median over rounds: a device twice
+    /// as slow in one round halves that round's bound, not every round's.
+    #[test]
+    fn sync_bound_share_uses_each_rounds_own_probe() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut results: BTreeMap<String, BTreeMap<String, Vec<Parsed>>> = BTreeMap::new();
+        // Rounds probed at 100, 200 and 100 us: bounds 160K, 80K, 160K.
+        let ops = [80_000.0, 60_000.0, 40_000.0];
+        results.entry("cairndb".into()).or_default().insert(
+            "fillrandom".into(),
+            ops.iter()
+                .map(|&v| Parsed {
+                    name: "fillrandom".into(),
+                    ops_per_sec: v,
+                    ..Default::default()
+                })
+                .collect(),
+        );
+        let engines = vec!["cairndb".to_string()];
+        let t = Table::build(&["fillrandom".into()], &engines, &results);
+        let b = sync_bound(
+            &args(&["--sync=1", "--threads=16"]),
+            vec![100.0, 200.0, 100.0],
+        )
+        .unwrap();
+        // Shares 50%, 75%, 25%: median 50%. Against the median probe alone
+        // (100 us) the median ops (60K) would read 38%.
+        let md = b.markdown(&t, &results);
+        assert!(md.contains("| fillrandom | 50% |"), "{md}");
+        assert!(md.contains("median 100.0 us, range 100.0-200.0 us"), "{md}");
+        // A benchmark run twice a round maps its runs to rounds in order.
+        let twice: Vec<Parsed> = [80_000.0, 80_000.0, 60_000.0, 60_000.0, 40_000.0, 40_000.0]
+            .iter()
+            .map(|&v| Parsed {
+                name: "fillrandom".into(),
+                ops_per_sec: v,
+                ..Default::default()
+            })
+            .collect();
+        results
+            .get_mut("cairndb")
+            .unwrap()
+            .insert("fillrandom".into(), twice);
+        let t = Table::build(&["fillrandom".into()], &engines, &results);
+        let md = b.markdown(&t, &results);
+        assert!(md.contains("| fillrandom | 50% |"), "{md}");
     }
 
     #[test]

@@ -294,6 +294,12 @@ pub struct Options {
     pub write_buffer_index_size: usize,
     /// Memtables (one mutable plus immutables) kept before writes stall. Default 2.
     pub max_write_buffer_number: usize,
+    /// A flush or compaction starts the device's write-back of its table
+    /// every this many bytes, without waiting, so the sync that ends the
+    /// table finds little left to write and the device works while the
+    /// table is built (RocksDB's `bytes_per_sync`; there it defaults to
+    /// 0). 0 = write-back only at that sync. Default 1 MiB.
+    pub bytes_per_sync: u64,
     /// Size of each memtable's key filter as a fraction of
     /// `write_buffer_size` (RocksDB's name; there it sizes a prefix and/or
     /// whole-key bloom). 0 disables the filter. Default 0.02 (RocksDB: 0):
@@ -464,6 +470,7 @@ impl Default for Options {
             write_buffer_size: 64 << 20,
             write_buffer_index_size: 8 << 20,
             max_write_buffer_number: 2,
+            bytes_per_sync: 1 << 20,
             memtable_prefix_bloom_size_ratio: 0.02,
             memtable_whole_key_filtering: true,
             memtable_hash_index: false,

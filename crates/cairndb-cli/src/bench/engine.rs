@@ -121,6 +121,9 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
     let mut opts = Options {
         write_buffer_size: f.write_buffer_size as usize,
         max_write_buffer_number: f.max_write_buffer_number.max(2),
+        bytes_per_sync: f
+            .bytes_per_sync
+            .unwrap_or(Options::default().bytes_per_sync),
         level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger.max(1) as usize,
         level0_slowdown_writes_trigger: f.level0_slowdown_writes_trigger.max(1) as usize,
         level0_stop_writes_trigger: f.level0_stop_writes_trigger.max(1) as usize,

@@ -114,6 +114,9 @@ impl RocksEngine {
         o.create_if_missing(true);
         o.set_write_buffer_size(f.write_buffer_size as usize);
         o.set_max_write_buffer_number(f.max_write_buffer_number as i32);
+        if let Some(b) = f.bytes_per_sync {
+            o.set_bytes_per_sync(b);
+        }
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
         o.set_level_zero_slowdown_writes_trigger(f.level0_slowdown_writes_trigger as i32);
         o.set_level_zero_stop_writes_trigger(f.level0_stop_writes_trigger as i32);

@@ -256,6 +256,10 @@ pub struct Flags {
     pub write_buffer_size: u64,
     /// `--max_write_buffer_number`.
     pub max_write_buffer_number: usize,
+    /// `--bytes_per_sync`, when given (db_bench's default 0 is not applied:
+    /// left out, each engine keeps its own default, which for CairnDB is
+    /// 1 MiB, `Options::bytes_per_sync`).
+    pub bytes_per_sync: Option<u64>,
     /// `--cache_size` (negative: no cache).
     pub cache_size: i64,
     /// `--write_buffer_index_size` (CairnDB only; `None`: the engine default).
@@ -438,6 +442,7 @@ impl Default for Flags {
             disable_wal: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
+            bytes_per_sync: None,
             cache_size: 8 << 20,
             bloom_bits: -1,
             write_buffer_index_size: None,
@@ -585,6 +590,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "write_buffer_size"
         | "write_buffer_index_size"
         | "max_write_buffer_number"
+        | "bytes_per_sync"
         | "cache_size"
         | "bloom_bits"
         | "block_size"
@@ -889,6 +895,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 f.write_buffer_index_size = Some(parse_nonneg(n, v)?);
             }
             "max_write_buffer_number" => f.max_write_buffer_number = parse_nonneg(n, v)? as usize,
+            "bytes_per_sync" => f.bytes_per_sync = Some(parse_nonneg(n, v)?),
             "cache_size" => f.cache_size = parse_num(n, v)?,
             "bloom_bits" => {
                 // db_bench 7.8 declares it int32; older lines pass doubles.

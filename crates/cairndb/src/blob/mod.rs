@@ -336,6 +336,8 @@ pub struct BlobFileSet<'a> {
     dir: &'a Path,
     compression: CompressionType,
     file_size: u64,
+    /// `Options::bytes_per_sync`, given to each file as its write-behind.
+    bytes_per_sync: u64,
     alloc: Box<dyn FnMut() -> u64 + 'a>,
     current: Option<BlobFileBuilder>,
     finished: Vec<BlobFileMeta>,
@@ -356,6 +358,7 @@ impl<'a> BlobFileSet<'a> {
             dir,
             compression: opts.blob_compression_type,
             file_size: opts.blob_file_size,
+            bytes_per_sync: opts.bytes_per_sync,
             alloc,
             current: None,
             finished: Vec::new(),
@@ -388,12 +391,9 @@ impl<'a> BlobFileSet<'a> {
             None => {
                 let n = (self.alloc)();
                 self.numbers.push(n);
-                self.current.insert(BlobFileBuilder::create(
-                    self.fs,
-                    self.dir,
-                    n,
-                    self.compression,
-                )?)
+                let mut b = BlobFileBuilder::create(self.fs, self.dir, n, self.compression)?;
+                b.file.write_behind(self.bytes_per_sync);
+                self.current.insert(b)
             }
         };
         let idx = b.add(user_key, value)?;

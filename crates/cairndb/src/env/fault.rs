@@ -202,6 +202,9 @@ impl WritableFile for FaultWritable {
         }
         self.inner.sync()
     }
+    fn write_behind(&mut self, every: u64) {
+        self.inner.write_behind(every)
+    }
     fn allocate(&mut self, len: u64) -> Result<()> {
         if let Some((e, _)) = self.shared.check(FaultOp::Allocate, &self.path) {
             return Err(Error::io("fallocate", &self.path, e));

@@ -28,6 +28,9 @@ struct FileData {
     /// `dirty_from`.
     durable: Vec<u8>,
     dirty_from: usize,
+    /// The last [`WritableFile::write_behind`] hint a writer of this file
+    /// was given (a memory file has no write-back; kept for tests).
+    write_behind: Option<u64>,
 }
 
 impl FileData {
@@ -73,6 +76,12 @@ impl MemFs {
         Self::default()
     }
 
+    /// The last [`WritableFile::write_behind`] hint given to a writer of
+    /// `path`, if any.
+    pub fn write_behind_hint(&self, path: &Path) -> Option<u64> {
+        self.ns.lock().live.get(path)?.lock().write_behind
+    }
+
     /// Simulates a power loss: unsynced bytes and unsynced directory changes
     /// vanish. Locks are released (the process is gone).
     pub fn power_loss(&self) {
@@ -108,6 +117,7 @@ impl MemFs {
                 bytes: d.durable.clone(),
                 durable: d.durable.clone(),
                 dirty_from: d.durable.len(),
+                write_behind: d.write_behind,
             }));
             out.live.insert(path.clone(), copy.clone());
             out.durable.insert(path.clone(), copy);
@@ -174,6 +184,9 @@ impl WritableFile for MemWritable {
     fn sync(&mut self) -> Result<()> {
         self.file.lock().sync();
         Ok(())
+    }
+    fn write_behind(&mut self, every: u64) {
+        self.file.lock().write_behind = Some(every);
     }
     fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
         // Appends land in the shared file at once, as they reach a real

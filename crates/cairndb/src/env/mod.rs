@@ -54,6 +54,12 @@ pub trait WritableFile: Send {
     fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
         None
     }
+    /// Asks the file system to start writing the file's bytes to the device
+    /// every `every` bytes (0: never), without waiting for them, so that the
+    /// sync that ends a table build finds little left to write and the
+    /// device works while the builder does (RocksDB's `bytes_per_sync`). A
+    /// hint: may do nothing. Default: nothing.
+    fn write_behind(&mut self, _every: u64) {}
     /// Bytes appended so far (the logical file size).
     fn len(&self) -> u64;
     /// True when nothing has been appended.

@@ -48,7 +48,8 @@ impl OutputBuilder {
         level: usize,
         budget: &Arc<ZipMemBudget>,
     ) -> Result<OutputBuilder> {
-        let file = fs.create(&crate::filename::table_file_name(dir, number))?;
+        let mut file = fs.create(&crate::filename::table_file_name(dir, number))?;
+        file.write_behind(opts.bytes_per_sync);
         Ok(match opts.table_format_for_level(level) {
             TableFormat::BlockBased => OutputBuilder::Block(TableBuilder::new(
                 TableOptions::from_options(opts, level),
@@ -109,6 +110,59 @@ impl OutputBuilder {
         match self {
             OutputBuilder::Block(b) => b.abandon(),
             OutputBuilder::Zip(b) => b.abandon(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::env::mem::MemFs;
+    use crate::env::Fs;
+    use crate::filename::{self, FileType};
+    use crate::{Db, Options, WriteOptions};
+
+    /// Every table and blob file a flush or a compaction writes asks its
+    /// file for write-behind every `Options::bytes_per_sync` bytes (0
+    /// included).
+    #[test]
+    fn flush_and_compaction_outputs_get_bytes_per_sync_as_write_behind() {
+        for every in [12_345u64, 0] {
+            let fs = MemFs::new();
+            let opts = Options {
+                fs: Arc::new(fs.clone()),
+                bytes_per_sync: every,
+                enable_blob_files: true,
+                min_blob_size: 8,
+                ..Options::default()
+            };
+            let db = Db::open("/db", opts).unwrap();
+            for round in 0..3u32 {
+                for i in 0..100u32 {
+                    let k = format!("k{i:04}");
+                    db.put(&WriteOptions::default(), k.as_bytes(), &round.to_le_bytes())
+                        .unwrap();
+                    // A value large enough for a blob file.
+                    let big = format!("b{i:04}");
+                    db.put(&WriteOptions::default(), big.as_bytes(), &[round as u8; 64])
+                        .unwrap();
+                }
+                db.flush().unwrap();
+            }
+            db.compact_range(None, None).unwrap();
+            let files = fs.list_dir(std::path::Path::new("/db")).unwrap();
+            let kind = |t: FileType| {
+                files
+                    .iter()
+                    .filter(move |n| matches!(filename::parse_file_name(n), Some((k, _)) if k == t))
+            };
+            assert!(kind(FileType::Table).count() > 0);
+            assert!(kind(FileType::Blob).count() > 0);
+            for t in kind(FileType::Table).chain(kind(FileType::Blob)) {
+                let p = std::path::Path::new("/db").join(t);
+                assert_eq!(fs.write_behind_hint(&p), Some(every), "{t}");
+            }
         }
     }
 }

@@ -149,6 +149,9 @@ struct State {
     flush_reporting: Option<std::thread::ThreadId>,
     shutting_down: bool,
     compaction_wanted: bool,
+    /// A flush asked the purge thread to delete obsolete files
+    /// (`obsolete.rs`).
+    purge_wanted: bool,
 }
 
 struct LogState {

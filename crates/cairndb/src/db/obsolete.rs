@@ -1,5 +1,7 @@
 //! Deleting obsolete files: old WALs and MANIFESTs, tables and blob files no
 //! version or reader needs, temporaries of failed builds. WALs may be kept for reuse.
+//! A flush leaves the deleting to the purge thread ([`DbInner::purge_loop`]);
+//! a compaction, `flush`, `close` and open delete on their own thread.
 //!
 //! The decisions are pure functions of what the collector gathered
 //! ([`Keep`], [`decide_logs`]), tested below; `delete_obsolete_files`
@@ -91,6 +93,26 @@ impl DbInner {
         let deleted = self.collect_obsolete_files();
         for d in &deleted {
             self.events.blob_file_deleted(d);
+        }
+    }
+
+    /// The purge thread: deletes obsolete files whenever a flush asks
+    /// (`State::purge_wanted`), so the flush thread does not wait for the
+    /// unlinks. Stops at shutdown; `close` and the next open delete what
+    /// is left.
+    pub(super) fn purge_loop(self: &Arc<Self>) {
+        loop {
+            {
+                let mut st = self.state.lock();
+                while !st.purge_wanted && !st.shutting_down {
+                    self.state_cv.wait(&mut st);
+                }
+                if st.shutting_down {
+                    return;
+                }
+                st.purge_wanted = false;
+            }
+            self.delete_obsolete_files();
         }
     }
 

@@ -257,6 +257,7 @@ impl Db {
                 bg_reporting: None,
                 flush_reporting: None,
                 shutting_down: false,
+                purge_wanted: false,
                 compaction_wanted: true,
             }),
             state_cv: Condvar::new(),
@@ -286,6 +287,7 @@ impl Db {
         for (name, f) in [
             ("cairndb-flush", DbInner::flush_loop as fn(&Arc<DbInner>)),
             ("cairndb-compact", DbInner::compaction_loop),
+            ("cairndb-purge", DbInner::purge_loop),
         ] {
             let i = inner.clone();
             let t = std::thread::Builder::new()

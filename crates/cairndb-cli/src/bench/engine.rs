@@ -146,6 +146,7 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         opts.memtable_prefix_bloom_size_ratio = r;
     }
     opts.hash_index = f.hash_index.unwrap_or(f.use_plain_table);
+    opts.idle_compaction_io = f.idle_compaction_io;
     opts.memtable_hash_index = f.hash_memtable;
     if f.use_plain_table && !f.block_restart_interval_set {
         opts.block_restart_interval = 1;

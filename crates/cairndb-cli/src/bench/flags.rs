@@ -196,6 +196,7 @@ pub const CAIRNDB_ONLY_FLAGS: &[&str] = &[
     "zip_read_ahead",
     "write_buffer_index_size",
     "hash_index",
+    "idle_compaction_io",
 ];
 
 /// The benchmarks `cairndb bench` runs when `--benchmarks` is not given:
@@ -412,6 +413,9 @@ pub struct Flags {
     /// `--hash_index`: `Options::hash_index` (CairnDB addition; left out,
     /// it follows `--use_plain_table`).
     pub hash_index: Option<bool>,
+    /// `--idle_compaction_io`: `Options::idle_compaction_io` (CairnDB
+    /// addition; off unless given).
+    pub idle_compaction_io: bool,
     /// True when `--block_restart_interval` was given.
     pub block_restart_interval_set: bool,
     /// CairnDB-only flags given on the command line, in order, once each
@@ -510,6 +514,7 @@ impl Default for Flags {
             use_plain_table: false,
             hash_memtable: false,
             hash_index: None,
+            idle_compaction_io: false,
             block_restart_interval_set: false,
             cairndb_only_set: Vec::new(),
             notes: Vec::new(),
@@ -576,7 +581,8 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "use_shared_block_and_blob_cache"
         | "empty_values"
         | "use_plain_table"
-        | "hash_index" => Kind::Bool,
+        | "hash_index"
+        | "idle_compaction_io" => Kind::Bool,
         "benchmarks"
         | "num"
         | "reads"
@@ -1056,6 +1062,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));
             }
             "hash_index" => f.hash_index = Some(parse_bool(n, v)?),
+            "idle_compaction_io" => f.idle_compaction_io = parse_bool(n, v)?,
             "memtablerep" => {
                 f.hash_memtable = matches!(v, "prefix_hash" | "hash_skiplist" | "hash_linkedlist");
                 noted.entry(name.clone()).or_insert_with(|| mapped_note(n));

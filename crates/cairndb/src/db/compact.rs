@@ -50,6 +50,11 @@ impl Merged {
 
 impl DbInner {
     pub(super) fn compaction_loop(self: &Arc<Self>) {
+        if self.opts.idle_compaction_io {
+            // A hint: where the call fails (not Linux, or not allowed) the
+            // compaction runs at the thread's normal priority.
+            let _ = crate::util::ioprio::set_idle_io_priority();
+        }
         loop {
             {
                 let mut st = self.state.lock();

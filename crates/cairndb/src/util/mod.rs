@@ -4,6 +4,7 @@
 pub mod blocking;
 pub mod coding;
 pub mod crc;
+pub mod ioprio;
 pub mod memory;
 
 /// Hints the CPU to bring the cache line holding `p` into its caches, so

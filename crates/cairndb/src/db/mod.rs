@@ -3,7 +3,8 @@
 //!
 //! ## Threads
 //! Callers write and read on their own threads. One background thread
-//! flushes immutable memtables to level 0; one compacts. `compact_range`
+//! flushes immutable memtables to level 0; one compacts; one deletes the
+//! files a flush made obsolete (`obsolete.rs`). `compact_range`
 //! runs its compactions on the calling thread, serialized with the
 //! background compactor by `compaction_lock`, which it holds across all its
 //! passes.

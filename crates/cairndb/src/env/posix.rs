@@ -867,14 +867,12 @@ mod tests {
     #[test]
     fn write_behind_starts_write_back_as_bytes_are_written() {
         let dir = tempfile::tempdir().unwrap();
+        let writer = |p: &Path| {
+            let file = File::create(p).unwrap();
+            PosixWritable::new(file, p, 0)
+        };
         let p = dir.path().join("t.sst");
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        let mut w = PosixWritable::new(file, &p, 0);
+        let mut w = writer(&p);
         w.write_behind(64 << 10);
         let mut want = Vec::new();
         for i in 0..40u32 {
@@ -904,13 +902,7 @@ mod tests {
 
         // Off (0): nothing is handed over before the sync.
         let q = dir.path().join("u.sst");
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&q)
-            .unwrap();
-        let mut w = PosixWritable::new(file, &q, 0);
+        let mut w = writer(&q);
         w.write_behind(0);
         w.append(&want).unwrap();
         w.sync().unwrap();

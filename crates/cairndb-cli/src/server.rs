@@ -266,7 +266,9 @@ impl Settings {
         match self.memory_limit {
             MemoryLimit::Off => None,
             MemoryLimit::Bytes(n) => Some(n),
-            MemoryLimit::Auto => cgroup_memory_limit(cgroup, root),
+            MemoryLimit::Auto => {
+                cairndb::internals::util::memory::cgroup_memory_limit(cgroup, root)
+            }
         }
     }
 
@@ -364,55 +366,6 @@ impl Budgets {
             zip_working_memory: part(8, 8 << 20),
         }
     }
-}
-
-/// The memory limit of the process's cgroup, the smallest along its path:
-/// `cgroup` is `/proc/self/cgroup`'s text, `root` the cgroup mount
-/// (`/sys/fs/cgroup`). cgroup v1's `memory` controller
-/// (`memory.limit_in_bytes` under `root/memory`) or v2's unified
-/// hierarchy (`memory.max`); "max" or v1's near-2^63 "unlimited" is none.
-/// A path the mount does not show (a container's own namespace) falls
-/// back to the mount's top.
-fn cgroup_memory_limit(cgroup: &str, root: &std::path::Path) -> Option<u64> {
-    let read = |file: &std::path::Path| -> Option<u64> {
-        let t = std::fs::read_to_string(file).ok()?;
-        let v: u64 = t.trim().parse().ok()?;
-        (v < 1 << 60).then_some(v)
-    };
-    let smallest_on_path = |base: std::path::PathBuf, path: &str, file: &str| -> Option<u64> {
-        let mut best: Option<u64> = None;
-        let mut dir = base.join(path.trim_start_matches('/'));
-        if !dir.is_dir() {
-            dir = base.clone();
-        }
-        loop {
-            if let Some(v) = read(&dir.join(file)) {
-                best = Some(best.map_or(v, |b| b.min(v)));
-            }
-            if dir == base || !dir.pop() {
-                break;
-            }
-        }
-        best
-    };
-    let mut found: Option<u64> = None;
-    for line in cgroup.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(ctrl), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
-            continue;
-        };
-        let v = if ctrl.split(',').any(|c| c == "memory") {
-            smallest_on_path(root.join("memory"), path, "memory.limit_in_bytes")
-        } else if ctrl.is_empty() {
-            smallest_on_path(root.to_path_buf(), path, "memory.max")
-        } else {
-            None
-        };
-        if let Some(v) = v {
-            found = Some(found.map_or(v, |f| f.min(v)));
-        }
-    }
-    found
 }
 
 /// `cairndb server`.
@@ -958,57 +911,6 @@ mod tests {
             assert!(!defines(&d, &other), "change {i} kept the old definition");
             assert!(defines(&column(&other), &other));
         }
-    }
-
-    /// The cgroup limit is found for v1 (`memory` controller) and v2
-    /// (unified), as the smallest along the path, with "max" and v1's
-    /// "unlimited" read as none, and a path the mount does not show read
-    /// at the mount's top (a container's namespace).
-    #[test]
-    fn cgroup_memory_limit_reads_v1_and_v2_and_takes_the_smallest_on_the_path() {
-        let root = tempfile::tempdir().unwrap();
-        let put = |rel: &str, file: &str, v: &str| {
-            let d = root.path().join(rel);
-            std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join(file), v).unwrap();
-        };
-        // v1: the group's own limit, under an unlimited parent.
-        put("memory", "memory.limit_in_bytes", "9223372036854771712\n");
-        put(
-            "memory/svc",
-            "memory.limit_in_bytes",
-            "9223372036854771712\n",
-        );
-        put("memory/svc/db", "memory.limit_in_bytes", "268435456\n");
-        let v1 = "9:name=systemd:/\n5:cpu,cpuacct:/\n4:memory:/svc/db\n";
-        assert_eq!(cgroup_memory_limit(v1, root.path()), Some(256 << 20));
-        // A parent's smaller limit wins.
-        put("memory/svc", "memory.limit_in_bytes", "134217728\n");
-        assert_eq!(cgroup_memory_limit(v1, root.path()), Some(128 << 20));
-        // Unlimited all the way: none.
-        assert_eq!(cgroup_memory_limit("4:memory:/\n", root.path()), None);
-        // A path the mount does not show: the mount's top.
-        put("memory", "memory.limit_in_bytes", "536870912\n");
-        assert_eq!(
-            cgroup_memory_limit("4:memory:/docker/abc\n", root.path()),
-            Some(512 << 20)
-        );
-
-        let root = tempfile::tempdir().unwrap();
-        let put = |rel: &str, v: &str| {
-            let d = root.path().join(rel);
-            std::fs::create_dir_all(&d).unwrap();
-            std::fs::write(d.join("memory.max"), v).unwrap();
-        };
-        put("app.slice", "max\n");
-        put("app.slice/db.service", "1073741824\n");
-        let v2 = "0::/app.slice/db.service\n";
-        assert_eq!(cgroup_memory_limit(v2, root.path()), Some(1 << 30));
-        put("app.slice/db.service", "max\n");
-        assert_eq!(cgroup_memory_limit(v2, root.path()), None);
-        // Nothing readable (no cgroup fs): none.
-        assert_eq!(cgroup_memory_limit("garbage\n", root.path()), None);
-        assert_eq!(cgroup_memory_limit("", root.path()), None);
     }
 
     /// Under a limit the unset budgets shrink to it (4, 16 and 32 MiB in

@@ -204,7 +204,7 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     // The device's sync latency drifts by 1.5x within minutes here: for
     // synced writes it is probed again before every round, and each
     // round's writes are set against the bound of that moment.
-    let probe_rounds = device.is_some() && sync_bound(&o.bench_args, vec![1.0]).is_some();
+    let probe_rounds = device.is_some() && synced_writers(&o.bench_args).is_some();
     let mut round_syncs: Vec<f64> = Vec::new();
     for round in 0..o.repeat {
         if probe_rounds {
@@ -752,10 +752,10 @@ struct SyncBound {
     per_round: Vec<f64>,
 }
 
-/// The bound for a command line that syncs its writes (`--sync=1` or
-/// `--sync=true`) given the sync latency probed before each round, else
-/// `None` (no synced writes, or no probe).
-fn sync_bound(bench_args: &[String], per_round: Vec<f64>) -> Option<SyncBound> {
+/// The writer threads of a command line that syncs its writes (`--sync=1`
+/// or `--sync=true`; the last `--threads`, as in db_bench, 1 by default),
+/// else `None`.
+fn synced_writers(bench_args: &[String]) -> Option<u32> {
     let value = |flag: &str| {
         bench_args.iter().rev().find_map(|a| {
             a.trim_start_matches('-')
@@ -763,13 +763,20 @@ fn sync_bound(bench_args: &[String], per_round: Vec<f64>) -> Option<SyncBound> {
                 .and_then(|v| v.strip_prefix('='))
         })
     };
-    if !matches!(value("sync"), Some("1" | "true"))
-        || per_round.is_empty()
-        || per_round.iter().any(|us| us.is_nan() || *us <= 0.0)
-    {
+    if !matches!(value("sync"), Some("1" | "true")) {
         return None;
     }
-    let threads = value("threads").and_then(|t| t.parse().ok()).unwrap_or(1);
+    Some(value("threads").and_then(|t| t.parse().ok()).unwrap_or(1))
+}
+
+/// The bound for a command line that syncs its writes given the sync
+/// latency probed before each round, else `None` (no synced writes, or
+/// no probe).
+fn sync_bound(bench_args: &[String], per_round: Vec<f64>) -> Option<SyncBound> {
+    if per_round.is_empty() || per_round.iter().any(|us| us.is_nan() || *us <= 0.0) {
+        return None;
+    }
+    let threads = synced_writers(bench_args)?;
     Some(SyncBound { threads, per_round })
 }
 

@@ -138,10 +138,7 @@ impl DbInner {
             // At most half of what a sync costs on this device (measured),
             // so the wait can never cost more than the syncs it saves.
             let deadline = Instant::now() + SYNC_GATHER.min(self.pipeline.last_sync() / 2);
-            let p = &self.pipeline;
-            while (p.queued() < p.active() || !p.all_queued(&log.last_synced_group))
-                && Instant::now() < deadline
-            {
+            while !self.pipeline.gathered(&log.last_synced_group) && Instant::now() < deadline {
                 std::thread::yield_now();
             }
         }

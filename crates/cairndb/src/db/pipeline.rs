@@ -294,14 +294,27 @@ impl CommitPipeline {
     }
 
     /// Whether every thread in `threads` has a writer in the queue.
+    #[cfg(test)]
     pub(crate) fn all_queued(&self, threads: &[std::thread::ThreadId]) -> bool {
+        Self::holds_all(&self.queue.lock(), threads)
+    }
+
+    /// What a synced group's leader waits for before it gathers: every
+    /// thread inside `write` queued, and every thread of `previous` (the
+    /// last synced group) among them. One look at the queue.
+    pub(crate) fn gathered(&self, previous: &[std::thread::ThreadId]) -> bool {
         let q = self.queue.lock();
+        q.len() >= self.active() && Self::holds_all(&q, previous)
+    }
+
+    fn holds_all(q: &VecDeque<Arc<Writer>>, threads: &[std::thread::ThreadId]) -> bool {
         threads
             .iter()
             .all(|t| q.iter().any(|w| w.thread.id() == *t))
     }
 
     /// Writers queued right now.
+    #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
         self.queue.lock().len()
     }

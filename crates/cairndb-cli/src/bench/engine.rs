@@ -124,6 +124,9 @@ pub fn cairndb_options(f: &Flags, notes: &mut Vec<String>) -> Result<Options, St
         bytes_per_sync: f
             .bytes_per_sync
             .unwrap_or(Options::default().bytes_per_sync),
+        recycle_log_file_num: f
+            .recycle_log_file_num
+            .unwrap_or(Options::default().recycle_log_file_num),
         level0_file_num_compaction_trigger: f.level0_file_num_compaction_trigger.max(1) as usize,
         level0_slowdown_writes_trigger: f.level0_slowdown_writes_trigger.max(1) as usize,
         level0_stop_writes_trigger: f.level0_stop_writes_trigger.max(1) as usize,

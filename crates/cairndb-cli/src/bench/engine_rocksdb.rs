@@ -117,6 +117,9 @@ impl RocksEngine {
         if let Some(b) = f.bytes_per_sync {
             o.set_bytes_per_sync(b);
         }
+        if let Some(n) = f.recycle_log_file_num {
+            o.set_recycle_log_file_num(n);
+        }
         o.set_level_zero_file_num_compaction_trigger(f.level0_file_num_compaction_trigger as i32);
         o.set_level_zero_slowdown_writes_trigger(f.level0_slowdown_writes_trigger as i32);
         o.set_level_zero_stop_writes_trigger(f.level0_stop_writes_trigger as i32);

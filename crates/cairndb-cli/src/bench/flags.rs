@@ -261,6 +261,9 @@ pub struct Flags {
     /// left out, each engine keeps its own default, which for CairnDB is
     /// 1 MiB, `Options::bytes_per_sync`).
     pub bytes_per_sync: Option<u64>,
+    /// `--recycle_log_file_num`, when given (left out, each engine keeps
+    /// its own default: `Options::recycle_log_file_num` for CairnDB).
+    pub recycle_log_file_num: Option<usize>,
     /// `--cache_size` (negative: no cache).
     pub cache_size: i64,
     /// `--write_buffer_index_size` (CairnDB only; `None`: the engine default).
@@ -447,6 +450,7 @@ impl Default for Flags {
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 2,
             bytes_per_sync: None,
+            recycle_log_file_num: None,
             cache_size: 8 << 20,
             bloom_bits: -1,
             write_buffer_index_size: None,
@@ -597,6 +601,7 @@ fn known_kind(name: &str) -> Option<Kind> {
         | "write_buffer_index_size"
         | "max_write_buffer_number"
         | "bytes_per_sync"
+        | "recycle_log_file_num"
         | "cache_size"
         | "bloom_bits"
         | "block_size"
@@ -902,6 +907,9 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             }
             "max_write_buffer_number" => f.max_write_buffer_number = parse_nonneg(n, v)? as usize,
             "bytes_per_sync" => f.bytes_per_sync = Some(parse_nonneg(n, v)?),
+            "recycle_log_file_num" => {
+                f.recycle_log_file_num = Some(parse_nonneg(n, v)? as usize);
+            }
             "cache_size" => f.cache_size = parse_num(n, v)?,
             "bloom_bits" => {
                 // db_bench 7.8 declares it int32; older lines pass doubles.

@@ -285,6 +285,42 @@ fn recycled_wal_renamed_by_a_writer_is_not_pooled_again_by_the_collector() {
     db.close().unwrap();
 }
 
+/// Pooled WALs are dead bytes once the database is closed (no WAL is
+/// opened after `close`): recycling on by default must not leave a closed
+/// database a memtable or two larger on disk.
+#[test]
+fn close_deletes_pooled_wals() {
+    let (fs, mut o) = common::mem_options();
+    o.recycle_log_file_num = 2;
+    let wal_files = || {
+        fs.list_dir(Path::new("/db"))
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.ends_with(".log"))
+            .count()
+    };
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..4 {
+        db.put(&WriteOptions::default(), &k(i), &v(i, 100)).unwrap();
+        db.flush().unwrap();
+    }
+    db.put(&WriteOptions::default(), &k(4), &v(4, 100)).unwrap();
+    assert!(
+        wal_files() >= 2,
+        "no WAL was pooled: the test exercises nothing"
+    );
+    db.close().unwrap();
+    assert_eq!(wal_files(), 1, "only the live WAL should remain");
+    assert_eq!(live_wals(&fs).len(), 1);
+    let db = Db::open("/db", o).unwrap();
+    for i in 0..5 {
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(v(i, 100))
+        );
+    }
+}
+
 /// With recycling, a reused WAL ends in stale bytes of its previous use.
 /// They must read as the log's end and not stop the replay of later WALs.
 #[test]

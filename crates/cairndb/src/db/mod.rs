@@ -492,6 +492,10 @@ impl Db {
             r
         };
         inner.durability.close();
+        // No WAL is opened after this point, so the pooled ones are dead
+        // bytes: a closed database keeps no recycled WAL, and the next
+        // open's first flushes fill the pool again.
+        inner.recycle_pool.lock().clear();
         inner.delete_obsolete_files();
         inner.lock.lock().take();
         let bg = inner.state.lock().bg_error.clone();

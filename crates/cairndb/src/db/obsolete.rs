@@ -191,7 +191,12 @@ impl DbInner {
             log_number,
             &mut self.recycle_pool.lock(),
             &pooled_before,
-            self.opts.effective_recycle_log_file_num(),
+            // A closed database opens no more WALs: nothing is pooled.
+            if self.closed.load(Ordering::Acquire) {
+                0
+            } else {
+                self.opts.effective_recycle_log_file_num()
+            },
         );
         let rule = Keep {
             live: &live,

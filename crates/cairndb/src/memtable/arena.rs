@@ -8,16 +8,25 @@
 //!
 //! Chunk sizes start small (4 KiB) and double up to [`MAX_CHUNK`] (4 MiB;
 //! on Linux, chunks of 2 MiB or more are mappings of their own, 2 MiB-aligned
-//! and advised for huge pages, unmapped when the arena drops), so
+//! and advised for huge pages), so
 //! that a tiny memtable does not report megabytes of usage while a large one
-//! allocates rarely. A request larger than a quarter of the next chunk size
+//! allocates rarely. When an arena drops, up to [`POOL_CHUNKS`] of its mapped
+//! [`MAX_CHUNK`] chunks go to a process-wide pool instead of being unmapped,
+//! marked `MADV_FREE` (the kernel may take their pages back under memory
+//! pressure, or leave them for reuse); a later arena's `MAX_CHUNK` chunk
+//! comes from the pool first. A fresh chunk costs a page fault and the
+//! zeroing of every huge page on its first touch, about a tenth of a
+//! sequential fill's time (docs/bench/engine.md, "Where the time goes").
+//! Pooled memory holds no live data: the arena hands out uninitialised
+//! bytes, and its callers write every byte before they read it. A request larger than a quarter of the next chunk size
 //! gets a dedicated chunk of exactly its size, and the current chunk keeps its
 //! free tail for later small requests.
 //!
 //! Concurrency: `allocate` must be called by one thread at a time (the
 //! skiplist calls it under its `alloc` mutex); it is an `unsafe fn` for that
 //! reason. [`Arena::memory_usage`] is an atomic read and
-//! may be called from any thread at any time.
+//! may be called from any thread at any time. The pool is a leaf mutex held
+//! only to push or pop one address, never across a system call.
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::cell::UnsafeCell;
@@ -32,6 +41,23 @@ pub const MAX_CHUNK: usize = 4 << 20;
 /// to it and marked for transparent huge pages (see `map_huge`).
 #[cfg_attr(any(not(target_os = "linux"), miri), allow(dead_code))]
 const HUGE_PAGE: usize = 2 << 20;
+/// Most `MAX_CHUNK` chunks kept for reuse across arenas (64 MiB).
+pub const POOL_CHUNKS: usize = 16;
+
+/// Start addresses of pooled chunks: each is a `map_huge` mapping of exactly
+/// `MAX_CHUNK` bytes that no arena owns. See the module documentation.
+#[cfg(all(target_os = "linux", not(miri)))]
+static POOL: parking_lot::Mutex<Vec<usize>> = parking_lot::Mutex::new(Vec::new());
+
+/// Chunks taken from the pool since the process started (for tests and
+/// profiles).
+static POOL_HITS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many chunks arenas have taken from the pool so far.
+pub fn pool_hits() -> usize {
+    POOL_HITS.load(Ordering::Relaxed)
+}
+
 /// Alignment of every chunk, and the largest alignment `allocate` supports.
 pub const MAX_ALIGN: usize = 16;
 
@@ -154,6 +180,16 @@ impl Arena {
 
     fn new_chunk(&self, st: &mut State, bytes: usize) -> *mut u8 {
         #[cfg(all(target_os = "linux", not(miri)))]
+        if bytes == MAX_CHUNK {
+            let pooled = POOL.lock().pop();
+            if let Some(p) = pooled.and_then(|a| NonNull::new(a as *mut u8)) {
+                POOL_HITS.fetch_add(1, Ordering::Relaxed);
+                st.chunks.push(Chunk::Mapped(p, MAX_CHUNK));
+                self.usage.fetch_add(bytes, Ordering::Relaxed);
+                return p.as_ptr();
+            }
+        }
+        #[cfg(all(target_os = "linux", not(miri)))]
         if bytes >= HUGE_PAGE {
             if let Some((p, len)) = map_huge(bytes) {
                 st.chunks.push(Chunk::Mapped(p, len));
@@ -223,6 +259,30 @@ fn map_huge(bytes: usize) -> Option<(NonNull<u8>, usize)> {
     NonNull::new(aligned as *mut u8).map(|p| (p, len))
 }
 
+/// Puts the `MAX_CHUNK` mapping at `p`, which the caller gives up, into the
+/// pool; false (the caller unmaps it) when the pool is full or the kernel
+/// refuses `MADV_FREE`.
+#[cfg(all(target_os = "linux", not(miri)))]
+fn pool_chunk(p: NonNull<u8>) -> bool {
+    if POOL.lock().len() >= POOL_CHUNKS {
+        return false;
+    }
+    // SAFETY: `[p, p + MAX_CHUNK)` is a private anonymous mapping the
+    // caller owns and no longer reads or writes; MADV_FREE only lets the
+    // kernel drop its pages (reading them later yields zeros or the old
+    // bytes, and the arena promises callers neither).
+    let rc = unsafe { libc::madvise(p.as_ptr() as *mut libc::c_void, MAX_CHUNK, libc::MADV_FREE) };
+    if rc != 0 {
+        return false;
+    }
+    let mut pool = POOL.lock();
+    if pool.len() >= POOL_CHUNKS {
+        return false;
+    }
+    pool.push(p.as_ptr() as usize);
+    true
+}
+
 impl Drop for Arena {
     fn drop(&mut self) {
         for c in &self.state.get_mut().chunks {
@@ -231,12 +291,18 @@ impl Drop for Arena {
                 // exactly this layout and is freed once, here; `&mut self`
                 // means no reference into the arena survives.
                 Chunk::Heap(p, layout) => unsafe { dealloc(p.as_ptr(), layout) },
-                // SAFETY: `[p, p + len)` is exactly what `map_huge` kept
-                // mapped, unmapped once, here; no reference into it survives.
                 #[cfg(all(target_os = "linux", not(miri)))]
-                Chunk::Mapped(p, len) => unsafe {
-                    libc::munmap(p.as_ptr() as *mut libc::c_void, len);
-                },
+                Chunk::Mapped(p, len) => {
+                    if len == MAX_CHUNK && pool_chunk(p) {
+                        continue;
+                    }
+                    // SAFETY: `[p, p + len)` is exactly what `map_huge` kept
+                    // mapped (directly or through the pool), unmapped once,
+                    // here; no reference into it survives.
+                    unsafe {
+                        libc::munmap(p.as_ptr() as *mut libc::c_void, len);
+                    }
+                }
             }
         }
     }
@@ -300,26 +366,25 @@ mod tests {
         assert_eq!(a.memory_usage(), before + (5 << 20));
     }
 
-    /// Regression: memtable chunks advised for huge pages came from the
-    /// global allocator; once freed, their address ranges went back to
-    /// malloc with the advice still on them, and later small allocations
-    /// there were backed by 2 MiB pages (the server's resident memory grew
-    /// far beyond its heap). A huge chunk must go back to the kernel when
-    /// the arena drops. Checked in a child process of this test binary,
-    /// alone on its threads (no other test can map the freed range), after
-    /// raising glibc's mmap threshold the way a long-running process does
-    /// (so that malloc would keep a freed 4 MiB block).
+    /// Regression: chunks of 2 MiB and more, advised for huge pages, came
+    /// from the global allocator; once freed, their address ranges went
+    /// back to malloc with the advice still on them, and later small
+    /// allocations there were backed by 2 MiB pages (the server's resident
+    /// memory grew far beyond its heap). A huge chunk must go to the pool
+    /// (only arenas take from it) or back to the kernel when the arena
+    /// drops, never to malloc; and the pool is bounded. Checked in a child
+    /// process of this test binary, alone on its threads (no other test can
+    /// map the freed ranges or use the pool), after raising glibc's mmap
+    /// threshold the way a long-running process does (so that malloc would
+    /// keep a freed 4 MiB block).
     #[cfg(all(target_os = "linux", not(miri)))]
     #[test]
-    fn huge_page_chunks_go_back_to_the_kernel_on_drop() {
+    fn huge_page_chunks_go_to_the_pool_or_back_to_the_kernel_on_drop() {
         const CHILD: &str = "CAIRNDB_ARENA_UNMAP_CHILD";
+        const NAME: &str = "huge_page_chunks_go_to_the_pool_or_back_to_the_kernel_on_drop";
         if std::env::var_os(CHILD).is_none() {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "huge_page_chunks_go_back_to_the_kernel_on_drop",
-                    "--test-threads=1",
-                    "--nocapture",
-                ])
+                .args([NAME, "--test-threads=1", "--nocapture"])
                 .env(CHILD, "1")
                 .output()
                 .unwrap();
@@ -329,24 +394,52 @@ mod tests {
             assert!(text.contains("1 passed"), "child ran nothing:\n{text}");
             return;
         }
-        // A freed mmapped block raises glibc's mmap threshold to its size.
-        drop(std::hint::black_box(vec![1u8; 16 << 20]));
-        let a = Arena::new();
-        let mut last = std::ptr::null_mut();
-        while a.memory_usage() < MAX_CHUNK * 2 {
-            // SAFETY: one thread, no concurrent allocate.
-            last = unsafe { a.allocate(1 << 10, 8) };
-        }
-        // SAFETY: `last` points to 1 KiB owned by the arena, in a 4 MiB chunk.
-        unsafe { std::ptr::write_bytes(last, 1, 1 << 10) };
-        let page = (last as usize) & !4095;
         let mapped = |addr: usize| {
             // SAFETY: msync only inspects the range; on an unmapped range
             // it fails with ENOMEM and touches nothing.
             unsafe { libc::msync(addr as *mut libc::c_void, 4096, libc::MS_ASYNC) == 0 }
         };
-        assert!(mapped(page));
+        // A freed mmapped block raises glibc's mmap threshold to its size.
+        drop(std::hint::black_box(vec![1u8; 16 << 20]));
+        assert_eq!(POOL.lock().len(), 0);
+        // More 4 MiB chunks than the pool takes, and a 2 MiB one before them.
+        let a = Arena::new();
+        let mut chunks: Vec<(usize, usize)> = Vec::new(); // (first page, size)
+        while a.memory_usage() < MAX_CHUNK * (POOL_CHUNKS + 3) {
+            let before = a.memory_usage();
+            // SAFETY: one thread, no concurrent allocate.
+            let p = unsafe { a.allocate(1 << 10, 8) };
+            // SAFETY: `p` points to 1 KiB owned by the arena.
+            unsafe { std::ptr::write_bytes(p, 1, 1 << 10) };
+            if a.memory_usage() != before {
+                chunks.push(((p as usize) & !4095, a.memory_usage() - before));
+            }
+        }
+        let huge: Vec<&(usize, usize)> = chunks.iter().filter(|c| c.1 >= HUGE_PAGE).collect();
+        assert!(huge.iter().any(|c| c.1 < MAX_CHUNK), "{chunks:?}");
         drop(a);
-        assert!(!mapped(page), "a dropped 4 MiB chunk is still mapped");
+        let still: Vec<&&(usize, usize)> = huge.iter().filter(|c| mapped(c.0)).collect();
+        assert_eq!(still.len(), POOL_CHUNKS, "mapped after drop: {still:?}");
+        assert!(still.iter().all(|c| c.1 == MAX_CHUNK), "{still:?}");
+        assert_eq!(POOL.lock().len(), POOL_CHUNKS);
+        // The next arena's 4 MiB chunks come from the pool, and the bytes
+        // it hands out are its own to write and read.
+        let hits = pool_hits();
+        let b = Arena::new();
+        let mut got = Vec::new();
+        while b.memory_usage() < MAX_CHUNK * 3 {
+            // SAFETY: one thread, no concurrent allocate.
+            let p = unsafe { b.allocate(1 << 10, 8) };
+            // SAFETY: `p` points to 1 KiB owned by the arena.
+            unsafe { std::ptr::write_bytes(p, got.len() as u8, 1 << 10) };
+            got.push(p as usize);
+        }
+        for (i, &p) in got.iter().enumerate() {
+            // SAFETY: every `p` is a live 1 KiB allocation of `b`.
+            let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, 1 << 10) };
+            assert!(bytes.iter().all(|&x| x == i as u8));
+        }
+        assert!(pool_hits() > hits, "no chunk came from the pool");
+        assert!(got.iter().any(|&p| still.iter().any(|c| p & !4095 == c.0)));
     }
 }

@@ -410,7 +410,11 @@ pub struct Options {
     /// bytes after a reused log's end as damage. Default 2 (RocksDB: 0):
     /// with 4 KiB values a fill runs about 1.3x as fast (docs/bench/write-path.md,
     /// "WAL recycling"). The cost is up to this many memtables' worth of
-    /// dead WAL bytes while the database is open; `close` deletes them.
+    /// dead WAL bytes while the database is open; `close` deletes them, and
+    /// cuts the live WAL after its last record, so a cleanly closed
+    /// database opens under every recovery mode. After a crash, a live WAL
+    /// that was a recycled file may end in stale bytes that the strict
+    /// modes read as damage: reopen under `PointInTimeRecovery` first.
     pub recycle_log_file_num: usize,
     /// Write the WAL through a shared memory map of the log file instead of
     /// a `write` per write group: a record becomes a memory copy into the

@@ -285,6 +285,65 @@ fn recycled_wal_renamed_by_a_writer_is_not_pooled_again_by_the_collector() {
     db.close().unwrap();
 }
 
+/// Writes with WAL recycling (a recycling recovery mode), so that the live
+/// WAL at the clean close is a reused file with an older log's bytes after
+/// its last record, then reopens under `AbsoluteConsistency`.
+fn close_on_a_recycled_wal_then_open_strict(path: &Path, mut o: cairndb::Options) {
+    o.recycle_log_file_num = 2;
+    o.wal_recovery_mode = WalRecoveryMode::PointInTimeRecovery;
+    let db = Db::open(path, o.clone()).unwrap();
+    let w = WriteOptions::default();
+    let mut n = 0;
+    // Two long WALs, each flushed: the first goes to the pool, and the
+    // second flush's switch reuses it.
+    for _ in 0..2 {
+        for _ in 0..300 {
+            db.put(&w, &k(n), &v(n, 300 + n % 217)).unwrap();
+            n += 1;
+        }
+        db.flush().unwrap();
+    }
+    // A few records at the start of the reused file: its old records go on
+    // after them.
+    for _ in 0..5 {
+        db.put(&w, &k(n), &v(n, 41)).unwrap();
+        n += 1;
+    }
+    db.close().unwrap();
+    drop(db);
+    o.wal_recovery_mode = WalRecoveryMode::AbsoluteConsistency;
+    let db = Db::open(path, o).unwrap_or_else(|e| {
+        panic!("a cleanly closed database did not open under AbsoluteConsistency: {e}")
+    });
+    for i in 0..n {
+        let len = if i >= 600 { 41 } else { 300 + i % 217 };
+        assert_eq!(
+            db.get(&ReadOptions::default(), &k(i)).unwrap(),
+            Some(v(i, len)),
+            "key {i}"
+        );
+    }
+}
+
+/// Regression: with WAL recycling on by default, a clean close left the
+/// live WAL's stale tail (a reused file's older records) in place; the
+/// strict recovery modes read it as damage, so a database written with
+/// the defaults and closed cleanly would not open under
+/// `AbsoluteConsistency`. `close` now cuts the live WAL after its last
+/// record.
+#[test]
+fn clean_close_on_a_recycled_wal_opens_under_absolute_consistency() {
+    let (_fs, o) = common::mem_options();
+    close_on_a_recycled_wal_then_open_strict(Path::new("/db"), o);
+    // The same on the POSIX file system (the WAL written through a map).
+    let dir = tempfile::tempdir().unwrap();
+    let o = cairndb::Options {
+        create_if_missing: true,
+        ..cairndb::Options::default()
+    };
+    close_on_a_recycled_wal_then_open_strict(dir.path(), o);
+}
+
 /// Pooled WALs are dead bytes once the database is closed (no WAL is
 /// opened after `close`): recycling on by default must not leave a closed
 /// database a memtable or two larger on disk.

@@ -164,6 +164,9 @@ impl LevelEngine {
                     .into(),
             );
         }
+        if f.recycle_log_file_num.is_some() {
+            notes.push("--recycle_log_file_num: LevelDB does not recycle logs; ignored".into());
+        }
         let name = CString::new(path.to_string_lossy().as_bytes())
             .map_err(|_| "database path contains a NUL byte".to_string())?;
         // SAFETY: plain C constructors and setters on objects we own.

@@ -481,7 +481,13 @@ impl Db {
         let sync_result = {
             let mut log = inner.log.lock();
             let r = match log.writer.as_mut() {
-                Some(w) => inner.sync_closed_logs().and_then(|()| w.sync()),
+                // Sealed, so that a database closed under a recycling
+                // recovery mode opens under a strict one: a recycled WAL's
+                // stale tail would read as damage there.
+                Some(w) => inner
+                    .sync_closed_logs()
+                    .and_then(|()| w.seal())
+                    .and_then(|()| w.sync()),
                 None => Ok(()),
             };
             if r.is_ok() && inner.state.lock().bg_error.is_none() {

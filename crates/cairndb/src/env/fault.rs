@@ -205,6 +205,12 @@ impl WritableFile for FaultWritable {
     fn write_behind(&mut self, every: u64) {
         self.inner.write_behind(every)
     }
+    fn seal(&mut self) -> Result<()> {
+        if let Some((e, _)) = self.shared.check(FaultOp::Write, &self.path) {
+            return Err(Error::io("truncate", &self.path, e));
+        }
+        self.inner.seal()
+    }
     fn allocate(&mut self, len: u64) -> Result<()> {
         if let Some((e, _)) = self.shared.check(FaultOp::Allocate, &self.path) {
             return Err(Error::io("fallocate", &self.path, e));

@@ -185,6 +185,15 @@ impl WritableFile for MemWritable {
         self.file.lock().sync();
         Ok(())
     }
+    fn seal(&mut self) -> Result<()> {
+        let mut f = self.file.lock();
+        if f.bytes.len() > self.pos {
+            // Durable at the next sync, as a truncation is.
+            f.bytes.truncate(self.pos);
+            f.dirty_from = f.dirty_from.min(self.pos);
+        }
+        Ok(())
+    }
     fn write_behind(&mut self, every: u64) {
         self.file.lock().write_behind = Some(every);
     }

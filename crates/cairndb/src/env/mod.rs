@@ -60,6 +60,16 @@ pub trait WritableFile: Send {
     /// device works while the builder does (RocksDB's `bytes_per_sync`). A
     /// hint: may do nothing. Default: nothing.
     fn write_behind(&mut self, _every: u64) {}
+    /// Cuts the file at the append position ([`WritableFile::len`]),
+    /// dropping whatever lies past it: a reused (recycled) WAL's stale
+    /// bytes, or space reserved or zero-filled ahead. A reader then finds
+    /// the file's end right after the last record, under every recovery
+    /// mode. The engine calls it on the live WAL at a clean close, before
+    /// the final sync, which makes the new size durable. Default: nothing
+    /// (for a file that never holds bytes past `len`).
+    fn seal(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Bytes appended so far (the logical file size).
     fn len(&self) -> u64;
     /// True when nothing has been appended.

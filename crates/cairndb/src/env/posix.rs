@@ -134,6 +134,18 @@ impl WritableFile for PosixWritable {
         self.drain()
     }
 
+    fn seal(&mut self) -> Result<()> {
+        self.drain()?;
+        if self.physical > self.len {
+            self.file
+                .set_len(self.len)
+                .map_err(|e| Error::io("truncate", &self.path, e))?;
+            self.physical = self.len;
+            self.allocated = self.allocated.min(self.len);
+        }
+        Ok(())
+    }
+
     fn write_behind(&mut self, every: u64) {
         self.write_behind = every;
     }
@@ -370,6 +382,18 @@ impl WritableFile for PosixMappedLog {
 
     fn sync_handle(&self) -> Option<Arc<dyn FileSync>> {
         sync_handle_of(&self.file, &self.path)
+    }
+
+    fn seal(&mut self) -> Result<()> {
+        // Unmapped first: the window may reach past the new end, and a
+        // store there would fault (SIGBUS) once the file is cut.
+        self.map = None;
+        self.file
+            .set_len(self.len)
+            .map_err(|e| Error::io("truncate", &self.path, e))?;
+        self.reserved = self.len;
+        self.physical = self.physical.min(self.len);
+        Ok(())
     }
 
     fn fill_zeros(&mut self, upto: u64) -> Result<()> {

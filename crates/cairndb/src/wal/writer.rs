@@ -177,6 +177,17 @@ impl LogWriter {
         self.file.sync()
     }
 
+    /// Cuts the file right after the last record ([`WritableFile::seal`]):
+    /// a recycled file's stale bytes, which only the recycling recovery
+    /// modes read as the log's end, are gone. Call before the final sync of
+    /// a clean close; nothing is appended after it.
+    pub fn seal(&mut self) -> Result<()> {
+        self.file.seal()?;
+        self.preallocated = self.preallocated.min(self.size);
+        self.zero_filled = self.zero_filled.min(self.size);
+        Ok(())
+    }
+
     /// A handle that syncs the log's file apart from this writer
     /// ([`WritableFile::sync_handle`]); it covers what [`LogWriter::flush`]
     /// has handed to the OS.

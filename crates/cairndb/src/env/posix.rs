@@ -137,9 +137,7 @@ impl WritableFile for PosixWritable {
     fn seal(&mut self) -> Result<()> {
         self.drain()?;
         if self.physical > self.len {
-            self.file
-                .set_len(self.len)
-                .map_err(|e| Error::io("truncate", &self.path, e))?;
+            truncate(&self.file, &self.path, self.len)?;
             self.physical = self.len;
             self.allocated = self.allocated.min(self.len);
         }
@@ -297,6 +295,18 @@ impl PosixMappedLog {
         Ok(())
     }
 
+    /// Appends `data` with one `pwrite` at `len` instead of a copy through
+    /// the map. The page cache backs both: the bytes are where a store
+    /// through the map would have put them.
+    fn pwrite_append(&mut self, data: &[u8]) -> Result<()> {
+        self.reserve_for_append(self.len + data.len() as u64)?;
+        self.file
+            .write_all_at(data, self.len)
+            .map_err(|e| Error::io("write", &self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+
     /// `reserve` for an append ending at `end`, its error the engine's.
     fn reserve_for_append(&mut self, end: u64) -> Result<()> {
         self.reserve(end)
@@ -337,21 +347,14 @@ impl PosixMappedLog {
 
 impl WritableFile for PosixMappedLog {
     fn append_synced(&mut self, data: &[u8]) -> Result<()> {
-        self.reserve_for_append(self.len + data.len() as u64)?;
-        // The page cache backs both the map and `pwrite`: the bytes are
-        // where a store through the map would have put them.
-        self.file
-            .write_all_at(data, self.len)
-            .map_err(|e| Error::io("write", &self.path, e))?;
-        self.len += data.len() as u64;
-        Ok(())
+        self.pwrite_append(data)
     }
 
     fn append(&mut self, mut data: &[u8]) -> Result<()> {
         if data.len() >= MAPPED_LOG_PWRITE_MIN {
             // One `pwrite` beats a copy through the map here: the map
             // takes a fault per page it touches, a `pwrite` one call.
-            return self.append_synced(data);
+            return self.pwrite_append(data);
         }
         self.reserve_for_append(self.len + data.len() as u64)?;
         while !data.is_empty() {
@@ -388,9 +391,7 @@ impl WritableFile for PosixMappedLog {
         // Unmapped first: the window may reach past the new end, and a
         // store there would fault (SIGBUS) once the file is cut.
         self.map = None;
-        self.file
-            .set_len(self.len)
-            .map_err(|e| Error::io("truncate", &self.path, e))?;
+        truncate(&self.file, &self.path, self.len)?;
         self.reserved = self.len;
         self.physical = self.physical.min(self.len);
         Ok(())
@@ -486,6 +487,13 @@ fn sync_handle_of(file: &File, path: &Path) -> Option<Arc<dyn FileSync>> {
 fn fdatasync(file: &File, path: &Path) -> Result<()> {
     file.sync_data()
         .map_err(|e| Error::io("fdatasync", path, e))
+}
+
+/// Cuts `file` (or extends it with zeros) to `len` bytes
+/// (`WritableFile::seal`).
+fn truncate(file: &File, path: &Path, len: u64) -> Result<()> {
+    file.set_len(len)
+        .map_err(|e| Error::io("truncate", path, e))
 }
 
 /// `WritableFile::fill_zeros` for a writer whose file holds written bytes

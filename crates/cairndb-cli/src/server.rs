@@ -391,6 +391,9 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     }
     let db =
         SqlDb::open(&datadir, opts).map_err(|e| format!("opening {}: {e}", datadir.display()))?;
+    for d in db.damaged_entries() {
+        eprintln!("cairndb server: {d}; that table is not served (its data is kept)");
+    }
     let config = cairndb_server::Config {
         bind: s.bind.clone(),
         port: s.port,

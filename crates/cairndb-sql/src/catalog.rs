@@ -88,6 +88,55 @@ pub struct Catalog {
     pub dbs: BTreeMap<String, Database>,
     /// The next index id to hand out.
     pub next_index_id: u32,
+    /// Dictionary entries that could not be read at open, each with
+    /// why: their tables are left out of the catalog (and their keys are
+    /// kept: nothing is swept while this is not empty).
+    pub damaged: Vec<String>,
+}
+
+/// What a name names, for [`check_name`]'s error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    /// A database (error 1102).
+    Database,
+    /// A table (error 1103).
+    Table,
+    /// A column (error 1166).
+    Column,
+    /// An index (error 1280).
+    Index,
+}
+
+/// The longest name, in characters (MySQL's `NAME_CHAR_LEN`).
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Checks a new name as MySQL does: not empty, no NUL character, no
+/// trailing space (databases, tables and columns), at most
+/// [`MAX_NAME_CHARS`] characters (error 1059).
+pub fn check_name(kind: NameKind, name: &str) -> SqlResult<()> {
+    let shown = name.replace('\0', "\\0");
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(SqlError::new(
+            1059,
+            "42000",
+            format!("Identifier name '{shown}' is too long"),
+        ));
+    }
+    let trailing_space_ok = kind == NameKind::Index;
+    if name.is_empty() || name.contains('\0') || (!trailing_space_ok && name.ends_with(' ')) {
+        let (code, what) = match kind {
+            NameKind::Database => (1102, "database"),
+            NameKind::Table => (1103, "table"),
+            NameKind::Column => (1166, "column"),
+            NameKind::Index => (1280, "index"),
+        };
+        return Err(SqlError::new(
+            code,
+            "42000",
+            format!("Incorrect {what} name '{shown}'"),
+        ));
+    }
+    Ok(())
 }
 
 impl Catalog {
@@ -97,6 +146,7 @@ impl Catalog {
         let mut cat = Catalog {
             dbs: BTreeMap::new(),
             next_index_id: FIRST_USER_INDEX_ID,
+            damaged: Vec::new(),
         };
         let mut lower = Vec::new();
         keys::put_index_id(&mut lower, DICT_INDEX_ID);
@@ -127,40 +177,36 @@ impl Catalog {
                     let b: [u8; 4] = v.try_into().map_err(|_| bad("next id is not 4 bytes"))?;
                     cat.next_index_id = u32::from_be_bytes(b).max(FIRST_USER_INDEX_ID);
                 }
-                Some(&TAG_DATABASE) => {
-                    let r: DatabaseRecord =
-                        serde_json::from_slice(v).map_err(|e| bad(&e.to_string()))?;
-                    cat.dbs.insert(
-                        r.name.to_lowercase(),
-                        Database {
-                            name: r.name,
-                            tables: BTreeMap::new(),
-                        },
-                    );
-                }
-                Some(&TAG_TABLE) => {
-                    let rest = k.get(keys::INDEX_ID_LEN + 1..).unwrap_or_default();
-                    let sep = rest
-                        .iter()
-                        .position(|&b| b == 0)
-                        .ok_or_else(|| bad("table key without database"))?;
-                    let dbname =
-                        String::from_utf8_lossy(rest.get(..sep).unwrap_or_default()).into_owned();
-                    let t: TableDef = serde_json::from_slice(v).map_err(|e| bad(&e.to_string()))?;
-                    tables.push((dbname, t));
-                }
+                // A database or table entry that cannot be read is
+                // reported and left out; the others open.
+                Some(&TAG_DATABASE) => match serde_json::from_slice::<DatabaseRecord>(v) {
+                    Ok(r) => {
+                        cat.dbs.insert(
+                            r.name.to_lowercase(),
+                            Database {
+                                name: r.name,
+                                tables: BTreeMap::new(),
+                            },
+                        );
+                    }
+                    Err(e) => cat.damaged.push(bad(&e.to_string()).message),
+                },
+                Some(&TAG_TABLE) => match table_entry(k, v) {
+                    Ok(entry) => tables.push(entry),
+                    Err(why) => cat.damaged.push(bad(&why).message),
+                },
                 _ => return Err(bad("unknown entry")),
             }
             it.next();
         }
         it.status()?;
         for (dbname, t) in tables {
-            let d = cat.dbs.get_mut(&dbname).ok_or_else(|| {
-                SqlError::internal(format!(
-                    "data dictionary: table {} belongs to missing database {dbname}",
-                    t.name
-                ))
-            })?;
+            // A table whose database entry is missing or damaged stays
+            // reachable: its database is listed under the key's name.
+            let d = cat.dbs.entry(dbname.clone()).or_insert_with(|| Database {
+                name: dbname.clone(),
+                tables: BTreeMap::new(),
+            });
             d.tables.insert(t.name.to_lowercase(), Arc::new(t));
         }
         Ok(cat)
@@ -181,6 +227,22 @@ impl Catalog {
             .cloned()
             .ok_or_else(|| SqlError::no_such_table(&d.name, table))
     }
+}
+
+/// A table entry's database (lower-case) and definition. The key is
+/// `db ‖ 0x00 ‖ table`, the table's lower-case name as in its definition:
+/// the database is what precedes that suffix, whatever bytes either
+/// name holds (names written before names were checked may hold a NUL).
+fn table_entry(k: &[u8], v: &[u8]) -> Result<(String, TableDef), String> {
+    let rest = k.get(keys::INDEX_ID_LEN + 1..).unwrap_or_default();
+    let t: TableDef = serde_json::from_slice(v).map_err(|e| e.to_string())?;
+    let tname = t.name.to_lowercase();
+    let db = rest
+        .strip_suffix(tname.as_bytes())
+        .and_then(|r| r.strip_suffix(&[0]))
+        .ok_or_else(|| format!("key does not end in table name {}", t.name))?;
+    let db = std::str::from_utf8(db).map_err(|_| "database name is not UTF-8".to_string())?;
+    Ok((db.to_string(), t))
 }
 
 /// Serialises a database record.

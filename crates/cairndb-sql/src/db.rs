@@ -111,8 +111,19 @@ impl SqlDb {
             opts,
             next_conn: AtomicU64::new(1),
         });
-        sqldb.sweep_orphans()?;
+        // With an entry unread, its indexes' ids are unknown: sweeping
+        // would delete its rows.
+        if sqldb.catalog.read().damaged.is_empty() {
+            sqldb.sweep_orphans()?;
+        }
         Ok(sqldb)
+    }
+
+    /// The dictionary entries that could not be read at open, each with
+    /// why (their tables are not served; their keys are kept). Empty when
+    /// the whole dictionary was read.
+    pub fn damaged_entries(&self) -> Vec<String> {
+        self.catalog.read().damaged.clone()
     }
 
     /// Deletes the keys of index ids no table owns: left by a crash

@@ -157,13 +157,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
         }
         return Err(SqlError::database_exists(name));
     }
-    if name.is_empty() || name.len() > 64 {
-        return Err(SqlError::new(
-            1102,
-            "42000",
-            format!("Incorrect database name '{name}'"),
-        ));
-    }
+    catalog::check_name(catalog::NameKind::Database, name)?;
     let next = cat.next_index_id;
     db.with_txn(|t| {
         dict_header(t, next)?;
@@ -354,13 +348,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         [d, t] => (d.clone(), t.clone()),
         _ => return Err(SqlError::syntax("bad table name")),
     };
-    if tname.is_empty() || tname.len() > 64 {
-        return Err(SqlError::new(
-            1103,
-            "42000",
-            format!("Incorrect table name '{tname}'"),
-        ));
-    }
+    catalog::check_name(catalog::NameKind::Table, &tname)?;
     // The table's default collation (COLLATE= / DEFAULT CHARSET=).
     let opts_text = ct.table_options.to_string().to_ascii_lowercase();
     let mut table_coll = Collation::Utf8mb4GeneralCi;
@@ -380,6 +368,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let mut keys_: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for c in &ct.columns {
+        catalog::check_name(catalog::NameKind::Column, &c.name.value)?;
         let mut coll = table_coll;
         for o in &c.options {
             if let ast::ColumnOption::Collation(n) = &o.option {
@@ -564,6 +553,9 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         .map(|u| (true, u))
         .chain(keys_.into_iter().map(|k| (false, k)))
     {
+        if let Some(n) = &name {
+            catalog::check_name(catalog::NameKind::Index, n)?;
+        }
         let columns: Vec<usize> = cols.iter().map(|n| pos(n)).collect::<SqlResult<_>>()?;
         let base = name.unwrap_or_else(|| cols.first().cloned().unwrap_or_else(|| "key".into()));
         let mut nm = base.clone();
@@ -601,6 +593,10 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
 }
 
 fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlResult<()> {
+    let db = s.db.clone();
+    let _g = db.ddl_lock.lock();
+    let _schema = schema_write(s, &db)?;
+    // Read under the DDL lock (see `create_index`).
     let (dbname, def) = match resolve_table(s, name) {
         Ok(r) => r,
         Err(e) if if_exists && (e.code == 1146 || e.code == 1049) => {
@@ -619,9 +615,6 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
         }
         Err(e) => return Err(e),
     };
-    let db = s.db.clone();
-    let _g = db.ddl_lock.lock();
-    let _schema = schema_write(s, &db)?;
     let mut cat = db.catalog.read().clone();
     db.with_txn(|t| {
         t.delete(&catalog::table_key(&dbname, &def.name))?;
@@ -636,15 +629,36 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
     Ok(())
 }
 
+/// TRUNCATE: the table gets new index ids in one synced dictionary
+/// change, so it is empty at once and atomically; the old ids' keys are
+/// deleted after (a crash meanwhile leaves them as orphans, which the
+/// sweep at open removes).
 fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
-    let (_, def) = resolve_table(s, name)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
-    db.delete_index_data(&index_ids(&def))?;
+    // Read under the DDL lock (see `create_index`).
+    let (dbname, def) = resolve_table(s, name)?;
+    let mut cat = db.catalog.read().clone();
+    let mut new_def = (*def).clone();
+    new_def.primary.id = cat.next_index_id;
+    cat.next_index_id += 1;
+    for ix in &mut new_def.secondary {
+        ix.id = cat.next_index_id;
+        cat.next_index_id += 1;
+    }
+    let enc = catalog::encode_table(&new_def)?;
+    let next = cat.next_index_id;
+    db.with_txn(|t| {
+        dict_header(t, next)?;
+        put_dict(t, &catalog::table_key(&dbname, &def.name), &enc)
+    })?;
+    if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
+        d.tables.insert(def.name.to_lowercase(), Arc::new(new_def));
+    }
+    db.install_catalog(cat);
     db.counters.lock().remove(&def.primary.id);
-    db.schema_epoch
-        .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    db.delete_index_data(&index_ids(&def))?;
     Ok(())
 }
 
@@ -656,10 +670,13 @@ fn create_index(
     unique: bool,
     if_not_exists: bool,
 ) -> SqlResult<()> {
-    let (dbname, def) = resolve_table(s, table)?;
+    catalog::check_name(catalog::NameKind::Index, name)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
+    // Read under the DDL lock: a definition read before it may be
+    // replaced (another CREATE INDEX) or dropped meanwhile.
+    let (dbname, def) = resolve_table(s, table)?;
     let mut cat = db.catalog.read().clone();
     if def
         .secondary
@@ -770,10 +787,11 @@ fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<(
 }
 
 fn drop_index(s: &mut Session, table: &ast::ObjectName, name: &str) -> SqlResult<()> {
-    let (dbname, def) = resolve_table(s, table)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
+    // Read under the DDL lock (see `create_index`).
+    let (dbname, def) = resolve_table(s, table)?;
     let mut cat = db.catalog.read().clone();
     let Some(i) = def
         .secondary

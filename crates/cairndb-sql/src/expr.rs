@@ -371,6 +371,38 @@ impl<'a> Compiler<'a> {
                 Box::new(self.compile(pattern)?),
                 *negated,
             ),
+            // A chain of AND, OR or XOR (left-deep as parsed, as long as
+            // the query) becomes a balanced tree: the operators are
+            // associative, the operands keep their order (so evaluation
+            // stops at the same operand), and the tree is as deep as the
+            // logarithm of the chain.
+            A::BinaryOp {
+                op:
+                    op @ (ast::BinaryOperator::And | ast::BinaryOperator::Or | ast::BinaryOperator::Xor),
+                ..
+            } => {
+                let bop = match op {
+                    ast::BinaryOperator::And => BinOp::And,
+                    ast::BinaryOperator::Or => BinOp::Or,
+                    _ => BinOp::Xor,
+                };
+                let mut operands = Vec::new();
+                let mut cur = e;
+                while let A::BinaryOp { left, op: o, right } = cur {
+                    if o != op {
+                        break;
+                    }
+                    operands.push(&**right);
+                    cur = left;
+                }
+                operands.push(cur);
+                operands.reverse();
+                let parts = operands
+                    .into_iter()
+                    .map(|x| self.compile(x))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                balanced(bop, parts)
+            }
             A::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinOp::Add,
@@ -667,6 +699,24 @@ impl<'a> Compiler<'a> {
             return Err(wrong_args(&name));
         }
         Ok(Expr::Func(func, args))
+    }
+}
+
+/// `parts` joined by the associative `op` into a tree of logarithmic
+/// depth, in their order (None of `parts` is dropped; an empty list is
+/// NULL).
+pub(crate) fn balanced(op: BinOp, mut parts: Vec<Expr>) -> Expr {
+    match parts.len() {
+        0 => Expr::Const(Value::Null),
+        1 => parts.pop().unwrap_or(Expr::Const(Value::Null)),
+        n => {
+            let right = parts.split_off(n / 2);
+            Expr::Binary(
+                op,
+                Box::new(balanced(op, parts)),
+                Box::new(balanced(op, right)),
+            )
+        }
     }
 }
 

@@ -1026,11 +1026,13 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
 
 /// The conjunction of `parts` in their order (None for none).
 fn and_all(parts: &[&Expr]) -> Option<Expr> {
-    let mut it = parts.iter();
-    let first = (*it.next()?).clone();
-    Some(it.fold(first, |acc, e| {
-        Expr::Binary(BinOp::And, Box::new(acc), Box::new((*e).clone()))
-    }))
+    if parts.is_empty() {
+        return None;
+    }
+    Some(crate::expr::balanced(
+        BinOp::And,
+        parts.iter().map(|e| (*e).clone()).collect(),
+    ))
 }
 
 /// Every row slot an expression reads.
@@ -1643,10 +1645,9 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
     if marks.is_empty() {
         return Ok(e.clone());
     }
-    sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
-        .try_with_sql(&out)
+    crate::session::parser(&out)
         .and_then(|mut p| p.parse_expr())
-        .map_err(|e| SqlError::syntax(e.to_string()))
+        .map_err(crate::session::parse_error)
 }
 
 fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResult<usize> {

@@ -78,6 +78,14 @@ pub(crate) struct TxnState {
     pub(crate) deferred: bool,
 }
 
+/// MySQL's ER_TABLE_DEF_CHANGED: a write's plan was compiled before a
+/// DDL statement it then waited for. The statement is compiled again (up
+/// to [`PLAN_ATTEMPTS`] times) before the client sees it.
+const SCHEMA_CHANGED: u16 = 1412;
+
+/// How many times a statement is compiled again after [`SCHEMA_CHANGED`].
+const PLAN_ATTEMPTS: u32 = 8;
+
 /// A prepared statement.
 pub(crate) struct Prepared {
     pub(crate) pre: Pre,
@@ -88,6 +96,21 @@ pub(crate) struct Prepared {
     /// The compiled plan, with the schema epoch and database it was made
     /// under.
     pub(crate) plan: Option<(u64, Option<String>, Arc<crate::plan::Plan>)>,
+    /// How deep its trees may be ([`crate::depth::bound`]): executing it
+    /// and dropping it need the stack that depth takes.
+    pub(crate) levels: usize,
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        // A deep tree's drop recurses as deep as the tree.
+        let (ast, plan, order) = (
+            self.ast.take(),
+            self.plan.take(),
+            std::mem::take(&mut self.order),
+        );
+        crate::depth::on_stack(self.levels, move || drop((ast, plan, order)));
+    }
 }
 
 /// What `prepare` reports.
@@ -276,17 +299,21 @@ impl Session {
     pub fn query(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
         self.settle_durability()?;
         self.params.clear();
-        let pre = classify(sql)?;
-        if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
-            self.warnings.get_mut().clear();
-        }
-        match pre {
-            Pre::Sql(text) => {
-                let (ast, order) = parse_statement(&text)?;
-                self.run_statement(&ast, &order, out)
+        // Parsing, running and dropping the statement's trees all get the
+        // stack its depth needs.
+        crate::depth::run(crate::depth::bound(sql), || {
+            let pre = classify(sql)?;
+            if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
+                self.warnings.get_mut().clear();
             }
-            other => self.run_pre(other, out),
-        }
+            match pre {
+                Pre::Sql(text) => {
+                    let (ast, order) = parse_statement(&text)?;
+                    self.run_statement(&ast, &order, out)
+                }
+                other => self.run_pre(other, out),
+            }
+        })
     }
 
     /// COM_STMT_PREPARE.
@@ -299,6 +326,11 @@ impl Session {
     /// COM_STMT_PREPARE under an id the caller chose (the protocol
     /// layer's); an id in use is replaced.
     pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
+        let levels = crate::depth::bound(sql);
+        crate::depth::run(levels, || self.prepare_levels(id, sql, levels))
+    }
+
+    fn prepare_levels(&mut self, id: u32, sql: &str, levels: usize) -> SqlResult<PrepareInfo> {
         let pre = classify(sql)?;
         let (ast, order, params, columns) = match &pre {
             Pre::Sql(text) => {
@@ -316,6 +348,7 @@ impl Session {
                 order,
                 params,
                 plan: None,
+                levels,
             },
         );
         Ok(PrepareInfo {
@@ -327,6 +360,11 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
+        let levels = self.prepared.get(&id).map_or(0, |p| p.levels);
+        crate::depth::on_stack(levels, || self.execute_levels(id, params, out))
+    }
+
+    fn execute_levels(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
         self.settle_durability()?;
         let Some(p) = self.prepared.get(&id) else {
             return Err(SqlError::new(
@@ -347,25 +385,16 @@ impl Session {
         self.params.extend_from_slice(params);
         // The statement stays in the map: executing a cached plan only
         // clones its `Arc` (the parsed statement is large to move).
-        let epoch = self.db.epoch();
-        let p = &self.prepared[&id];
-        let plan = match &p.plan {
-            Some((e, d, plan)) if *e == epoch && *d == self.current_db => Some(plan.clone()),
-            _ => match &p.ast {
-                Some(ast) => {
-                    let compiled = crate::plan::compile_with_order(self, ast, &p.order)?
-                        .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
-                    let plan = compiled.as_ref().map(|(_, _, plan)| plan.clone());
-                    if let Some(p) = self.prepared.get_mut(&id) {
-                        p.plan = compiled;
-                    }
-                    plan
-                }
-                None => None,
-            },
-        };
-        if let Some(plan) = plan {
-            return self.run_plan(&plan, out);
+        let mut attempt = 0;
+        loop {
+            let epoch = self.db.epoch();
+            let Some(plan) = self.prepared_plan(id, epoch)? else {
+                break;
+            };
+            match self.run_plan(&plan, epoch, out) {
+                Err(e) if e.code == SCHEMA_CHANGED && attempt < PLAN_ATTEMPTS => attempt += 1,
+                r => return r,
+            }
         }
         // No plan: statements run from their syntax tree, or pre-parsed
         // forms. Taken out of the map while they run (they need the session).
@@ -380,6 +409,30 @@ impl Session {
         // keeps what it left.
         self.prepared.entry(id).or_insert(p);
         r
+    }
+
+    /// The plan of prepared statement `id` for schema epoch `epoch`: the
+    /// cached one if it is of that epoch and database, else compiled (and
+    /// cached); None for statements without a plan.
+    fn prepared_plan(&mut self, id: u32, epoch: u64) -> SqlResult<Option<Arc<crate::plan::Plan>>> {
+        let Some(p) = self.prepared.get(&id) else {
+            return Ok(None);
+        };
+        Ok(match &p.plan {
+            Some((e, d, plan)) if *e == epoch && *d == self.current_db => Some(plan.clone()),
+            _ => match &p.ast {
+                Some(ast) => {
+                    let compiled = crate::plan::compile_with_order(self, ast, &p.order)?
+                        .map(|plan| (epoch, self.current_db.clone(), Arc::new(plan)));
+                    let plan = compiled.as_ref().map(|(_, _, plan)| plan.clone());
+                    if let Some(p) = self.prepared.get_mut(&id) {
+                        p.plan = compiled;
+                    }
+                    plan
+                }
+                None => None,
+            },
+        })
     }
 
     /// Whether executing prepared statement `id` now is a short write that
@@ -444,20 +497,42 @@ impl Session {
         order: &[ast::OrderByExpr],
         out: &mut dyn Output,
     ) -> SqlResult<()> {
-        match crate::plan::compile_with_order(self, ast, order)? {
-            Some(plan) => self.run_plan(&plan, out),
-            None => crate::ddl::run(self, ast, out),
+        let mut attempt = 0;
+        loop {
+            let epoch = self.db.epoch();
+            let r = match crate::plan::compile_with_order(self, ast, order)? {
+                Some(plan) => self.run_plan(&plan, epoch, out),
+                None => return crate::ddl::run(self, ast, out),
+            };
+            match r {
+                Err(e) if e.code == SCHEMA_CHANGED && attempt < PLAN_ATTEMPTS => attempt += 1,
+                r => return r,
+            }
         }
     }
 
-    /// Runs a compiled plan inside the right transaction context.
+    /// Runs a compiled plan inside the right transaction context. `epoch`
+    /// is the schema epoch read before the plan was compiled: a write
+    /// whose schema moved before it took the shared schema lock (a DDL it
+    /// waited for) fails with [`SCHEMA_CHANGED`] having written nothing,
+    /// for the caller to compile again.
     pub(crate) fn run_plan(
         &mut self,
         plan: &crate::plan::Plan,
+        epoch: u64,
         out: &mut dyn Output,
     ) -> SqlResult<()> {
         if plan.writes() {
-            self.with_write_txn(|s| crate::exec::run(s, plan, out))
+            self.with_write_txn(|s| {
+                if s.db.epoch() != epoch {
+                    return Err(SqlError::new(
+                        SCHEMA_CHANGED,
+                        "HY000",
+                        "Table definition has changed, please retry transaction",
+                    ));
+                }
+                crate::exec::run(s, plan, out)
+            })
         } else {
             // With autocommit off, a read opens the transaction (and so
             // fixes its snapshot under REPEATABLE READ), as in InnoDB.
@@ -704,10 +779,9 @@ impl Session {
 
     /// Evaluates a constant expression (SET values) in this session.
     pub(crate) fn eval_const(&mut self, text: &str) -> SqlResult<Value> {
-        let e = Parser::new(&MySqlDialect {})
-            .try_with_sql(text)
+        let e = parser(text)
             .and_then(|mut p| p.parse_expr())
-            .map_err(|e| SqlError::syntax(e.to_string()))?;
+            .map_err(parse_error)?;
         let scope = Scope::default();
         let mut c = crate::expr::Compiler::new(&scope);
         let x = c.compile(&e);
@@ -720,6 +794,34 @@ impl Session {
             Err(err) => return Err(err),
         };
         crate::expr::eval(&x, &[], &[], &[], self)
+    }
+}
+
+/// How deep the parser may recurse (parentheses, nested functions and
+/// CASE, prefix operators); deeper is error 1436. The parser grows its
+/// own stack as it recurses (`sqlparser`'s `recursive-protection`).
+const PARSER_RECURSION_LIMIT: usize = 256;
+
+/// A MySQL-dialect parser over `text`.
+pub(crate) fn parser(text: &str) -> Result<Parser<'static>, sqlparser::parser::ParserError> {
+    Parser::new(&MySqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(text)
+}
+
+/// A parser error as MySQL reports it: 1436 past the nesting limit,
+/// else 1064.
+pub(crate) fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
+    match e {
+        sqlparser::parser::ParserError::RecursionLimitExceeded => SqlError::new(
+            1436,
+            "HY000",
+            format!(
+                "Thread stack overrun: the statement nests expressions more than \
+                 {PARSER_RECURSION_LIMIT} levels deep"
+            ),
+        ),
+        e => SqlError::syntax(format!("You have an error in your SQL syntax: {e}")),
     }
 }
 
@@ -791,8 +893,9 @@ fn split_update_order_by(text: &str) -> Option<(String, String)> {
 
 /// Parses one statement with the MySQL dialect.
 pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
-    let mut v = Parser::parse_sql(&MySqlDialect {}, text)
-        .map_err(|e| SqlError::syntax(format!("You have an error in your SQL syntax: {e}")))?;
+    let mut v = parser(text)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(parse_error)?;
     match v.len() {
         1 => Ok(v.remove(0)),
         0 => Err(SqlError::syntax("Query was empty")),

@@ -506,6 +506,47 @@ pub struct SqlConn {
     cols: Vec<Column>,
     /// An execution's parameters, reused across executions.
     vals: Vec<Value>,
+    /// What a fresh session for this connection needs (after a panic).
+    db: Arc<SqlDb>,
+    user: String,
+    commit_wait_task: bool,
+}
+
+impl SqlConn {
+    /// Runs `f` on the session; a panic in it becomes error 1105 for this
+    /// statement, and the session is replaced by a fresh one (same user
+    /// and current database; its transaction rolled back), so the
+    /// connection goes on and the server never goes down.
+    fn guarded<T>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &mut Vec<Column>) -> Result<T, cairndb_sql::SqlError>,
+    ) -> Result<T, cairndb_sql::SqlError> {
+        let (s, cols) = (&mut self.s, &mut self.cols);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s, cols))) {
+            Ok(r) => r,
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown".into());
+                let current = self.s.database().map(str::to_string);
+                let mut fresh = Session::new(self.db.clone(), &self.user);
+                fresh.set_deferred_durability(self.commit_wait_task);
+                if let Some(d) = current {
+                    let _ = fresh.use_database(&d);
+                }
+                let old = std::mem::replace(&mut self.s, fresh);
+                // Dropping what the panic left may panic too.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(old)));
+                self.cols.clear();
+                Err(cairndb_sql::SqlError::internal(format!(
+                    "the statement failed inside the server ({what}); the session was reset \
+                     and its transaction rolled back"
+                )))
+            }
+        }
+    }
 }
 
 fn to_wire(e: cairndb_sql::SqlError) -> cairndb_server::SqlError {
@@ -536,6 +577,9 @@ impl Backend for SqlBackend {
             s,
             cols: Vec::new(),
             vals: Vec::new(),
+            db: self.db.clone(),
+            user: user.to_string(),
+            commit_wait_task: self.commit_wait_task,
         })
     }
 }
@@ -764,13 +808,13 @@ impl cairndb_server::Session for SqlConn {
         }
         self.s.client_found_rows = out.client_found_rows();
         for st in stmts {
-            let r = {
+            let r = self.guarded(|s, cols| {
                 let mut a = Adapter {
                     out: &mut *out,
-                    cols: &mut self.cols,
+                    cols,
                 };
-                self.s.query(st, &mut a)
-            };
+                s.query(st, &mut a)
+            });
             out.set_status(status(&self.s));
             if let Err(e) = r {
                 out.error(to_wire(e));
@@ -780,7 +824,9 @@ impl cairndb_server::Session for SqlConn {
     }
 
     fn prepare(&mut self, stmt: u32, sql: &str) -> Result<Prepared, cairndb_server::SqlError> {
-        let p = self.s.prepare_as(stmt, sql).map_err(to_wire)?;
+        let p = self
+            .guarded(|s, _| s.prepare_as(stmt, sql))
+            .map_err(to_wire)?;
         Ok(Prepared {
             params: p.params,
             columns: p.columns.iter().map(column).collect(),
@@ -791,13 +837,15 @@ impl cairndb_server::Session for SqlConn {
         self.vals.clear();
         self.vals.extend(params.iter().map(param));
         self.s.client_found_rows = out.client_found_rows();
-        let r = {
+        let vals = std::mem::take(&mut self.vals);
+        let r = self.guarded(|s, cols| {
             let mut a = Adapter {
                 out: &mut *out,
-                cols: &mut self.cols,
+                cols,
             };
-            self.s.execute(stmt, &self.vals, &mut a)
-        };
+            s.execute(stmt, &vals, &mut a)
+        });
+        self.vals = vals;
         // Parameters may hold long strings; keep only the slots.
         self.vals.clear();
         out.set_status(status(&self.s));
@@ -835,6 +883,34 @@ mod tests {
 
     /// `--max-open-files`: -1 (the default) leaves readers unbounded and
     /// pinned; a number bounds them; anything else is refused by name.
+    #[test]
+    fn panic_in_a_statement_is_an_error_and_the_session_is_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = SqlDb::open(dir.path(), SqlOptions::default()).unwrap();
+        let backend = SqlBackend {
+            db: db.clone(),
+            commit_wait_task: false,
+        };
+        let mut c = backend.open_session(1, "root", None).unwrap();
+        let mut out = cairndb_sql::Collect::default();
+        c.s.query("CREATE DATABASE d", &mut out).unwrap();
+        c.s.query("USE d", &mut out).unwrap();
+        c.s.query("CREATE TABLE t (id INT PRIMARY KEY)", &mut out)
+            .unwrap();
+        c.s.query("BEGIN", &mut out).unwrap();
+        c.s.query("INSERT INTO t VALUES (1)", &mut out).unwrap();
+        let e = c
+            .guarded(|_, _| -> Result<(), cairndb_sql::SqlError> { panic!("boom") })
+            .unwrap_err();
+        assert_eq!(e.code, 1105);
+        assert!(e.message.contains("boom"), "{}", e.message);
+        // A fresh session in the same database; the insert rolled back.
+        assert!(!c.s.in_transaction());
+        let mut out = cairndb_sql::Collect::default();
+        c.s.query("SELECT COUNT(*) FROM t", &mut out).unwrap();
+        assert_eq!(out.rows[0][0].to_string(), "0");
+    }
+
     #[test]
     fn max_open_files_is_unbounded_by_default_and_parsed() {
         let s = settings(&["--datadir=/tmp/x"]).unwrap();

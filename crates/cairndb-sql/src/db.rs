@@ -75,6 +75,8 @@ pub struct SqlDb {
     pub(crate) counters: Mutex<HashMap<u32, u64>>,
     pub(crate) opts: SqlOptions,
     next_conn: AtomicU64,
+    /// Live sessions and status counters.
+    pub(crate) registry: crate::status::Registry,
 }
 
 impl SqlDb {
@@ -110,6 +112,7 @@ impl SqlDb {
             counters: Mutex::new(HashMap::new()),
             opts,
             next_conn: AtomicU64::new(1),
+            registry: crate::status::Registry::new(),
         });
         // With an entry unread, its indexes' ids are unknown: sweeping
         // would delete its rows.
@@ -117,6 +120,16 @@ impl SqlDb {
             sqldb.sweep_orphans()?;
         }
         Ok(sqldb)
+    }
+
+    /// Every live session, by id (`SHOW PROCESSLIST`).
+    pub fn processes(&self) -> Vec<crate::status::Process> {
+        self.registry.list()
+    }
+
+    /// Global status variables, MySQL's names (`SHOW GLOBAL STATUS`).
+    pub fn global_status(&self) -> Vec<(&'static str, u64)> {
+        self.registry.status()
     }
 
     /// The dictionary entries that could not be read at open, each with

@@ -23,6 +23,19 @@ use crate::types::{Collation, ColumnType, StrKind, Value};
 /// Runs a statement that has no plan.
 pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
     match st {
+        // `KILL [CONNECTION | QUERY] id`: the statement stops at its next
+        // row (1317); a killed connection also closes.
+        ast::Statement::Kill { modifier, id } => {
+            let connection = !matches!(modifier, Some(ast::KillType::Query));
+            if !s.db.registry.kill(*id, connection) {
+                return Err(SqlError::new(
+                    1094,
+                    "HY000",
+                    format!("Unknown thread id: {id}"),
+                ));
+            }
+            out.ok(0, 0, 0, "");
+        }
         ast::Statement::CreateDatabase {
             db_name,
             if_not_exists,

@@ -979,6 +979,7 @@ pub(crate) fn scan_table(
                 it.seek_to_first();
             }
             while it.valid() {
+                s.check_interrupt()?;
                 match index {
                     None => {
                         if rd.lock.is_some() {

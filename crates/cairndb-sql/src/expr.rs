@@ -908,6 +908,12 @@ fn to_dec(n: Num, scale: u8) -> Option<i128> {
 
 /// The value as a signed integer (MySQL rounding for decimals and
 /// doubles); None for NULL.
+/// `v` as a double, if it is a number (or a string that reads as one).
+pub(crate) fn num_f64(v: &Value) -> Option<f64> {
+    num(v).map(to_f64)
+}
+
+/// `v` as a signed integer, if it is a number (or a string that reads as one).
 pub fn to_i64(v: &Value) -> Option<i64> {
     Some(match num(v)? {
         Num::Int(i) => i,

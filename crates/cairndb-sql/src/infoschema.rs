@@ -1,6 +1,8 @@
 //! `information_schema` tables clients read for metadata (SCHEMATA,
-//! TABLES, COLUMNS, STATISTICS), built from the catalog as constant rows
-//! when a statement is planned (a cached plan is rebuilt after DDL).
+//! TABLES, COLUMNS, STATISTICS) and for monitoring (PROCESSLIST,
+//! GLOBAL_STATUS, SESSION_STATUS), built from the catalog and the session
+//! registry as constant rows when a statement is planned (a cached plan
+//! is rebuilt after DDL).
 
 use sqlparser::ast;
 
@@ -212,6 +214,30 @@ pub(crate) fn table(
                 "COLUMN_COMMENT",
                 "GENERATION_EXPRESSION",
             ])
+        }
+        "PROCESSLIST" => {
+            for p in s.db.processes() {
+                rows.push(vec![
+                    Value::UInt(p.id),
+                    t(&p.user),
+                    t(&p.host),
+                    p.db.as_deref().map_or(Value::Null, t),
+                    t(p.command),
+                    Value::UInt(p.time),
+                    t(if p.info.is_some() { "executing" } else { "" }),
+                    p.info.as_deref().map_or(Value::Null, t),
+                ]);
+            }
+            cols(&[
+                "ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO",
+            ])
+        }
+        "GLOBAL_STATUS" | "SESSION_STATUS" => {
+            let global = table.eq_ignore_ascii_case("GLOBAL_STATUS");
+            for (name, value) in crate::show::status_rows(s, global) {
+                rows.push(vec![t(&name.to_ascii_uppercase()), t(&value)]);
+            }
+            cols(&["VARIABLE_NAME", "VARIABLE_VALUE"])
         }
         "STATISTICS" => {
             for d in cat.dbs.values() {

@@ -25,6 +25,7 @@ pub mod preparse;
 pub mod row;
 pub mod session;
 mod show;
+pub mod status;
 pub mod types;
 mod vars;
 

@@ -245,7 +245,9 @@ pub enum Show {
     /// `SHOW [scope] VARIABLES [LIKE p | WHERE ...]`.
     Variables(VarScope, Option<String>),
     /// `SHOW [scope] STATUS [LIKE p]`.
-    Status(Option<String>),
+    Status(VarScope, Option<String>),
+    /// `SHOW ENGINE name STATUS`.
+    EngineStatus(String),
     /// `SHOW DATABASES [LIKE p]`.
     Databases(Option<String>),
     /// `SHOW [FULL] TABLES [FROM db] [LIKE p]`.
@@ -269,7 +271,7 @@ pub enum Show {
     /// `SHOW CHARACTER SET [LIKE p]`.
     Charset(Option<String>),
     /// `SHOW [FULL] PROCESSLIST`.
-    ProcessList,
+    ProcessList(bool),
     /// `SHOW GRANTS`.
     Grants,
 }
@@ -466,7 +468,8 @@ fn parse_show(t: &[Tok]) -> SqlResult<Show> {
     };
     Ok(match w(i).as_str() {
         "VARIABLES" => Show::Variables(scope, like_at(t, i + 1)),
-        "STATUS" => Show::Status(like_at(t, i + 1)),
+        "STATUS" => Show::Status(scope, like_at(t, i + 1)),
+        "ENGINE" if w(i + 2) == "STATUS" => Show::EngineStatus(w(i + 1)),
         "DATABASES" | "SCHEMAS" => Show::Databases(like_at(t, i + 1)),
         "TABLES" => {
             let db = from_db(i + 1);
@@ -520,7 +523,7 @@ fn parse_show(t: &[Tok]) -> SqlResult<Show> {
             let j = if w(i) == "CHARACTER" { i + 2 } else { i + 1 };
             Show::Charset(like_at(t, j))
         }
-        "PROCESSLIST" => Show::ProcessList,
+        "PROCESSLIST" => Show::ProcessList(full),
         "GRANTS" => Show::Grants,
         other => return Err(SqlError::unsupported(format!("SHOW {other}"))),
     })

@@ -99,6 +99,10 @@ pub(crate) struct Prepared {
     /// How deep its trees may be ([`crate::depth::bound`]): executing it
     /// and dropping it need the stack that depth takes.
     pub(crate) levels: usize,
+    /// Its text, shown in the process list while it runs.
+    pub(crate) text: Arc<str>,
+    /// Its kind, counted in `Com_*` at each execution.
+    pub(crate) com: crate::status::Com,
 }
 
 impl Drop for Prepared {
@@ -127,6 +131,10 @@ pub struct PrepareInfo {
 /// One client session.
 pub struct Session {
     pub(crate) db: Arc<SqlDb>,
+    /// This session as the process list and `KILL` see it.
+    pub(crate) info: Arc<crate::status::SessionInfo>,
+    /// When the running SELECT must stop (`max_execution_time`).
+    pub(crate) deadline: Option<std::time::Instant>,
     pub(crate) conn_id: u64,
     pub(crate) user: String,
     pub(crate) current_db: Option<String>,
@@ -185,7 +193,9 @@ impl Session {
     /// A new session of `user` on `db`.
     pub fn new(db: Arc<SqlDb>, user: &str) -> Session {
         let conn_id = db.next_connection_id();
+        let info = db.registry.add(conn_id, user);
         Session {
+            info,
             db,
             conn_id,
             user: user.to_string(),
@@ -206,7 +216,70 @@ impl Session {
             scratch: Default::default(),
             defer_durability: false,
             pending_durable: None,
+            deadline: None,
         }
+    }
+
+    /// This session as the process list and `KILL` see it.
+    pub fn info(&self) -> &crate::status::SessionInfo {
+        &self.info
+    }
+
+    /// Error 1317 if the running statement was killed, 3024 if it ran
+    /// past `max_execution_time`. Executors call it between rows.
+    pub(crate) fn check_interrupt(&self) -> SqlResult<()> {
+        if self.info.interrupted() {
+            return Err(SqlError::new(
+                1317,
+                "70100",
+                "Query execution was interrupted",
+            ));
+        }
+        if self
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            return Err(SqlError::new(
+                3024,
+                "HY000",
+                "Query execution was interrupted, maximum statement execution time exceeded",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A statement of kind `com` starts: counted, shown in the process
+    /// list, its time limit armed (SELECTs only, as in MySQL).
+    fn begin_statement(&mut self, com: crate::status::Com, text: Arc<str>) -> std::time::Instant {
+        let started = self.info.begin(com, text, self.current_db.as_deref());
+        self.deadline = None;
+        if com == crate::status::Com::Select {
+            let ms = match self.vars.get("max_execution_time") {
+                Some(v) => crate::expr::to_i64(v).unwrap_or(0).max(0) as u64,
+                None => 0,
+            };
+            if ms > 0 {
+                self.deadline = Some(started + std::time::Duration::from_millis(ms));
+            }
+        }
+        started
+    }
+
+    /// The statement begun at `started` ended.
+    fn end_statement(&mut self, started: std::time::Instant) {
+        self.deadline = None;
+        let took = started.elapsed();
+        // `long_query_time` is read only for statements that took 1 ms or
+        // more.
+        let slow = took >= std::time::Duration::from_millis(1) && {
+            let limit = self
+                .vars
+                .get("long_query_time")
+                .and_then(crate::expr::num_f64)
+                .unwrap_or(10.0);
+            took.as_secs_f64() > limit
+        };
+        self.info.end(slow);
     }
 
     /// With `on`, a commit that must be synced (`flush_log_at_trx_commit`
@@ -299,6 +372,13 @@ impl Session {
     pub fn query(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
         self.settle_durability()?;
         self.params.clear();
+        let started = self.begin_statement(crate::status::Com::of(sql), Arc::from(sql));
+        let r = self.query_body(sql, out);
+        self.end_statement(started);
+        r
+    }
+
+    fn query_body(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
         // Parsing, running and dropping the statement's trees all get the
         // stack its depth needs.
         crate::depth::run(crate::depth::bound(sql), || {
@@ -326,6 +406,7 @@ impl Session {
     /// COM_STMT_PREPARE under an id the caller chose (the protocol
     /// layer's); an id in use is replaced.
     pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
+        self.info.count(crate::status::Com::StmtPrepare);
         let levels = crate::depth::bound(sql);
         crate::depth::run(levels, || self.prepare_levels(id, sql, levels))
     }
@@ -349,6 +430,8 @@ impl Session {
                 params,
                 plan: None,
                 levels,
+                text: Arc::from(sql),
+                com: crate::status::Com::of(sql),
             },
         );
         Ok(PrepareInfo {
@@ -360,8 +443,19 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
-        let levels = self.prepared.get(&id).map_or(0, |p| p.levels);
-        crate::depth::on_stack(levels, || self.execute_levels(id, params, out))
+        let (levels, started) = match self.prepared.get(&id) {
+            Some(p) => {
+                let (levels, com, text) = (p.levels, p.com, p.text.clone());
+                self.info.count(crate::status::Com::StmtExecute);
+                (levels, Some(self.begin_statement(com, text)))
+            }
+            None => (0, None),
+        };
+        let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out));
+        if let Some(started) = started {
+            self.end_statement(started);
+        }
+        r
     }
 
     fn execute_levels(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
@@ -487,6 +581,7 @@ impl Session {
 
     /// COM_STMT_CLOSE.
     pub fn close_statement(&mut self, id: u32) {
+        self.info.count(crate::status::Com::StmtClose);
         self.prepared.remove(&id);
     }
 
@@ -822,6 +917,12 @@ pub(crate) fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
             ),
         ),
         e => SqlError::syntax(format!("You have an error in your SQL syntax: {e}")),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.db.registry.remove(self.conn_id);
     }
 }
 

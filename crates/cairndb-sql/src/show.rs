@@ -50,24 +50,30 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             }
             out.end(0);
         }
-        Show::Status(pat) => {
+        Show::Status(scope, pat) => {
             header(out, &["Variable_name", "Value"]);
-            let stats = [
-                ("Threads_connected", "1".to_string()),
-                ("Uptime", "1".to_string()),
-                (
-                    "Rocksdb_block_cache_usage",
-                    s.db.engine()
-                        .db()
-                        .property("rocksdb.block-cache-usage")
-                        .unwrap_or_default(),
-                ),
-            ];
-            for (n, v) in stats {
-                if matches(n, &pat) {
-                    out.row(&[t(n), t(&v)]);
+            for (n, v) in status_rows(s, scope == VarScope::Global) {
+                if matches(&n, &pat) {
+                    out.row(&[t(&n), t(&v)]);
                 }
             }
+            out.end(0);
+        }
+        Show::EngineStatus(name) => {
+            if !matches!(name.as_str(), "CAIRNDB" | "ROCKSDB" | "INNODB") {
+                return Err(SqlError::new(
+                    1286,
+                    "42000",
+                    format!("Unknown storage engine '{name}'"),
+                ));
+            }
+            header(out, &["Type", "Name", "Status"]);
+            let text =
+                s.db.engine()
+                    .db()
+                    .property("cairndb.stats")
+                    .unwrap_or_default();
+            out.row(&[t("CAIRNDB"), t(""), t(&text)]);
             out.end(0);
         }
         Show::Databases(pat) => {
@@ -407,23 +413,34 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             }
             out.end(0);
         }
-        Show::ProcessList => {
+        Show::ProcessList(full) => {
             header(
                 out,
                 &[
                     "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
                 ],
             );
-            out.row(&[
-                t(&s.conn_id.to_string()),
-                t(&s.user),
-                t("localhost"),
-                s.current_db.as_deref().map_or(Value::Null, t),
-                t("Query"),
-                t("0"),
-                t("executing"),
-                t("SHOW PROCESSLIST"),
-            ]);
+            for p in s.db.processes() {
+                let info = p.info.as_deref().map_or(Value::Null, |i| {
+                    // Without FULL, the first 100 characters.
+                    if full {
+                        t(i)
+                    } else {
+                        t(&i.chars().take(100).collect::<String>())
+                    }
+                });
+                let state = if p.info.is_some() { "executing" } else { "" };
+                out.row(&[
+                    Value::UInt(p.id),
+                    t(&p.user),
+                    t(&p.host),
+                    p.db.as_deref().map_or(Value::Null, t),
+                    t(p.command),
+                    Value::UInt(p.time),
+                    t(state),
+                    info,
+                ]);
+            }
             out.end(0);
         }
         Show::Grants => {
@@ -437,6 +454,44 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
         }
     }
     Ok(())
+}
+
+/// Status variables (name, value): the session's or the server's
+/// counters under MySQL's names, then the engine's (`Cairndb_*`), sorted
+/// by name.
+pub(crate) fn status_rows(s: &Session, global: bool) -> Vec<(String, String)> {
+    let counters = if global {
+        s.db.registry.status()
+    } else {
+        s.db.registry.session_status(&s.info)
+    };
+    let e = s.db.engine().db().stats();
+    let engine: [(&str, u64); 14] = [
+        ("Cairndb_block_cache_hit", e.block_cache_hits),
+        ("Cairndb_block_cache_miss", e.block_cache_misses),
+        ("Cairndb_block_cache_usage", e.block_cache_usage),
+        ("Cairndb_bytes_written", e.user_bytes_written),
+        ("Cairndb_compaction_bytes_read", e.compaction_bytes_read),
+        (
+            "Cairndb_compaction_bytes_written",
+            e.compaction_bytes_written,
+        ),
+        ("Cairndb_compactions", e.compactions),
+        ("Cairndb_flush_bytes_written", e.flush_bytes_written),
+        ("Cairndb_flushes", e.flushes),
+        ("Cairndb_memtable_bytes", e.memtable_bytes),
+        ("Cairndb_stall_micros", e.stall_micros),
+        ("Cairndb_stalls", e.stalls),
+        ("Cairndb_wal_bytes_written", e.wal_bytes_written),
+        ("Cairndb_wal_syncs", e.wal_syncs),
+    ];
+    let mut rows: Vec<(String, String)> = counters
+        .into_iter()
+        .chain(engine)
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    rows.sort();
+    rows
 }
 
 /// The CREATE TABLE statement of a table, as SHOW CREATE TABLE prints it.

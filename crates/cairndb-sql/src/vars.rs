@@ -46,6 +46,7 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("interactive_timeout", Value::Int(28800)),
         ("license", s("Apache-2.0")),
         ("lock_wait_timeout", Value::Int(31_536_000)),
+        ("long_query_time", Value::Double(10.0)),
         ("lower_case_table_names", Value::Int(0)),
         ("max_allowed_packet", Value::Int(67_108_864)),
         ("max_connections", Value::Int(1000)),

@@ -1,0 +1,494 @@
+//! The live sessions of a database and the status counters operators
+//! read: `SHOW PROCESSLIST`, `information_schema.PROCESSLIST`, `KILL`,
+//! `SHOW STATUS` (MySQL's names where the meaning matches).
+//!
+//! Each session registers one [`SessionInfo`] for its life. Counters are
+//! kept per session, on the session's own cache lines (a statement adds
+//! to them with relaxed atomics, no shared line bounces between
+//! sessions), and summed when read; a closing session adds its counts to
+//! the registry's retired totals. What a session is running (its
+//! statement text and start) sits behind a small mutex of its own, taken
+//! once at the start and once at the end of a statement and by readers of
+//! the process list.
+//!
+//! Locking: `Registry::sessions` is taken briefly to add, remove, list or
+//! find a session, never while a session's own `activity` lock is held
+//! by the same thread except in `Registry::list` (registry, then each
+//! activity, in that order only).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+/// A statement kind counted by `Com_*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub(crate) enum Com {
+    Select,
+    Insert,
+    InsertSelect,
+    Update,
+    Delete,
+    Replace,
+    Begin,
+    Commit,
+    Rollback,
+    Savepoint,
+    SetOption,
+    ChangeDb,
+    CreateDb,
+    DropDb,
+    CreateTable,
+    DropTable,
+    CreateIndex,
+    DropIndex,
+    Truncate,
+    Show,
+    Kill,
+    StmtPrepare,
+    StmtExecute,
+    StmtClose,
+    Other,
+}
+
+impl Com {
+    /// The kind of statement `sql`, from its first words (comments
+    /// skipped).
+    pub(crate) fn of(sql: &str) -> Com {
+        let body = crate::preparse::strip_comments(sql);
+        let mut words = body
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .filter(|w| !w.is_empty());
+        let first = words.next().unwrap_or("");
+        let is = |w: &str, k: &str| w.eq_ignore_ascii_case(k);
+        let second = || {
+            words
+                .clone()
+                .find(|w| !is(w, "UNIQUE") && !is(w, "TEMPORARY"))
+        };
+        match first.len() {
+            0 => Com::Other,
+            _ if is(first, "SELECT") || is(first, "WITH") => Com::Select,
+            _ if is(first, "INSERT") => {
+                if body.to_ascii_uppercase().contains("SELECT") {
+                    Com::InsertSelect
+                } else {
+                    Com::Insert
+                }
+            }
+            _ if is(first, "UPDATE") => Com::Update,
+            _ if is(first, "DELETE") => Com::Delete,
+            _ if is(first, "REPLACE") => Com::Replace,
+            _ if is(first, "BEGIN") || is(first, "START") => Com::Begin,
+            _ if is(first, "COMMIT") => Com::Commit,
+            _ if is(first, "ROLLBACK") => Com::Rollback,
+            _ if is(first, "SAVEPOINT") => Com::Savepoint,
+            _ if is(first, "SET") => Com::SetOption,
+            _ if is(first, "USE") => Com::ChangeDb,
+            _ if is(first, "TRUNCATE") => Com::Truncate,
+            _ if is(first, "SHOW") || is(first, "DESCRIBE") || is(first, "DESC") => Com::Show,
+            _ if is(first, "KILL") => Com::Kill,
+            _ if is(first, "CREATE") || is(first, "DROP") => {
+                let create = is(first, "CREATE");
+                match second() {
+                    Some(w) if is(w, "DATABASE") || is(w, "SCHEMA") => {
+                        if create {
+                            Com::CreateDb
+                        } else {
+                            Com::DropDb
+                        }
+                    }
+                    Some(w) if is(w, "TABLE") => {
+                        if create {
+                            Com::CreateTable
+                        } else {
+                            Com::DropTable
+                        }
+                    }
+                    Some(w) if is(w, "INDEX") => {
+                        if create {
+                            Com::CreateIndex
+                        } else {
+                            Com::DropIndex
+                        }
+                    }
+                    _ => Com::Other,
+                }
+            }
+            _ => Com::Other,
+        }
+    }
+}
+
+/// `Com_*` names, in the order of [`Com`].
+const COM_NAMES: [&str; COM_KINDS] = [
+    "Com_select",
+    "Com_insert",
+    "Com_insert_select",
+    "Com_update",
+    "Com_delete",
+    "Com_replace",
+    "Com_begin",
+    "Com_commit",
+    "Com_rollback",
+    "Com_savepoint",
+    "Com_set_option",
+    "Com_change_db",
+    "Com_create_db",
+    "Com_drop_db",
+    "Com_create_table",
+    "Com_drop_table",
+    "Com_create_index",
+    "Com_drop_index",
+    "Com_truncate",
+    "Com_show_fields",
+    "Com_kill",
+    "Com_stmt_prepare",
+    "Com_stmt_execute",
+    "Com_stmt_close",
+    "Com_other",
+];
+
+const COM_KINDS: usize = Com::Other as usize + 1;
+
+/// One session's counters.
+#[derive(Default)]
+pub(crate) struct Counters {
+    questions: AtomicU64,
+    slow_queries: AtomicU64,
+    com: [AtomicU64; COM_KINDS],
+}
+
+impl Counters {
+    fn add_to(&self, sums: &mut Sums) {
+        sums.questions += self.questions.load(Ordering::Relaxed);
+        sums.slow_queries += self.slow_queries.load(Ordering::Relaxed);
+        for (s, c) in sums.com.iter_mut().zip(&self.com) {
+            *s += c.load(Ordering::Relaxed);
+        }
+    }
+
+    fn absorb(&self, other: &Counters) {
+        self.questions
+            .fetch_add(other.questions.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.slow_queries.fetch_add(
+            other.slow_queries.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        for (s, c) in self.com.iter().zip(&other.com) {
+            s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Sums {
+    questions: u64,
+    slow_queries: u64,
+    com: [u64; COM_KINDS],
+}
+
+/// What a session is doing.
+#[derive(Default)]
+struct Activity {
+    db: Option<String>,
+    /// The running statement's text, None when idle.
+    info: Option<Arc<str>>,
+    /// When the running statement (or the idle time) started.
+    since: Option<Instant>,
+}
+
+/// No kill requested.
+const KILL_NONE: u8 = 0;
+/// `KILL QUERY`: the running statement stops at its next row.
+const KILL_QUERY: u8 = 1;
+/// `KILL [CONNECTION]`: the statement stops and the connection closes.
+const KILL_CONNECTION: u8 = 2;
+
+/// A live session as others see it.
+pub struct SessionInfo {
+    id: u64,
+    user: String,
+    host: Mutex<String>,
+    activity: Mutex<Activity>,
+    kill: AtomicU8,
+    pub(crate) counters: Counters,
+}
+
+impl SessionInfo {
+    /// The session's id (`CONNECTION_ID()`).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Notes the client's host (`127.0.0.1:53422`), shown in the process
+    /// list.
+    pub fn set_host(&self, host: &str) {
+        *self.host.lock() = host.to_string();
+    }
+
+    /// A statement starts: counted, shown in the process list. A pending
+    /// `KILL QUERY` aimed at an earlier statement is dropped, as in
+    /// MySQL.
+    pub(crate) fn begin(&self, com: Com, text: Arc<str>, db: Option<&str>) -> Instant {
+        let now = Instant::now();
+        self.counters.questions.fetch_add(1, Ordering::Relaxed);
+        self.count(com);
+        let _ =
+            self.kill
+                .compare_exchange(KILL_QUERY, KILL_NONE, Ordering::Relaxed, Ordering::Relaxed);
+        let mut a = self.activity.lock();
+        a.info = Some(text);
+        a.since = Some(now);
+        if a.db.as_deref() != db {
+            a.db = db.map(str::to_string);
+        }
+        now
+    }
+
+    /// Counts one statement of kind `com` (beside `begin`'s, for a
+    /// prepared statement's own kind).
+    pub(crate) fn count(&self, com: Com) {
+        if let Some(c) = self.counters.com.get(com as usize) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The statement that began at `started` ended; `slow` says whether
+    /// it took longer than `long_query_time`.
+    pub(crate) fn end(&self, slow: bool) {
+        if slow {
+            self.counters.slow_queries.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut a = self.activity.lock();
+        a.info = None;
+        a.since = Some(Instant::now());
+    }
+
+    /// Error 1317 if the running statement was killed.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.kill.load(Ordering::Relaxed) != KILL_NONE
+    }
+
+    /// Whether the connection was killed (it should close).
+    pub fn connection_killed(&self) -> bool {
+        self.kill.load(Ordering::Relaxed) == KILL_CONNECTION
+    }
+}
+
+/// A row of the process list.
+#[derive(Debug, Clone)]
+pub struct Process {
+    /// Session id.
+    pub id: u64,
+    /// Account user name.
+    pub user: String,
+    /// Client host and port.
+    pub host: String,
+    /// Current database.
+    pub db: Option<String>,
+    /// `Query` while a statement runs, else `Sleep`.
+    pub command: &'static str,
+    /// Seconds in that state.
+    pub time: u64,
+    /// The statement's text while it runs.
+    pub info: Option<Arc<str>>,
+}
+
+/// Every live session of a database, and the totals of closed ones.
+pub(crate) struct Registry {
+    sessions: Mutex<BTreeMap<u64, Arc<SessionInfo>>>,
+    retired: Counters,
+    started: Instant,
+    connections: AtomicU64,
+    max_used: AtomicU64,
+}
+
+impl Registry {
+    pub(crate) fn new() -> Registry {
+        Registry {
+            sessions: Mutex::new(BTreeMap::new()),
+            retired: Counters::default(),
+            started: Instant::now(),
+            connections: AtomicU64::new(0),
+            max_used: AtomicU64::new(0),
+        }
+    }
+
+    /// Registers a new session.
+    pub(crate) fn add(&self, id: u64, user: &str) -> Arc<SessionInfo> {
+        let info = Arc::new(SessionInfo {
+            id,
+            user: user.to_string(),
+            host: Mutex::new("localhost".into()),
+            activity: Mutex::new(Activity {
+                since: Some(Instant::now()),
+                ..Default::default()
+            }),
+            kill: AtomicU8::new(KILL_NONE),
+            counters: Counters::default(),
+        });
+        let n = {
+            let mut m = self.sessions.lock();
+            m.insert(id, info.clone());
+            m.len() as u64
+        };
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        self.max_used.fetch_max(n, Ordering::Relaxed);
+        info
+    }
+
+    /// A session closed: its counts join the retired totals.
+    pub(crate) fn remove(&self, id: u64) {
+        if let Some(info) = self.sessions.lock().remove(&id) {
+            self.retired.absorb(&info.counters);
+        }
+    }
+
+    /// `KILL`: marks session `id`; false if there is none.
+    pub(crate) fn kill(&self, id: u64, connection: bool) -> bool {
+        let Some(info) = self.sessions.lock().get(&id).cloned() else {
+            return false;
+        };
+        let how = if connection {
+            KILL_CONNECTION
+        } else {
+            KILL_QUERY
+        };
+        info.kill.fetch_max(how, Ordering::Relaxed);
+        true
+    }
+
+    /// The process list, by id.
+    pub(crate) fn list(&self) -> Vec<Process> {
+        let now = Instant::now();
+        let m = self.sessions.lock();
+        m.values()
+            .map(|s| {
+                let a = s.activity.lock();
+                Process {
+                    id: s.id,
+                    user: s.user.clone(),
+                    host: s.host.lock().clone(),
+                    db: a.db.clone(),
+                    command: if a.info.is_some() { "Query" } else { "Sleep" },
+                    time: a
+                        .since
+                        .map_or(0, |t| now.saturating_duration_since(t).as_secs()),
+                    info: a.info.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Global status variables (name, value), MySQL's names, sorted.
+    pub(crate) fn status(&self) -> Vec<(&'static str, u64)> {
+        let (running, connected, mut sums) = {
+            let m = self.sessions.lock();
+            let mut sums = Sums::default();
+            self.retired.add_to(&mut sums);
+            let mut running = 0;
+            for s in m.values() {
+                s.counters.add_to(&mut sums);
+                if s.activity.lock().info.is_some() {
+                    running += 1;
+                }
+            }
+            (running, m.len() as u64, sums)
+        };
+        let mut v: Vec<(&'static str, u64)> = vec![
+            ("Connections", self.connections.load(Ordering::Relaxed)),
+            (
+                "Max_used_connections",
+                self.max_used.load(Ordering::Relaxed),
+            ),
+            ("Queries", sums.questions),
+            ("Questions", sums.questions),
+            ("Slow_queries", sums.slow_queries),
+            ("Threads_connected", connected),
+            ("Threads_running", running),
+            ("Uptime", self.started.elapsed().as_secs()),
+        ];
+        for (name, n) in COM_NAMES.iter().zip(sums.com.iter_mut()) {
+            v.push((name, std::mem::take(n)));
+        }
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
+    /// One session's own status (`SHOW SESSION STATUS`).
+    pub(crate) fn session_status(&self, info: &SessionInfo) -> Vec<(&'static str, u64)> {
+        let mut sums = Sums::default();
+        info.counters.add_to(&mut sums);
+        let mut v = self.status();
+        for (name, value) in &mut v {
+            match *name {
+                "Queries" | "Questions" => *value = sums.questions,
+                "Slow_queries" => *value = sums.slow_queries,
+                _ => {
+                    if let Some(i) = COM_NAMES.iter().position(|n| n == name) {
+                        *value = sums.com.get(i).copied().unwrap_or(0);
+                    }
+                }
+            }
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statement_kinds_are_read_from_the_first_words() {
+        assert_eq!(Com::of("  /* x */ select 1"), Com::Select);
+        assert_eq!(Com::of("INSERT INTO t SELECT * FROM u"), Com::InsertSelect);
+        assert_eq!(Com::of("insert into t values (1)"), Com::Insert);
+        assert_eq!(Com::of("CREATE UNIQUE INDEX i ON t (a)"), Com::CreateIndex);
+        assert_eq!(Com::of("drop schema d"), Com::DropDb);
+        assert_eq!(Com::of("START TRANSACTION"), Com::Begin);
+        assert_eq!(Com::of(""), Com::Other);
+    }
+
+    #[test]
+    fn counters_survive_a_session_closing() {
+        let r = Registry::new();
+        let a = r.add(1, "root");
+        let b = r.add(2, "app");
+        a.begin(Com::Select, "SELECT 1".into(), None);
+        a.end(false);
+        b.begin(Com::Insert, "INSERT".into(), Some("d"));
+        let get = |r: &Registry, n: &str| r.status().iter().find(|x| x.0 == n).unwrap().1;
+        assert_eq!(get(&r, "Questions"), 2);
+        assert_eq!(get(&r, "Threads_connected"), 2);
+        assert_eq!(get(&r, "Threads_running"), 1);
+        r.remove(1);
+        assert_eq!(get(&r, "Questions"), 2);
+        assert_eq!(get(&r, "Com_select"), 1);
+        assert_eq!(get(&r, "Threads_connected"), 1);
+        assert_eq!(get(&r, "Max_used_connections"), 2);
+        assert_eq!(get(&r, "Connections"), 2);
+        let list = r.list();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].command, "Query");
+        assert_eq!(list[0].db.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn kill_query_is_dropped_at_the_next_statement_kill_connection_is_not() {
+        let r = Registry::new();
+        let a = r.add(1, "root");
+        assert!(r.kill(1, false));
+        assert!(a.interrupted());
+        a.begin(Com::Select, "SELECT 1".into(), None);
+        assert!(!a.interrupted());
+        assert!(r.kill(1, true));
+        a.begin(Com::Select, "SELECT 1".into(), None);
+        assert!(a.interrupted() && a.connection_killed());
+        assert!(!r.kill(9, false));
+    }
+}

@@ -550,6 +550,13 @@ impl<'a> Compiler<'a> {
 
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = f.name.to_string().to_ascii_lowercase();
+        // Window functions would otherwise run as plain aggregates.
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("window functions (OVER)"));
+        }
+        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(f));
+        }
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
             ast::FunctionArguments::List(l) => {

@@ -412,6 +412,12 @@ pub(crate) fn compile_query(
         }
         other => return Err(SqlError::unsupported(other)),
     };
+    if !sel.named_window.is_empty() {
+        return Err(SqlError::unsupported("window functions (WINDOW)"));
+    }
+    if sel.qualify.is_some() {
+        return Err(SqlError::unsupported("QUALIFY"));
+    }
     // FROM: tables and their slots (no expressions yet).
     let mut scope = Scope::default();
     let mut types = Vec::new();

@@ -79,3 +79,69 @@ fn window_functions_are_refused() {
     );
     assert_eq!(rows(&q(&mut s, "SELECT SUM(id) FROM t")), vec!["6"]);
 }
+
+#[test]
+fn limit_of_max_unsigned_means_no_limit() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,1),(2,2),(3,3),(4,4),(5,5),(6,6),(7,7),(8,8)",
+    );
+    let max = "18446744073709551615";
+    assert_eq!(
+        rows(&q(&mut s, &format!("SELECT id FROM t LIMIT 5, {max}"))),
+        vec!["6", "7", "8"]
+    );
+    // The session stays healthy.
+    assert_eq!(one(&mut s, "SELECT 1"), "1");
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            &format!("SELECT id FROM t ORDER BY v DESC LIMIT 5, {max}")
+        )),
+        vec!["3", "2", "1"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, &format!("SELECT id FROM t LIMIT {max}"))).len(),
+        8
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            &format!("SELECT id FROM t LIMIT {max} OFFSET 6")
+        )),
+        vec!["7", "8"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t LIMIT 2 OFFSET 3")),
+        vec!["4", "5"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, &format!("SELECT id FROM t LIMIT {max}, 1"))),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            &format!("SELECT v, COUNT(*) FROM t GROUP BY v LIMIT 6, {max}")
+        )),
+        vec!["7|1", "8|1"]
+    );
+    // Prepared LIMIT ?.
+    let p = s.prepare("SELECT id FROM t LIMIT ?, ?").unwrap();
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(6), Value::UInt(u64::MAX)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), vec!["7", "8"]);
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(0), Value::Int(2)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), vec!["1", "2"]);
+    let mut c = Collect::default();
+    let e = s
+        .execute(p.id, &[Value::Int(0), Value::Int(-1)], &mut c)
+        .unwrap_err();
+    assert_eq!(e.code, 1210);
+    assert_eq!(one(&mut s, "SELECT 2"), "2");
+}

@@ -11,6 +11,7 @@ pub mod check;
 pub mod convert;
 pub mod db;
 mod ddl;
+pub mod dialect;
 mod dml;
 pub mod error;
 pub mod exec;

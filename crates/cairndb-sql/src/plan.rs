@@ -1649,7 +1649,7 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
     if marks.is_empty() {
         return Ok(e.clone());
     }
-    sqlparser::parser::Parser::new(&sqlparser::dialect::MySqlDialect {})
+    sqlparser::parser::Parser::new(&crate::dialect::CairnDialect)
         .try_with_sql(&out)
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| SqlError::syntax(e.to_string()))

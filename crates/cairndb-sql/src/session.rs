@@ -22,6 +22,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::db::SqlDb;
+use crate::dialect::CairnDialect;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{Env, Scope};
 use crate::output::{ColumnInfo, Output};
@@ -704,7 +705,7 @@ impl Session {
 
     /// Evaluates a constant expression (SET values) in this session.
     pub(crate) fn eval_const(&mut self, text: &str) -> SqlResult<Value> {
-        let e = Parser::new(&MySqlDialect {})
+        let e = Parser::new(&CairnDialect)
             .try_with_sql(text)
             .and_then(|mut p| p.parse_expr())
             .map_err(|e| SqlError::syntax(e.to_string()))?;
@@ -745,7 +746,7 @@ pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::Orde
 /// `o`; None for any other statement.
 fn split_update_order_by(text: &str) -> Option<(String, String)> {
     use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = MySqlDialect {};
+    let dialect = CairnDialect;
     let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
     let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
     let first = tokens
@@ -791,7 +792,7 @@ fn split_update_order_by(text: &str) -> Option<(String, String)> {
 
 /// Parses one statement with the MySQL dialect.
 pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
-    let mut v = Parser::parse_sql(&MySqlDialect {}, text)
+    let mut v = Parser::parse_sql(&CairnDialect, text)
         .map_err(|e| SqlError::syntax(format!("You have an error in your SQL syntax: {e}")))?;
     match v.len() {
         1 => Ok(v.remove(0)),

@@ -145,3 +145,23 @@ fn limit_of_max_unsigned_means_no_limit() {
     assert_eq!(e.code, 1210);
     assert_eq!(one(&mut s, "SELECT 2"), "2");
 }
+
+#[test]
+fn div_and_mod_bind_like_multiplication() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT 20 DIV 96 + 90"), "90");
+    assert_eq!(one(&mut s, "SELECT 7 - 20 DIV 3"), "1");
+    assert_eq!(one(&mut s, "SELECT 2 + 7 MOD 3"), "3");
+    assert_eq!(one(&mut s, "SELECT 1 + 10 % 4 * 2"), "5");
+    assert_eq!(one(&mut s, "SELECT 100 DIV 10 DIV 3"), "3");
+    assert_eq!(one(&mut s, "SELECT 7 MOD 4 * 3"), "9");
+    assert_eq!(one(&mut s, "SELECT 2 * 7 DIV 2"), "7");
+    assert_eq!(one(&mut s, "SELECT 20 DIV 3 = 6"), "1");
+    // `^` binds above `*` and `+`; XOR below AND.
+    assert_eq!(one(&mut s, "SELECT 2 ^ 3 * 2"), "2");
+    assert_eq!(one(&mut s, "SELECT 1 + 2 ^ 3"), "2");
+    assert_eq!(one(&mut s, "SELECT 1 XOR 0 AND 0"), "1");
+    // A dangling operator is a syntax error, not a crash.
+    assert_eq!(err(&mut s, "SELECT 1 DIV"), 1064);
+    assert_eq!(err(&mut s, "SELECT 1 MOD"), 1064);
+}

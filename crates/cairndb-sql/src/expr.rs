@@ -127,6 +127,10 @@ pub enum BinOp {
     BitOr,
     /// `^`
     BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
 }
 
 /// Built-in scalar functions.
@@ -392,6 +396,8 @@ impl<'a> Compiler<'a> {
                     ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
                     ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
                     ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    ast::BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+                    ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 };
                 Expr::Binary(
@@ -414,6 +420,12 @@ impl<'a> Compiler<'a> {
                     x => Expr::Neg(Box::new(x)),
                 },
                 ast::UnaryOperator::Plus => self.compile(expr)?,
+                // `~x`: the 64-bit complement, `x ^ 0xFFFFFFFFFFFFFFFF`.
+                ast::UnaryOperator::PGBitwiseNot => Expr::Binary(
+                    BinOp::BitXor,
+                    Box::new(self.compile(expr)?),
+                    Box::new(Expr::Const(Value::UInt(u64::MAX))),
+                ),
                 other => return Err(SqlError::unsupported(format!("operator {other}"))),
             },
             A::Case {
@@ -1249,14 +1261,24 @@ pub fn eval(
                     })),
                 }
             }
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                 let (a, b) = (ev(l)?, ev(r)?);
                 match (to_i64(&a), to_i64(&b)) {
                     (Some(x), Some(y)) => {
+                        // BIGINT UNSIGNED operands; a shift by 64 or more
+                        // (a negative count among them) gives 0.
                         let (x, y) = (x as u64, y as u64);
                         let v = match op {
                             BinOp::BitAnd => x & y,
                             BinOp::BitOr => x | y,
+                            BinOp::Shl => u32::try_from(y)
+                                .ok()
+                                .and_then(|n| x.checked_shl(n))
+                                .unwrap_or(0),
+                            BinOp::Shr => u32::try_from(y)
+                                .ok()
+                                .and_then(|n| x.checked_shr(n))
+                                .unwrap_or(0),
                             _ => x ^ y,
                         };
                         if v <= i64::MAX as u64 {

@@ -824,6 +824,8 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             | BinOp::BitAnd
             | BinOp::BitOr
             | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr
             | BinOp::IntDiv => OutType::LongLong,
             BinOp::Div => match (out_type(l, scope, aggs), out_type(r, scope, aggs)) {
                 (OutType::Double | OutType::Float, _) | (_, OutType::Double | OutType::Float) => {

@@ -165,3 +165,32 @@ fn div_and_mod_bind_like_multiplication() {
     assert_eq!(err(&mut s, "SELECT 1 DIV"), 1064);
     assert_eq!(err(&mut s, "SELECT 1 MOD"), 1064);
 }
+
+#[test]
+fn shifts_and_bit_operators_are_unsigned_64_bit() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");
+    assert_eq!(one(&mut s, "SELECT 1 << 63"), "9223372036854775808");
+    assert_eq!(one(&mut s, "SELECT 1 << 64"), "0");
+    assert_eq!(one(&mut s, "SELECT 1 << 200"), "0");
+    assert_eq!(one(&mut s, "SELECT 256 >> 4"), "16");
+    assert_eq!(one(&mut s, "SELECT 5 >> 64"), "0");
+    assert_eq!(one(&mut s, "SELECT -1 >> 1"), "9223372036854775807");
+    assert_eq!(one(&mut s, "SELECT -1 << 1"), "18446744073709551614");
+    assert_eq!(one(&mut s, "SELECT 1 << -1"), "0");
+    assert_eq!(one(&mut s, "SELECT 1 + 1 << 2"), "8");
+    assert_eq!(one(&mut s, "SELECT 1 << 2 & 12"), "4");
+    assert_eq!(one(&mut s, "SELECT NULL << 1"), "NULL");
+    assert_eq!(one(&mut s, "SELECT ~0"), "18446744073709551615");
+    assert_eq!(one(&mut s, "SELECT ~5 & 7"), "2");
+    assert_eq!(one(&mut s, "SELECT ~NULL"), "NULL");
+    assert_eq!(one(&mut s, "SELECT 5 & 3"), "1");
+    assert_eq!(one(&mut s, "SELECT 5 | 3"), "7");
+    assert_eq!(one(&mut s, "SELECT 5 ^ 3"), "6");
+    assert_eq!(one(&mut s, "SELECT -1 & 1"), "1");
+    assert_eq!(one(&mut s, "SELECT -1 | 0"), "18446744073709551615");
+    assert_eq!(
+        one(&mut s, "SELECT 18446744073709551615 ^ 1"),
+        "18446744073709551614"
+    );
+}

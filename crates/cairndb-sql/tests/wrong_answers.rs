@@ -167,6 +167,46 @@ fn div_and_mod_bind_like_multiplication() {
 }
 
 #[test]
+fn isolation_level_reads_back_as_set() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT @@transaction_isolation, @@tx_isolation")),
+        vec!["READ-UNCOMMITTED|READ-UNCOMMITTED"]
+    );
+    q(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+    );
+    assert_eq!(
+        one(&mut s, "SELECT @@transaction_isolation"),
+        "SERIALIZABLE"
+    );
+    q(&mut s, "SET @@transaction_isolation = 'READ-COMMITTED'");
+    assert_eq!(one(&mut s, "SELECT @@tx_isolation"), "READ-COMMITTED");
+    q(&mut s, "SET tx_isolation = 'serializable'");
+    assert_eq!(
+        one(&mut s, "SELECT @@session.transaction_isolation"),
+        "SERIALIZABLE"
+    );
+    q(
+        &mut s,
+        "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    );
+    assert_eq!(
+        one(&mut s, "SELECT @@transaction_isolation"),
+        "REPEATABLE-READ"
+    );
+    assert_eq!(
+        err(&mut s, "SET @@transaction_isolation = 'SOMETIMES'"),
+        1231
+    );
+}
+
+#[test]
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");

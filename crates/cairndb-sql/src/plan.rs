@@ -1538,12 +1538,20 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
     match ins.source.as_deref() {
         Some(q) => match q.body.as_ref() {
             ast::SetExpr::Values(v) => {
-                for r in &v.rows {
-                    if r.len() != cols.len() {
+                // `VALUES ()` without a column list is a row of defaults;
+                // every row then has to be empty.
+                let empty_rows =
+                    ins.columns.is_empty() && v.rows.first().is_some_and(|r| r.is_empty());
+                for (n, r) in v.rows.iter().enumerate() {
+                    if empty_rows && r.is_empty() {
+                        rows.push(vec![None; cols.len()]);
+                        continue;
+                    }
+                    if empty_rows || r.len() != cols.len() {
                         return Err(SqlError::new(
                             1136,
                             "21S01",
-                            "Column count doesn't match value count at row 1",
+                            format!("Column count doesn't match value count at row {}", n + 1),
                         ));
                     }
                     let mut row = Vec::with_capacity(r.len());

@@ -207,6 +207,31 @@ fn isolation_level_reads_back_as_set() {
 }
 
 #[test]
+fn insert_of_empty_values_inserts_defaults() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, a INT DEFAULT 7, b VARCHAR(10) DEFAULT 'x', c INT)",
+    );
+    q(&mut s, "INSERT INTO t () VALUES ()");
+    q(&mut s, "INSERT INTO t VALUES ()");
+    let c = q(&mut s, "INSERT INTO t () VALUES (), ()");
+    assert_eq!(c.ok.map(|o| o.0), Some(2));
+    assert_eq!(
+        rows(&q(&mut s, "SELECT * FROM t")),
+        vec!["1|7|x|NULL", "2|7|x|NULL", "3|7|x|NULL", "4|7|x|NULL"]
+    );
+    // A column without a default in strict mode is an error.
+    q(
+        &mut s,
+        "CREATE TABLE n (id INT PRIMARY KEY, a INT NOT NULL)",
+    );
+    assert_eq!(err(&mut s, "INSERT INTO n () VALUES ()"), 1364);
+    // Empty rows cannot mix with full ones.
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (), (5, 1, 'y', 2)"), 1136);
+}
+
+#[test]
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");

@@ -500,7 +500,12 @@ pub(crate) fn compile_query(
             other => Err(SqlError::unsupported(other)),
         }
     };
-    for twj in &sel.from {
+    // `FROM DUAL` (alone) names no table.
+    let from: &[ast::TableWithJoins] = match sel.from.as_slice() {
+        [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => &[],
+        all => all,
+    };
+    for twj in from {
         let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
         pending.push(Pending {
             kind: k,
@@ -690,6 +695,20 @@ pub(crate) fn compile_query(
     };
     choose_access_paths(&mut plan);
     Ok(plan)
+}
+
+/// MySQL's `DUAL`: an unquoted, unqualified, unaliased table name.
+fn is_dual(f: &ast::TableFactor) -> bool {
+    match f {
+        ast::TableFactor::Table {
+            name, alias: None, ..
+        } => matches!(
+            name.0.as_slice(),
+            [ast::ObjectNamePart::Identifier(id)]
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("dual")
+        ),
+        _ => false,
+    }
 }
 
 fn constraint(c: &ast::JoinConstraint) -> SqlResult<Option<&ast::Expr>> {

@@ -232,6 +232,14 @@ fn insert_of_empty_values_inserts_defaults() {
 }
 
 #[test]
+fn dual_is_the_empty_table() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT 1 FROM DUAL"), "1");
+    assert_eq!(one(&mut s, "SELECT 1 + 1 FROM dual WHERE 1=1"), "2");
+    assert_eq!(rows(&q(&mut s, "SELECT 1 FROM DUAL WHERE 1=0")).len(), 0);
+}
+
+#[test]
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");

@@ -217,8 +217,9 @@ pub enum Expr {
     InList(Box<Expr>, Vec<Expr>, bool),
     /// `e [NOT] BETWEEN lo AND hi`
     Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
-    /// `e [NOT] LIKE pattern`
-    Like(Box<Expr>, Box<Expr>, bool),
+    /// `e [NOT] LIKE pattern [ESCAPE c]`: the escape character (None
+    /// after `ESCAPE ''`; a backslash by default).
+    Like(Box<Expr>, Box<Expr>, bool, Option<char>),
     /// `CASE [operand] WHEN .. THEN .. ELSE .. END`
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     /// A scalar function.
@@ -369,11 +370,12 @@ impl<'a> Compiler<'a> {
                 any: false,
                 expr,
                 pattern,
-                escape_char: None,
+                escape_char,
             } => Expr::Like(
                 Box::new(self.compile(expr)?),
                 Box::new(self.compile(pattern)?),
                 *negated,
+                like_escape_char(escape_char.as_ref())?,
             ),
             A::BinaryOp { left, op, right } => {
                 let op = match op {
@@ -1113,8 +1115,33 @@ pub fn collation_of(e: &Expr, scope_types: &[Option<ColumnType>]) -> Collation {
     }
 }
 
+/// The character of `LIKE .. ESCAPE 'c'`: a backslash without the
+/// clause, None after `ESCAPE ''`; more than one character is MySQL's
+/// error 1210.
+fn like_escape_char(v: Option<&ast::Value>) -> SqlResult<Option<char>> {
+    let bad = || SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE");
+    match v {
+        None => Ok(Some('\\')),
+        Some(ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)) => {
+            let mut it = s.chars();
+            match (it.next(), it.next()) {
+                (None, _) => Ok(None),
+                (Some(c), None) => Ok(Some(c)),
+                _ => Err(bad()),
+            }
+        }
+        Some(_) => Err(bad()),
+    }
+}
+
 /// `s LIKE pattern` with `%`, `_` and `\` escapes, under `coll`.
 pub fn like(s: &[u8], pat: &[u8], coll: Collation) -> bool {
+    like_escape(s, pat, coll, Some('\\'))
+}
+
+/// `s LIKE pattern ESCAPE esc` under `coll` (`esc` None: no escape
+/// character).
+pub fn like_escape(s: &[u8], pat: &[u8], coll: Collation, esc: Option<char>) -> bool {
     let fold = |c: char| -> char {
         if coll == Collation::Utf8mb4GeneralCi {
             c.to_uppercase().next().unwrap_or(c)
@@ -1140,15 +1167,16 @@ pub fn like(s: &[u8], pat: &[u8], coll: Collation) -> bool {
                 pi += 1;
                 continue;
             }
-            Some('\\')
-                if p.get(pi + 1).is_some()
+            Some(e)
+                if Some(e) == esc
+                    && p.get(pi + 1).is_some()
                     && p.get(pi + 1).map(|c| fold(*c)) == s.get(si).copied() =>
             {
                 si += 1;
                 pi += 2;
                 continue;
             }
-            Some('\\') if p.get(pi + 1).is_some() => {}
+            Some(e) if Some(e) == esc && p.get(pi + 1).is_some() => {}
             Some(c) if Some(fold(c)) == s.get(si).copied() => {
                 si += 1;
                 pi += 1;
@@ -1325,14 +1353,15 @@ pub fn eval(
                 _ => Value::Null,
             }
         }
-        Expr::Like(x, p, negated) => {
+        Expr::Like(x, p, negated, esc) => {
             let (v, pat) = (ev(x)?, ev(p)?);
             match (&v, &pat) {
                 (Value::Null, _) | (_, Value::Null) => Value::Null,
                 _ => {
                     let s = text_of(&v);
                     let ps = text_of(&pat);
-                    Value::Int(i64::from(like(&s, &ps, collation_of(x, types)) != *negated))
+                    let hit = like_escape(&s, &ps, collation_of(x, types), *esc);
+                    Value::Int(i64::from(hit != *negated))
                 }
             }
         }

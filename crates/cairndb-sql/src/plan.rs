@@ -1066,7 +1066,7 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
         Expr::Column(i) => out.push(*i),
         Expr::Const(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) | Expr::Agg(_) => {}
         Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => slots(x, out),
-        Expr::Binary(_, l, r) | Expr::Like(l, r, _) => {
+        Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
             slots(l, out);
             slots(r, out);
         }

@@ -240,6 +240,39 @@ fn dual_is_the_empty_table() {
 }
 
 #[test]
+fn like_escape_uses_the_given_character() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT '50%' LIKE '50|%' ESCAPE '|'"), "1");
+    assert_eq!(one(&mut s, "SELECT '500' LIKE '50|%' ESCAPE '|'"), "0");
+    assert_eq!(one(&mut s, "SELECT 'a_b' LIKE 'a!_b' ESCAPE '!'"), "1");
+    assert_eq!(one(&mut s, "SELECT 'axb' LIKE 'a!_b' ESCAPE '!'"), "0");
+    assert_eq!(one(&mut s, "SELECT 'axb' NOT LIKE 'a!_b' ESCAPE '!'"), "1");
+    // With another escape, a backslash is an ordinary character.
+    assert_eq!(one(&mut s, "SELECT 'a\\\\b' LIKE 'a\\\\b' ESCAPE '|'"), "1");
+    assert_eq!(one(&mut s, "SELECT 'a%' LIKE 'a\\\\%' ESCAPE '|'"), "0");
+    // The default escape is a backslash.
+    assert_eq!(one(&mut s, "SELECT '50%' LIKE '50\\%'"), "1");
+    assert_eq!(one(&mut s, "SELECT NULL LIKE 'a' ESCAPE '!'"), "NULL");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(10))");
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, '10%'), (2, '100'), (3, '10% off')",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE c LIKE '%#%' ESCAPE '#'")),
+        vec!["1"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM t WHERE c NOT LIKE '%#%%' ESCAPE '#'"
+        )),
+        vec!["2"]
+    );
+    assert_eq!(err(&mut s, "SELECT 'a' LIKE 'a' ESCAPE 'xy'"), 1210);
+}
+
+#[test]
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");

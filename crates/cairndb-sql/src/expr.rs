@@ -336,6 +336,33 @@ impl<'a> Compiler<'a> {
                 _ => return Err(SqlError::unsupported(e)),
             },
             A::Value(v) => self.value(&v.value)?,
+            A::Tuple(_) => return Err(operand_columns(1)),
+            A::BinaryOp { left, op, right }
+                if row_items(left).is_some() || row_items(right).is_some() =>
+            {
+                self.row_compare(op, left, right)?
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } if row_items(expr).is_some() || list.iter().any(|x| row_items(x).is_some()) => {
+                // `(a, b) IN ((1, 2), (3, 4))`: an OR of row equalities.
+                let mut any: Option<Expr> = None;
+                for item in list {
+                    let eq = self.row_compare(&ast::BinaryOperator::Eq, expr, item)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => Expr::Binary(BinOp::Or, Box::new(a), Box::new(eq)),
+                    });
+                }
+                let any = any.ok_or_else(|| SqlError::syntax("empty IN list"))?;
+                if *negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
             A::Nested(inner) => self.compile(inner)?,
             A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
             A::IsNotNull(x) => Expr::IsNull(Box::new(self.compile(x)?), true),
@@ -490,6 +517,85 @@ impl<'a> Compiler<'a> {
             A::TypedString(ts) => self.value(&ts.value.value)?,
             _ => return Err(SqlError::unsupported(e)),
         })
+    }
+
+    /// A comparison with a row constructor on either side, expanded into
+    /// scalar comparisons with MySQL's row semantics: `=` is the AND of
+    /// the pairs, `<>` their OR, `<=>` the AND of `<=>`, and `<`, `<=`,
+    /// `>`, `>=` decide at the first pair that is not equal (NULL when
+    /// that pair has a NULL).
+    fn row_compare(
+        &mut self,
+        op: &ast::BinaryOperator,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> SqlResult<Expr> {
+        use ast::BinaryOperator as B;
+        let op = match op {
+            B::Eq => BinOp::Eq,
+            B::NotEq => BinOp::Ne,
+            B::Spaceship => BinOp::NullSafeEq,
+            B::Lt => BinOp::Lt,
+            B::LtEq => BinOp::Le,
+            B::Gt => BinOp::Gt,
+            B::GtEq => BinOp::Ge,
+            _ => return Err(operand_columns(1)),
+        };
+        let (l, r) = match (row_items(left), row_items(right)) {
+            (Some(l), Some(r)) if l.len() == r.len() => (l, r),
+            (Some(l), _) => return Err(operand_columns(l.len())),
+            (None, _) => return Err(operand_columns(1)),
+        };
+        let mut pairs = Vec::with_capacity(l.len());
+        for (a, b) in l.into_iter().zip(r) {
+            let nested = row_items(a).is_some() || row_items(b).is_some();
+            pairs.push((a, b, nested));
+        }
+        // Built from the last pair backwards.
+        let mut acc: Option<Expr> = None;
+        for (a, b, nested) in pairs.into_iter().rev() {
+            let cmp = |c: &mut Self, op: BinOp| -> SqlResult<Expr> {
+                if nested {
+                    let o = match op {
+                        BinOp::Eq => B::Eq,
+                        BinOp::Ne => B::NotEq,
+                        BinOp::NullSafeEq => B::Spaceship,
+                        BinOp::Lt => B::Lt,
+                        BinOp::Le => B::LtEq,
+                        BinOp::Gt => B::Gt,
+                        _ => B::GtEq,
+                    };
+                    c.row_compare(&o, a, b)
+                } else {
+                    Ok(Expr::Binary(
+                        op,
+                        Box::new(c.compile(a)?),
+                        Box::new(c.compile(b)?),
+                    ))
+                }
+            };
+            acc = Some(match (op, acc) {
+                (_, None) => cmp(self, op)?,
+                (BinOp::Eq | BinOp::NullSafeEq, Some(rest)) => {
+                    Expr::Binary(BinOp::And, Box::new(cmp(self, op)?), Box::new(rest))
+                }
+                (BinOp::Ne, Some(rest)) => {
+                    Expr::Binary(BinOp::Or, Box::new(cmp(self, op)?), Box::new(rest))
+                }
+                (_, Some(rest)) => {
+                    let strict = match op {
+                        BinOp::Lt | BinOp::Le => BinOp::Lt,
+                        _ => BinOp::Gt,
+                    };
+                    Expr::Case(
+                        None,
+                        vec![(cmp(self, BinOp::Eq)?, rest)],
+                        Some(Box::new(cmp(self, strict)?)),
+                    )
+                }
+            });
+        }
+        acc.ok_or_else(|| operand_columns(1))
     }
 
     fn truth(&mut self, x: &ast::Expr, want: bool, negated: bool) -> SqlResult<Expr> {
@@ -688,6 +794,37 @@ impl<'a> Compiler<'a> {
             return Err(wrong_args(&name));
         }
         Ok(Expr::Func(func, args))
+    }
+}
+
+/// MySQL's 1241: a row where a value (or a row of another width) was
+/// expected.
+fn operand_columns(n: usize) -> SqlError {
+    SqlError::new(
+        1241,
+        "21000",
+        format!("Operand should contain {n} column(s)"),
+    )
+}
+
+/// The items of a row constructor: `(a, b)` or `ROW(a, b)` (possibly in
+/// parentheses); None for anything else.
+fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+    match e {
+        ast::Expr::Nested(inner) => row_items(inner),
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
+        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::List(l) => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use cairndb::{Snapshot, Transaction, TransactionOptions};
 use sqlparser::ast::{self, Statement};
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::db::SqlDb;

@@ -273,6 +273,60 @@ fn like_escape_uses_the_given_character() {
 }
 
 #[test]
+fn row_constructors_compare_as_rows() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE TABLE t (a INT, b INT, id INT PRIMARY KEY)");
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 2, 1), (3, 4, 2), (1, 3, 3), (NULL, 2, 4), (0, 9, 5)",
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM t WHERE (a, b) IN ((1, 2), (3, 4))"
+        )),
+        vec!["1", "2"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id FROM t WHERE (a, b) NOT IN ((1, 2), (3, 4))"
+        )),
+        vec!["3", "5"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE (a, b) = (1, 2)")),
+        vec!["1"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE (a, b) < (1, 3)")),
+        vec!["1", "5"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE (a, b) >= (1, 3)")),
+        vec!["2", "3"]
+    );
+    assert_eq!(one(&mut s, "SELECT (1, 2) = (1, 2)"), "1");
+    assert_eq!(one(&mut s, "SELECT (1, 2) <> (1, 3)"), "1");
+    assert_eq!(one(&mut s, "SELECT (1, NULL) = (1, 2)"), "NULL");
+    assert_eq!(one(&mut s, "SELECT (1, NULL) = (2, 2)"), "0");
+    assert_eq!(one(&mut s, "SELECT (1, NULL) <> (2, 2)"), "1");
+    assert_eq!(one(&mut s, "SELECT (1, NULL) < (2, 2)"), "1");
+    assert_eq!(one(&mut s, "SELECT (2, NULL) < (2, 2)"), "NULL");
+    assert_eq!(one(&mut s, "SELECT (1, 2) <=> (1, 2)"), "1");
+    assert_eq!(one(&mut s, "SELECT (NULL, 2) <=> (NULL, 2)"), "1");
+    assert_eq!(one(&mut s, "SELECT (1, 2, 3) <= (1, 2, 3)"), "1");
+    assert_eq!(one(&mut s, "SELECT (1, 2) IN ((3, 4), (1, NULL))"), "NULL");
+    assert_eq!(one(&mut s, "SELECT (1, 2) IN ((3, 4), (2, NULL))"), "0");
+    assert_eq!(one(&mut s, "SELECT ((1, 2)) = ROW(1, 2)"), "1");
+    assert_eq!(err(&mut s, "SELECT (1, 2) = (1, 2, 3)"), 1241);
+    assert_eq!(err(&mut s, "SELECT (1, 2) = 1"), 1241);
+    assert_eq!(err(&mut s, "SELECT (1, 2) IN ((1, 2), 3)"), 1241);
+    assert_eq!(err(&mut s, "SELECT (1, 2) + 1"), 1241);
+    assert_eq!(err(&mut s, "SELECT (1, 2)"), 1241);
+}
+
+#[test]
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");

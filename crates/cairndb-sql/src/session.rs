@@ -660,6 +660,16 @@ impl Session {
                 t.savepoints.truncate(i);
                 out.ok(0, 0, 0, "");
             }
+            Pre::AlterDatabase(name) => {
+                let name = match name.or_else(|| self.current_db.clone()) {
+                    Some(n) => n,
+                    None => return Err(SqlError::no_database()),
+                };
+                if self.db.catalog.read().database(&name).is_none() {
+                    return Err(SqlError::unknown_database(&name));
+                }
+                out.ok(0, 0, 0, "");
+            }
             Pre::Use(name) => {
                 self.use_database(&name)?;
                 out.ok(0, 0, 0, "");

@@ -240,6 +240,50 @@ fn dual_is_the_empty_table() {
 }
 
 #[test]
+fn create_database_accepts_character_set_and_collate() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d1 CHARACTER SET utf8mb4");
+    q(
+        &mut s,
+        "CREATE DATABASE d2 DEFAULT CHARACTER SET = utf8mb4 DEFAULT COLLATE = utf8mb4_general_ci",
+    );
+    q(
+        &mut s,
+        "CREATE DATABASE IF NOT EXISTS d3 CHARSET utf8 COLLATE utf8_general_ci",
+    );
+    q(
+        &mut s,
+        "CREATE SCHEMA d4 COLLATE latin1_bin CHARACTER SET latin1",
+    );
+    q(&mut s, "ALTER DATABASE d1 CHARACTER SET utf8mb3");
+    q(&mut s, "ALTER SCHEMA d1 DEFAULT CHARSET = binary");
+    q(&mut s, "ALTER DATABASE d1 COLLATE utf8mb4_general_ci");
+    assert_eq!(
+        err(&mut s, "CREATE DATABASE d5 CHARACTER SET klingon"),
+        1115
+    );
+    assert_eq!(err(&mut s, "ALTER DATABASE d1 CHARACTER SET klingon"), 1115);
+    assert_eq!(
+        err(&mut s, "ALTER DATABASE nope CHARACTER SET utf8mb4"),
+        1049
+    );
+    assert_eq!(
+        err(&mut s, "CREATE DATABASE d6 COLLATE no_such_collation"),
+        1273
+    );
+    assert_eq!(
+        err(&mut s, "CREATE DATABASE d7 CHARSET latin1 COLLATE utf8mb4_bin"),
+        1253
+    );
+    q(&mut s, "CREATE DATABASE d8 /*!40100 DEFAULT CHARACTER SET utf8mb4 */");
+    q(&mut s, "USE d1");
+    q(&mut s, "ALTER DATABASE CHARACTER SET utf8mb4");
+    assert_eq!(err(&mut s, "ALTER DATABASE d1"), 1064);
+    q(&mut s, "USE d4");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+}
+
+#[test]
 fn like_escape_uses_the_given_character() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT '50%' LIKE '50|%' ESCAPE '|'"), "1");

@@ -84,7 +84,7 @@ pub(crate) fn table(
                         t("utf8mb4_general_ci"),
                         Value::Null,
                         t(""),
-                        t(""),
+                        t(&tb.comment),
                     ]);
                 }
             }
@@ -183,7 +183,7 @@ pub(crate) fn table(
                                 ""
                             }),
                             t("select,insert,update,references"),
-                            t(""),
+                            t(&c.comment),
                             t(""),
                         ]);
                     }

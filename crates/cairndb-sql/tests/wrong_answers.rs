@@ -272,10 +272,16 @@ fn create_database_accepts_character_set_and_collate() {
         1273
     );
     assert_eq!(
-        err(&mut s, "CREATE DATABASE d7 CHARSET latin1 COLLATE utf8mb4_bin"),
+        err(
+            &mut s,
+            "CREATE DATABASE d7 CHARSET latin1 COLLATE utf8mb4_bin"
+        ),
         1253
     );
-    q(&mut s, "CREATE DATABASE d8 /*!40100 DEFAULT CHARACTER SET utf8mb4 */");
+    q(
+        &mut s,
+        "CREATE DATABASE d8 /*!40100 DEFAULT CHARACTER SET utf8mb4 */",
+    );
     q(&mut s, "USE d1");
     q(&mut s, "ALTER DATABASE CHARACTER SET utf8mb4");
     assert_eq!(err(&mut s, "ALTER DATABASE d1"), 1064);
@@ -397,4 +403,72 @@ fn shifts_and_bit_operators_are_unsigned_64_bit() {
         one(&mut s, "SELECT 18446744073709551615 ^ 1"),
         "18446744073709551614"
     );
+}
+
+#[test]
+fn comments_are_kept_in_the_catalog() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY COMMENT 'the id', v VARCHAR(10) NOT NULL DEFAULT '' COMMENT 'it''s v') COMMENT='a table' ENGINE=InnoDB",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE u (id INT PRIMARY KEY) COMMENT 'plain'",
+    );
+    // Words of a comment are not table options.
+    q(
+        &mut s,
+        "CREATE TABLE w (id INT PRIMARY KEY) COMMENT 'collate me' COLLATE=utf8mb4_bin",
+    );
+    let long = "x".repeat(1025);
+    assert_eq!(
+        err(
+            &mut s,
+            &format!("CREATE TABLE l (id INT PRIMARY KEY COMMENT '{long}')")
+        ),
+        1629
+    );
+    let ddl = q(&mut s, "SHOW CREATE TABLE t");
+    let ddl = text(&ddl.rows[0][1]);
+    assert!(ddl.contains("`id` int NOT NULL COMMENT 'the id'"), "{ddl}");
+    assert!(ddl.contains("COMMENT 'it''s v'"), "{ddl}");
+    assert!(ddl.ends_with("COMMENT='a table'"), "{ddl}");
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT COLUMN_NAME, COLUMN_COMMENT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION"
+        )),
+        vec!["id|the id", "v|it's v"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT TABLE_NAME, TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' ORDER BY TABLE_NAME"
+        )),
+        vec!["t|a table", "u|plain", "w|collate me"]
+    );
+    let full = q(&mut s, "SHOW FULL COLUMNS FROM t");
+    let last = full.columns.len() - 1;
+    assert_eq!(text(&full.rows[0][last]), "the id");
+}
+
+#[test]
+fn comments_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut s = Session::new(db, "root");
+        q(&mut s, "CREATE DATABASE d");
+        q(
+            &mut s,
+            "CREATE TABLE d.t (id INT PRIMARY KEY COMMENT 'key') COMMENT 'kept'",
+        );
+    }
+    let db = open(dir.path());
+    let mut s = Session::new(db, "root");
+    let ddl = q(&mut s, "SHOW CREATE TABLE d.t");
+    let ddl = text(&ddl.rows[0][1]);
+    assert!(ddl.contains("COMMENT 'key'"), "{ddl}");
+    assert!(ddl.contains("COMMENT='kept'"), "{ddl}");
 }

@@ -1091,11 +1091,7 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         return Ok(Value::Decimal(q, scale));
     }
     if op == BinOp::IntDiv {
-        let d = to_f64(y);
-        if d == 0.0 {
-            return Ok(Value::Null);
-        }
-        return Ok(Value::Int((to_f64(x) / d).trunc() as i64));
+        return int_div(x, y);
     }
     if any_dbl {
         let (p, q) = (to_f64(x), to_f64(y));
@@ -1173,6 +1169,51 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     i64::try_from(r)
         .map(Value::Int)
         .map_err(|_| overflow("integer arithmetic"))
+}
+
+/// `x DIV y`: the quotient truncated toward zero, computed exactly for
+/// integers and decimals (in doubles only when an operand is one); NULL
+/// for a zero divisor; a quotient outside BIGINT (BIGINT UNSIGNED when an
+/// operand is unsigned) is error 1690.
+fn int_div(x: Num, y: Num) -> SqlResult<Value> {
+    let scale_of = |n: Num| match n {
+        Num::Dec(_, s) => s,
+        _ => 0,
+    };
+    let q: i128 = match (x, y) {
+        (Num::Dbl(_), _) | (_, Num::Dbl(_)) => {
+            let d = to_f64(y);
+            if d == 0.0 {
+                return Ok(Value::Null);
+            }
+            let q = (to_f64(x) / d).trunc();
+            if !(-1.9e19..1.9e19).contains(&q) {
+                return Err(overflow("DIV"));
+            }
+            q as i128
+        }
+        _ => {
+            let s = scale_of(x).max(scale_of(y));
+            let (Some(a), Some(b)) = (to_dec(x, s), to_dec(y, s)) else {
+                return Err(overflow("DIV"));
+            };
+            if b == 0 {
+                return Ok(Value::Null);
+            }
+            a.checked_div(b).ok_or_else(|| overflow("DIV"))?
+        }
+    };
+    let unsigned = matches!(x, Num::UInt(_)) || matches!(y, Num::UInt(_));
+    if let Ok(i) = i64::try_from(q) {
+        if !(unsigned && i < 0) {
+            return Ok(Value::Int(i));
+        }
+    } else if unsigned {
+        if let Ok(u) = u64::try_from(q) {
+            return Ok(Value::UInt(u));
+        }
+    }
+    Err(overflow("DIV"))
 }
 
 /// Compares two non-NULL values the way MySQL does: numbers numerically,

@@ -426,7 +426,12 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
         Some(Tok::Word(x)) => x.to_ascii_uppercase(),
         _ => String::new(),
     };
-    let is_option = |i: usize| matches!(w(i).as_str(), "DEFAULT" | "CHARACTER" | "CHARSET" | "COLLATE");
+    let is_option = |i: usize| {
+        matches!(
+            w(i).as_str(),
+            "DEFAULT" | "CHARACTER" | "CHARSET" | "COLLATE"
+        )
+    };
     let mut i = 2;
     let mut if_not_exists = false;
     if create && w(i) == "IF" && w(i + 1) == "NOT" && w(i + 2) == "EXISTS" {

@@ -167,6 +167,48 @@ fn div_and_mod_bind_like_multiplication() {
 }
 
 #[test]
+fn decimal_arithmetic_is_exact() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT 9.0 / 3"), "3.00000");
+    assert_eq!(one(&mut s, "SELECT 1/3"), "0.3333");
+    assert_eq!(one(&mut s, "SELECT 1.5*2"), "3.0");
+    assert_eq!(one(&mut s, "SELECT 0.1+0.2"), "0.3");
+    assert_eq!(one(&mut s, "SELECT 0.1+0.2 = 0.3"), "1");
+    assert_eq!(one(&mut s, "SELECT 10.00 - 0.01"), "9.99");
+    assert_eq!(one(&mut s, "SELECT -7.5 / 2"), "-3.75000");
+    assert_eq!(one(&mut s, "SELECT 1e0 / 4"), "0.25");
+    assert_eq!(one(&mut s, "SELECT 10 / 4"), "2.5000");
+    assert_eq!(one(&mut s, "SELECT 2.50 * 1.5"), "3.750");
+    // DIV is exact beyond 2^53.
+    assert_eq!(
+        one(&mut s, "SELECT 9007199254740993 DIV 1"),
+        "9007199254740993"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT 12345678901234567.1 DIV 1"),
+        "12345678901234567"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT 18446744073709551615 DIV 1"),
+        "18446744073709551615"
+    );
+    assert_eq!(one(&mut s, "SELECT -7 DIV 2"), "-3");
+    assert_eq!(one(&mut s, "SELECT 7.5 DIV 0"), "NULL");
+    assert_eq!(one(&mut s, "SELECT 10 DIV 3.0"), "3");
+    assert_eq!(err(&mut s, "SELECT -9223372036854775808 DIV -1"), 1690);
+    assert_eq!(err(&mut s, "SELECT 1e30 DIV 1"), 1690);
+    q(
+        &mut s,
+        "CREATE TABLE m (id INT PRIMARY KEY, x DECIMAL(10,2))",
+    );
+    q(&mut s, "INSERT INTO m VALUES (1, 1.10), (2, 2.25)");
+    assert_eq!(one(&mut s, "SELECT x / 3 FROM m WHERE id = 1"), "0.366667");
+    assert_eq!(one(&mut s, "SELECT x * 2 FROM m WHERE id = 2"), "4.50");
+    assert_eq!(one(&mut s, "SELECT SUM(x) FROM m"), "3.35");
+    assert_eq!(one(&mut s, "SELECT x + 0.1 FROM m WHERE id = 1"), "1.20");
+}
+
+#[test]
 fn isolation_level_reads_back_as_set() {
     let (_d, mut s) = session();
     q(

@@ -440,7 +440,7 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
     }
     // A backquoted name is a word too; an unquoted option word is not a name.
     let name = match t.get(i) {
-        Some(Tok::Word(n)) if !(is_option(i) && !body.contains(&format!("`{n}`"))) => {
+        Some(Tok::Word(n)) if !is_option(i) || body.contains(&format!("`{n}`")) => {
             i += 1;
             Some(n.clone())
         }

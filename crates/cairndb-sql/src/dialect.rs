@@ -4,11 +4,13 @@
 //! `sqlparser`'s MySQL dialect parses the right side of `DIV` as a whole
 //! expression (so `20 DIV 96 + 90` is `20 DIV (96 + 90)`), and panics
 //! when that side is missing; it has no infix `MOD`, no `<<`, `>>` or
-//! unary `~`, and it ranks `^` below `+` and `XOR` above `AND`. MySQL's
-//! order, tightest first: `^`; `*`, `/`, `DIV`, `%`, `MOD`; `+`, `-`;
-//! `<<`, `>>`; `&`; `|`; comparisons; ...; `AND`; `XOR`; `OR`. Everything
-//! else is delegated to [`MySqlDialect`], and [`Dialect::dialect`] reports
-//! that type, so the parser's MySQL-specific paths stay on.
+//! unary `~`; it ranks `^` below `+` and `XOR` above `AND`; and it reads
+//! the operand of `!` at the rank of `NOT` (`!1 + 1` as `!(1 + 1)`).
+//! MySQL's order, tightest first: unary `-`, `+`, `~`, `!`; `^`; `*`,
+//! `/`, `DIV`, `%`, `MOD`; `+`, `-`; `<<`, `>>`; `&`; `|`; comparisons;
+//! `NOT`; `AND`; `XOR`; `OR`. Everything else is delegated to
+//! [`MySqlDialect`], and [`Dialect::dialect`] reports that type, so the
+//! parser's MySQL-specific paths stay on.
 
 use std::any::TypeId;
 
@@ -24,8 +26,8 @@ const PREC_CARET: u8 = 45;
 const PREC_SHIFT: u8 = 25;
 /// Precedence of XOR (between AND and OR).
 const PREC_XOR: u8 = 7;
-/// Precedence of the operand of unary `~` (above `^`).
-const PREC_TILDE: u8 = 50;
+/// Precedence of the operand of unary `-`, `+`, `~` and `!` (above `^`).
+const PREC_UNARY: u8 = 50;
 
 /// MySQL's dialect with MySQL's operator precedence (see the module
 /// documentation).
@@ -89,12 +91,16 @@ impl Dialect for CairnDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
-        if parser.peek_token_ref().token != Token::Tilde {
-            return None;
-        }
+        let op = match parser.peek_token_ref().token {
+            Token::Tilde => UnaryOperator::PGBitwiseNot,
+            Token::Minus => UnaryOperator::Minus,
+            Token::Plus => UnaryOperator::Plus,
+            Token::ExclamationMark => UnaryOperator::BangNot,
+            _ => return None,
+        };
         parser.next_token();
-        Some(parser.parse_subexpr(PREC_TILDE).map(|e| Expr::UnaryOp {
-            op: UnaryOperator::PGBitwiseNot,
+        Some(parser.parse_subexpr(PREC_UNARY).map(|e| Expr::UnaryOp {
+            op,
             expr: Box::new(e),
         }))
     }

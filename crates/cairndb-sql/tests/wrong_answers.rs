@@ -161,6 +161,15 @@ fn div_and_mod_bind_like_multiplication() {
     assert_eq!(one(&mut s, "SELECT 2 ^ 3 * 2"), "2");
     assert_eq!(one(&mut s, "SELECT 1 + 2 ^ 3"), "2");
     assert_eq!(one(&mut s, "SELECT 1 XOR 0 AND 0"), "1");
+    // Unary minus and ! bind tighter than ^ and +.
+    assert_eq!(one(&mut s, "SELECT -2 ^ 3"), "18446744073709551613");
+    assert_eq!(one(&mut s, "SELECT !1 + 1"), "1");
+    assert_eq!(one(&mut s, "SELECT NOT 1 + 1"), "0");
+    assert_eq!(one(&mut s, "SELECT - 2 * 3"), "-6");
+    assert_eq!(
+        one(&mut s, "SELECT -9223372036854775808"),
+        "-9223372036854775808"
+    );
     // A dangling operator is a syntax error, not a crash.
     assert_eq!(err(&mut s, "SELECT 1 DIV"), 1064);
     assert_eq!(err(&mut s, "SELECT 1 MOD"), 1064);

@@ -543,6 +543,11 @@ impl<'a> Compiler<'a> {
         };
         let (l, r) = match (row_items(left), row_items(right)) {
             (Some(l), Some(r)) if l.len() == r.len() => (l, r),
+            _ if matches!(left, ast::Expr::Subquery(_))
+                || matches!(right, ast::Expr::Subquery(_)) =>
+            {
+                return Err(SqlError::unsupported("row subqueries"))
+            }
             (Some(l), _) => return Err(operand_columns(l.len())),
             (None, _) => return Err(operand_columns(1)),
         };

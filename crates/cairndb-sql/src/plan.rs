@@ -785,6 +785,10 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
     match x {
         // BIGINT UNSIGNED, as MySQL sends these.
         Expr::Cast(_, CastTo::Unsigned) => ci.unsigned = true,
+        Expr::Binary(
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr,
+            ..,
+        ) => ci.unsigned = true,
         Expr::SysVar(n) if matches!(crate::vars::default_of(n), Some(Value::UInt(_))) => {
             ci.unsigned = true
         }

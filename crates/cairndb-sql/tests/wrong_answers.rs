@@ -435,6 +435,11 @@ fn row_constructors_compare_as_rows() {
 fn shifts_and_bit_operators_are_unsigned_64_bit() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT 1 << 3"), "8");
+    // Sent as BIGINT UNSIGNED, as MySQL does.
+    for e in ["1 << 3", "~0", "5 & 3", "1 | 2", "1 ^ 3", "8 >> 1"] {
+        let c = q(&mut s, &format!("SELECT {e}"));
+        assert!(c.columns[0].unsigned, "{e}");
+    }
     assert_eq!(one(&mut s, "SELECT 1 << 63"), "9223372036854775808");
     assert_eq!(one(&mut s, "SELECT 1 << 64"), "0");
     assert_eq!(one(&mut s, "SELECT 1 << 200"), "0");

@@ -416,9 +416,9 @@ const CHARSETS: &[&str] = &["utf8mb4", "utf8mb3", "utf8", "latin1", "binary", "a
 /// `CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db [options]` (rewritten
 /// without its options for `sqlparser`) or `ALTER {DATABASE | SCHEMA}
 /// [db] options`. The options are `[DEFAULT] {CHARACTER SET | CHARSET}
-/// [=] cs` and `[DEFAULT] COLLATE [=] coll`; an unknown character set is
-/// 1115, an unknown collation 1273, a collation of another character set
-/// 1253.
+/// [=] cs`, `[DEFAULT] COLLATE [=] coll` and `[DEFAULT] ENCRYPTION [=]
+/// 'N'`; an unknown character set is 1115, an unknown collation 1273, a
+/// collation of another character set 1253, encryption 1235.
 fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
     let t = tokens(body)?;
     let bad = || SqlError::syntax(format!("You have an error in your SQL syntax near: {body}"));
@@ -456,6 +456,23 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
         }
         if w(i) == "DEFAULT" {
             i += 1;
+        }
+        if w(i) == "ENCRYPTION" {
+            // mysqldump writes `DEFAULT ENCRYPTION='N'`; CairnDB does not
+            // encrypt.
+            i += 1;
+            if t.get(i) == Some(&Tok::Punct("=".into())) {
+                i += 1;
+            }
+            match t.get(i) {
+                Some(Tok::Str(v) | Tok::Word(v)) if v.eq_ignore_ascii_case("n") => {}
+                Some(Tok::Str(v) | Tok::Word(v)) if v.eq_ignore_ascii_case("y") => {
+                    return Err(SqlError::unsupported("ENCRYPTION='Y'"))
+                }
+                _ => return Err(bad()),
+            }
+            i += 1;
+            continue;
         }
         let is_collate = match w(i).as_str() {
             "CHARACTER" if w(i + 1) == "SET" => {

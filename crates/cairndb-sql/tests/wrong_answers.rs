@@ -333,6 +333,13 @@ fn create_database_accepts_character_set_and_collate() {
         &mut s,
         "CREATE DATABASE d8 /*!40100 DEFAULT CHARACTER SET utf8mb4 */",
     );
+    // As mysqldump writes it.
+    q(
+        &mut s,
+        "CREATE DATABASE /*!32312 IF NOT EXISTS*/ `d9` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_ai_ci */ /*!80016 DEFAULT ENCRYPTION='N' */",
+    );
+    q(&mut s, "USE d9");
+    assert_eq!(err(&mut s, "CREATE DATABASE d10 ENCRYPTION = 'Y'"), 1235);
     q(&mut s, "USE d1");
     q(&mut s, "ALTER DATABASE CHARACTER SET utf8mb4");
     assert_eq!(err(&mut s, "ALTER DATABASE d1"), 1064);

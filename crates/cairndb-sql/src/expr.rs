@@ -737,6 +737,14 @@ impl<'a> Compiler<'a> {
             });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
+        if name == "mod" {
+            // MOD(a, b) is a % b.
+            let [a, b] = args.as_slice() else {
+                return Err(wrong_args(&name));
+            };
+            let (a, b) = (self.compile(a)?, self.compile(b)?);
+            return Ok(Expr::Binary(BinOp::Mod, Box::new(a), Box::new(b)));
+        }
         let func = match name.as_str() {
             "concat" => Func::Concat,
             "length" | "octet_length" => Func::Length,

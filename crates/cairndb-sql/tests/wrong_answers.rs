@@ -144,6 +144,14 @@ fn limit_of_max_unsigned_means_no_limit() {
         .unwrap_err();
     assert_eq!(e.code, 1210);
     assert_eq!(one(&mut s, "SELECT 2"), "2");
+    // UPDATE and DELETE read the same LIMIT.
+    let c = q(
+        &mut s,
+        &format!("UPDATE t SET v = 0 WHERE id > 6 LIMIT {max}"),
+    );
+    assert_eq!(c.ok.map(|o| o.0), Some(2));
+    let c = q(&mut s, &format!("DELETE FROM t WHERE id > 7 LIMIT {max}"));
+    assert_eq!(c.ok.map(|o| o.0), Some(1));
 }
 
 #[test]
@@ -155,6 +163,8 @@ fn div_and_mod_bind_like_multiplication() {
     assert_eq!(one(&mut s, "SELECT 1 + 10 % 4 * 2"), "5");
     assert_eq!(one(&mut s, "SELECT 100 DIV 10 DIV 3"), "3");
     assert_eq!(one(&mut s, "SELECT 7 MOD 4 * 3"), "9");
+    assert_eq!(one(&mut s, "SELECT MOD(7, 4) + 1"), "4");
+    assert_eq!(err(&mut s, "SELECT MOD(7)"), 1582);
     assert_eq!(one(&mut s, "SELECT 2 * 7 DIV 2"), "7");
     assert_eq!(one(&mut s, "SELECT 20 DIV 3 = 6"), "1");
     // `^` binds above `*` and `+`; XOR below AND.

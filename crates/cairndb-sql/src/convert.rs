@@ -325,6 +325,7 @@ mod tests {
             default: None,
             auto_increment: false,
             display_width: None,
+            comment: String::new(),
         }
     }
 

@@ -363,7 +363,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     };
     catalog::check_name(catalog::NameKind::Table, &tname)?;
     // The table's default collation (COLLATE= / DEFAULT CHARSET=).
-    let opts_text = ct.table_options.to_string().to_ascii_lowercase();
+    let opts_text = options_text(ct).to_ascii_lowercase();
     let mut table_coll = Collation::Utf8mb4GeneralCi;
     if let Some(p) = opts_text.find("collate") {
         let rest = opts_text
@@ -486,6 +486,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             default: None,
             auto_increment: auto,
             display_width,
+            comment: String::new(),
         };
         let default = match default {
             None => None,
@@ -585,12 +586,16 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             unique,
         });
     }
+    for (d, c) in defs.iter_mut().zip(&ct.columns) {
+        d.comment = column_comment(c)?;
+    }
     let def = TableDef {
         name: tname.clone(),
         columns: defs,
         hidden_pk: pk.is_empty(),
         primary,
         secondary,
+        comment: table_comment(ct)?,
     };
     let enc = catalog::encode_table(&def)?;
     db.with_txn(|t| {
@@ -974,4 +979,73 @@ pub(crate) fn optimize(
     }
     out.end(0);
     Ok(())
+}
+
+/// A column's COMMENT (MySQL's limit: 1024 characters, else 1629).
+fn column_comment(c: &ast::ColumnDef) -> SqlResult<String> {
+    let mut comment = String::new();
+    for o in &c.options {
+        if let ast::ColumnOption::Comment(text) = &o.option {
+            comment = text.clone();
+        }
+    }
+    if comment.chars().count() > 1024 {
+        return Err(SqlError::new(
+            1629,
+            "HY000",
+            format!(
+                "Comment for field '{}' is too long (max = 1024)",
+                c.name.value
+            ),
+        ));
+    }
+    Ok(comment)
+}
+
+/// A table's options as text, without its comment (whose words are not
+/// options).
+fn options_text(ct: &ast::CreateTable) -> String {
+    match &ct.table_options {
+        ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o)
+        | ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::TableProperties(o) => o
+            .iter()
+            .filter(|o| !matches!(o, ast::SqlOption::Comment(_)))
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        ast::CreateTableOptions::None => String::new(),
+    }
+}
+
+/// A table's `COMMENT [=] '...'` option (MySQL's limit: 2048
+/// characters, else 1628).
+fn table_comment(ct: &ast::CreateTable) -> SqlResult<String> {
+    let mut comment = match &ct.comment {
+        Some(ast::CommentDef::WithEq(c) | ast::CommentDef::WithoutEq(c)) => c.clone(),
+        None => String::new(),
+    };
+    let opts = match &ct.table_options {
+        ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o)
+        | ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::TableProperties(o) => o.as_slice(),
+        ast::CreateTableOptions::None => &[],
+    };
+    for o in opts {
+        if let ast::SqlOption::Comment(ast::CommentDef::WithEq(c) | ast::CommentDef::WithoutEq(c)) =
+            o
+        {
+            comment = c.clone();
+        }
+    }
+    if comment.chars().count() > 2048 {
+        return Err(SqlError::new(
+            1628,
+            "HY000",
+            format!("Comment for table '{}' is too long (max = 2048)", ct.name),
+        ));
+    }
+    Ok(comment)
 }

@@ -368,24 +368,10 @@ fn locked_rows(
     let Some(Source::Table { t, access, .. }) = scan.sources.first() else {
         return Err(SqlError::internal("scan without a table"));
     };
-    let limit_early = match &scan.limit {
-        Some(e) => to_i64(&eval(e, &[], &[], &[], s)?)
-            .filter(|n| *n >= 0)
-            .map(|n| n as u64),
-        None => None,
-    };
+    let limit = crate::exec::count_of(&scan.limit, s)?;
     if t.def.hidden_pk {
-        return hidden_rows(s, rd, scan, limit_early, scratch);
+        return hidden_rows(s, rd, scan, limit, scratch);
     }
-    let limit = match &scan.limit {
-        Some(e) => Some(
-            to_i64(&eval(e, &[], &[], &[], s)?)
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT"))?
-                as u64,
-        ),
-        None => None,
-    };
     let mut found = Vec::new();
     let mut row = vec![Value::Null; scan.width];
     let ordered = !scan.order.is_empty() && !scan.order_by_index;
@@ -431,7 +417,7 @@ fn locked_rows(
         });
         found = keyed.into_iter().map(|(_, r)| r).collect();
         if let Some(l) = limit {
-            found.truncate(l as usize);
+            found.truncate(usize::try_from(l).unwrap_or(usize::MAX));
         }
     }
     Ok(found)

@@ -502,16 +502,18 @@ struct Group {
 }
 
 /// Evaluates a LIMIT / OFFSET expression.
-fn count_of(e: &Option<Expr>, env: &dyn Env) -> SqlResult<Option<u64>> {
+/// A LIMIT or OFFSET count: a non-negative integer up to 2^64 - 1 (the
+/// largest, `18446744073709551615`, is how clients say "no limit").
+pub(crate) fn count_of(e: &Option<Expr>, env: &dyn Env) -> SqlResult<Option<u64>> {
     match e {
         None => Ok(None),
-        Some(x) => {
-            let v = eval(x, &[], &[], &[], env)?;
-            match to_i64(&v) {
+        Some(x) => match eval(x, &[], &[], &[], env)? {
+            Value::UInt(u) => Ok(Some(u)),
+            v => match to_i64(&v) {
                 Some(n) if n >= 0 => Ok(Some(n as u64)),
                 _ => Err(SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT")),
-            }
-        }
+            },
+        },
     }
 }
 
@@ -523,6 +525,9 @@ pub(crate) fn run_select(
     out: &mut dyn Output,
     scratch: &mut Scratch,
 ) -> SqlResult<u64> {
+    // A bad LIMIT is refused before the result set begins.
+    count_of(&p.limit, s)?;
+    count_of(&p.offset, s)?;
     out.columns(&p.columns);
     let mut rows_out = 0u64;
     let mut emit = |vals: &[Value]| {
@@ -581,7 +586,7 @@ pub(crate) fn select_rows(
     let mut skipped = 0u64;
     let mut sent = 0u64;
     let stream_limit = if !sorted && !grouped {
-        limit.map(|l| l + offset)
+        limit.map(|l| l.saturating_add(offset))
     } else {
         None
     };
@@ -674,7 +679,7 @@ pub(crate) fn select_rows(
                 buffered.push((keys, proj_row.clone()));
                 // A bounded sort: keep the buffer near the limit.
                 if let Some(l) = limit {
-                    let keep = (l + offset) as usize;
+                    let keep = usize::try_from(l.saturating_add(offset)).unwrap_or(usize::MAX);
                     if buffered.len() >= keep.saturating_mul(2).max(1024) {
                         sort_rows(&mut buffered, &p.order, types);
                         buffered.truncate(keep);
@@ -746,9 +751,13 @@ pub(crate) fn select_rows(
         sort_rows(&mut buffered, &p.order, types);
     }
     if grouped || sorted {
-        let start = (offset as usize).min(buffered.len());
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(buffered.len());
         let end = match limit {
-            Some(l) => (start + l as usize).min(buffered.len()),
+            Some(l) => start
+                .saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
+                .min(buffered.len()),
             None => buffered.len(),
         };
         for (_, vals) in buffered.get(start..end).unwrap_or_default() {

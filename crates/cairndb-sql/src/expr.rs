@@ -127,6 +127,10 @@ pub enum BinOp {
     BitOr,
     /// `^`
     BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
 }
 
 /// Built-in scalar functions.
@@ -213,8 +217,9 @@ pub enum Expr {
     InList(Box<Expr>, Vec<Expr>, bool),
     /// `e [NOT] BETWEEN lo AND hi`
     Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
-    /// `e [NOT] LIKE pattern`
-    Like(Box<Expr>, Box<Expr>, bool),
+    /// `e [NOT] LIKE pattern [ESCAPE c]`: the escape character (None
+    /// after `ESCAPE ''`; a backslash by default).
+    Like(Box<Expr>, Box<Expr>, bool, Option<char>),
     /// `CASE [operand] WHEN .. THEN .. ELSE .. END`
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     /// A scalar function.
@@ -331,6 +336,33 @@ impl<'a> Compiler<'a> {
                 _ => return Err(SqlError::unsupported(e)),
             },
             A::Value(v) => self.value(&v.value)?,
+            A::Tuple(_) => return Err(operand_columns(1)),
+            A::BinaryOp { left, op, right }
+                if row_items(left).is_some() || row_items(right).is_some() =>
+            {
+                self.row_compare(op, left, right)?
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } if row_items(expr).is_some() || list.iter().any(|x| row_items(x).is_some()) => {
+                // `(a, b) IN ((1, 2), (3, 4))`: an OR of row equalities.
+                let mut any: Option<Expr> = None;
+                for item in list {
+                    let eq = self.row_compare(&ast::BinaryOperator::Eq, expr, item)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => Expr::Binary(BinOp::Or, Box::new(a), Box::new(eq)),
+                    });
+                }
+                let any = any.ok_or_else(|| SqlError::syntax("empty IN list"))?;
+                if *negated {
+                    Expr::Not(Box::new(any))
+                } else {
+                    any
+                }
+            }
             A::Nested(inner) => self.compile(inner)?,
             A::IsNull(x) => Expr::IsNull(Box::new(self.compile(x)?), false),
             A::IsNotNull(x) => Expr::IsNull(Box::new(self.compile(x)?), true),
@@ -365,11 +397,12 @@ impl<'a> Compiler<'a> {
                 any: false,
                 expr,
                 pattern,
-                escape_char: None,
+                escape_char,
             } => Expr::Like(
                 Box::new(self.compile(expr)?),
                 Box::new(self.compile(pattern)?),
                 *negated,
+                like_escape_char(escape_char.as_ref())?,
             ),
             // A chain of AND, OR or XOR (left-deep as parsed, as long as
             // the query) becomes a balanced tree: the operators are
@@ -424,6 +457,8 @@ impl<'a> Compiler<'a> {
                     ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
                     ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
                     ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    ast::BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+                    ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 };
                 Expr::Binary(
@@ -446,6 +481,12 @@ impl<'a> Compiler<'a> {
                     x => Expr::Neg(Box::new(x)),
                 },
                 ast::UnaryOperator::Plus => self.compile(expr)?,
+                // `~x`: the 64-bit complement, `x ^ 0xFFFFFFFFFFFFFFFF`.
+                ast::UnaryOperator::PGBitwiseNot => Expr::Binary(
+                    BinOp::BitXor,
+                    Box::new(self.compile(expr)?),
+                    Box::new(Expr::Const(Value::UInt(u64::MAX))),
+                ),
                 other => return Err(SqlError::unsupported(format!("operator {other}"))),
             },
             A::Case {
@@ -508,6 +549,90 @@ impl<'a> Compiler<'a> {
             A::TypedString(ts) => self.value(&ts.value.value)?,
             _ => return Err(SqlError::unsupported(e)),
         })
+    }
+
+    /// A comparison with a row constructor on either side, expanded into
+    /// scalar comparisons with MySQL's row semantics: `=` is the AND of
+    /// the pairs, `<>` their OR, `<=>` the AND of `<=>`, and `<`, `<=`,
+    /// `>`, `>=` decide at the first pair that is not equal (NULL when
+    /// that pair has a NULL).
+    fn row_compare(
+        &mut self,
+        op: &ast::BinaryOperator,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> SqlResult<Expr> {
+        use ast::BinaryOperator as B;
+        let op = match op {
+            B::Eq => BinOp::Eq,
+            B::NotEq => BinOp::Ne,
+            B::Spaceship => BinOp::NullSafeEq,
+            B::Lt => BinOp::Lt,
+            B::LtEq => BinOp::Le,
+            B::Gt => BinOp::Gt,
+            B::GtEq => BinOp::Ge,
+            _ => return Err(operand_columns(1)),
+        };
+        let (l, r) = match (row_items(left), row_items(right)) {
+            (Some(l), Some(r)) if l.len() == r.len() => (l, r),
+            _ if matches!(left, ast::Expr::Subquery(_))
+                || matches!(right, ast::Expr::Subquery(_)) =>
+            {
+                return Err(SqlError::unsupported("row subqueries"))
+            }
+            (Some(l), _) => return Err(operand_columns(l.len())),
+            (None, _) => return Err(operand_columns(1)),
+        };
+        let mut pairs = Vec::with_capacity(l.len());
+        for (a, b) in l.into_iter().zip(r) {
+            let nested = row_items(a).is_some() || row_items(b).is_some();
+            pairs.push((a, b, nested));
+        }
+        // Built from the last pair backwards.
+        let mut acc: Option<Expr> = None;
+        for (a, b, nested) in pairs.into_iter().rev() {
+            let cmp = |c: &mut Self, op: BinOp| -> SqlResult<Expr> {
+                if nested {
+                    let o = match op {
+                        BinOp::Eq => B::Eq,
+                        BinOp::Ne => B::NotEq,
+                        BinOp::NullSafeEq => B::Spaceship,
+                        BinOp::Lt => B::Lt,
+                        BinOp::Le => B::LtEq,
+                        BinOp::Gt => B::Gt,
+                        _ => B::GtEq,
+                    };
+                    c.row_compare(&o, a, b)
+                } else {
+                    Ok(Expr::Binary(
+                        op,
+                        Box::new(c.compile(a)?),
+                        Box::new(c.compile(b)?),
+                    ))
+                }
+            };
+            acc = Some(match (op, acc) {
+                (_, None) => cmp(self, op)?,
+                (BinOp::Eq | BinOp::NullSafeEq, Some(rest)) => {
+                    Expr::Binary(BinOp::And, Box::new(cmp(self, op)?), Box::new(rest))
+                }
+                (BinOp::Ne, Some(rest)) => {
+                    Expr::Binary(BinOp::Or, Box::new(cmp(self, op)?), Box::new(rest))
+                }
+                (_, Some(rest)) => {
+                    let strict = match op {
+                        BinOp::Lt | BinOp::Le => BinOp::Lt,
+                        _ => BinOp::Gt,
+                    };
+                    Expr::Case(
+                        None,
+                        vec![(cmp(self, BinOp::Eq)?, rest)],
+                        Some(Box::new(cmp(self, strict)?)),
+                    )
+                }
+            });
+        }
+        acc.ok_or_else(|| operand_columns(1))
     }
 
     fn truth(&mut self, x: &ast::Expr, want: bool, negated: bool) -> SqlResult<Expr> {
@@ -582,6 +707,13 @@ impl<'a> Compiler<'a> {
 
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = f.name.to_string().to_ascii_lowercase();
+        // Window functions would otherwise run as plain aggregates.
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("window functions (OVER)"));
+        }
+        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(f));
+        }
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
             ast::FunctionArguments::List(l) => {
@@ -636,6 +768,14 @@ impl<'a> Compiler<'a> {
                 distinct,
             });
             return Ok(Expr::Agg(self.aggs.len() - 1));
+        }
+        if name == "mod" {
+            // MOD(a, b) is a % b.
+            let [a, b] = args.as_slice() else {
+                return Err(wrong_args(&name));
+            };
+            let (a, b) = (self.compile(a)?, self.compile(b)?);
+            return Ok(Expr::Binary(BinOp::Mod, Box::new(a), Box::new(b)));
         }
         let func = match name.as_str() {
             "concat" => Func::Concat,
@@ -717,6 +857,37 @@ pub(crate) fn balanced(op: BinOp, mut parts: Vec<Expr>) -> Expr {
                 Box::new(balanced(op, right)),
             )
         }
+    }
+}
+
+/// MySQL's 1241: a row where a value (or a row of another width) was
+/// expected.
+fn operand_columns(n: usize) -> SqlError {
+    SqlError::new(
+        1241,
+        "21000",
+        format!("Operand should contain {n} column(s)"),
+    )
+}
+
+/// The items of a row constructor: `(a, b)` or `ROW(a, b)` (possibly in
+/// parentheses); None for anything else.
+fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+    match e {
+        ast::Expr::Nested(inner) => row_items(inner),
+        ast::Expr::Tuple(items) => Some(items.iter().collect()),
+        ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
+            ast::FunctionArguments::List(l) => l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => Some(x),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -989,11 +1160,7 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         return Ok(Value::Decimal(q, scale));
     }
     if op == BinOp::IntDiv {
-        let d = to_f64(y);
-        if d == 0.0 {
-            return Ok(Value::Null);
-        }
-        return Ok(Value::Int((to_f64(x) / d).trunc() as i64));
+        return int_div(x, y);
     }
     if any_dbl {
         let (p, q) = (to_f64(x), to_f64(y));
@@ -1073,6 +1240,51 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
         .map_err(|_| overflow("integer arithmetic"))
 }
 
+/// `x DIV y`: the quotient truncated toward zero, computed exactly for
+/// integers and decimals (in doubles only when an operand is one); NULL
+/// for a zero divisor; a quotient outside BIGINT (BIGINT UNSIGNED when an
+/// operand is unsigned) is error 1690.
+fn int_div(x: Num, y: Num) -> SqlResult<Value> {
+    let scale_of = |n: Num| match n {
+        Num::Dec(_, s) => s,
+        _ => 0,
+    };
+    let q: i128 = match (x, y) {
+        (Num::Dbl(_), _) | (_, Num::Dbl(_)) => {
+            let d = to_f64(y);
+            if d == 0.0 {
+                return Ok(Value::Null);
+            }
+            let q = (to_f64(x) / d).trunc();
+            if !(-1.9e19..1.9e19).contains(&q) {
+                return Err(overflow("DIV"));
+            }
+            q as i128
+        }
+        _ => {
+            let s = scale_of(x).max(scale_of(y));
+            let (Some(a), Some(b)) = (to_dec(x, s), to_dec(y, s)) else {
+                return Err(overflow("DIV"));
+            };
+            if b == 0 {
+                return Ok(Value::Null);
+            }
+            a.checked_div(b).ok_or_else(|| overflow("DIV"))?
+        }
+    };
+    let unsigned = matches!(x, Num::UInt(_)) || matches!(y, Num::UInt(_));
+    if let Ok(i) = i64::try_from(q) {
+        if !(unsigned && i < 0) {
+            return Ok(Value::Int(i));
+        }
+    } else if unsigned {
+        if let Ok(u) = u64::try_from(q) {
+            return Ok(Value::UInt(u));
+        }
+    }
+    Err(overflow("DIV"))
+}
+
 /// Compares two non-NULL values the way MySQL does: numbers numerically,
 /// strings under `coll`, a number and a string as doubles, dates by their
 /// packed value.
@@ -1150,8 +1362,33 @@ pub fn collation_of(e: &Expr, scope_types: &[Option<ColumnType>]) -> Collation {
     }
 }
 
+/// The character of `LIKE .. ESCAPE 'c'`: a backslash without the
+/// clause, None after `ESCAPE ''`; more than one character is MySQL's
+/// error 1210.
+fn like_escape_char(v: Option<&ast::Value>) -> SqlResult<Option<char>> {
+    let bad = || SqlError::new(1210, "HY000", "Incorrect arguments to ESCAPE");
+    match v {
+        None => Ok(Some('\\')),
+        Some(ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)) => {
+            let mut it = s.chars();
+            match (it.next(), it.next()) {
+                (None, _) => Ok(None),
+                (Some(c), None) => Ok(Some(c)),
+                _ => Err(bad()),
+            }
+        }
+        Some(_) => Err(bad()),
+    }
+}
+
 /// `s LIKE pattern` with `%`, `_` and `\` escapes, under `coll`.
 pub fn like(s: &[u8], pat: &[u8], coll: Collation) -> bool {
+    like_escape(s, pat, coll, Some('\\'))
+}
+
+/// `s LIKE pattern ESCAPE esc` under `coll` (`esc` None: no escape
+/// character).
+pub fn like_escape(s: &[u8], pat: &[u8], coll: Collation, esc: Option<char>) -> bool {
     let fold = |c: char| -> char {
         if coll == Collation::Utf8mb4GeneralCi {
             c.to_uppercase().next().unwrap_or(c)
@@ -1177,15 +1414,16 @@ pub fn like(s: &[u8], pat: &[u8], coll: Collation) -> bool {
                 pi += 1;
                 continue;
             }
-            Some('\\')
-                if p.get(pi + 1).is_some()
+            Some(e)
+                if Some(e) == esc
+                    && p.get(pi + 1).is_some()
                     && p.get(pi + 1).map(|c| fold(*c)) == s.get(si).copied() =>
             {
                 si += 1;
                 pi += 2;
                 continue;
             }
-            Some('\\') if p.get(pi + 1).is_some() => {}
+            Some(e) if Some(e) == esc && p.get(pi + 1).is_some() => {}
             Some(c) if Some(fold(c)) == s.get(si).copied() => {
                 si += 1;
                 pi += 1;
@@ -1298,14 +1536,24 @@ pub fn eval(
                     })),
                 }
             }
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
                 let (a, b) = (ev(l)?, ev(r)?);
                 match (to_i64(&a), to_i64(&b)) {
                     (Some(x), Some(y)) => {
+                        // BIGINT UNSIGNED operands; a shift by 64 or more
+                        // (a negative count among them) gives 0.
                         let (x, y) = (x as u64, y as u64);
                         let v = match op {
                             BinOp::BitAnd => x & y,
                             BinOp::BitOr => x | y,
+                            BinOp::Shl => u32::try_from(y)
+                                .ok()
+                                .and_then(|n| x.checked_shl(n))
+                                .unwrap_or(0),
+                            BinOp::Shr => u32::try_from(y)
+                                .ok()
+                                .and_then(|n| x.checked_shr(n))
+                                .unwrap_or(0),
                             _ => x ^ y,
                         };
                         if v <= i64::MAX as u64 {
@@ -1352,14 +1600,15 @@ pub fn eval(
                 _ => Value::Null,
             }
         }
-        Expr::Like(x, p, negated) => {
+        Expr::Like(x, p, negated, esc) => {
             let (v, pat) = (ev(x)?, ev(p)?);
             match (&v, &pat) {
                 (Value::Null, _) | (_, Value::Null) => Value::Null,
                 _ => {
                     let s = text_of(&v);
                     let ps = text_of(&pat);
-                    Value::Int(i64::from(like(&s, &ps, collation_of(x, types)) != *negated))
+                    let hit = like_escape(&s, &ps, collation_of(x, types), *esc);
+                    Value::Int(i64::from(hit != *negated))
                 }
             }
         }

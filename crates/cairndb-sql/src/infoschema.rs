@@ -86,7 +86,7 @@ pub(crate) fn table(
                         t("utf8mb4_general_ci"),
                         Value::Null,
                         t(""),
-                        t(""),
+                        t(&tb.comment),
                     ]);
                 }
             }
@@ -185,7 +185,7 @@ pub(crate) fn table(
                                 ""
                             }),
                             t("select,insert,update,references"),
-                            t(""),
+                            t(&c.comment),
                             t(""),
                         ]);
                     }

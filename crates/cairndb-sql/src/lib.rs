@@ -12,6 +12,7 @@ pub mod convert;
 pub mod db;
 mod ddl;
 mod depth;
+pub mod dialect;
 mod dml;
 pub mod error;
 pub mod exec;

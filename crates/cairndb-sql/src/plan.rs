@@ -412,6 +412,12 @@ pub(crate) fn compile_query(
         }
         other => return Err(SqlError::unsupported(other)),
     };
+    if !sel.named_window.is_empty() {
+        return Err(SqlError::unsupported("window functions (WINDOW)"));
+    }
+    if sel.qualify.is_some() {
+        return Err(SqlError::unsupported("QUALIFY"));
+    }
     // FROM: tables and their slots (no expressions yet).
     let mut scope = Scope::default();
     let mut types = Vec::new();
@@ -494,7 +500,12 @@ pub(crate) fn compile_query(
             other => Err(SqlError::unsupported(other)),
         }
     };
-    for twj in &sel.from {
+    // `FROM DUAL` (alone) names no table.
+    let from: &[ast::TableWithJoins] = match sel.from.as_slice() {
+        [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => &[],
+        all => all,
+    };
+    for twj in from {
         let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
         pending.push(Pending {
             kind: k,
@@ -686,6 +697,20 @@ pub(crate) fn compile_query(
     Ok(plan)
 }
 
+/// MySQL's `DUAL`: an unquoted, unqualified, unaliased table name.
+fn is_dual(f: &ast::TableFactor) -> bool {
+    match f {
+        ast::TableFactor::Table {
+            name, alias: None, ..
+        } => matches!(
+            name.0.as_slice(),
+            [ast::ObjectNamePart::Identifier(id)]
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("dual")
+        ),
+        _ => false,
+    }
+}
+
 fn constraint(c: &ast::JoinConstraint) -> SqlResult<Option<&ast::Expr>> {
     match c {
         ast::JoinConstraint::On(e) => Ok(Some(e)),
@@ -760,6 +785,10 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
     match x {
         // BIGINT UNSIGNED, as MySQL sends these.
         Expr::Cast(_, CastTo::Unsigned) => ci.unsigned = true,
+        Expr::Binary(
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr,
+            ..,
+        ) => ci.unsigned = true,
         Expr::SysVar(n) if matches!(crate::vars::default_of(n), Some(Value::UInt(_))) => {
             ci.unsigned = true
         }
@@ -818,6 +847,8 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             | BinOp::BitAnd
             | BinOp::BitOr
             | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr
             | BinOp::IntDiv => OutType::LongLong,
             BinOp::Div => match (out_type(l, scope, aggs), out_type(r, scope, aggs)) {
                 (OutType::Double | OutType::Float, _) | (_, OutType::Double | OutType::Float) => {
@@ -1041,7 +1072,7 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
         Expr::Column(i) => out.push(*i),
         Expr::Const(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) | Expr::Agg(_) => {}
         Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => slots(x, out),
-        Expr::Binary(_, l, r) | Expr::Like(l, r, _) => {
+        Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
             slots(l, out);
             slots(r, out);
         }
@@ -1532,12 +1563,20 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
     match ins.source.as_deref() {
         Some(q) => match q.body.as_ref() {
             ast::SetExpr::Values(v) => {
-                for r in &v.rows {
-                    if r.len() != cols.len() {
+                // `VALUES ()` without a column list is a row of defaults;
+                // every row then has to be empty.
+                let empty_rows =
+                    ins.columns.is_empty() && v.rows.first().is_some_and(|r| r.is_empty());
+                for (n, r) in v.rows.iter().enumerate() {
+                    if empty_rows && r.is_empty() {
+                        rows.push(vec![None; cols.len()]);
+                        continue;
+                    }
+                    if empty_rows || r.len() != cols.len() {
                         return Err(SqlError::new(
                             1136,
                             "21S01",
-                            "Column count doesn't match value count at row 1",
+                            format!("Column count doesn't match value count at row {}", n + 1),
                         ));
                     }
                     let mut row = Vec::with_capacity(r.len());

@@ -303,6 +303,10 @@ pub enum Pre {
     /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
     /// tables, each with its database when qualified.
     Optimize(Vec<(Option<String>, String)>),
+    /// `ALTER {DATABASE | SCHEMA} [db] options`: the database (None: the
+    /// current one); its character set and collation options, checked,
+    /// have no effect.
+    AlterDatabase(Option<String>),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -322,6 +326,17 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
         "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "USE" | "SET"
         | "SHOW" | "DESC" | "DESCRIBE" | "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE"
         | "OPTIMIZE" => {}
+        "CREATE" | "ALTER" => {
+            let second = body
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("")
+                .to_ascii_uppercase();
+            if second == "DATABASE" || second == "SCHEMA" {
+                return database_options(body, first == "CREATE");
+            }
+            return Ok(Pre::Sql(rewrite(body)));
+        }
         _ => return Ok(Pre::Sql(rewrite(body))),
     }
     let t = tokens(body)?;
@@ -395,6 +410,154 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
         "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
         _ => Pre::Sql(rewrite(body)),
     })
+}
+
+/// Character sets a database may name (all stored as utf8mb4).
+const CHARSETS: &[&str] = &["utf8mb4", "utf8mb3", "utf8", "latin1", "binary", "ascii"];
+
+/// `CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db [options]` (rewritten
+/// without its options for `sqlparser`) or `ALTER {DATABASE | SCHEMA}
+/// [db] options`. The options are `[DEFAULT] {CHARACTER SET | CHARSET}
+/// [=] cs`, `[DEFAULT] COLLATE [=] coll` and `[DEFAULT] ENCRYPTION [=]
+/// 'N'`; an unknown character set is 1115, an unknown collation 1273, a
+/// collation of another character set 1253, encryption 1235.
+fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
+    let t = tokens(body)?;
+    let bad = || SqlError::syntax(format!("You have an error in your SQL syntax near: {body}"));
+    let w = |i: usize| match t.get(i) {
+        Some(Tok::Word(x)) => x.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let is_option = |i: usize| {
+        matches!(
+            w(i).as_str(),
+            "DEFAULT" | "CHARACTER" | "CHARSET" | "COLLATE"
+        )
+    };
+    let mut i = 2;
+    let mut if_not_exists = false;
+    if create && w(i) == "IF" && w(i + 1) == "NOT" && w(i + 2) == "EXISTS" {
+        if_not_exists = true;
+        i += 3;
+    }
+    // A backquoted name is a word too; an unquoted option word is not a name.
+    let name = match t.get(i) {
+        Some(Tok::Word(n)) if !is_option(i) || body.contains(&format!("`{n}`")) => {
+            i += 1;
+            Some(n.clone())
+        }
+        _ if create => return Err(bad()),
+        _ => None,
+    };
+    let mut charset: Option<String> = None;
+    let mut collation: Option<String> = None;
+    while i < t.len() {
+        if t.get(i) == Some(&Tok::Punct(";".into())) {
+            i += 1;
+            continue;
+        }
+        if w(i) == "DEFAULT" {
+            i += 1;
+        }
+        if w(i) == "ENCRYPTION" {
+            // mysqldump writes `DEFAULT ENCRYPTION='N'`; CairnDB does not
+            // encrypt.
+            i += 1;
+            if t.get(i) == Some(&Tok::Punct("=".into())) {
+                i += 1;
+            }
+            match t.get(i) {
+                Some(Tok::Str(v) | Tok::Word(v)) if v.eq_ignore_ascii_case("n") => {}
+                Some(Tok::Str(v) | Tok::Word(v)) if v.eq_ignore_ascii_case("y") => {
+                    return Err(SqlError::unsupported("ENCRYPTION='Y'"))
+                }
+                _ => return Err(bad()),
+            }
+            i += 1;
+            continue;
+        }
+        let is_collate = match w(i).as_str() {
+            "CHARACTER" if w(i + 1) == "SET" => {
+                i += 2;
+                false
+            }
+            "CHARSET" => {
+                i += 1;
+                false
+            }
+            "COLLATE" => {
+                i += 1;
+                true
+            }
+            _ => return Err(bad()),
+        };
+        if t.get(i) == Some(&Tok::Punct("=".into())) {
+            i += 1;
+        }
+        let value = match t.get(i) {
+            Some(Tok::Word(v) | Tok::Str(v)) => v.to_ascii_lowercase(),
+            _ => return Err(bad()),
+        };
+        i += 1;
+        if is_collate {
+            collation = Some(value);
+        } else {
+            charset = Some(value);
+        }
+    }
+    if !create && charset.is_none() && collation.is_none() {
+        return Err(bad());
+    }
+    if let Some(cs) = &charset {
+        if !CHARSETS.contains(&cs.as_str()) {
+            return Err(SqlError::new(
+                1115,
+                "42000",
+                format!("Unknown character set: '{cs}'"),
+            ));
+        }
+    }
+    if let Some(coll) = &collation {
+        let of = if coll == "binary" {
+            "binary"
+        } else {
+            coll.split('_').next().unwrap_or("")
+        };
+        if (of == "binary" && coll != "binary") || !CHARSETS.contains(&of) {
+            return Err(SqlError::new(
+                1273,
+                "HY000",
+                format!("Unknown collation: '{coll}'"),
+            ));
+        }
+        if let Some(cs) = &charset {
+            if same_charset(cs) != same_charset(of) {
+                return Err(SqlError::new(
+                    1253,
+                    "42000",
+                    format!("COLLATION '{coll}' is not valid for CHARACTER SET '{cs}'"),
+                ));
+            }
+        }
+    }
+    if !create {
+        return Ok(Pre::AlterDatabase(name));
+    }
+    let name = name.ok_or_else(bad)?;
+    Ok(Pre::Sql(format!(
+        "CREATE DATABASE {}`{}`",
+        if if_not_exists { "IF NOT EXISTS " } else { "" },
+        name.replace('`', "``")
+    )))
+}
+
+/// `utf8` is `utf8mb3`.
+fn same_charset(cs: &str) -> &str {
+    if cs == "utf8" {
+        "utf8mb3"
+    } else {
+        cs
+    }
 }
 
 /// Rewrites forms `sqlparser` rejects into equivalent ones it reads.

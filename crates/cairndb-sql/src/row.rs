@@ -42,6 +42,10 @@ pub struct ColumnDef {
     /// which MySQL's drivers map to a boolean. None otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_width: Option<u32>,
+    /// COMMENT (empty: none). Absent from dictionaries written before
+    /// comments were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 impl ColumnDef {
@@ -83,6 +87,10 @@ pub struct TableDef {
     pub hidden_pk: bool,
     /// Secondary indexes.
     pub secondary: Vec<IndexDef>,
+    /// The table's COMMENT (empty: none). Absent from dictionaries
+    /// written before comments were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 impl TableDef {
@@ -634,6 +642,7 @@ mod tests {
                     default: None,
                     auto_increment: true,
                     display_width: None,
+                    comment: String::new(),
                 },
                 ColumnDef {
                     name: "k".into(),
@@ -645,6 +654,7 @@ mod tests {
                     default: Some(Value::Int(0)),
                     auto_increment: false,
                     display_width: None,
+                    comment: String::new(),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -653,6 +663,7 @@ mod tests {
                     default: None,
                     auto_increment: false,
                     display_width: None,
+                    comment: String::new(),
                 },
                 ColumnDef {
                     name: "pad".into(),
@@ -661,6 +672,7 @@ mod tests {
                     default: None,
                     auto_increment: false,
                     display_width: None,
+                    comment: String::new(),
                 },
                 ColumnDef {
                     name: "d".into(),
@@ -669,6 +681,7 @@ mod tests {
                     default: None,
                     auto_increment: false,
                     display_width: None,
+                    comment: String::new(),
                 },
             ],
             primary: IndexDef {
@@ -692,7 +705,23 @@ mod tests {
                     unique: false,
                 },
             ],
+            comment: String::new(),
         }
+    }
+
+    #[test]
+    fn definitions_without_comments_read_as_before() {
+        let def = sbtest();
+        let json = serde_json::to_string(&def).unwrap();
+        assert!(!json.contains("comment"), "{json}");
+        let back: TableDef = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, def);
+        let mut with = def.clone();
+        with.comment = "t".into();
+        with.columns[0].comment = "c".into();
+        let json = serde_json::to_string(&with).unwrap();
+        let back: TableDef = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, with);
     }
 
     fn row(id: i64, k: i64, c: &str, pad: Option<&str>) -> Vec<Value> {

@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use cairndb::{Snapshot, Transaction, TransactionOptions};
 use sqlparser::ast::{self, Statement};
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::db::SqlDb;
+use crate::dialect::CairnDialect;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{Env, Scope};
 use crate::output::{ColumnInfo, Output};
@@ -29,36 +29,56 @@ use crate::preparse::{classify, Pre, SetItem, VarScope};
 use crate::types::Value;
 use crate::vars;
 
-/// Transaction isolation of consistent reads.
+/// Transaction isolation of consistent reads: the level the session
+/// set, as `@@transaction_isolation` reports it. CairnDB implements two
+/// behaviours; READ UNCOMMITTED reads as READ COMMITTED does, and
+/// SERIALIZABLE as REPEATABLE READ does ([`Isolation::statement_snapshots`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
+    /// READ UNCOMMITTED: behaves as READ COMMITTED (no dirty reads).
+    ReadUncommitted,
     /// READ COMMITTED: each statement reads the latest committed data.
     ReadCommitted,
     /// REPEATABLE READ: the transaction's reads share one snapshot.
     RepeatableRead,
+    /// SERIALIZABLE: behaves as REPEATABLE READ (plain reads take no
+    /// shared locks).
+    Serializable,
 }
 
 impl Isolation {
     /// MySQL's spelling (`REPEATABLE-READ`).
     pub fn name(self) -> &'static str {
         match self {
+            Isolation::ReadUncommitted => "READ-UNCOMMITTED",
             Isolation::ReadCommitted => "READ-COMMITTED",
             Isolation::RepeatableRead => "REPEATABLE-READ",
+            Isolation::Serializable => "SERIALIZABLE",
         }
     }
 
-    fn parse(s: &str) -> SqlResult<Isolation> {
+    /// Whether each statement takes a fresh snapshot (READ COMMITTED and
+    /// READ UNCOMMITTED) rather than the transaction keeping its first.
+    pub fn statement_snapshots(self) -> bool {
+        matches!(self, Isolation::ReadUncommitted | Isolation::ReadCommitted)
+    }
+
+    /// Reads a level: `READ COMMITTED`, `'READ-COMMITTED'`, or MySQL's
+    /// numbers 0 to 3; `var` names the variable in the error.
+    pub(crate) fn parse(s: &str, var: &str) -> SqlResult<Isolation> {
         let n = s
             .trim_matches(['\'', '"'])
             .to_ascii_uppercase()
             .replace(['-', '_'], " ");
-        match n.as_str() {
-            "READ COMMITTED" | "READ UNCOMMITTED" => Ok(Isolation::ReadCommitted),
-            "REPEATABLE READ" | "SERIALIZABLE" => Ok(Isolation::RepeatableRead),
+        match n.trim() {
+            "READ UNCOMMITTED" | "0" => Ok(Isolation::ReadUncommitted),
+            "READ COMMITTED" | "1" => Ok(Isolation::ReadCommitted),
+            "REPEATABLE READ" | "2" => Ok(Isolation::RepeatableRead),
+            "SERIALIZABLE" | "3" => Ok(Isolation::Serializable),
             _ => Err(SqlError::new(
                 1231,
                 "42000",
-                format!("Variable 'transaction_isolation' can't be set to the value of '{s}'"),
+                format!("Variable '{var}' can't be set to the value of '{s}'"),
             )),
         }
     }
@@ -736,7 +756,7 @@ impl Session {
         let iso = self.isolation;
         let db = self.db.clone();
         let t = self.txn.as_mut()?;
-        if iso == Isolation::ReadCommitted {
+        if iso.statement_snapshots() {
             return Some(db.db.db().snapshot());
         }
         Some(
@@ -810,6 +830,16 @@ impl Session {
                 t.savepoints.truncate(i);
                 out.ok(0, 0, 0, "");
             }
+            Pre::AlterDatabase(name) => {
+                let name = match name.or_else(|| self.current_db.clone()) {
+                    Some(n) => n,
+                    None => return Err(SqlError::no_database()),
+                };
+                if self.db.catalog.read().database(&name).is_none() {
+                    return Err(SqlError::unknown_database(&name));
+                }
+                out.ok(0, 0, 0, "");
+            }
             Pre::Use(name) => {
                 self.use_database(&name)?;
                 out.ok(0, 0, 0, "");
@@ -851,7 +881,7 @@ impl Session {
         match it {
             SetItem::Names(_, _) => Ok(()),
             SetItem::Isolation(VarScope::Session, level) => {
-                self.isolation = Isolation::parse(&level)?;
+                self.isolation = Isolation::parse(&level, "transaction_isolation")?;
                 Ok(())
             }
             SetItem::Isolation(VarScope::Global, _) | SetItem::ReadOnly(..) => Ok(()),
@@ -899,7 +929,7 @@ const PARSER_RECURSION_LIMIT: usize = 256;
 
 /// A MySQL-dialect parser over `text`.
 pub(crate) fn parser(text: &str) -> Result<Parser<'static>, sqlparser::parser::ParserError> {
-    Parser::new(&MySqlDialect {})
+    Parser::new(&CairnDialect)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)
         .try_with_sql(text)
 }
@@ -948,7 +978,7 @@ pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::Orde
 /// `o`; None for any other statement.
 fn split_update_order_by(text: &str) -> Option<(String, String)> {
     use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = MySqlDialect {};
+    let dialect = CairnDialect;
     let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
     let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
     let first = tokens

@@ -180,7 +180,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                     t("utf8mb4_general_ci"),
                     Value::Null,
                     t(""),
-                    t(""),
+                    t(&def.comment),
                 ]);
             }
             out.end(0);
@@ -279,7 +279,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                         default,
                         t(extra),
                         t("select,insert,update,references"),
-                        t(""),
+                        t(&c.comment),
                     ]);
                 } else {
                     out.row(&[
@@ -512,6 +512,9 @@ pub fn create_table_text(def: &TableDef) -> String {
         } else if c.nullable {
             l.push_str(" DEFAULT NULL");
         }
+        if !c.comment.is_empty() {
+            l.push_str(&format!(" COMMENT '{}'", sql_quoted(&c.comment)));
+        }
         lines.push(l);
     }
     let names = |cols: &[usize]| -> String {
@@ -527,9 +530,19 @@ pub fn create_table_text(def: &TableDef) -> String {
         let kind = if ix.unique { "UNIQUE KEY" } else { "KEY" };
         lines.push(format!("  {kind} `{}` ({})", ix.name, names(&ix.columns)));
     }
-    format!(
+    let mut text = format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=CairnDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
         def.name,
         lines.join(",\n")
-    )
+    );
+    if !def.comment.is_empty() {
+        text.push_str(&format!(" COMMENT='{}'", sql_quoted(&def.comment)));
+    }
+    text
+}
+
+/// A string's body as SHOW CREATE TABLE quotes it: `'` doubled, `\\`
+/// escaped.
+fn sql_quoted(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\'', "''")
 }

@@ -148,17 +148,7 @@ pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<
                     Value::Str(t) => String::from_utf8_lossy(t).into_owned(),
                     other => other.to_string(),
                 };
-                s.isolation = match t.to_ascii_uppercase().replace(['-', '_'], " ").as_str() {
-                    "READ COMMITTED" | "READ UNCOMMITTED" => Isolation::ReadCommitted,
-                    "REPEATABLE READ" | "SERIALIZABLE" => Isolation::RepeatableRead,
-                    _ => {
-                        return Err(SqlError::new(
-                            1231,
-                            "42000",
-                            format!("Variable '{name}' can't be set to the value of '{t}'"),
-                        ))
-                    }
-                };
+                s.isolation = Isolation::parse(&t, name)?;
             }
         }
         "last_insert_id" | "identity" => {

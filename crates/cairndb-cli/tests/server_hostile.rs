@@ -76,8 +76,8 @@ async fn hostile_statements_leave_the_server_serving_and_restartable() {
         .prep(format!("SELECT ?{}", " + ?".repeat(2_999)))
         .await
         .unwrap();
-    let v: Option<i64> = c.exec_first(&st, vec![1i64; 3_000]).await.unwrap();
-    assert_eq!(v, Some(3_000));
+    let v: Option<f64> = c.exec_first(&st, vec![1i64; 3_000]).await.unwrap();
+    assert_eq!(v, Some(3_000.0));
     c.close(st).await.unwrap();
 
     c.query_drop("CREATE DATABASE d").await.unwrap();

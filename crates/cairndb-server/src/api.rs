@@ -28,6 +28,28 @@ pub trait Backend: Send + Sync + 'static {
         user: &str,
         db: Option<&str>,
     ) -> Result<Self::Session, SqlError>;
+
+    /// Called after authentication succeeds, with what is known of the
+    /// connection (its TLS session, for `Ssl_cipher`). Default:
+    /// [`Backend::open_session`].
+    fn open_session_with(&self, conn: &ConnInfo) -> Result<Self::Session, SqlError> {
+        self.open_session(conn.id, &conn.user, conn.db.as_deref())
+    }
+}
+
+/// What the backend learns of a connection when it opens its session.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConnInfo {
+    /// The connection id (as in the greeting).
+    pub id: u32,
+    pub user: String,
+    /// The database named in the handshake, if any.
+    pub db: Option<String>,
+    /// The client's IP address.
+    pub host: String,
+    /// The TLS session, when the connection is secured.
+    pub tls: Option<crate::tls::TlsInfo>,
 }
 
 /// One connection's SQL state: its transaction, its prepared statements,
@@ -375,6 +397,14 @@ impl SqlError {
             1045,
             b"28000",
             format!("Access denied for user '{user}'@'{host}' (using password: {yn})"),
+        )
+    }
+    /// 3159: a plain-TCP login while `require_secure_transport` is on.
+    pub fn insecure_transport() -> Self {
+        Self::new(
+            3159,
+            b"HY000",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
         )
     }
     /// 1047.

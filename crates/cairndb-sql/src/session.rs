@@ -132,6 +132,23 @@ pub struct Session {
     /// The WAL position the last commits need synced before they are
     /// acknowledged, while deferred.
     pending_durable: Option<cairndb::WalPosition>,
+    /// The connection's transport ([`Session::set_transport`]).
+    pub(crate) transport: Transport,
+}
+
+/// How the connection reached the server: its TLS session and the
+/// server's TLS settings, for `SHOW STATUS LIKE 'Ssl%'` and the
+/// `have_ssl` and `require_secure_transport` variables.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    /// `Ssl_version` (`TLSv1.3`), empty without TLS.
+    pub ssl_version: String,
+    /// `Ssl_cipher` (`TLS_AES_256_GCM_SHA384`), empty without TLS.
+    pub ssl_cipher: String,
+    /// The server offers TLS (`have_ssl` YES, else DISABLED).
+    pub have_ssl: bool,
+    /// `require_secure_transport`.
+    pub require_secure_transport: bool,
 }
 
 /// A note or warning of a statement: (level, code, message).
@@ -183,7 +200,14 @@ impl Session {
             scratch: Default::default(),
             defer_durability: false,
             pending_durable: None,
+            transport: Transport::default(),
         }
+    }
+
+    /// Sets what the connection's transport is (kept across
+    /// COM_RESET_CONNECTION).
+    pub fn set_transport(&mut self, t: Transport) {
+        self.transport = t;
     }
 
     /// With `on`, a commit that must be synced (`flush_log_at_trx_commit`

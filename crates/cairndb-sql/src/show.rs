@@ -53,6 +53,8 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
         Show::Status(pat) => {
             header(out, &["Variable_name", "Value"]);
             let stats = [
+                ("Ssl_cipher", s.transport.ssl_cipher.clone()),
+                ("Ssl_version", s.transport.ssl_version.clone()),
                 ("Threads_connected", "1".to_string()),
                 ("Uptime", "1".to_string()),
                 (

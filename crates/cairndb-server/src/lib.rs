@@ -2,7 +2,7 @@
 //! `cairndb server`.
 //!
 //! This crate owns the network: it accepts TCP connections, performs the
-//! handshake and authentication, frames packets, decodes commands and
+//! handshake, the TLS upgrade ([`Tls`]) and authentication, frames packets, decodes commands and
 //! prepared-statement parameters, and encodes results. It knows no SQL: a
 //! [`Backend`] opens one [`Session`] per authenticated connection, and the
 //! session answers each command by writing into a [`Results`] sink, which

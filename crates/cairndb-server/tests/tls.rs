@@ -484,3 +484,66 @@ fn garbage_after_an_ssl_request_closes_that_connection_only() {
     assert_eq!(srv.counters.aborted_connects(), hostile.len() as u64);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Whether `cmd args` runs and succeeds.
+fn have(cmd: &str, args: &[&str]) -> bool {
+    std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The mariadb client verifying the server against the generated CA, and
+/// PyMySQL with it: both run over TLS. Each is skipped with a message
+/// when not installed.
+#[test]
+fn real_clients_over_tls() {
+    let dir = temp_dir();
+    let srv = start(tls_config(&dir));
+    let ca = dir.join("ca.pem");
+    let port = srv.port.to_string();
+    if have("mariadb", &["--version"]) {
+        let o = std::process::Command::new("mariadb")
+            .args(["-h127.0.0.1", &format!("-P{port}"), "-uu", "-psecret"])
+            .arg(format!("--ssl-ca={}", ca.display()))
+            .args(["--ssl-verify-server-cert", "--batch", "-e", "select 1"])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(out, "1\n1\n");
+    } else {
+        eprintln!("SKIPPED mariadb over TLS: no `mariadb` client");
+    }
+    if have("python3", &["-c", "import pymysql"]) {
+        let py = r#"
+import sys, pymysql
+c = pymysql.connect(host="127.0.0.1", port=int(sys.argv[1]), user="u",
+                    password="secret", ssl={"ca": sys.argv[2]})
+assert c._sock.version().startswith("TLSv1."), c._sock.version()
+cur = c.cursor()
+cur.execute("SELECT 1")
+assert cur.fetchall() == ((1,),)
+c.close()
+print("pymysql tls ok")
+"#;
+        let o = std::process::Command::new("python3")
+            .args(["-c", py, &port, &ca.display().to_string()])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && out.contains("pymysql tls ok"),
+            "{out}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    } else {
+        eprintln!("SKIPPED pymysql over TLS: python3 cannot import pymysql");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -9,6 +9,10 @@
 #   cli       scripts/sql/cli-smoke.sql through the mariadb client, output
 #             compared with scripts/sql/cli-smoke.expected (MySQL 8.0's)
 #   pymysql   scripts/sql/pymysql_smoke.py
+#   tls       the mariadb client and PyMySQL over TLS (the certificates the
+#             server makes in its data directory, verified with its ca.pem),
+#             Ssl_cipher/Ssl_version, and --require-secure-transport
+#             refusing a plain login with ERR 3159
 #   jdbc      scripts/sql/JdbcSmoke.java with MySQL Connector/J (fetched
 #             from Maven Central by mvn into ~/.cache/cairndb-jdbc, SHA-256
 #             checked)
@@ -33,7 +37,7 @@ root="$(pwd)"
 quick=0
 time_s=""
 cycles=""
-only="sysbench,cli,pymysql,jdbc,crash"
+only="sysbench,cli,pymysql,tls,jdbc,crash"
 keep=0
 bin=""
 while [ $# -gt 0 ]; do
@@ -57,7 +61,7 @@ else
 fi
 for s in ${only//,/ }; do
     case "$s" in
-        sysbench | cli | pymysql | jdbc | crash) ;;
+        sysbench | cli | pymysql | tls | jdbc | crash) ;;
         *) echo "sql-clients: unknown suite $s" >&2; exit 2 ;;
     esac
 done
@@ -381,6 +385,72 @@ suite_pymysql() {
     stop_server || { record FAIL "pymysql" "clean shutdown failed"; return; }
     sql_check "$dir/db" "$dir/check" || { record FAIL "pymysql" "sql-check: $check_line"; return; }
     report_checks "pymysql" "$dir/out" "$rc"
+}
+
+# --- TLS ----------------------------------------------------------------------
+
+TLS_PY='
+import sys, pymysql
+port, ca = int(sys.argv[1]), sys.argv[2]
+# With the CA: verified. Without (check_hostname off; an empty ssl dict
+# would mean no TLS at all to PyMySQL): encrypted, not verified.
+for ssl in ({"ca": ca}, {"check_hostname": False}):
+    c = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", ssl=ssl)
+    cur = c.cursor()
+    cur.execute("SHOW STATUS LIKE %s", ("Ssl_version",))
+    v = cur.fetchall()[0][1]
+    assert v.startswith("TLSv1."), v
+    cur.execute("SELECT 1")
+    assert cur.fetchall() == ((1,),)
+    c.close()
+print("pymysql tls ok")
+'
+
+suite_tls() {
+    need "tls" mariadb || return
+    local dir="$work/tls" py why=""
+    mkdir -p "$dir"
+    if ! start_server "$dir/db" "$dir/server.log" --require-secure-transport; then
+        record FAIL "tls" "the server did not start"
+        return
+    fi
+    local ca="$dir/db/ca.pem"
+    [ -f "$ca" ] && [ "$(stat -c %a "$dir/db/server-key.pem")" = 600 ] ||
+        why="no ca.pem, or server-key.pem not mode 600"
+    # Verified against the generated CA: the cipher and version are shown.
+    mariadb -h127.0.0.1 -P"$port" -uroot --batch --skip-column-names \
+        --ssl-ca="$ca" --ssl-verify-server-cert \
+        -e 'SHOW STATUS LIKE "Ssl%"; SELECT 1' >"$dir/verified" 2>&1 ||
+        why="${why:+$why; }mariadb --ssl-verify-server-cert failed ($dir/verified)"
+    grep -Eq '^Ssl_cipher[[:space:]]+[A-Z0-9_-]+$' "$dir/verified" &&
+        grep -Eq '^Ssl_version[[:space:]]+TLSv1\.[23]$' "$dir/verified" ||
+        why="${why:+$why; }no Ssl_cipher/Ssl_version over TLS ($dir/verified)"
+    # Plain TCP is refused.
+    mariadb -h127.0.0.1 -P"$port" -uroot --skip-ssl -e 'SELECT 1' >"$dir/plain" 2>&1 &&
+        why="${why:+$why; }a plain login was accepted"
+    grep -q 'ERROR 3159' "$dir/plain" ||
+        why="${why:+$why; }no ERROR 3159 for a plain login ($dir/plain)"
+    if py=$(pick_python); then
+        "$py" -c "$TLS_PY" "$port" "$ca" >"$dir/pymysql" 2>&1 ||
+            why="${why:+$why; }PyMySQL over TLS failed ($dir/pymysql)"
+    else
+        why="${why:+$why; }no python3 with PyMySQL"
+    fi
+    stop_server || why="${why:+$why; }clean shutdown failed"
+    # A restart reuses the certificates.
+    local before after
+    before=$(sha256sum <"$ca")
+    if start_server "$dir/db" "$dir/server.log"; then
+        after=$(sha256sum <"$ca")
+        [ "$before" = "$after" ] || why="${why:+$why; }ca.pem changed on restart"
+        mariadb -h127.0.0.1 -P"$port" -uroot --batch --ssl-ca="$ca" \
+            --ssl-verify-server-cert -e 'SELECT 1' >/dev/null 2>&1 ||
+            why="${why:+$why; }TLS after a restart failed"
+        stop_server || why="${why:+$why; }clean shutdown failed"
+    else
+        why="${why:+$why; }the server did not restart"
+    fi
+    if [ -n "$why" ]; then record FAIL "tls" "$why"; else record PASS "tls"; fi
 }
 
 jdbc_version=8.4.0

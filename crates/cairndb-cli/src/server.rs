@@ -16,7 +16,7 @@ use std::sync::Arc;
 use cairndb_server::{Backend, Column, ColumnFlags, ColumnType, Prepared, Results, StatusFlags};
 use cairndb_sql::{
     split_statements, ColumnInfo, FlushLogAtCommit, OutType, Output, Session, SqlDb, SqlOptions,
-    Value,
+    Transport, Value,
 };
 
 const USAGE: &str =
@@ -26,11 +26,19 @@ const USAGE: &str =
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
   [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
+  [--ssl-cert=FILE --ssl-key=FILE] [--ssl-ca=FILE] [--ssl=0|1] [--skip-ssl]
+  [--require-secure-transport[=on|off]]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
 options override it. Without --user, `root` with an empty password.
+TLS is on unless --ssl=0 or --skip-ssl: without --ssl-cert and --ssl-key a
+CA and server certificate are made in the data directory at first start
+(ca.pem, server-cert.pem, server-key.pem) and reused after.
 ";
+
+/// Options that may stand alone, meaning on (`--skip-ssl`).
+const FLAGS: [&str; 3] = ["ssl", "skip-ssl", "require-secure-transport"];
 
 /// Rows per zip-table group in the server unless `--zip-group-size` says
 /// otherwise: 16, not the engine's 8. On sysbench's rows (short, mostly
@@ -76,6 +84,24 @@ struct Settings {
     /// (`Session::set_deferred_durability`); `false` (`thread`) on the
     /// executing thread, inside the write.
     commit_wait_task: bool,
+    /// TLS offered (`--ssl`, on by default; `--ssl=0` / `--skip-ssl`).
+    ssl: bool,
+    /// `--ssl-cert` and `--ssl-key`; `None`: the generated ones.
+    ssl_cert: Option<PathBuf>,
+    ssl_key: Option<PathBuf>,
+    /// `--ssl-ca`: client certificates, if sent, must chain to it.
+    ssl_ca: Option<PathBuf>,
+    /// `--require-secure-transport`: plain-TCP logins get ERR 3159.
+    require_secure_transport: bool,
+}
+
+/// An on/off value; empty (a bare flag) is on.
+fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "on" | "1" | "true" | "yes" => Ok(true),
+        "off" | "0" | "false" | "no" => Ok(false),
+        _ => Err(format!("option {key}: `{v}` is not on or off")),
+    }
 }
 
 impl Default for Settings {
@@ -99,6 +125,11 @@ impl Default for Settings {
             worker_threads: None,
             memory_limit: MemoryLimit::Auto,
             commit_wait_task: true,
+            ssl: true,
+            ssl_cert: None,
+            ssl_key: None,
+            ssl_ca: None,
+            require_secure_transport: false,
         }
     }
 }
@@ -191,6 +222,12 @@ impl Settings {
                     _ => return Err(format!("option {key}: `{v}` is not task or thread")),
                 }
             }
+            "ssl" => self.ssl = parse_bool(&key, v)?,
+            "skip-ssl" => self.ssl = !parse_bool(&key, v)?,
+            "ssl-cert" => self.ssl_cert = Some(PathBuf::from(v)),
+            "ssl-key" => self.ssl_key = Some(PathBuf::from(v)),
+            "ssl-ca" => self.ssl_ca = Some(PathBuf::from(v)),
+            "require-secure-transport" => self.require_secure_transport = parse_bool(&key, v)?,
             "worker-threads" => {
                 let n: usize = parse_num(&key, v)?;
                 if !(1..=1024).contains(&n) {
@@ -244,6 +281,9 @@ impl Settings {
             }
             let (k, v) = match body.split_once('=') {
                 Some((k, v)) => (k.to_string(), v.to_string()),
+                None if FLAGS.contains(&body.replace('_', "-").as_str()) => {
+                    (body.to_string(), String::new())
+                }
                 None => (
                     body.to_string(),
                     it.next()
@@ -256,7 +296,41 @@ impl Settings {
         if s.users.is_empty() {
             s.users.insert("root".into(), String::new());
         }
+        if s.ssl_cert.is_some() != s.ssl_key.is_some() {
+            return Err("--ssl-cert and --ssl-key go together".into());
+        }
+        if s.require_secure_transport && !s.ssl {
+            return Err("--require-secure-transport needs TLS, which --ssl=0 turns off".into());
+        }
         Ok(s)
+    }
+
+    /// The TLS configuration: the files named, or the certificates made
+    /// (at first start) in `datadir`; `None` with `--ssl=0`.
+    fn tls(&self, datadir: &std::path::Path) -> Result<Option<cairndb_server::Tls>, String> {
+        if !self.ssl {
+            return Ok(None);
+        }
+        let (cert, key) = match (&self.ssl_cert, &self.ssl_key) {
+            (Some(c), Some(k)) => (c.clone(), k.clone()),
+            _ => {
+                let f = cairndb_server::auto_generate_certs(datadir)
+                    .map_err(|e| format!("TLS certificates in {}: {e}", datadir.display()))?;
+                if f.generated {
+                    eprintln!(
+                        "cairndb server: made a self-signed CA and server certificate: {} \
+                         (give it to clients to verify the server), {}, {}",
+                        f.ca.display(),
+                        f.cert.display(),
+                        f.key.display()
+                    );
+                }
+                (f.cert, f.key)
+            }
+        };
+        cairndb_server::Tls::from_files(&cert, &key, self.ssl_ca.as_deref())
+            .map(Some)
+            .map_err(|e| format!("TLS: {e}"))
     }
 
     /// The memory limit the budgets are sized to: the option, or with
@@ -394,18 +468,39 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     for d in db.damaged_entries() {
         eprintln!("cairndb server: {d}; that table is not served (its data is kept)");
     }
+    let security = s.tls(&datadir).and_then(|tls| {
+        let rsa = cairndb_server::RsaKeys::load_or_generate(&datadir)
+            .map_err(|e| format!("RSA key pair in {}: {e}", datadir.display()))?;
+        Ok((tls, rsa))
+    });
+    let (tls, rsa) = match security {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = db.close();
+            return Err(e);
+        }
+    };
+    let transport = Transport {
+        have_ssl: tls.is_some(),
+        require_secure_transport: s.require_secure_transport,
+        ..Transport::default()
+    };
     let config = cairndb_server::Config {
         bind: s.bind.clone(),
         port: s.port,
         max_connections: s.max_connections,
         max_allowed_packet: s.max_allowed_packet,
         users: s.users.clone(),
+        tls,
+        require_secure_transport: s.require_secure_transport,
+        rsa_keys: Some(Arc::new(rsa)),
         ..Default::default()
     };
     let rt = tokio_runtime(s.worker_threads())?;
     let backend = Arc::new(SqlBackend {
         db: db.clone(),
         commit_wait_task: s.commit_wait_task,
+        transport,
     });
     let served = rt.block_on(cairndb_server::serve(
         config,
@@ -495,6 +590,9 @@ pub struct SqlBackend {
     /// Sessions leave their commits' syncs to the connection's task
     /// (`--commit-wait=task`).
     pub commit_wait_task: bool,
+    /// The server's TLS settings, copied into each session with the
+    /// connection's TLS session.
+    pub transport: Transport,
 }
 
 /// A connection's session.
@@ -510,6 +608,8 @@ pub struct SqlConn {
     db: Arc<SqlDb>,
     user: String,
     commit_wait_task: bool,
+    /// Closes this connection (`KILL CONNECTION`).
+    closer: Option<cairndb_server::Closer>,
 }
 
 impl SqlConn {
@@ -533,6 +633,11 @@ impl SqlConn {
                 let current = self.s.database().map(str::to_string);
                 let mut fresh = Session::new(self.db.clone(), &self.user);
                 fresh.set_deferred_durability(self.commit_wait_task);
+                fresh.set_transport(self.s.transport().clone());
+                fresh.info().set_host(&self.s.info().host());
+                if let Some(closer) = self.closer.clone() {
+                    fresh.info().on_kill(move || closer.close());
+                }
                 if let Some(d) = current {
                     let _ = fresh.use_database(&d);
                 }
@@ -560,6 +665,24 @@ fn to_wire(e: cairndb_sql::SqlError) -> cairndb_server::SqlError {
 impl Backend for SqlBackend {
     type Session = SqlConn;
 
+    fn open_session_with(
+        &self,
+        conn: &cairndb_server::ConnInfo,
+    ) -> Result<SqlConn, cairndb_server::SqlError> {
+        let mut c = self.open_session(conn.id, &conn.user, conn.db.as_deref())?;
+        let mut t = self.transport.clone();
+        if let Some(tls) = &conn.tls {
+            t.ssl_version = tls.version.to_string();
+            t.ssl_cipher = tls.cipher.to_string();
+        }
+        c.s.set_transport(t);
+        c.s.info().set_host(&conn.host);
+        let closer = conn.closer.clone();
+        c.s.info().on_kill(move || closer.close());
+        c.closer = Some(conn.closer.clone());
+        Ok(c)
+    }
+
     fn open_session(
         &self,
         _conn_id: u32,
@@ -580,6 +703,7 @@ impl Backend for SqlBackend {
             db: self.db.clone(),
             user: user.to_string(),
             commit_wait_task: self.commit_wait_task,
+            closer: None,
         })
     }
 }
@@ -783,6 +907,10 @@ impl cairndb_server::Session for SqlConn {
         self.s.is_quick_read(stmt) || self.s.is_quick_write(stmt)
     }
 
+    fn idle_timeout(&self) -> Option<std::time::Duration> {
+        self.s.wait_timeout()
+    }
+
     fn poll_durable(
         &mut self,
         cx: &mut std::task::Context<'_>,
@@ -890,6 +1018,7 @@ mod tests {
         let backend = SqlBackend {
             db: db.clone(),
             commit_wait_task: false,
+            transport: Default::default(),
         };
         let mut c = backend.open_session(1, "root", None).unwrap();
         let mut out = cairndb_sql::Collect::default();
@@ -1024,6 +1153,35 @@ mod tests {
             let e = settings(&[&format!("--memory-limit={bad}")]).err().unwrap();
             assert!(e.contains("memory-limit"), "{e}");
         }
+    }
+
+    /// TLS options: on by default; `--skip-ssl` and `--ssl=0` as flags or
+    /// values; cert and key together; require-secure-transport as a bare
+    /// flag, refused with TLS off.
+    #[test]
+    fn tls_options() {
+        let s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert!(s.ssl && !s.require_secure_transport && s.ssl_cert.is_none());
+        let s = settings(&["--skip-ssl", "--datadir=/tmp/x"]).unwrap();
+        assert!(!s.ssl);
+        let s = settings(&["--datadir=/tmp/x", "--ssl=0"]).unwrap();
+        assert!(!s.ssl);
+        let s = settings(&[
+            "--require-secure-transport",
+            "--ssl-cert=c.pem",
+            "--ssl_key=k.pem",
+            "--ssl-ca=ca.pem",
+            "--datadir=/tmp/x",
+        ])
+        .unwrap();
+        assert!(s.ssl && s.require_secure_transport);
+        assert_eq!(s.ssl_ca, Some(PathBuf::from("ca.pem")));
+        assert!(settings(&["--datadir=/tmp/x", "--ssl-cert=c.pem"]).is_err());
+        let e = settings(&["--skip-ssl", "--require_secure_transport=on"])
+            .err()
+            .unwrap();
+        assert!(e.contains("require-secure-transport"), "{e}");
+        assert!(settings(&["--ssl=maybe"]).is_err());
     }
 
     /// `--worker-threads`: one per CPU unless set; 0, a non-number or

@@ -137,3 +137,52 @@ async fn hostile_statements_leave_the_server_serving_and_restartable() {
     let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM d.t").await.unwrap();
     assert_eq!(n, Some(3));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_closes_an_idle_connection_and_frees_its_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path());
+    let mut a = connect(srv.port).await;
+    a.query_drop("CREATE DATABASE d").await.unwrap();
+    a.query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+        .await
+        .unwrap();
+    a.query_drop("INSERT INTO d.t VALUES (1, 0)").await.unwrap();
+    let a_id: Option<u64> = a.query_first("SELECT CONNECTION_ID()").await.unwrap();
+    a.query_drop("BEGIN").await.unwrap();
+    a.query_drop("UPDATE d.t SET v = 1 WHERE id = 1")
+        .await
+        .unwrap();
+    // A sits idle in its transaction, holding the row lock.
+    let mut b = connect(srv.port).await;
+    let list: Vec<(u64, String)> = b
+        .query("SELECT ID, COMMAND FROM information_schema.PROCESSLIST")
+        .await
+        .unwrap();
+    assert!(
+        list.contains(&(a_id.unwrap(), "Sleep".to_string())),
+        "{list:?}"
+    );
+    b.query_drop(format!("KILL {}", a_id.unwrap()))
+        .await
+        .unwrap();
+    // A's transaction rolled back: B gets the lock at once.
+    b.query_drop("SET SESSION innodb_lock_wait_timeout = 5")
+        .await
+        .unwrap();
+    b.query_drop("UPDATE d.t SET v = 2 WHERE id = 1")
+        .await
+        .unwrap();
+    let v: Option<i64> = b
+        .query_first("SELECT v FROM d.t WHERE id = 1")
+        .await
+        .unwrap();
+    assert_eq!(v, Some(2));
+    assert!(a.query_drop("SELECT 1").await.is_err(), "a was closed");
+
+    // A session's own wait_timeout closes it when idle that long.
+    let mut c = connect(srv.port).await;
+    c.query_drop("SET SESSION wait_timeout = 1").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+    assert!(c.query_drop("SELECT 1").await.is_err(), "c timed out");
+}

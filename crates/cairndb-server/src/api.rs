@@ -28,6 +28,43 @@ pub trait Backend: Send + Sync + 'static {
         user: &str,
         db: Option<&str>,
     ) -> Result<Self::Session, SqlError>;
+
+    /// Called after authentication succeeds, with what is known of the
+    /// connection (its TLS session, for `Ssl_cipher`). Default:
+    /// [`Backend::open_session`].
+    fn open_session_with(&self, conn: &ConnInfo) -> Result<Self::Session, SqlError> {
+        self.open_session(conn.id, &conn.user, conn.db.as_deref())
+    }
+}
+
+/// What the backend learns of a connection when it opens its session.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ConnInfo {
+    /// The connection id (as in the greeting).
+    pub id: u32,
+    pub user: String,
+    /// The database named in the handshake, if any.
+    pub db: Option<String>,
+    /// The client's IP address.
+    pub host: String,
+    /// The TLS session, when the connection is secured.
+    pub tls: Option<crate::tls::TlsInfo>,
+    /// Closes this connection from elsewhere (`KILL CONNECTION`).
+    pub closer: Closer,
+}
+
+/// Closes one connection from any thread: the connection stops waiting
+/// for its next command (or ends after the command in flight), and its
+/// session is dropped, rolling back its transaction.
+#[derive(Debug, Clone, Default)]
+pub struct Closer(pub(crate) std::sync::Arc<tokio::sync::Notify>);
+
+impl Closer {
+    /// Asks the connection to close.
+    pub fn close(&self) {
+        self.0.notify_one();
+    }
 }
 
 /// One connection's SQL state: its transaction, its prepared statements,
@@ -78,6 +115,13 @@ pub trait Session: Send + 'static {
     fn is_quick(&self, stmt: u32) -> bool {
         let _ = stmt;
         false
+    }
+
+    /// How long the connection may wait for its next command (the
+    /// session's `wait_timeout`), read after every command; None for the
+    /// server's [`Config::wait_timeout`](crate::Config). Default: None.
+    fn idle_timeout(&self) -> Option<std::time::Duration> {
+        None
     }
 
     /// What the last command's answer waits for before it is sent: the
@@ -375,6 +419,14 @@ impl SqlError {
             1045,
             b"28000",
             format!("Access denied for user '{user}'@'{host}' (using password: {yn})"),
+        )
+    }
+    /// 3159: a plain-TCP login while `require_secure_transport` is on.
+    pub fn insecure_transport() -> Self {
+        Self::new(
+            3159,
+            b"HY000",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
         )
     }
     /// 1047.

@@ -2,18 +2,26 @@
 //! authentication exchange, as a state machine fed one client payload at a
 //! time ([`Auth::on_packet`]) that writes its replies into an [`Out`].
 //!
-//! Supported: `mysql_native_password`, and `caching_sha2_password` fast
-//! authentication (the server knows each password, so it checks the
-//! client's scramble directly and answers "fast auth success"). A client
-//! that proposes any other plugin gets an AuthSwitchRequest to the
-//! server's default plugin, with the same nonce. There is no full
-//! authentication of caching_sha2 (that needs TLS or RSA): a wrong
-//! scramble is denied at once.
+//! Supported: `mysql_native_password`, and `caching_sha2_password`. The
+//! server knows each password, so every user is "in the cache": a right
+//! caching_sha2 scramble gets "fast auth success" at once. A scramble that
+//! does not match gets "perform full authentication", as in MySQL: over
+//! TLS the client then sends its password in clear, without TLS it asks
+//! for the server's RSA public key (or has it) and sends the password
+//! encrypted with it. A client that proposes any other plugin gets an
+//! AuthSwitchRequest to the server's default plugin, with the same nonce.
+//!
+//! TLS: when it is offered the greeting carries CLIENT_SSL, and a first
+//! response with CLIENT_SSL set is an SSLRequest: [`AuthStep::Upgrade`]
+//! tells the caller to run the TLS handshake, then [`Auth::secured`], and
+//! the full response follows over TLS (sequence id 2). With
+//! `require_secure` a response over plain TCP gets ERR 3159.
 //!
 //! Invariants: the nonce is 20 random printable bytes, never sent twice;
-//! scrambles are compared in constant time; every parse is bounds-checked
-//! (the handshake response is parsed by `mysql_common`'s checked parser).
-//! No locking: one connection.
+//! scrambles and passwords are compared in constant time; every parse is
+//! bounds-checked (the handshake response is parsed by `mysql_common`'s
+//! checked parser); a clear password is accepted only over TLS. No
+//! locking: one connection.
 
 #![deny(
     clippy::indexing_slicing,
@@ -23,6 +31,7 @@
 )]
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use mysql_common::io::ParseBuf;
@@ -32,6 +41,7 @@ use mysql_common::scramble::{scramble_native, scramble_sha256};
 use rand::Rng;
 
 use crate::api::SqlError;
+use crate::tls::RsaKeys;
 use crate::wire::Out;
 
 /// The server version sent in the greeting.
@@ -69,7 +79,8 @@ pub enum AuthPlugin {
     /// `mysql_native_password` (SHA-1 scramble).
     #[default]
     MysqlNativePassword,
-    /// `caching_sha2_password`, fast authentication only.
+    /// `caching_sha2_password`: fast authentication, and full
+    /// authentication over TLS or with the server's RSA key.
     CachingSha2Password,
 }
 
@@ -100,12 +111,35 @@ pub(crate) enum AuthStep {
     Done(Login),
     /// Send the ERR written and close.
     Fail,
+    /// The client sent an SSLRequest: nothing to send; run the TLS
+    /// handshake on the socket, call [`Auth::secured`], and read the
+    /// next packet (sequence id 2) over TLS.
+    Upgrade,
+}
+
+/// What the connection phase may do beside checking passwords.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AuthOptions {
+    /// TLS is configured: CLIENT_SSL is offered.
+    pub(crate) tls: bool,
+    /// Refuse a login over plain TCP (ERR 3159).
+    pub(crate) require_secure: bool,
+    /// The RSA key pair for caching_sha2 full authentication without TLS.
+    pub(crate) rsa: Option<Arc<RsaKeys>>,
 }
 
 #[derive(Debug)]
 enum State {
     Response,
     Switched {
+        user: String,
+        db: Option<String>,
+        caps: CapabilityFlags,
+    },
+    /// caching_sha2 "perform full authentication" sent: the password
+    /// comes next (clear over TLS, RSA-encrypted otherwise), or a request
+    /// for the public key.
+    FullAuth {
         user: String,
         db: Option<String>,
         caps: CapabilityFlags,
@@ -118,6 +152,9 @@ pub(crate) struct Auth {
     nonce: [u8; 20],
     plugin: AuthPlugin,
     state: State,
+    opts: AuthOptions,
+    /// The TLS handshake has completed.
+    secure: bool,
 }
 
 /// Constant-time equality of two scrambles.
@@ -126,7 +163,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Auth {
-    pub(crate) fn new(conn_id: u32, plugin: AuthPlugin) -> Self {
+    pub(crate) fn new(conn_id: u32, plugin: AuthPlugin, opts: AuthOptions) -> Self {
         let mut rng = rand::thread_rng();
         let mut nonce = [0u8; 20];
         for b in &mut nonce {
@@ -137,7 +174,23 @@ impl Auth {
             nonce,
             plugin,
             state: State::Response,
+            opts,
+            secure: false,
         }
+    }
+
+    /// The capabilities offered in the greeting.
+    fn capabilities(&self) -> CapabilityFlags {
+        if self.opts.tls {
+            server_capabilities() | CapabilityFlags::CLIENT_SSL
+        } else {
+            server_capabilities()
+        }
+    }
+
+    /// The TLS handshake that followed an SSLRequest has completed.
+    pub(crate) fn secured(&mut self) {
+        self.secure = true;
     }
 
     /// Writes the greeting (sequence id 0).
@@ -155,7 +208,7 @@ impl Auth {
             self.conn_id,
             scramble_1,
             Some(scramble_2.as_slice()),
-            server_capabilities(),
+            self.capabilities(),
             DEFAULT_COLLATION,
             StatusFlags::SERVER_STATUS_AUTOCOMMIT,
             Some(self.plugin.name()),
@@ -178,6 +231,9 @@ impl Auth {
             State::Switched { user, db, caps } => {
                 self.verify(self.plugin, payload, user, db, caps, users, host, out)
             }
+            State::FullAuth { user, db, caps } => {
+                self.full_auth(payload, user, db, caps, users, host, out)
+            }
             State::Over => {
                 out.err(&SqlError::packets_out_of_order());
                 AuthStep::Fail
@@ -193,14 +249,23 @@ impl Auth {
         out: &mut Out,
     ) -> AuthStep {
         let bad = || SqlError::new(1043, b"08S01", "Bad handshake");
-        // A pre-4.1 client (or an SSL request, which is not offered).
-        let protocol_41 = payload
+        let client = payload
             .first_chunk::<4>()
-            .map(|c| u32::from_le_bytes(*c) & CapabilityFlags::CLIENT_PROTOCOL_41.bits() != 0)
-            .unwrap_or(false);
-        if !protocol_41 {
+            .map_or(CapabilityFlags::empty(), |c| {
+                CapabilityFlags::from_bits_truncate(u32::from_le_bytes(*c))
+            });
+        // A pre-4.1 client.
+        if !client.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
             out.err(&bad());
             return AuthStep::Fail;
+        }
+        // An SSLRequest (the first 32 bytes of a response, CLIENT_SSL
+        // set): the TLS handshake follows, then the response again. When
+        // TLS is not offered, CLIENT_SSL is ignored (and an SSLRequest,
+        // too short for a response, is a bad handshake).
+        if self.opts.tls && !self.secure && client.contains(CapabilityFlags::CLIENT_SSL) {
+            self.state = State::Response;
+            return AuthStep::Upgrade;
         }
         let resp: HandshakeResponse<'_> = match ParseBuf(payload).parse(()) {
             Ok(r) => r,
@@ -209,7 +274,11 @@ impl Auth {
                 return AuthStep::Fail;
             }
         };
-        let caps = server_capabilities() & resp.capabilities();
+        if self.opts.require_secure && !self.secure {
+            out.err(&SqlError::insecure_transport());
+            return AuthStep::Fail;
+        }
+        let caps = self.capabilities() & resp.capabilities();
         let user = String::from_utf8_lossy(resp.user()).into_owned();
         let db = resp
             .db_name()
@@ -266,6 +335,15 @@ impl Auth {
                 }
             },
         };
+        // caching_sha2: a scramble that does not match (or an unknown
+        // user, so as not to tell which) gets full authentication.
+        if !ok && plugin == AuthPlugin::CachingSha2Password && data.len() == 32 {
+            out.begin();
+            out.buf.extend_from_slice(&[0x01, 0x04]);
+            out.end();
+            self.state = State::FullAuth { user, db, caps };
+            return AuthStep::More;
+        }
         if !ok {
             out.err(&SqlError::access_denied(&user, host, !data.is_empty()));
             return AuthStep::Fail;
@@ -275,6 +353,62 @@ impl Auth {
             out.begin();
             out.buf.extend_from_slice(&[0x01, 0x03]);
             out.end();
+        }
+        AuthStep::Done(Login { user, db, caps })
+    }
+
+    /// caching_sha2 full authentication: the password in clear over TLS;
+    /// without TLS, a request for the public key (0x02) or the password
+    /// (NUL-terminated, XORed with the nonce) encrypted with it.
+    #[allow(clippy::too_many_arguments)]
+    fn full_auth(
+        &mut self,
+        payload: &[u8],
+        user: String,
+        db: Option<String>,
+        caps: CapabilityFlags,
+        users: &HashMap<String, String>,
+        host: &str,
+        out: &mut Out,
+    ) -> AuthStep {
+        let password = if self.secure {
+            payload.to_vec()
+        } else if payload == [0x02] {
+            let Some(rsa) = &self.opts.rsa else {
+                out.err(&SqlError::new(
+                    1045,
+                    b"28000",
+                    format!(
+                        "Access denied for user '{user}'@'{host}': caching_sha2_password full \
+                         authentication needs TLS (the server has no RSA key)"
+                    ),
+                ));
+                return AuthStep::Fail;
+            };
+            // AuthMoreData: the public key.
+            out.begin();
+            out.buf.push(0x01);
+            out.buf.extend_from_slice(&rsa.public_pem);
+            out.end();
+            self.state = State::FullAuth { user, db, caps };
+            return AuthStep::More;
+        } else {
+            let Some(mut p) = self.opts.rsa.as_ref().and_then(|k| k.decrypt(payload)) else {
+                out.err(&SqlError::access_denied(&user, host, true));
+                return AuthStep::Fail;
+            };
+            for (b, n) in p.iter_mut().zip(self.nonce.iter().cycle()) {
+                *b ^= n;
+            }
+            p
+        };
+        let password = password.strip_suffix(&[0]).unwrap_or(&password);
+        let ok = users
+            .get(&user)
+            .is_some_and(|pw| same(pw.as_bytes(), password));
+        if !ok {
+            out.err(&SqlError::access_denied(&user, host, true));
+            return AuthStep::Fail;
         }
         AuthStep::Done(Login { user, db, caps })
     }
@@ -313,7 +447,7 @@ mod tests {
 
     #[test]
     fn greeting_parses_back() {
-        let a = Auth::new(7, AuthPlugin::MysqlNativePassword);
+        let a = Auth::new(7, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let mut out = Out::default();
         a.greeting(&mut out);
         let hs: HandshakePacket<'_> = ParseBuf(&out.buf[4..]).parse(()).unwrap();
@@ -334,7 +468,7 @@ mod tests {
     fn native_sha2_switch_and_denial() {
         let u = users();
         // native
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let s = scramble_native(&a.nonce, b"pw").unwrap();
         let mut out = Out::default();
         let r = a.on_packet(
@@ -345,7 +479,7 @@ mod tests {
         );
         assert!(matches!(r, AuthStep::Done(ref l) if l.user == "u"));
         // sha2 fast auth
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let s = scramble_sha256(&a.nonce, b"pw").unwrap();
         let mut out = Out::default();
         let r = a.on_packet(
@@ -357,7 +491,7 @@ mod tests {
         assert!(matches!(r, AuthStep::Done(_)));
         assert_eq!(out.buf, [2, 0, 0, 0, 1, 3]);
         // switch from an unknown plugin
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let mut out = Out::default();
         let r = a.on_packet(&response("u", b"dialog", b"xx"), &u, "h", &mut out);
         assert!(matches!(r, AuthStep::More));
@@ -366,7 +500,7 @@ mod tests {
         let r = a.on_packet(&s, &u, "h", &mut out);
         assert!(matches!(r, AuthStep::Done(_)));
         // wrong password, unknown user, empty password
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let mut out = Out::default();
         let r = a.on_packet(
             &response("u", b"mysql_native_password", &[1; 20]),
@@ -377,7 +511,7 @@ mod tests {
         assert!(matches!(r, AuthStep::Fail));
         assert_eq!(out.buf[4], 0xFF);
         assert_eq!(&out.buf[5..7], &1045u16.to_le_bytes());
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let r = a.on_packet(
             &response("nobody", b"mysql_native_password", b""),
             &u,
@@ -385,7 +519,7 @@ mod tests {
             &mut Out::default(),
         );
         assert!(matches!(r, AuthStep::Fail));
-        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let r = a.on_packet(
             &response("root", b"mysql_native_password", b""),
             &u,
@@ -398,7 +532,7 @@ mod tests {
     #[test]
     fn garbage_is_a_bad_handshake() {
         for p in [&b""[..], b"\x00\x02\x00\x00", b"\xff\xff\xff\xff\x00"] {
-            let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword);
+            let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
             let mut out = Out::default();
             assert!(matches!(
                 a.on_packet(p, &users(), "h", &mut out),

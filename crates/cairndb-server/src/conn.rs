@@ -44,6 +44,8 @@ pub(crate) struct Stats {
     pub(crate) started: Instant,
     pub(crate) threads: AtomicU32,
     pub(crate) questions: AtomicU64,
+    /// Connections that ended before logging in.
+    pub(crate) aborted_connects: AtomicU64,
 }
 
 impl Stats {
@@ -52,7 +54,13 @@ impl Stats {
             started: Instant::now(),
             threads: AtomicU32::new(0),
             questions: AtomicU64::new(0),
+            aborted_connects: AtomicU64::new(0),
         }
+    }
+
+    /// Counts a connection that ended before logging in.
+    pub(crate) fn aborted(&self) {
+        self.aborted_connects.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -114,6 +114,15 @@ impl Framer {
         }
     }
 
+    /// Takes the unconsumed bytes out (what followed an SSLRequest).
+    pub(crate) fn take_pending(&mut self) -> Vec<u8> {
+        let rest = self.buf.get(self.start..).unwrap_or_default().to_vec();
+        self.buf.clear();
+        self.start = 0;
+        self.need = 0;
+        rest
+    }
+
     /// Whether unconsumed bytes are buffered (pipelined commands).
     #[cfg(test)]
     pub(crate) fn has_pending(&self) -> bool {

@@ -2,7 +2,7 @@
 //! `cairndb server`.
 //!
 //! This crate owns the network: it accepts TCP connections, performs the
-//! handshake and authentication, frames packets, decodes commands and
+//! handshake, the TLS upgrade ([`Tls`]) and authentication, frames packets, decodes commands and
 //! prepared-statement parameters, and encodes results. It knows no SQL: a
 //! [`Backend`] opens one [`Session`] per authenticated connection, and the
 //! session answers each command by writing into a [`Results`] sink, which
@@ -27,13 +27,18 @@ mod framing;
 mod params;
 mod results;
 mod server;
+mod tls;
 mod wire;
 
 pub use api::{
-    Backend, Column, DateTime, Prepared, Results, RowWriter, Session, SqlError, Time, Value,
+    Backend, Closer, Column, ConnInfo, DateTime, Prepared, Results, RowWriter, Session, SqlError,
+    Time, Value,
 };
 pub use mysql_common::constants::{ColumnFlags, ColumnType, StatusFlags};
-pub use server::{blocking, serve, shutdown_signal, AuthPlugin, Config, Executor, Server};
+pub use server::{
+    blocking, serve, shutdown_signal, AuthPlugin, Config, Counters, Executor, Server,
+};
+pub use tls::{auto_generate_certs, CertFiles, RsaKeys, Tls, TlsInfo};
 
 /// Test and fuzzing hooks; not a stable interface.
 #[doc(hidden)]

@@ -37,12 +37,13 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 
-use crate::api::{Backend, Session, SqlError};
+use crate::api::{Backend, ConnInfo, Session, SqlError};
 pub use crate::auth::AuthPlugin;
-use crate::auth::{Auth, AuthStep};
+use crate::auth::{Auth, AuthOptions, AuthStep, Login};
 use crate::conn::{Core, Flow, Stats};
 use crate::framing::{Discard, Frame, FrameError, Framer, SHRINK_ABOVE};
 use crate::results::{NoSpill, Spill};
+use crate::tls::{RsaKeys, Tls, TlsInfo};
 use crate::wire::Out;
 
 /// Where session calls run.
@@ -87,11 +88,20 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// Idle time after which a connection is closed (`wait_timeout`).
     pub wait_timeout: Duration,
+    /// TLS: offered (CLIENT_SSL) when set.
+    pub tls: Option<Tls>,
+    /// Refuse a login over plain TCP with ERR 3159
+    /// (`require_secure_transport`); needs `tls`.
+    pub require_secure_transport: bool,
+    /// The RSA key pair a client without TLS may ask for, to send its
+    /// password encrypted in caching_sha2_password full authentication;
+    /// `None`: such a client is refused.
+    pub rsa_keys: Option<Arc<RsaKeys>>,
 }
 
 impl Default for Config {
     /// Loopback port 3306, 151 connections, 64 MiB packets, user `root`
-    /// with an empty password, MySQL's default timeouts.
+    /// with an empty password, MySQL's default timeouts, no TLS.
     fn default() -> Self {
         Config {
             bind: "127.0.0.1".into(),
@@ -103,7 +113,28 @@ impl Default for Config {
             executor: Executor::default(),
             connect_timeout: Duration::from_secs(10),
             wait_timeout: Duration::from_secs(8 * 3600),
+            tls: None,
+            require_secure_transport: false,
+            rsa_keys: None,
         }
+    }
+}
+
+/// Server-wide counters ([`Server::counters`]).
+#[derive(Debug, Clone)]
+pub struct Counters(Arc<Stats>);
+
+impl Counters {
+    /// Connections that ended before logging in: refused logins, failed
+    /// TLS handshakes, malformed or timed-out connection phases (MySQL's
+    /// `Aborted_connects`).
+    pub fn aborted_connects(&self) -> u64 {
+        self.0.aborted_connects.load(Ordering::Relaxed)
+    }
+
+    /// Connections open now.
+    pub fn threads_connected(&self) -> u32 {
+        self.0.threads.load(Ordering::Relaxed)
     }
 }
 
@@ -145,6 +176,12 @@ impl<B: Backend> Server<B> {
     /// Binds `config.bind:config.port` (with `SO_REUSEADDR`, as tokio
     /// does on Unix).
     pub async fn bind(config: Config, backend: Arc<B>) -> io::Result<Self> {
+        if config.require_secure_transport && config.tls.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "require_secure_transport needs TLS configured",
+            ));
+        }
         let listener = TcpListener::bind((config.bind.as_str(), config.port)).await?;
         let executor = match (config.executor, Handle::current().runtime_flavor()) {
             (Executor::BlockInPlace, RuntimeFlavor::CurrentThread) => Executor::Inline,
@@ -162,6 +199,11 @@ impl<B: Backend> Server<B> {
                 stop: Stop::default(),
             }),
         })
+    }
+
+    /// The server's counters, readable while it runs.
+    pub fn counters(&self) -> Counters {
+        Counters(Arc::clone(&self.shared.stats))
     }
 
     /// The address actually bound.
@@ -263,14 +305,99 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     let refuse = shared.active.fetch_add(1, Ordering::Relaxed) >= shared.config.max_connections;
     shared.stats.threads.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&shared.active, &shared.stats.threads);
-    let (r, w) = sock.into_split();
+    let (mut r, mut w) = sock.into_split();
     let host = peer.ip().to_string();
-    run_connection(&shared, r, w, id, &host, refuse).await;
+    let shared = &*shared;
+    let cfg = &shared.config;
+    let mut out = Out::with_capacity(OUT_INITIAL);
+    let mut framer = Framer::new();
+    if refuse {
+        out.err(&SqlError::too_many_connections());
+        let _ = flush(&mut w, &mut out).await;
+        return;
+    }
+    let mut waits = Waits::new(&shared.stop, cfg.connect_timeout);
+    let mut auth = Auth::new(id, cfg.auth_plugin, auth_options(cfg));
+    auth.greeting(&mut out);
+    // The connection phase, TLS handshake included, within connect_timeout.
+    let deadline = deadline_after(Instant::now(), cfg.connect_timeout);
+    let phase = tokio::time::timeout_at(
+        deadline,
+        login_phase(
+            cfg,
+            &mut r,
+            &mut w,
+            (&mut framer, &mut out, &mut waits),
+            &mut auth,
+            &host,
+            1,
+        ),
+    )
+    .await
+    .unwrap_or(Phase::End);
+    let login = match phase {
+        Phase::Login(login) => login,
+        Phase::End => return shared.stats.aborted(),
+        Phase::Upgrade => {
+            let (Some(tls), Ok(sock)) = (&cfg.tls, r.reunite(w)) else {
+                return shared.stats.aborted();
+            };
+            // What the client sent after its SSLRequest without waiting
+            // (its ClientHello) is in the framer: put it back in front.
+            let sock = Rewound::new(framer.take_pending(), sock);
+            let accepted = tokio::time::timeout_at(deadline, tls.acceptor.accept(sock)).await;
+            let Ok(Ok(stream)) = accepted else {
+                return shared.stats.aborted();
+            };
+            let info = TlsInfo::of(stream.get_ref().1);
+            auth.secured();
+            let (mut r, mut w) = tokio::io::split(stream);
+            let phase = tokio::time::timeout_at(
+                deadline,
+                login_phase(
+                    cfg,
+                    &mut r,
+                    &mut w,
+                    (&mut framer, &mut out, &mut waits),
+                    &mut auth,
+                    &host,
+                    2,
+                ),
+            )
+            .await
+            .unwrap_or(Phase::End);
+            let Phase::Login(login) = phase else {
+                return shared.stats.aborted();
+            };
+            let conn = Conn {
+                id,
+                host,
+                tls: Some(info),
+            };
+            return command_phase(shared, r, w, framer, out, waits, login, conn).await;
+        }
+    };
+    let conn = Conn {
+        id,
+        host,
+        tls: None,
+    };
+    command_phase(shared, r, w, framer, out, waits, login, conn).await;
+}
+
+/// The connection phase's options from the server's.
+fn auth_options(cfg: &Config) -> AuthOptions {
+    AuthOptions {
+        tls: cfg.tls.is_some(),
+        require_secure: cfg.require_secure_transport,
+        rsa: cfg.rsa_keys.clone(),
+    }
 }
 
 /// Runs the protocol over any byte stream (no socket), with an executor
-/// fit for the current runtime: for the fuzz target and tests.
-pub async fn drive_connection<B, R, W>(config: Config, backend: Arc<B>, r: R, w: W)
+/// fit for the current runtime: for the fuzz target and tests. TLS is not
+/// offered.
+pub async fn drive_connection<B, R, W>(config: Config, backend: Arc<B>, mut r: R, mut w: W)
 where
     B: Backend,
     R: AsyncRead + Unpin + Send + 'static,
@@ -281,7 +408,10 @@ where
         (e, _) => e,
     };
     let shared = Shared {
-        config,
+        config: Config {
+            tls: None,
+            ..config
+        },
         backend,
         stats: Arc::new(Stats::new()),
         next_id: AtomicU32::new(2),
@@ -289,7 +419,170 @@ where
         executor,
         stop: Stop::default(),
     };
-    run_connection(&shared, r, w, 1, "localhost", false).await;
+    let cfg = &shared.config;
+    let mut out = Out::with_capacity(OUT_INITIAL);
+    let mut framer = Framer::new();
+    let mut waits = Waits::new(&shared.stop, cfg.connect_timeout);
+    let mut auth = Auth::new(1, cfg.auth_plugin, auth_options(cfg));
+    auth.greeting(&mut out);
+    let phase = tokio::time::timeout(
+        cfg.connect_timeout,
+        login_phase(
+            cfg,
+            &mut r,
+            &mut w,
+            (&mut framer, &mut out, &mut waits),
+            &mut auth,
+            "localhost",
+            1,
+        ),
+    )
+    .await;
+    if let Ok(Phase::Login(login)) = phase {
+        let conn = Conn {
+            id: 1,
+            host: "localhost".into(),
+            tls: None,
+        };
+        command_phase(&shared, r, w, framer, out, waits, login, conn).await;
+    }
+}
+
+/// How the connection phase ended.
+enum Phase {
+    /// Authenticated.
+    Login(Login),
+    /// An SSLRequest: the TLS handshake comes next.
+    Upgrade,
+    /// Closed, refused or failed (its ERR sent, if any).
+    End,
+}
+
+/// A connection's identity for its session.
+struct Conn {
+    id: u32,
+    host: String,
+    tls: Option<TlsInfo>,
+}
+
+/// The connection phase from sequence id `expect` on: sends what `out`
+/// holds (the greeting), then answers the client's packets until a login,
+/// an SSLRequest or the end.
+async fn login_phase<R, W>(
+    cfg: &Config,
+    r: &mut R,
+    w: &mut W,
+    (framer, out, waits): (&mut Framer, &mut Out, &mut Waits<'_>),
+    auth: &mut Auth,
+    host: &str,
+    mut expect: u8,
+) -> Phase
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let max = cfg.max_allowed_packet;
+    if flush(w, out).await.is_err() {
+        return Phase::End;
+    }
+    loop {
+        let frame = match read_frame(r, framer, expect, max, cfg.connect_timeout, waits).await {
+            Read::Frame(f) => f,
+            Read::Closed => return Phase::End,
+            Read::Fatal(e) => {
+                out.seq = expect.wrapping_add(1);
+                out.err(&e);
+                let _ = flush(w, out).await;
+                close_after_fatal(r, w).await;
+                return Phase::End;
+            }
+            Read::TooLarge => {
+                let last = discard_payload(r, framer).await;
+                out.seq = last.unwrap_or(expect).wrapping_add(1);
+                out.err(&SqlError::packet_too_large());
+                let _ = flush(w, out).await;
+                close_after_fatal(r, w).await;
+                return Phase::End;
+            }
+        };
+        out.seq = frame.last_seq.wrapping_add(1);
+        let step = auth.on_packet(framer.payload(&frame), &cfg.users, host, out);
+        framer.consume(frame);
+        match step {
+            AuthStep::More => {
+                expect = out.seq;
+                if flush(w, out).await.is_err() {
+                    return Phase::End;
+                }
+            }
+            AuthStep::Done(login) => return Phase::Login(login),
+            AuthStep::Fail => {
+                let _ = flush(w, out).await;
+                return Phase::End;
+            }
+            AuthStep::Upgrade => return Phase::Upgrade,
+        }
+    }
+}
+
+/// A socket with bytes already read from it put back in front of it:
+/// what a client sent right after its SSLRequest, the start of its TLS
+/// handshake. Writes go straight through.
+struct Rewound<S> {
+    pre: Vec<u8>,
+    pos: usize,
+    inner: S,
+}
+
+impl<S> Rewound<S> {
+    fn new(pre: Vec<u8>, inner: S) -> Self {
+        Rewound { pre, pos: 0, inner }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Rewound<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = &mut *self;
+        if let Some(rest) = this.pre.get(this.pos..).filter(|r| !r.is_empty()) {
+            let n = rest.len().min(buf.remaining());
+            buf.put_slice(rest.get(..n).unwrap_or_default());
+            this.pos += n;
+            if this.pos >= this.pre.len() {
+                this.pre = Vec::new();
+                this.pos = 0;
+            }
+            return std::task::Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Rewound<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }
 
 /// How a wait for the client's next payload ended.
@@ -312,6 +605,9 @@ struct Waits<'a> {
     /// Registered with the server's `Notify` before the flag is first
     /// read, so a shutdown after that read still wakes it.
     stopped: Pin<Box<Notified<'a>>>,
+    /// Resolves when the session's [`Closer`](crate::api::Closer) asks
+    /// the connection to close (command phase only).
+    closed: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
 impl<'a> Waits<'a> {
@@ -322,6 +618,7 @@ impl<'a> Waits<'a> {
             timer: IdleTimer::new(idle),
             stop: &stop.flag,
             stopped,
+            closed: None,
         }
     }
 
@@ -397,6 +694,7 @@ async fn read_frame<R: AsyncRead + Unpin>(
             return Read::Closed;
         }
         let buf = framer.read_buf();
+        let closed = &mut waits.closed;
         tokio::select! {
             n = r.read_buf(buf) => match n {
                 Ok(0) | Err(_) => return Read::Closed,
@@ -404,6 +702,12 @@ async fn read_frame<R: AsyncRead + Unpin>(
             },
             _ = waits.timer.expired() => return Read::Closed,
             _ = waits.stopped.as_mut() => return Read::Closed,
+            _ = async {
+                match closed.as_mut() {
+                    Some(c) => c.as_mut().await,
+                    None => std::future::pending().await,
+                }
+            } => return Read::Closed,
         }
     }
 }
@@ -549,13 +853,18 @@ async fn exec<T: Send + 'static>(
     }
 }
 
-async fn run_connection<B, R, W>(
+/// After a login: opens the session, answers OK, then runs commands
+/// until the connection ends.
+#[allow(clippy::too_many_arguments)]
+async fn command_phase<B, R, W>(
     shared: &Shared<B>,
     mut r: R,
     mut w: W,
-    id: u32,
-    host: &str,
-    refuse: bool,
+    framer: Framer,
+    mut out: Out,
+    mut waits: Waits<'_>,
+    login: Login,
+    conn: Conn,
 ) where
     B: Backend,
     R: AsyncRead + Unpin + Send + 'static,
@@ -563,76 +872,20 @@ async fn run_connection<B, R, W>(
 {
     let cfg = &shared.config;
     let max = cfg.max_allowed_packet;
-    let mut out = Out::with_capacity(OUT_INITIAL);
-    let mut framer = Framer::new();
-    if refuse {
-        out.err(&SqlError::too_many_connections());
-        let _ = flush(&mut w, &mut out).await;
-        return;
-    }
-
-    let mut waits = Waits::new(&shared.stop, cfg.connect_timeout);
-
-    // Connection phase, bounded by connect_timeout.
-    let mut auth = Auth::new(id, cfg.auth_plugin);
-    auth.greeting(&mut out);
-    let login = tokio::time::timeout(cfg.connect_timeout, async {
-        flush(&mut w, &mut out).await.ok()?;
-        let mut expect = 1u8;
-        loop {
-            let frame = match read_frame(
-                &mut r,
-                &mut framer,
-                expect,
-                max,
-                cfg.connect_timeout,
-                &mut waits,
-            )
-            .await
-            {
-                Read::Frame(f) => f,
-                Read::Closed => return None,
-                Read::Fatal(e) => {
-                    out.seq = expect.wrapping_add(1);
-                    out.err(&e);
-                    let _ = flush(&mut w, &mut out).await;
-                    close_after_fatal(&mut r, &mut w).await;
-                    return None;
-                }
-                Read::TooLarge => {
-                    let last = discard_payload(&mut r, &mut framer).await;
-                    out.seq = last.unwrap_or(expect).wrapping_add(1);
-                    out.err(&SqlError::packet_too_large());
-                    let _ = flush(&mut w, &mut out).await;
-                    close_after_fatal(&mut r, &mut w).await;
-                    return None;
-                }
-            };
-            out.seq = frame.last_seq.wrapping_add(1);
-            let step = auth.on_packet(framer.payload(&frame), &cfg.users, host, &mut out);
-            framer.consume(frame);
-            match step {
-                AuthStep::More => {
-                    expect = out.seq;
-                    flush(&mut w, &mut out).await.ok()?;
-                }
-                AuthStep::Done(login) => return Some(login),
-                AuthStep::Fail => {
-                    let _ = flush(&mut w, &mut out).await;
-                    return None;
-                }
-            }
-        }
-    })
-    .await;
-    let Ok(Some(login)) = login else { return };
-
     let backend = Arc::clone(&shared.backend);
-    let (user, db) = (login.user, login.db);
-    let opened = exec(shared.executor, move |_| {
-        backend.open_session(id, &user, db.as_deref())
-    })
-    .await;
+    let closer = crate::api::Closer::default();
+    let info = ConnInfo {
+        id: conn.id,
+        user: login.user,
+        db: login.db,
+        host: conn.host,
+        tls: conn.tls,
+        closer: closer.clone(),
+    };
+    // Registered before the first read, so a close asked for at any time
+    // from here on ends the wait (a `notify_one` before it is kept).
+    waits.closed = Some(Box::pin(async move { closer.0.notified().await }));
+    let opened = exec(shared.executor, move |_| backend.open_session_with(&info)).await;
     let session = match opened {
         Some(Ok(s)) => s,
         Some(Err(e)) => {
@@ -656,16 +909,8 @@ async fn run_connection<B, R, W>(
         w,
     });
     loop {
-        let frame = match read_frame(
-            &mut r,
-            &mut live.framer,
-            0,
-            max,
-            cfg.wait_timeout,
-            &mut waits,
-        )
-        .await
-        {
+        let idle = live.core.session.idle_timeout().unwrap_or(cfg.wait_timeout);
+        let frame = match read_frame(&mut r, &mut live.framer, 0, max, idle, &mut waits).await {
             Read::Frame(f) => f,
             Read::Closed => break,
             Read::Fatal(e) => {

@@ -34,7 +34,7 @@ pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
 pub use error::{SqlError, SqlResult};
 pub use output::{Collect, ColumnInfo, OutType, Output};
 pub use preparse::split_statements;
-pub use session::{PrepareInfo, Session};
+pub use session::{PrepareInfo, Session, Transport};
 pub use types::Value;
 
 /// The server version clients see (`SELECT VERSION()`, the handshake).

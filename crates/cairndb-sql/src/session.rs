@@ -183,6 +183,23 @@ pub struct Session {
     /// The WAL position the last commits need synced before they are
     /// acknowledged, while deferred.
     pending_durable: Option<cairndb::WalPosition>,
+    /// The connection's transport ([`Session::set_transport`]).
+    pub(crate) transport: Transport,
+}
+
+/// How the connection reached the server: its TLS session and the
+/// server's TLS settings, for `SHOW STATUS LIKE 'Ssl%'` and the
+/// `have_ssl` and `require_secure_transport` variables.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    /// `Ssl_version` (`TLSv1.3`), empty without TLS.
+    pub ssl_version: String,
+    /// `Ssl_cipher` (`TLS_AES_256_GCM_SHA384`), empty without TLS.
+    pub ssl_cipher: String,
+    /// The server offers TLS (`have_ssl` YES, else DISABLED).
+    pub have_ssl: bool,
+    /// `require_secure_transport`.
+    pub require_secure_transport: bool,
 }
 
 /// A note or warning of a statement: (level, code, message).
@@ -237,7 +254,27 @@ impl Session {
             defer_durability: false,
             pending_durable: None,
             deadline: None,
+            transport: Transport::default(),
         }
+    }
+
+    /// Sets what the connection's transport is (kept across
+    /// COM_RESET_CONNECTION).
+    pub fn set_transport(&mut self, t: Transport) {
+        self.transport = t;
+    }
+
+    /// What the connection's transport is.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The session's own `wait_timeout`, when it set one (else the
+    /// server's applies).
+    pub fn wait_timeout(&self) -> Option<std::time::Duration> {
+        let v = self.vars.get("wait_timeout")?;
+        let secs = crate::expr::to_i64(v)?.clamp(1, 31_536_000);
+        Some(std::time::Duration::from_secs(secs as u64))
     }
 
     /// This session as the process list and `KILL` see it.

@@ -490,6 +490,8 @@ pub(crate) fn status_rows(s: &Session, global: bool) -> Vec<(String, String)> {
         .chain(engine)
         .map(|(n, v)| (n.to_string(), v.to_string()))
         .collect();
+    rows.push(("Ssl_cipher".into(), s.transport.ssl_cipher.clone()));
+    rows.push(("Ssl_version".into(), s.transport.ssl_version.clone()));
     rows.sort();
     rows
 }

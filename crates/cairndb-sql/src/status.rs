@@ -215,6 +215,8 @@ pub struct SessionInfo {
     host: Mutex<String>,
     activity: Mutex<Activity>,
     kill: AtomicU8,
+    /// Called by `KILL CONNECTION` (the server closes the connection).
+    on_kill: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     pub(crate) counters: Counters,
 }
 
@@ -222,6 +224,17 @@ impl SessionInfo {
     /// The session's id (`CONNECTION_ID()`).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Sets what `KILL CONNECTION` calls to close the connection (the
+    /// statement running, if any, stops at its next row either way).
+    pub fn on_kill(&self, f: impl Fn() + Send + Sync + 'static) {
+        *self.on_kill.lock() = Some(Box::new(f));
+    }
+
+    /// The client's host, as noted.
+    pub fn host(&self) -> String {
+        self.host.lock().clone()
     }
 
     /// Notes the client's host (`127.0.0.1:53422`), shown in the process
@@ -329,6 +342,7 @@ impl Registry {
                 ..Default::default()
             }),
             kill: AtomicU8::new(KILL_NONE),
+            on_kill: Mutex::new(None),
             counters: Counters::default(),
         });
         let n = {
@@ -359,6 +373,11 @@ impl Registry {
             KILL_QUERY
         };
         info.kill.fetch_max(how, Ordering::Relaxed);
+        if connection {
+            if let Some(f) = info.on_kill.lock().as_ref() {
+                f();
+            }
+        }
         true
     }
 

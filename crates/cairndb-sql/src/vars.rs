@@ -57,6 +57,7 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("performance_schema", Value::Int(0)),
         ("port", Value::Int(3306)),
         ("protocol_version", Value::Int(10)),
+        ("require_secure_transport", Value::Int(0)),
         ("query_cache_size", Value::Int(0)),
         ("query_cache_type", s("OFF")),
         ("rocksdb_flush_log_at_trx_commit", Value::Int(1)),
@@ -109,6 +110,16 @@ pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
         "warning_count" => Value::Int(i64::from(s.warning_count())),
         "error_count" => Value::Int(0),
         "in_transaction" => Value::Int(i64::from(s.txn.is_some())),
+        // The server's settings, not the session's to change.
+        "have_ssl" => {
+            let v: &[u8] = if s.transport.have_ssl {
+                b"YES"
+            } else {
+                b"DISABLED"
+            };
+            Value::Str(v.to_vec())
+        }
+        "require_secure_transport" => Value::Int(i64::from(s.transport.require_secure_transport)),
         _ => match s.vars.get(name) {
             Some(v) => v.clone(),
             None => default_of(name).ok_or_else(|| unknown(name))?,

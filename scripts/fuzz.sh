@@ -30,7 +30,7 @@ case $secs in
 esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader zip_hex_runs mysql_packet)
+    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader zip_hex_runs mysql_packet sql_statement)
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz.sh: cargo-fuzz is not installed; run: cargo install cargo-fuzz --locked" >&2
@@ -54,7 +54,10 @@ for t in "${targets[@]}"; do
         corpus="$work/$t"
     fi
     log="$(mktemp)"
-    if cargo fuzz run "${flags[@]}" "$t" "$corpus" -- -max_total_time="$secs" -rss_limit_mb=2048 >"$log" 2>&1; then
+    # Committed seeds (fuzz/seeds/TARGET), read besides the corpus.
+    seeds=()
+    [ -d "seeds/$t" ] && seeds=("seeds/$t")
+    if cargo fuzz run "${flags[@]}" "$t" "$corpus" "${seeds[@]}" -- -max_total_time="$secs" -rss_limit_mb=2048 >"$log" 2>&1; then
         result=clean
     else
         result="FAILED (crash input in fuzz/artifacts/$t/)"

@@ -1,0 +1,1 @@
+SET @x = 5; SELECT @x * 2, @@autocommit, CONNECTION_ID()

@@ -1,0 +1,1 @@
+CREATE INDEX kc ON t (c); SELECT c FROM t WHERE c BETWEEN 'a' AND 'b'

@@ -1,0 +1,1 @@
+SELECT k, COUNT(*), SUM(d) FROM t GROUP BY k HAVING COUNT(*) > 0

@@ -1,0 +1,1 @@
+SELECT a.id, b.c FROM t a LEFT JOIN t b ON a.k = b.id WHERE a.c LIKE 'a%' ESCAPE '!'

@@ -1,0 +1,1 @@
+UPDATE t SET d = d * 2 WHERE id IN (1, 3); DELETE FROM u WHERE a IS NULL

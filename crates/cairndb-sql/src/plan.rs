@@ -449,6 +449,9 @@ fn alias_of(alias: &Option<ast::TableAlias>, default: &str) -> String {
 }
 
 /// Compiles a query (SELECT, possibly with ORDER BY / LIMIT / locks).
+/// Subqueries nested deeper than this are error 1473.
+const MAX_NESTING: usize = 63;
+
 /// `outer` are the scopes of the enclosing queries when this is a
 /// subquery (innermost last).
 pub(crate) fn compile_query(
@@ -459,6 +462,14 @@ pub(crate) fn compile_query(
 ) -> SqlResult<SelectPlan> {
     if q.with.is_some() {
         return Err(SqlError::unsupported("WITH"));
+    }
+    // MySQL's limit on nested subqueries.
+    if outer.len() > MAX_NESTING {
+        return Err(SqlError::new(
+            1473,
+            "HY000",
+            "Too high level of nesting for select",
+        ));
     }
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH"));

@@ -476,3 +476,46 @@ fn intersect_and_except() {
     // NULLs are equal in set operations.
     assert_eq!(r(&mut s, "SELECT NULL INTERSECT SELECT NULL"), ["NULL"]);
 }
+
+#[test]
+fn deep_nesting_answers_or_refuses() {
+    let (_d, mut s) = session();
+    for n in [10usize, 30, 60, 200, 2000] {
+        let sql = format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n));
+        let mut c = Collect::default();
+        match s.query(&sql, &mut c) {
+            Ok(()) => assert_eq!(rows(&c), ["1"]),
+            Err(e) => assert!(matches!(e.code, 1436 | 1064 | 1473), "{n}: {e}"),
+        }
+        let sql = format!(
+            "SELECT id FROM t WHERE a IN {}SELECT 10{}",
+            "(SELECT v FROM u WHERE v IN ".repeat(n),
+            ")".repeat(n)
+        );
+        let mut c = Collect::default();
+        if let Err(e) = s.query(&sql, &mut c) {
+            assert!(matches!(e.code, 1436 | 1064 | 1473), "{n}: {e}");
+        }
+        let sql = format!(
+            "SELECT * FROM {}SELECT 1 AS x{}",
+            "(SELECT * FROM ".repeat(n),
+            ") AS d".repeat(n)
+        );
+        let mut c = Collect::default();
+        if let Err(e) = s.query(&sql, &mut c) {
+            assert!(matches!(e.code, 1436 | 1064 | 1473), "{n}: {e}");
+        }
+        let sql = format!("{}SELECT 1{} UNION SELECT 2", "(".repeat(n), ")".repeat(n));
+        let mut c = Collect::default();
+        if let Err(e) = s.query(&sql, &mut c) {
+            assert!(matches!(e.code, 1436 | 1064 | 1473), "{n}: {e}");
+        }
+        let sql = vec!["SELECT 1"; n].join(" UNION ");
+        let mut c = Collect::default();
+        match s.query(&sql, &mut c) {
+            Ok(()) => assert_eq!(rows(&c), ["1"]),
+            Err(e) => assert!(e.code == 1436 || e.code == 1064, "{n}: {e}"),
+        }
+    }
+    assert_eq!(r(&mut s, "SELECT 1"), ["1"]);
+}

@@ -531,6 +531,8 @@ fn compile_set_query(
         }
     }
     check(&node, width)?;
+    let mut columns = columns;
+    union_types(&node, &mut columns);
     let mut scope = Scope::default();
     for ci in &columns {
         scope.cols.push(ScopeColumn {
@@ -584,6 +586,38 @@ fn compile_set_query(
         lock: None,
         subqueries,
     })
+}
+
+/// The result columns of a set operation: the first part's, except
+/// where the parts' types differ (their common type, as a computed
+/// column) or a later part may give NULL.
+fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
+    fn parts<'a>(n: &'a SetNode, out: &mut Vec<&'a SelectPlan>) {
+        match n {
+            SetNode::Plan(p) => out.push(p),
+            SetNode::Op(_, _, l, r) => {
+                parts(l, out);
+                parts(r, out);
+            }
+        }
+    }
+    let mut ps = Vec::new();
+    parts(n, &mut ps);
+    for (k, ci) in columns.iter_mut().enumerate() {
+        let tys: Vec<OutType> = ps
+            .iter()
+            .filter_map(|p| p.columns.get(k).map(|c| c.ty))
+            .collect();
+        if tys.iter().any(|t| *t != ci.ty) {
+            let name = ci.name.clone();
+            *ci = ColumnInfo::computed(&name, merged_type(tys.into_iter()));
+        } else if ps
+            .iter()
+            .any(|p| p.columns.get(k).is_some_and(|c| !c.not_null))
+        {
+            ci.not_null = false;
+        }
+    }
 }
 
 fn first_plan(n: &SetNode) -> &SelectPlan {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Value};
+use cairndb_sql::{Collect, OutType, Session, SqlDb, SqlOptions, Value};
 
 fn open(dir: &std::path::Path) -> Arc<SqlDb> {
     SqlDb::open(dir, SqlOptions::default()).unwrap()
@@ -366,6 +366,12 @@ fn refused_forms() {
     // ANY over a list is a syntax error, as in MySQL.
     assert_eq!(err(&mut s, "SELECT id FROM t WHERE a > ANY (1, 2)"), 1064);
     assert_eq!(r(&mut s, "SELECT COUNT(*) FROM e"), ["0"]);
+    // EXPLAIN plans without running the subqueries.
+    q(
+        &mut s,
+        "EXPLAIN SELECT id FROM t WHERE a IN (SELECT v FROM u)",
+    );
+    q(&mut s, "EXPLAIN SELECT 1 UNION SELECT 2");
 }
 
 #[test]
@@ -407,6 +413,15 @@ fn unions() {
     assert_eq!(c.columns[0].name, "k");
     assert_eq!(c.columns[1].name, "b");
     assert_eq!(rows(&c), ["1|x", "10|X", "30|q"]);
+    // Types differing between parts give their common type.
+    let c = q(&mut s, "SELECT 1 UNION SELECT 'abc'");
+    assert_eq!(c.columns[0].ty, OutType::VarString);
+    assert_eq!(rows(&c), ["1", "abc"]);
+    let c = q(
+        &mut s,
+        "SELECT id FROM t WHERE id = 1 UNION SELECT id FROM u",
+    );
+    assert_eq!(c.columns[0].ty, OutType::Long);
     assert_eq!(err(&mut s, "SELECT 1 UNION SELECT 1, 2"), 1222);
     assert_eq!(
         err(&mut s, "SELECT id FROM t UNION SELECT id, v FROM u"),

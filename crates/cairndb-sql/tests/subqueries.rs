@@ -180,6 +180,26 @@ fn in_subqueries_follow_sql_null_rules() {
         ),
         ["1|1"]
     );
+    // Subqueries inside a derived table, a UNION part, an aggregate.
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT id FROM t WHERE a IN (SELECT v FROM u)) AS x"
+        ),
+        ["3"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT id FROM t WHERE a = (SELECT MIN(v) FROM u) UNION SELECT id FROM u WHERE v IN (SELECT a FROM t WHERE id = 3) ORDER BY 1"),
+        ["1", "2", "5"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT id FROM t WHERE a IN (SELECT v FROM u WHERE v IN (SELECT a FROM t WHERE id > 3)) ORDER BY id"),
+        ["1", "5"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT SUM(a + (SELECT MIN(v) FROM u)) FROM t"),
+        ["110"]
+    );
     // IN over a UNION.
     assert_eq!(
         r(

@@ -103,11 +103,11 @@ pub(crate) fn bound(sql: &str) -> usize {
             }
             b'(' => {
                 levels.push(0);
-                depth += 1;
+                depth += PAREN_LEVELS;
             }
             b')' if levels.len() > 1 => {
                 let l = levels.pop().unwrap_or(0);
-                depth = depth.saturating_sub(l + 1);
+                depth = depth.saturating_sub(l + PAREN_LEVELS);
             }
             b',' => {
                 if let Some(l) = levels.last_mut() {
@@ -125,8 +125,15 @@ pub(crate) fn bound(sql: &str) -> usize {
                 {
                     i += 1;
                 }
-                if b.get(start..i).is_some_and(is_operator_word) {
-                    op(&mut levels, &mut depth, 1);
+                if let Some(w) = b.get(start..i).filter(|w| is_operator_word(w)) {
+                    // A query level takes many frames in the parser, the
+                    // planner and the executor.
+                    let n = if w.eq_ignore_ascii_case(b"SELECT") {
+                        QUERY_LEVELS
+                    } else {
+                        1
+                    };
+                    op(&mut levels, &mut depth, n);
                     max = max.max(depth);
                 }
                 continue;
@@ -139,12 +146,46 @@ pub(crate) fn bound(sql: &str) -> usize {
     max
 }
 
+/// The levels an open parenthesis counts for (a parenthesised query
+/// takes several large frames of the parser per level).
+const PAREN_LEVELS: usize = 16;
+
+/// The levels a `SELECT` counts for.
+const QUERY_LEVELS: usize = 32;
+
 /// Keywords that may add a level to an expression tree.
 fn is_operator_word(w: &[u8]) -> bool {
     const WORDS: &[&str] = &[
-        "AND", "OR", "XOR", "NOT", "IS", "IN", "LIKE", "BETWEEN", "DIV", "MOD", "REGEXP", "RLIKE",
-        "COLLATE", "SOUNDS", "ESCAPE", "MEMBER", "BINARY", "CASE", "WHEN", "THEN", "ELSE",
-        "INTERVAL", "EXISTS", "ANY", "ALL", "SOME",
+        "AND",
+        "OR",
+        "XOR",
+        "NOT",
+        "IS",
+        "IN",
+        "LIKE",
+        "BETWEEN",
+        "DIV",
+        "MOD",
+        "REGEXP",
+        "RLIKE",
+        "COLLATE",
+        "SOUNDS",
+        "ESCAPE",
+        "MEMBER",
+        "BINARY",
+        "CASE",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "INTERVAL",
+        "EXISTS",
+        "ANY",
+        "ALL",
+        "SOME",
+        "UNION",
+        "INTERSECT",
+        "EXCEPT",
+        "SELECT",
     ];
     w.len() <= 8 && WORDS.iter().any(|k| k.as_bytes().eq_ignore_ascii_case(w))
 }
@@ -188,15 +229,15 @@ mod tests {
 
     #[test]
     fn bound_counts_chains_not_siblings() {
-        assert!(bound("SELECT 1") <= 2);
+        assert!(bound("SELECT 1") <= QUERY_LEVELS + 2);
         let chain = format!("SELECT 1{}", "+1".repeat(1000));
         assert!(bound(&chain) >= 1000);
         let ors = format!("SELECT * FROM t WHERE a=0{}", " OR a=1".repeat(500));
         assert!(bound(&ors) >= 500);
         let rows = format!("INSERT INTO t VALUES (-1,'a'){}", ",(-2,'b')".repeat(5000));
-        assert!(bound(&rows) < 10, "{}", bound(&rows));
+        assert!(bound(&rows) < PAREN_LEVELS + 10, "{}", bound(&rows));
         let list = format!("SELECT * FROM t WHERE a IN (1{})", ",-1".repeat(5000));
-        assert!(bound(&list) < 10);
+        assert!(bound(&list) < QUERY_LEVELS + PAREN_LEVELS + 10);
     }
 
     #[test]
@@ -207,11 +248,11 @@ mod tests {
             "+".repeat(900),
             "+".repeat(900)
         );
-        assert!(bound(&s) < 5, "{}", bound(&s));
+        assert!(bound(&s) < QUERY_LEVELS + 5, "{}", bound(&s));
         let q = format!("SELECT `{}`", "-".repeat(900));
-        assert!(bound(&q) < 5);
+        assert!(bound(&q) < QUERY_LEVELS + 5);
         let esc = format!("SELECT 'it\\'s {}'", "*".repeat(900));
-        assert!(bound(&esc) < 5);
+        assert!(bound(&esc) < QUERY_LEVELS + 5);
     }
 
     #[test]

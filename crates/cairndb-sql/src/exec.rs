@@ -14,10 +14,14 @@ use std::collections::HashMap;
 use cairndb::{DbIterator, ReadOptions, Snapshot, Transaction, TransactionIterator};
 
 use crate::error::{SqlError, SqlResult};
-use crate::expr::{compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr};
+use std::sync::Arc;
+
+use crate::expr::{compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubTest, ValueSet};
 use crate::keys;
 use crate::output::Output;
-use crate::plan::{Access, IndexAccess, KeyAlt, Plan, SelectPlan, Source, TableRef};
+use crate::plan::{
+    Access, IndexAccess, KeyAlt, Plan, SelectPlan, SetNode, SetOp, Source, TableRef,
+};
 use crate::row::{self, ColumnDef, TableDef};
 use crate::session::Session;
 use crate::types::{Collation, ColumnType, StrKind, Value};
@@ -177,14 +181,15 @@ pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResu
         snapshot,
         lock,
     };
-    let r = match plan {
-        Plan::Select(p) => run_select(s, &mut rd, p, out, &mut scratch).map(|n| Effects {
-            found_rows: Some(n),
-            ..Default::default()
-        }),
-        Plan::Insert(p) => crate::dml::insert(s, &mut rd, p, out, &mut scratch),
-        Plan::Update(p) => crate::dml::update(s, &mut rd, p, out, &mut scratch),
-        Plan::Delete(p) => crate::dml::delete(s, &mut rd, p, out, &mut scratch),
+    // Subqueries are materialised into a copy of the plan, once per
+    // execution (the cached plan stays as compiled).
+    let r = if plan.has_subqueries() {
+        match resolve_plan(s, &mut rd, plan) {
+            Ok(p) => dispatch(s, &mut rd, &p, out, &mut scratch),
+            Err(e) => Err(e),
+        }
+    } else {
+        dispatch(s, &mut rd, plan, out, &mut scratch)
     };
     drop(rd);
     s.txn = txn;
@@ -201,6 +206,249 @@ pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResu
         s.last_insert_id = id;
     }
     Ok(())
+}
+
+fn dispatch(
+    s: &mut Session,
+    rd: &mut Reader,
+    plan: &Plan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    match plan {
+        Plan::Select(p) => run_select(s, rd, p, out, scratch).map(|n| Effects {
+            found_rows: Some(n),
+            ..Default::default()
+        }),
+        Plan::Insert(p) => crate::dml::insert(s, rd, p, out, scratch),
+        Plan::Update(p) => crate::dml::update(s, rd, p, out, scratch),
+        Plan::Delete(p) => crate::dml::delete(s, rd, p, out, scratch),
+    }
+}
+
+/// A copy of `plan` with each subquery run and replaced by its value
+/// (or its set of values).
+fn resolve_plan(s: &Session, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
+    let mut p = plan.clone();
+    match &mut p {
+        Plan::Select(sp) => resolve_select(s, rd, sp)?,
+        Plan::Insert(ip) => {
+            if let Some(sp) = ip.select.as_mut() {
+                resolve_select(s, rd, sp)?;
+            }
+        }
+        Plan::Update(up) => {
+            let types = up.scan.types.clone();
+            for (_, e) in up.sets.iter_mut() {
+                resolve_expr(s, rd, e, &types)?;
+            }
+            resolve_select(s, rd, &mut up.scan)?;
+        }
+        Plan::Delete(dp) => resolve_select(s, rd, &mut dp.scan)?,
+    }
+    Ok(p)
+}
+
+/// Materialises the subqueries of `p` (and of its derived tables) in
+/// place.
+fn resolve_select(s: &Session, rd: &mut Reader, p: &mut SelectPlan) -> SqlResult<()> {
+    if !p.subqueries {
+        return Ok(());
+    }
+    let types = p.types.clone();
+    let r = |rd: &mut Reader, e: &mut Expr| resolve_expr(s, rd, e, &types);
+    for src in p.sources.iter_mut() {
+        match src {
+            Source::Table { access, on, .. } => {
+                if let Some(o) = on {
+                    r(rd, o)?;
+                }
+                if let Access::Index(ia) = access {
+                    for e in ia.eq.iter_mut() {
+                        r(rd, e)?;
+                    }
+                    for a in ia.alts.iter_mut().flatten() {
+                        match a {
+                            KeyAlt::Point(e) => r(rd, e)?,
+                            KeyAlt::Range(lo, hi) => {
+                                for (e, _) in lo.iter_mut().chain(hi.iter_mut()) {
+                                    r(rd, e)?;
+                                }
+                            }
+                        }
+                    }
+                    for (e, _) in ia.lo.iter_mut().chain(ia.hi.iter_mut()) {
+                        r(rd, e)?;
+                    }
+                    if let Some(Some(e)) = ia.residual.as_mut() {
+                        r(rd, e)?;
+                    }
+                }
+            }
+            Source::Derived { plan, set, on, .. } => {
+                if let Some(o) = on {
+                    r(rd, o)?;
+                }
+                if let Some(sp) = plan {
+                    resolve_select(s, rd, sp)?;
+                }
+                if let Some(n) = set {
+                    resolve_set(s, rd, n)?;
+                }
+            }
+        }
+    }
+    for e in p
+        .filter
+        .iter_mut()
+        .chain(p.proj.iter_mut())
+        .chain(p.aggs.iter_mut().filter_map(|a| a.arg.as_mut()))
+        .chain(p.group.iter_mut())
+        .chain(p.having.iter_mut())
+        .chain(p.order.iter_mut().map(|(e, _)| e))
+        .chain(p.limit.iter_mut())
+        .chain(p.offset.iter_mut())
+    {
+        r(rd, e)?;
+    }
+    p.subqueries = false;
+    Ok(())
+}
+
+fn resolve_set(s: &Session, rd: &mut Reader, n: &mut SetNode) -> SqlResult<()> {
+    match n {
+        SetNode::Plan(p) => resolve_select(s, rd, p),
+        SetNode::Op(_, _, l, r) => {
+            resolve_set(s, rd, l)?;
+            resolve_set(s, rd, r)
+        }
+    }
+}
+
+/// Replaces each subquery in `e` by its result; `types` are the slot
+/// types of the query `e` belongs to.
+fn resolve_expr(
+    s: &Session,
+    rd: &mut Reader,
+    e: &mut Expr,
+    types: &[Option<ColumnType>],
+) -> SqlResult<()> {
+    crate::expr::children_mut(e, &mut |c| resolve_expr(s, rd, c, types))?;
+    let Expr::Subquery(x, sq) = e else {
+        return Ok(());
+    };
+    let rows = {
+        let resolved;
+        let plan = if sq.plan.subqueries {
+            let mut p = sq.plan.clone();
+            resolve_select(s, rd, &mut p)?;
+            resolved = p;
+            &resolved
+        } else {
+            &sq.plan
+        };
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        let mut sub = Scratch::default();
+        select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+        rows
+    };
+    *e = match (sq.test, x.take()) {
+        (SubTest::Scalar, _) => {
+            if rows.len() > 1 {
+                return Err(SqlError::new(
+                    1242,
+                    "21000",
+                    "Subquery returns more than 1 row",
+                ));
+            }
+            Expr::Const(
+                rows.into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null),
+            )
+        }
+        (SubTest::Exists, _) => Expr::Const(Value::Int(i64::from(!rows.is_empty()))),
+        (SubTest::Quant(op, all), Some(x)) => {
+            let coll = crate::expr::collation_of(&x, types);
+            let vals = rows
+                .into_iter()
+                .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                .collect();
+            Expr::InSet(x, op, all, Arc::new(ValueSet::new(vals, coll)))
+        }
+        (SubTest::Quant(..), None) => return Err(SqlError::internal("quantified subquery")),
+    };
+    Ok(())
+}
+
+/// The rows of a set operation's tree.
+fn set_rows(s: &Session, rd: &mut Reader, n: &SetNode) -> SqlResult<Vec<Vec<Value>>> {
+    let key = |r: &[Value]| {
+        let mut k = Vec::new();
+        for v in r {
+            group_key(&mut k, v, Collation::Utf8mb4GeneralCi);
+        }
+        k
+    };
+    match n {
+        SetNode::Plan(p) => {
+            let mut rows = Vec::new();
+            let mut sub = Scratch::default();
+            select_rows(s, rd, p, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+            Ok(rows)
+        }
+        SetNode::Op(op, all, l, r) => {
+            let left = set_rows(s, rd, l)?;
+            let right = set_rows(s, rd, r)?;
+            let mut out = Vec::new();
+            match (op, all) {
+                (SetOp::Union, true) => {
+                    out = left;
+                    out.extend(right);
+                }
+                (SetOp::Union, false) => {
+                    let mut seen = std::collections::HashSet::new();
+                    for row in left.into_iter().chain(right) {
+                        if seen.insert(key(&row)) {
+                            out.push(row);
+                        }
+                    }
+                }
+                (SetOp::Intersect | SetOp::Except, _) => {
+                    // Counts of the right side's rows; a left row is kept
+                    // (INTERSECT) or dropped (EXCEPT) against one of them,
+                    // ALL using each right row once, DISTINCT keeping each
+                    // row once.
+                    let mut counts: HashMap<Vec<u8>, usize> = HashMap::new();
+                    for row in &right {
+                        *counts.entry(key(row)).or_default() += 1;
+                    }
+                    let mut seen = std::collections::HashSet::new();
+                    for row in left {
+                        let k = key(&row);
+                        if !*all && !seen.insert(k.clone()) {
+                            continue;
+                        }
+                        let c = counts.get_mut(&k);
+                        let matched = match c {
+                            Some(c) if *c > 0 => {
+                                if *all {
+                                    *c -= 1;
+                                }
+                                true
+                            }
+                            _ => false,
+                        };
+                        if matched == (*op == SetOp::Intersect) {
+                            out.push(row);
+                        }
+                    }
+                }
+            }
+            Ok(out)
+        }
+    }
 }
 
 /// What a statement changes in the session.
@@ -557,10 +805,18 @@ pub(crate) fn select_rows(
     let mut derived: Vec<Vec<Vec<Value>>> = Vec::new();
     for src in &p.sources {
         if let Source::Derived {
-            plan, rows: fixed, ..
+            plan,
+            rows: fixed,
+            set,
+            ..
         } = src
         {
             match plan {
+                _ if set.is_some() => {
+                    if let Some(n) = set {
+                        derived.push(set_rows(s, rd, n)?);
+                    }
+                }
                 Some(plan) => {
                     let mut rows = Vec::new();
                     let mut sub = Scratch::default();

@@ -8,6 +8,8 @@
 //! No locks, no I/O; evaluation allocates only for string results.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use sqlparser::ast;
 
@@ -228,6 +230,121 @@ pub enum Expr {
     Agg(usize),
     /// `CAST(e AS type)`: Signed, Unsigned, Char, Decimal, Double, Date, DateTime.
     Cast(Box<Expr>, CastTo),
+    /// A subquery, planned on its own and resolved once per execution
+    /// (before the outer scan) into a constant or an [`Expr::InSet`]; the
+    /// operand is the left side of a quantified comparison (`x IN`,
+    /// `x op ANY/ALL`).
+    Subquery(Option<Box<Expr>>, Arc<SubQuery>),
+    /// `x op ANY (set)` (all: false) or `x op ALL (set)` (all: true) over
+    /// a subquery's materialised values; `IN` is `= ANY`, `NOT IN` is
+    /// `<> ALL`.
+    InSet(Box<Expr>, BinOp, bool, Arc<ValueSet>),
+}
+
+/// A subquery in an expression: its plan and what is asked of it.
+pub struct SubQuery {
+    /// The subquery's plan (uncorrelated: it names no outer column).
+    pub plan: crate::plan::SelectPlan,
+    /// What its rows become.
+    pub test: SubTest,
+}
+
+impl std::fmt::Debug for SubQuery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SubQuery({:?})", self.test)
+    }
+}
+
+/// What a subquery's rows become.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubTest {
+    /// `(SELECT ...)`: its one value (NULL without a row; more than one
+    /// row is error 1242).
+    Scalar,
+    /// `EXISTS (SELECT ...)`.
+    Exists,
+    /// `x op ANY/ALL (SELECT ...)`: the comparison and whether ALL.
+    Quant(BinOp, bool),
+}
+
+/// The values of a one-column subquery, for `IN` / `ANY` / `ALL`: the
+/// non-NULL values, whether a NULL was among them, and an index for
+/// equality lookups when every value is an integer (hashed) or a string
+/// (sorted under the operand's collation).
+#[derive(Debug, Default)]
+pub struct ValueSet {
+    /// Non-NULL values.
+    pub vals: Vec<Value>,
+    /// A NULL was among the values.
+    pub has_null: bool,
+    ints: Option<HashSet<i128>>,
+    strs: Option<(Collation, Vec<Vec<u8>>)>,
+}
+
+impl ValueSet {
+    /// The set of `values`, indexed for lookups of an operand compared
+    /// under `coll`.
+    pub fn new(values: Vec<Value>, coll: Collation) -> ValueSet {
+        let has_null = values.iter().any(Value::is_null);
+        let vals: Vec<Value> = values.into_iter().filter(|v| !v.is_null()).collect();
+        let ints = vals
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => Some(i128::from(*i)),
+                Value::UInt(u) => Some(i128::from(*u)),
+                _ => None,
+            })
+            .collect::<Option<HashSet<i128>>>();
+        let strs = vals
+            .iter()
+            .map(|v| match v {
+                Value::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<Vec<u8>>>>()
+            .map(|mut l| {
+                l.sort_by(|a, b| coll.cmp(a, b));
+                l.dedup_by(|a, b| coll.cmp(a, b) == Ordering::Equal);
+                (coll, l)
+            });
+        ValueSet {
+            vals,
+            has_null,
+            ints,
+            strs,
+        }
+    }
+
+    /// Whether non-NULL `v` equals a value of the set, when the index
+    /// can tell (None: compare one by one).
+    fn lookup(&self, v: &Value, coll: Collation) -> Option<bool> {
+        match v {
+            Value::Int(i) => Some(self.ints.as_ref()?.contains(&i128::from(*i))),
+            Value::UInt(u) => Some(self.ints.as_ref()?.contains(&i128::from(*u))),
+            Value::Str(s) => {
+                let (c, l) = self.strs.as_ref()?;
+                if *c != coll {
+                    return None;
+                }
+                Some(l.binary_search_by(|x| c.cmp(x, s)).is_ok())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Plans a subquery met while compiling an expression.
+pub trait SubPlanner {
+    /// Compiles `q` with parameters numbered from `next_param` (advanced
+    /// past its own); `outer` are the scopes of the enclosing queries,
+    /// innermost last (a name found only there makes the subquery
+    /// correlated).
+    fn plan(
+        &self,
+        q: &ast::Query,
+        next_param: &mut usize,
+        outer: &[&Scope],
+    ) -> SqlResult<crate::plan::SelectPlan>;
 }
 
 /// Targets of CAST / CONVERT.
@@ -308,6 +425,12 @@ pub struct Compiler<'a> {
     pub allow_agg: bool,
     /// Next `?` parameter number.
     pub next_param: usize,
+    /// Plans subqueries (None: subqueries are refused here).
+    pub sub: Option<&'a dyn SubPlanner>,
+    /// Scopes of the enclosing queries, innermost last.
+    pub outer: Vec<&'a Scope>,
+    /// Subqueries compiled.
+    pub subqueries: usize,
 }
 
 impl<'a> Compiler<'a> {
@@ -318,7 +441,60 @@ impl<'a> Compiler<'a> {
             aggs: Vec::new(),
             allow_agg: false,
             next_param: 0,
+            sub: None,
+            outer: Vec::new(),
+            subqueries: 0,
         }
+    }
+
+    /// A subquery of `test` (with the left operand `x` of a quantified
+    /// comparison).
+    fn subquery(&mut self, q: &ast::Query, test: SubTest, x: Option<Expr>) -> SqlResult<Expr> {
+        let Some(sub) = self.sub else {
+            return Err(SqlError::unsupported("subquery in this context"));
+        };
+        let mut chain = self.outer.clone();
+        chain.push(self.scope);
+        let plan = sub.plan(q, &mut self.next_param, &chain)?;
+        if test != SubTest::Exists && plan.columns.len() != 1 {
+            return Err(operand_columns(1));
+        }
+        self.subqueries += 1;
+        Ok(Expr::Subquery(
+            x.map(Box::new),
+            Arc::new(SubQuery { plan, test }),
+        ))
+    }
+
+    /// `left op ANY/SOME/ALL (SELECT ...)`.
+    fn quantified(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+    ) -> SqlResult<Expr> {
+        let op = match op {
+            ast::BinaryOperator::Eq => BinOp::Eq,
+            ast::BinaryOperator::NotEq => BinOp::Ne,
+            ast::BinaryOperator::Lt => BinOp::Lt,
+            ast::BinaryOperator::LtEq => BinOp::Le,
+            ast::BinaryOperator::Gt => BinOp::Gt,
+            ast::BinaryOperator::GtEq => BinOp::Ge,
+            other => return Err(SqlError::unsupported(format!("{other} ANY/ALL"))),
+        };
+        let mut r = right;
+        while let ast::Expr::Nested(inner) = r {
+            r = inner;
+        }
+        let ast::Expr::Subquery(q) = r else {
+            return Err(SqlError::unsupported("ANY/ALL without a subquery"));
+        };
+        if row_items(left).is_some() {
+            return Err(SqlError::unsupported("row subqueries"));
+        }
+        let x = self.compile(left)?;
+        self.subquery(q, SubTest::Quant(op, all), Some(x))
     }
 
     /// Compiles one expression.
@@ -336,6 +512,42 @@ impl<'a> Compiler<'a> {
                 _ => return Err(SqlError::unsupported(e)),
             },
             A::Value(v) => self.value(&v.value)?,
+            A::Subquery(q) => self.subquery(q, SubTest::Scalar, None)?,
+            A::Exists { subquery, negated } => {
+                let e = self.subquery(subquery, SubTest::Exists, None)?;
+                if *negated {
+                    Expr::Not(Box::new(e))
+                } else {
+                    e
+                }
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                if row_items(expr).is_some() {
+                    return Err(SqlError::unsupported("row subqueries"));
+                }
+                let x = self.compile(expr)?;
+                let test = if *negated {
+                    SubTest::Quant(BinOp::Ne, true)
+                } else {
+                    SubTest::Quant(BinOp::Eq, false)
+                };
+                self.subquery(subquery, test, Some(x))?
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.quantified(left, compare_op, right, false)?,
+            A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.quantified(left, compare_op, right, true)?,
             A::Tuple(_) => return Err(operand_columns(1)),
             A::BinaryOp { left, op, right }
                 if row_items(left).is_some() || row_items(right).is_some() =>
@@ -683,7 +895,20 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        Ok(Expr::Column(self.scope.resolve(table, name)?))
+        match self.scope.resolve(table, name) {
+            Ok(i) => Ok(Expr::Column(i)),
+            // A name of an enclosing query: a correlated subquery.
+            Err(e)
+                if e.code == 1054
+                    && self.outer.iter().any(|o| {
+                        o.resolve(table, name)
+                            .map_or_else(|e| e.code != 1054, |_| true)
+                    }) =>
+            {
+                Err(SqlError::unsupported("correlated subquery"))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn value(&mut self, v: &ast::Value) -> SqlResult<Expr> {
@@ -1635,7 +1860,119 @@ pub fn eval(
         }
         Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
+        Expr::Subquery(..) => return Err(SqlError::internal("subquery not materialised")),
+        Expr::InSet(x, op, all, set) => {
+            // Over no values ANY is false and ALL true, whatever `x`.
+            if set.vals.is_empty() && !set.has_null {
+                return Ok(Value::Int(i64::from(*all)));
+            }
+            let v = ev(x)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let coll = collation_of(x, types);
+            if matches!((op, all), (BinOp::Eq, false) | (BinOp::Ne, true)) {
+                if let Some(found) = set.lookup(&v, coll) {
+                    return Ok(if found {
+                        Value::Int(i64::from(!*all))
+                    } else if set.has_null {
+                        Value::Null
+                    } else {
+                        Value::Int(i64::from(*all))
+                    });
+                }
+            }
+            let mut unknown = set.has_null;
+            for w in &set.vals {
+                match compare(&v, w, coll) {
+                    None => unknown = true,
+                    Some(o) => {
+                        let holds = holds(*op, o);
+                        // ANY decides at the first true, ALL at the
+                        // first false.
+                        if holds != *all {
+                            return Ok(Value::Int(i64::from(holds)));
+                        }
+                    }
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*all))
+            }
+        }
     })
+}
+
+/// Calls `f` on each direct operand of `e`.
+pub fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> SqlResult<()>) -> SqlResult<()> {
+    match e {
+        Expr::Const(_)
+        | Expr::Column(_)
+        | Expr::Param(_)
+        | Expr::SysVar(_)
+        | Expr::UserVar(_)
+        | Expr::Agg(_) => Ok(()),
+        Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => f(x),
+        Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
+            f(l)?;
+            f(r)
+        }
+        Expr::InList(x, l, _) => {
+            f(x)?;
+            l.iter_mut().try_for_each(f)
+        }
+        Expr::Between(a, b, c, _) => {
+            f(a)?;
+            f(b)?;
+            f(c)
+        }
+        Expr::Case(o, arms, els) => {
+            if let Some(o) = o {
+                f(o)?;
+            }
+            for (w, t) in arms {
+                f(w)?;
+                f(t)?;
+            }
+            if let Some(x) = els {
+                f(x)?;
+            }
+            Ok(())
+        }
+        Expr::Func(_, args) => args.iter_mut().try_for_each(f),
+        Expr::Subquery(x, _) => match x {
+            Some(x) => f(x),
+            None => Ok(()),
+        },
+        Expr::InSet(x, ..) => f(x),
+    }
+}
+
+/// Calls `f` on the plan of each subquery in `e` (not inside them).
+pub fn each_subquery(e: &Expr, f: &mut dyn FnMut(&crate::plan::SelectPlan)) {
+    let mut e = e.clone();
+    let _ = each_subquery_mut(&mut e, f);
+}
+
+fn each_subquery_mut(e: &mut Expr, f: &mut dyn FnMut(&crate::plan::SelectPlan)) -> SqlResult<()> {
+    if let Expr::Subquery(_, sq) = e {
+        f(&sq.plan);
+    }
+    children_mut(e, &mut |c| each_subquery_mut(c, f))
+}
+
+/// Whether comparison `op` holds for the ordering `o` of its operands.
+fn holds(op: BinOp, o: Ordering) -> bool {
+    match op {
+        BinOp::Eq | BinOp::NullSafeEq => o == Ordering::Equal,
+        BinOp::Ne => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::Le => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    }
 }
 
 /// The text form of a value (strings as they are).

@@ -33,6 +33,7 @@ use crate::session::Session;
 use crate::types::{ColumnType, Value};
 
 /// A compiled statement.
+#[derive(Clone)]
 pub enum Plan {
     /// SELECT.
     Select(SelectPlan),
@@ -50,6 +51,17 @@ impl Plan {
         match self {
             Plan::Select(s) => s.lock.is_some(),
             _ => true,
+        }
+    }
+
+    /// Whether the plan has subqueries in expressions, to materialise
+    /// before each execution.
+    pub fn has_subqueries(&self) -> bool {
+        match self {
+            Plan::Select(p) => p.subqueries,
+            Plan::Insert(p) => p.select.as_ref().is_some_and(|s| s.subqueries),
+            Plan::Update(p) => p.scan.subqueries,
+            Plan::Delete(p) => p.scan.subqueries,
         }
     }
 }
@@ -113,6 +125,7 @@ pub enum KeyAlt {
 }
 
 /// A FROM item.
+#[derive(Clone)]
 pub enum Source {
     /// A stored table.
     Table {
@@ -133,6 +146,9 @@ pub enum Source {
         plan: Option<Box<SelectPlan>>,
         /// The constant rows when there is no plan.
         rows: Vec<Vec<Value>>,
+        /// A set operation (UNION, INTERSECT, EXCEPT) of plans, in place
+        /// of `plan`.
+        set: Option<Box<SetNode>>,
         /// First row slot.
         offset: usize,
         /// Number of columns.
@@ -173,7 +189,37 @@ impl Source {
     }
 }
 
+/// A set operation's operand.
+#[derive(Clone)]
+pub enum SetNode {
+    /// A SELECT (possibly with its own ORDER BY / LIMIT).
+    Plan(Box<SelectPlan>),
+    /// `left op [ALL] right`.
+    Op(SetOp, bool, Box<SetNode>, Box<SetNode>),
+}
+
+/// Set operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    /// UNION
+    Union,
+    /// INTERSECT
+    Intersect,
+    /// EXCEPT
+    Except,
+}
+
+impl SetNode {
+    fn has_subqueries(&self) -> bool {
+        match self {
+            SetNode::Plan(p) => p.subqueries,
+            SetNode::Op(_, _, l, r) => l.has_subqueries() || r.has_subqueries(),
+        }
+    }
+}
+
 /// A compiled SELECT.
+#[derive(Clone)]
 pub struct SelectPlan {
     /// FROM items in nested-loop order (empty: one empty row).
     pub sources: Vec<Source>,
@@ -205,6 +251,9 @@ pub struct SelectPlan {
     pub offset: Option<Expr>,
     /// FOR UPDATE (true) / FOR SHARE (false).
     pub lock: Option<bool>,
+    /// Subqueries in its expressions (or in a derived table's), to
+    /// materialise before each execution.
+    pub subqueries: bool,
 }
 
 impl SelectPlan {
@@ -215,6 +264,7 @@ impl SelectPlan {
 }
 
 /// A compiled INSERT or REPLACE.
+#[derive(Clone)]
 pub struct InsertPlan {
     /// The table.
     pub t: TableRef,
@@ -234,6 +284,7 @@ pub struct InsertPlan {
 }
 
 /// A compiled UPDATE.
+#[derive(Clone)]
 pub struct UpdatePlan {
     /// The rows to change.
     pub scan: SelectPlan,
@@ -242,6 +293,7 @@ pub struct UpdatePlan {
 }
 
 /// A compiled DELETE.
+#[derive(Clone)]
 pub struct DeletePlan {
     /// The rows to delete.
     pub scan: SelectPlan,
@@ -265,7 +317,7 @@ pub fn compile_with_order(
     }
     let mut params = 0usize;
     Ok(Some(match st {
-        ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params)?),
+        ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params, &[])?),
         ast::Statement::Insert(ins) => Plan::Insert(compile_insert(s, ins, &mut params)?),
         ast::Statement::Update {
             table,
@@ -397,21 +449,278 @@ fn alias_of(alias: &Option<ast::TableAlias>, default: &str) -> String {
 }
 
 /// Compiles a query (SELECT, possibly with ORDER BY / LIMIT / locks).
+/// Subqueries nested deeper than this are error 1473.
+const MAX_NESTING: usize = 63;
+
+/// `outer` are the scopes of the enclosing queries when this is a
+/// subquery (innermost last).
 pub(crate) fn compile_query(
     s: &Session,
     q: &ast::Query,
     params: &mut usize,
+    outer: &[&Scope],
 ) -> SqlResult<SelectPlan> {
     if q.with.is_some() {
         return Err(SqlError::unsupported("WITH"));
     }
-    let sel = match q.body.as_ref() {
-        ast::SetExpr::Select(sel) => sel,
+    // MySQL's limit on nested subqueries.
+    if outer.len() > MAX_NESTING {
+        return Err(SqlError::new(
+            1473,
+            "HY000",
+            "Too high level of nesting for select",
+        ));
+    }
+    if q.fetch.is_some() {
+        return Err(SqlError::unsupported("FETCH"));
+    }
+    match q.body.as_ref() {
+        ast::SetExpr::Select(sel) => compile_select(
+            s,
+            sel,
+            q.order_by.as_ref(),
+            q.limit_clause.as_ref(),
+            &q.locks,
+            params,
+            outer,
+        ),
         ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-            return compile_query(s, inner, params)
+            if !q.locks.is_empty() {
+                return Err(SqlError::unsupported(
+                    "locking clause on a parenthesised query",
+                ));
+            }
+            compile_query(s, inner, params, outer)
+        }
+        ast::SetExpr::Query(_) | ast::SetExpr::SetOperation { .. } => {
+            compile_set_query(s, q, params, outer)
+        }
+        other => Err(SqlError::unsupported(other)),
+    }
+}
+
+/// A query whose body is a set operation (or a parenthesised query with
+/// an ORDER BY / LIMIT of its own): the parts are materialised in turn
+/// and combined, then ordered and limited as a whole. Columns are named
+/// and typed after the first part.
+fn compile_set_query(
+    s: &Session,
+    q: &ast::Query,
+    params: &mut usize,
+    outer: &[&Scope],
+) -> SqlResult<SelectPlan> {
+    if !q.locks.is_empty() {
+        return Err(SqlError::unsupported("locking clause on a set operation"));
+    }
+    let node = set_node(s, &q.body, params, outer)?;
+    let first = first_plan(&node);
+    let columns = first.columns.clone();
+    let width = columns.len();
+    fn check(n: &SetNode, width: usize) -> SqlResult<()> {
+        match n {
+            SetNode::Plan(p) if p.columns.len() != width => Err(SqlError::new(
+                1222,
+                "21000",
+                "The used SELECT statements have a different number of columns",
+            )),
+            SetNode::Plan(_) => Ok(()),
+            SetNode::Op(_, _, l, r) => {
+                check(l, width)?;
+                check(r, width)
+            }
+        }
+    }
+    check(&node, width)?;
+    let mut columns = columns;
+    union_types(&node, &mut columns);
+    let mut scope = Scope::default();
+    for ci in &columns {
+        scope.cols.push(ScopeColumn {
+            table: String::new(),
+            name: ci.name.clone(),
+            ty: None,
+            origin: None,
+        });
+    }
+    let proj: Vec<Expr> = (0..width).map(Expr::Column).collect();
+    let mut c = Compiler::new(&scope);
+    c.next_param = *params;
+    let mut order = Vec::new();
+    if let Some(ob) = &q.order_by {
+        match &ob.kind {
+            ast::OrderByKind::Expressions(list) => {
+                for o in list {
+                    let x = order_or_group_expr(&mut c, &o.expr, &[], &proj)?;
+                    order.push((x, o.options.asc.unwrap_or(true)));
+                }
+            }
+            ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
+        }
+    }
+    let (limit, offset) = limit_exprs(&mut c, q.limit_clause.as_ref())?;
+    *params = c.next_param;
+    let subqueries = node.has_subqueries();
+    Ok(SelectPlan {
+        sources: vec![Source::Derived {
+            plan: None,
+            rows: Vec::new(),
+            set: Some(Box::new(node)),
+            offset: 0,
+            width,
+            left: false,
+            on: None,
+        }],
+        width,
+        types: vec![None; width],
+        filter: None,
+        proj,
+        columns,
+        aggs: Vec::new(),
+        group: Vec::new(),
+        having: None,
+        order,
+        order_by_index: false,
+        distinct: false,
+        limit,
+        offset,
+        lock: None,
+        subqueries,
+    })
+}
+
+/// The result columns of a set operation: the first part's, except
+/// where the parts' types differ (their common type, as a computed
+/// column) or a later part may give NULL.
+fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
+    fn parts<'a>(n: &'a SetNode, out: &mut Vec<&'a SelectPlan>) {
+        match n {
+            SetNode::Plan(p) => out.push(p),
+            SetNode::Op(_, _, l, r) => {
+                parts(l, out);
+                parts(r, out);
+            }
+        }
+    }
+    let mut ps = Vec::new();
+    parts(n, &mut ps);
+    for (k, ci) in columns.iter_mut().enumerate() {
+        let tys: Vec<OutType> = ps
+            .iter()
+            .filter_map(|p| p.columns.get(k).map(|c| c.ty))
+            .collect();
+        if tys.iter().any(|t| *t != ci.ty) {
+            let name = ci.name.clone();
+            *ci = ColumnInfo::computed(&name, merged_type(tys.into_iter()));
+        } else if ps
+            .iter()
+            .any(|p| p.columns.get(k).is_some_and(|c| !c.not_null))
+        {
+            ci.not_null = false;
+        }
+    }
+}
+
+fn first_plan(n: &SetNode) -> &SelectPlan {
+    match n {
+        SetNode::Plan(p) => p,
+        SetNode::Op(_, _, l, _) => first_plan(l),
+    }
+}
+
+/// A set operation's tree of parts.
+fn set_node(
+    s: &Session,
+    e: &ast::SetExpr,
+    params: &mut usize,
+    outer: &[&Scope],
+) -> SqlResult<SetNode> {
+    Ok(match e {
+        ast::SetExpr::Select(sel) => SetNode::Plan(Box::new(compile_select(
+            s,
+            sel,
+            None,
+            None,
+            &[],
+            params,
+            outer,
+        )?)),
+        ast::SetExpr::Query(q) => SetNode::Plan(Box::new(compile_query(s, q, params, outer)?)),
+        ast::SetExpr::SetOperation {
+            op,
+            set_quantifier,
+            left,
+            right,
+        } => {
+            let op = match op {
+                ast::SetOperator::Union => SetOp::Union,
+                ast::SetOperator::Intersect => SetOp::Intersect,
+                ast::SetOperator::Except => SetOp::Except,
+                other => return Err(SqlError::unsupported(other)),
+            };
+            let all = match set_quantifier {
+                ast::SetQuantifier::All => true,
+                ast::SetQuantifier::Distinct | ast::SetQuantifier::None => false,
+                other => return Err(SqlError::unsupported(other)),
+            };
+            let l = set_node(s, left, params, outer)?;
+            let r = set_node(s, right, params, outer)?;
+            SetNode::Op(op, all, Box::new(l), Box::new(r))
         }
         other => return Err(SqlError::unsupported(other)),
-    };
+    })
+}
+
+/// LIMIT and OFFSET.
+fn limit_exprs(
+    c: &mut Compiler,
+    l: Option<&ast::LimitClause>,
+) -> SqlResult<(Option<Expr>, Option<Expr>)> {
+    Ok(match l {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
+            match limit {
+                Some(l) => Some(c.compile(l)?),
+                None => None,
+            },
+            match offset {
+                Some(o) => Some(c.compile(&o.value)?),
+                None => None,
+            },
+        ),
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+            let o = c.compile(offset)?;
+            let l = c.compile(limit)?;
+            (Some(l), Some(o))
+        }
+    })
+}
+
+/// Plans the subqueries of expressions.
+struct Planner<'s> {
+    s: &'s Session,
+}
+
+impl crate::expr::SubPlanner for Planner<'_> {
+    fn plan(
+        &self,
+        q: &ast::Query,
+        next_param: &mut usize,
+        outer: &[&Scope],
+    ) -> SqlResult<SelectPlan> {
+        compile_query(self.s, q, next_param, outer)
+    }
+}
+
+/// A SELECT with its ORDER BY, LIMIT and locking clause.
+fn compile_select(
+    s: &Session,
+    sel: &ast::Select,
+    order_by: Option<&ast::OrderBy>,
+    limit_clause: Option<&ast::LimitClause>,
+    locks: &[ast::LockClause],
+    params: &mut usize,
+    outer: &[&Scope],
+) -> SqlResult<SelectPlan> {
     if !sel.named_window.is_empty() {
         return Err(SqlError::unsupported("window functions (WINDOW)"));
     }
@@ -470,9 +779,15 @@ pub(crate) fn compile_query(
                 }))
             }
             ast::TableFactor::Derived {
-                subquery, alias, ..
+                lateral,
+                subquery,
+                alias,
+                ..
             } => {
-                let plan = compile_query(s, subquery, params)?;
+                if *lateral {
+                    return Err(SqlError::unsupported("LATERAL"));
+                }
+                let plan = compile_query(s, subquery, params, outer)?;
                 let alias = alias
                     .as_ref()
                     .map(|a| a.name.value.to_lowercase())
@@ -535,9 +850,12 @@ pub(crate) fn compile_query(
     }
 
     // Projection (first in the text).
+    let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.allow_agg = true;
     c.next_param = *params;
+    c.sub = Some(&planner);
+    c.outer = outer.to_vec();
     let mut proj = Vec::new();
     let mut columns = Vec::new();
     for item in &sel.projection {
@@ -610,6 +928,7 @@ pub(crate) fn compile_query(
             PendingKind::Derived(plan, rows, offset, width) => Source::Derived {
                 plan,
                 rows,
+                set: None,
                 offset,
                 width,
                 left: p.left,
@@ -634,7 +953,7 @@ pub(crate) fn compile_query(
         None => None,
     };
     let mut order = Vec::new();
-    if let Some(ob) = &q.order_by {
+    if let Some(ob) = order_by {
         match &ob.kind {
             ast::OrderByKind::Expressions(list) => {
                 for o in list {
@@ -646,28 +965,8 @@ pub(crate) fn compile_query(
         }
     }
     c.allow_agg = false;
-    let (limit, offset) = match &q.limit_clause {
-        None => (None, None),
-        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
-            match limit {
-                Some(l) => Some(c.compile(l)?),
-                None => None,
-            },
-            match offset {
-                Some(o) => Some(c.compile(&o.value)?),
-                None => None,
-            },
-        ),
-        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
-            let o = c.compile(offset)?;
-            let l = c.compile(limit)?;
-            (Some(l), Some(o))
-        }
-    };
-    let lock = q
-        .locks
-        .first()
-        .map(|l| l.lock_type == ast::LockType::Update);
+    let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
+    let lock = locks.first().map(|l| l.lock_type == ast::LockType::Update);
     let distinct = match &sel.distinct {
         None => false,
         Some(ast::Distinct::Distinct) => true,
@@ -675,6 +974,10 @@ pub(crate) fn compile_query(
     };
     *params = c.next_param;
     let aggs = std::mem::take(&mut c.aggs);
+    let subqueries = c.subqueries > 0
+        || sources
+            .iter()
+            .any(|x| matches!(x, Source::Derived { plan: Some(p), .. } if p.subqueries));
     let width = scope.cols.len();
     let mut plan = SelectPlan {
         sources,
@@ -692,6 +995,7 @@ pub(crate) fn compile_query(
         limit,
         offset,
         lock,
+        subqueries,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
@@ -887,6 +1191,10 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             },
         },
         Expr::Param(_) | Expr::UserVar(_) => OutType::VarString,
+        Expr::Subquery(None, sq) if sq.test == crate::expr::SubTest::Scalar => {
+            sq.plan.columns.first().map_or(OutType::Null, |c| c.ty)
+        }
+        Expr::Subquery(..) | Expr::InSet(..) => OutType::LongLong,
     }
 }
 
@@ -1104,6 +1412,12 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
                 slots(a, out);
             }
         }
+        Expr::Subquery(x, _) => {
+            if let Some(x) = x {
+                slots(x, out);
+            }
+        }
+        Expr::InSet(x, ..) => slots(x, out),
     }
 }
 
@@ -1597,7 +1911,7 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
             }
             _ => {
                 let mut p = c.next_param;
-                let sp = compile_query(s, q, &mut p)?;
+                let sp = compile_query(s, q, &mut p, &[])?;
                 if sp.columns.len() != cols.len() {
                     return Err(SqlError::new(
                         1136,
@@ -1739,6 +2053,7 @@ fn single_table_scan(
             limit: None,
             offset: None,
             lock: Some(true),
+            subqueries: false,
         },
         scope,
     ))
@@ -1764,8 +2079,10 @@ fn compile_update(
         Source::Table { t, .. } => t.def.clone(),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
     };
+    let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;
+    c.sub = Some(&planner);
     let mut sets = Vec::new();
     for a in assignments {
         let col = assignment_column(&def, &a.target)?;
@@ -1782,6 +2099,13 @@ fn compile_update(
         scan.limit = Some(c.compile(l)?);
     }
     *params = c.next_param;
+    scan.subqueries = c.subqueries > 0;
+    if scan.subqueries {
+        let mut all: Vec<&Expr> = sets.iter().map(|(_, e)| e).collect();
+        all.extend(&scan.filter);
+        all.extend(scan.order.iter().map(|(e, _)| e));
+        target_in_subquery(&scan, &all)?;
+    }
     choose_access_paths(&mut scan);
     Ok(UpdatePlan { scan, sets })
 }
@@ -1797,8 +2121,10 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
         return Err(SqlError::unsupported(&from[0].relation));
     };
     let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;
+    c.sub = Some(&planner);
     if let Some(w) = &d.selection {
         scan.filter = Some(c.compile(w)?);
     }
@@ -1810,6 +2136,62 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
         scan.limit = Some(c.compile(l)?);
     }
     *params = c.next_param;
+    scan.subqueries = c.subqueries > 0;
+    if scan.subqueries {
+        let mut all: Vec<&Expr> = scan.filter.iter().collect();
+        all.extend(scan.order.iter().map(|(e, _)| e));
+        target_in_subquery(&scan, &all)?;
+    }
     choose_access_paths(&mut scan);
     Ok(DeletePlan { scan })
+}
+
+/// MySQL's 1093: a subquery of an UPDATE or DELETE may not read the
+/// table being changed (except through a derived table, which is
+/// materialised first).
+fn target_in_subquery(scan: &SelectPlan, exprs: &[&Expr]) -> SqlResult<()> {
+    let Some(Source::Table { t, .. }) = scan.sources.first() else {
+        return Ok(());
+    };
+    fn reads(p: &SelectPlan, db: &str, name: &str) -> bool {
+        fn node(n: &SetNode, db: &str, name: &str) -> bool {
+            match n {
+                SetNode::Plan(p) => reads(p, db, name),
+                SetNode::Op(_, _, l, r) => node(l, db, name) || node(r, db, name),
+            }
+        }
+        let direct = p.sources.iter().any(|src| match src {
+            Source::Table { t, .. } => t.db == db && t.def.name.eq_ignore_ascii_case(name),
+            Source::Derived { set: Some(n), .. } => node(n, db, name),
+            Source::Derived { .. } => false,
+        });
+        let mut nested = false;
+        let mut exprs: Vec<&Expr> = p.proj.iter().collect();
+        exprs.extend(&p.filter);
+        exprs.extend(&p.having);
+        for src in &p.sources {
+            if let Source::Table { on: Some(o), .. } | Source::Derived { on: Some(o), .. } = src {
+                exprs.push(o);
+            }
+        }
+        for e in exprs {
+            crate::expr::each_subquery(e, &mut |sp| nested |= reads(sp, db, name));
+        }
+        direct || nested
+    }
+    let mut hit = false;
+    for e in exprs {
+        crate::expr::each_subquery(e, &mut |sp| hit |= reads(sp, &t.db, &t.def.name));
+    }
+    if hit {
+        return Err(SqlError::new(
+            1093,
+            "HY000",
+            format!(
+                "You can't specify target table '{}' for update in FROM clause",
+                t.alias
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -633,7 +633,9 @@ impl Session {
         let Some(crate::plan::Plan::Select(sel)) = self.current_plan(id) else {
             return false;
         };
-        sel.lock.is_none() && sel.sources.iter().all(crate::plan::Source::is_key_points)
+        sel.lock.is_none()
+            && !sel.subqueries
+            && sel.sources.iter().all(crate::plan::Source::is_key_points)
     }
 
     /// COM_STMT_CLOSE.

@@ -138,6 +138,58 @@ pub enum BinOp {
 /// Built-in scalar functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
+    /// REPLACE
+    Replace,
+    /// LOCATE / POSITION
+    Locate,
+    /// INSTR
+    Instr,
+    /// LPAD
+    Lpad,
+    /// RPAD
+    Rpad,
+    /// LEFT
+    Left,
+    /// RIGHT
+    Right,
+    /// REPEAT
+    Repeat,
+    /// SPACE
+    Space,
+    /// REVERSE
+    Reverse,
+    /// CONCAT_WS
+    ConcatWs,
+    /// SUBSTRING_INDEX
+    SubstringIndex,
+    /// HEX
+    Hex,
+    /// UNHEX
+    Unhex,
+    /// FIELD
+    Field,
+    /// FIND_IN_SET
+    FindInSet,
+    /// ELT
+    Elt,
+    /// ASCII
+    Ascii,
+    /// ORD
+    Ord,
+    /// LTRIM
+    Ltrim,
+    /// RTRIM
+    Rtrim,
+    /// STRCMP
+    Strcmp,
+    /// INSERT(str, pos, len, new)
+    Insert,
+    /// TRIM(LEADING x FROM y)
+    TrimLeading,
+    /// TRIM(TRAILING x FROM y)
+    TrimTrailing,
+    /// TRIM(BOTH x FROM y)
+    TrimBoth,
     /// CONCAT
     Concat,
     /// LENGTH / OCTET_LENGTH (bytes)
@@ -754,8 +806,28 @@ impl<'a> Compiler<'a> {
                 expr,
                 trim_where: None,
                 trim_what: None,
-                ..
+                trim_characters: None,
             } => Expr::Func(Func::Trim, vec![self.compile(expr)?]),
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters: None,
+            } => {
+                let what = match trim_what {
+                    Some(w) => self.compile(w)?,
+                    None => Expr::Const(Value::Str(b" ".to_vec())),
+                };
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => Func::TrimLeading,
+                    Some(ast::TrimWhereField::Trailing) => Func::TrimTrailing,
+                    _ => Func::TrimBoth,
+                };
+                Expr::Func(f, vec![self.compile(expr)?, what])
+            }
+            A::Position { expr, r#in } => {
+                Expr::Func(Func::Locate, vec![self.compile(expr)?, self.compile(r#in)?])
+            }
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr)?]),
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr)?]),
             A::TypedString(ts) => self.value(&ts.value.value)?,
@@ -1030,6 +1102,29 @@ impl<'a> Compiler<'a> {
             "trim" => Func::Trim,
             "found_rows" => Func::FoundRows,
             "row_count" => Func::RowCount,
+            "replace" => Func::Replace,
+            "locate" => Func::Locate,
+            "instr" => Func::Instr,
+            "lpad" => Func::Lpad,
+            "rpad" => Func::Rpad,
+            "left" => Func::Left,
+            "right" => Func::Right,
+            "repeat" => Func::Repeat,
+            "space" => Func::Space,
+            "reverse" => Func::Reverse,
+            "concat_ws" => Func::ConcatWs,
+            "substring_index" => Func::SubstringIndex,
+            "hex" => Func::Hex,
+            "unhex" => Func::Unhex,
+            "field" => Func::Field,
+            "find_in_set" => Func::FindInSet,
+            "elt" => Func::Elt,
+            "ascii" => Func::Ascii,
+            "ord" => Func::Ord,
+            "ltrim" => Func::Ltrim,
+            "rtrim" => Func::Rtrim,
+            "strcmp" => Func::Strcmp,
+            "insert" => Func::Insert,
             _ => {
                 return Err(SqlError::new(
                     1305,
@@ -1051,7 +1146,28 @@ impl<'a> Compiler<'a> {
             | Func::Abs
             | Func::Floor
             | Func::Ceil
-            | Func::Trim => args.len() == 1,
+            | Func::Trim
+            | Func::Space
+            | Func::Reverse
+            | Func::Hex
+            | Func::Unhex
+            | Func::Ascii
+            | Func::Ord
+            | Func::Ltrim
+            | Func::Rtrim => args.len() == 1,
+            Func::Locate => (2..=3).contains(&args.len()),
+            Func::Instr
+            | Func::Left
+            | Func::Right
+            | Func::Repeat
+            | Func::FindInSet
+            | Func::Strcmp
+            | Func::TrimLeading
+            | Func::TrimTrailing
+            | Func::TrimBoth => args.len() == 2,
+            Func::Replace | Func::Lpad | Func::Rpad | Func::SubstringIndex => args.len() == 3,
+            Func::Insert => args.len() == 4,
+            Func::ConcatWs | Func::Field | Func::Elt => args.len() >= 2,
             Func::Substring => (2..=3).contains(&args.len()),
             Func::IfNull | Func::NullIf => args.len() == 2,
             Func::If => args.len() == 3,

@@ -22,14 +22,64 @@ pub fn call(
     };
     Ok(match f {
         Func::Concat => {
-            let mut out = Vec::new();
+            let mut parts = Vec::with_capacity(args.len());
             for a in args {
                 match ev(a)? {
                     Value::Null => return Ok(Value::Null),
-                    v => out.extend_from_slice(&text_of(&v)),
+                    v => parts.push(text_of(&v)),
                 }
             }
-            Value::Str(out)
+            let size: u128 = parts.iter().map(|p| p.len() as u128).sum();
+            if !crate::strfuncs::fits(env, "concat", size) {
+                return Ok(Value::Null);
+            }
+            Value::Str(parts.concat())
+        }
+        Func::TrimLeading | Func::TrimTrailing | Func::TrimBoth => {
+            let (s, what) = (arg(0)?, arg(1)?);
+            if s.is_null() || what.is_null() {
+                return Ok(Value::Null);
+            }
+            let (mut s, what) = (text_of(&s), text_of(&what));
+            if !what.is_empty() {
+                if f != Func::TrimTrailing {
+                    while s.starts_with(&what) {
+                        s.drain(..what.len());
+                    }
+                }
+                if f != Func::TrimLeading {
+                    while s.ends_with(&what) {
+                        s.truncate(s.len() - what.len());
+                    }
+                }
+            }
+            Value::Str(s)
+        }
+        Func::Replace
+        | Func::Locate
+        | Func::Instr
+        | Func::Lpad
+        | Func::Rpad
+        | Func::Left
+        | Func::Right
+        | Func::Repeat
+        | Func::Space
+        | Func::Reverse
+        | Func::ConcatWs
+        | Func::SubstringIndex
+        | Func::Hex
+        | Func::Unhex
+        | Func::Field
+        | Func::FindInSet
+        | Func::Elt
+        | Func::Ascii
+        | Func::Ord
+        | Func::Ltrim
+        | Func::Rtrim
+        | Func::Strcmp
+        | Func::Insert => {
+            let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
+            return crate::strfuncs::call(f, vals, env);
         }
         Func::Length => match arg(0)? {
             Value::Null => Value::Null,

@@ -27,6 +27,7 @@ pub mod row;
 pub mod session;
 mod show;
 pub mod status;
+mod strfuncs;
 pub mod types;
 mod vars;
 

@@ -1221,7 +1221,33 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
         | Func::LastInsertId
         | Func::FoundRows
         | Func::RowCount
-        | Func::UnixTimestamp => OutType::LongLong,
+        | Func::UnixTimestamp
+        | Func::Locate
+        | Func::Instr
+        | Func::Field
+        | Func::FindInSet
+        | Func::Ascii
+        | Func::Ord
+        | Func::Strcmp => OutType::LongLong,
+        Func::Replace
+        | Func::Lpad
+        | Func::Rpad
+        | Func::Left
+        | Func::Right
+        | Func::Repeat
+        | Func::Space
+        | Func::Reverse
+        | Func::ConcatWs
+        | Func::SubstringIndex
+        | Func::Hex
+        | Func::Unhex
+        | Func::Elt
+        | Func::Ltrim
+        | Func::Rtrim
+        | Func::Insert
+        | Func::TrimLeading
+        | Func::TrimTrailing
+        | Func::TrimBoth => OutType::VarString,
         Func::Concat
         | Func::Upper
         | Func::Lower

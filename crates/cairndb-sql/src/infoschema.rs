@@ -217,16 +217,7 @@ pub(crate) fn table(
         }
         "PROCESSLIST" => {
             for p in s.db.processes() {
-                rows.push(vec![
-                    Value::UInt(p.id),
-                    t(&p.user),
-                    t(&p.host),
-                    p.db.as_deref().map_or(Value::Null, t),
-                    t(p.command),
-                    Value::UInt(p.time),
-                    t(if p.info.is_some() { "executing" } else { "" }),
-                    p.info.as_deref().map_or(Value::Null, t),
-                ]);
+                rows.push(p.row(true));
             }
             cols(&[
                 "ID", "USER", "HOST", "DB", "COMMAND", "TIME", "STATE", "INFO",

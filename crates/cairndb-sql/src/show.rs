@@ -421,25 +421,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 ],
             );
             for p in s.db.processes() {
-                let info = p.info.as_deref().map_or(Value::Null, |i| {
-                    // Without FULL, the first 100 characters.
-                    if full {
-                        t(i)
-                    } else {
-                        t(&i.chars().take(100).collect::<String>())
-                    }
-                });
-                let state = if p.info.is_some() { "executing" } else { "" };
-                out.row(&[
-                    Value::UInt(p.id),
-                    t(&p.user),
-                    t(&p.host),
-                    p.db.as_deref().map_or(Value::Null, t),
-                    t(p.command),
-                    Value::UInt(p.time),
-                    t(state),
-                    info,
-                ]);
+                out.row(&p.row(full));
             }
             out.end(0);
         }

@@ -311,6 +311,33 @@ pub struct Process {
     pub info: Option<Arc<str>>,
 }
 
+impl Process {
+    /// The row `SHOW PROCESSLIST` and `information_schema.PROCESSLIST`
+    /// show: id, user, host, db, command, time, state, info (its first
+    /// 100 characters unless `full`).
+    pub fn row(&self, full: bool) -> Vec<crate::types::Value> {
+        use crate::types::Value;
+        let t = |s: &str| Value::Str(s.as_bytes().to_vec());
+        let info = self.info.as_deref().map_or(Value::Null, |i| {
+            if full {
+                t(i)
+            } else {
+                t(&i.chars().take(100).collect::<String>())
+            }
+        });
+        vec![
+            Value::UInt(self.id),
+            t(&self.user),
+            t(&self.host),
+            self.db.as_deref().map_or(Value::Null, t),
+            t(self.command),
+            Value::UInt(self.time),
+            t(if self.info.is_some() { "executing" } else { "" }),
+            info,
+        ]
+    }
+}
+
 /// Every live session of a database, and the totals of closed ones.
 pub(crate) struct Registry {
     sessions: Mutex<BTreeMap<u64, Arc<SessionInfo>>>,

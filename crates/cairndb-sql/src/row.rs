@@ -710,18 +710,19 @@ mod tests {
     }
 
     #[test]
-    fn definitions_without_comments_read_as_before() {
+    fn definitions_without_comments_read_as_before() -> Result<(), serde_json::Error> {
         let def = sbtest();
-        let json = serde_json::to_string(&def).unwrap();
+        let json = serde_json::to_string(&def)?;
         assert!(!json.contains("comment"), "{json}");
-        let back: TableDef = serde_json::from_str(&json).unwrap();
+        let back: TableDef = serde_json::from_str(&json)?;
         assert_eq!(back, def);
         let mut with = def.clone();
         with.comment = "t".into();
         with.columns[0].comment = "c".into();
-        let json = serde_json::to_string(&with).unwrap();
-        let back: TableDef = serde_json::from_str(&json).unwrap();
+        let json = serde_json::to_string(&with)?;
+        let back: TableDef = serde_json::from_str(&json)?;
         assert_eq!(back, with);
+        Ok(())
     }
 
     fn row(id: i64, k: i64, c: &str, pad: Option<&str>) -> Vec<Value> {

@@ -508,7 +508,12 @@ mod tests {
         a.begin(Com::Select, "SELECT 1".into(), None);
         a.end(false);
         b.begin(Com::Insert, "INSERT".into(), Some("d"));
-        let get = |r: &Registry, n: &str| r.status().iter().find(|x| x.0 == n).unwrap().1;
+        let get = |r: &Registry, n: &str| {
+            r.status()
+                .iter()
+                .find(|x| x.0 == n)
+                .map_or(u64::MAX, |x| x.1)
+        };
         assert_eq!(get(&r, "Questions"), 2);
         assert_eq!(get(&r, "Threads_connected"), 2);
         assert_eq!(get(&r, "Threads_running"), 1);

@@ -3,38 +3,10 @@
 
 use std::sync::Arc;
 
-use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Value};
+use cairndb_sql::{Session, SqlDb, SqlOptions};
 
-fn q(s: &mut Session, sql: &str) -> Collect {
-    let mut c = Collect::default();
-    if let Err(e) = s.query(sql, &mut c) {
-        panic!("{sql}: {e}");
-    }
-    c
-}
-
-fn err(s: &mut Session, sql: &str) -> u16 {
-    let mut c = Collect::default();
-    match s.query(sql, &mut c) {
-        Ok(()) => panic!("{sql}: expected an error"),
-        Err(e) => e.code,
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Rows as strings joined by `|`, one per row.
-fn rows(c: &Collect) -> Vec<String> {
-    c.rows
-        .iter()
-        .map(|r| r.iter().map(text).collect::<Vec<_>>().join("|"))
-        .collect()
-}
+mod common;
+use common::{err, q, rows};
 
 fn session() -> (tempfile::TempDir, Session) {
     let dir = tempfile::tempdir().unwrap();

@@ -2,44 +2,10 @@
 //! operations (UNION, INTERSECT, EXCEPT) end to end through `Session`,
 //! with MySQL 8.0's NULL rules and error codes.
 
-use std::sync::Arc;
+use cairndb_sql::{Collect, OutType, Session, Value};
 
-use cairndb_sql::{Collect, OutType, Session, SqlDb, SqlOptions, Value};
-
-fn open(dir: &std::path::Path) -> Arc<SqlDb> {
-    SqlDb::open(dir, SqlOptions::default()).unwrap()
-}
-
-fn q(s: &mut Session, sql: &str) -> Collect {
-    let mut c = Collect::default();
-    if let Err(e) = s.query(sql, &mut c) {
-        panic!("{sql}: {e}");
-    }
-    c
-}
-
-fn err(s: &mut Session, sql: &str) -> u16 {
-    let mut c = Collect::default();
-    match s.query(sql, &mut c) {
-        Ok(()) => panic!("{sql}: expected an error"),
-        Err(e) => e.code,
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Rows as strings joined by `|`, one per row.
-fn rows(c: &Collect) -> Vec<String> {
-    c.rows
-        .iter()
-        .map(|r| r.iter().map(text).collect::<Vec<_>>().join("|"))
-        .collect()
-}
+mod common;
+use common::{err, open, q, rows};
 
 fn r(s: &mut Session, sql: &str) -> Vec<String> {
     rows(&q(s, sql))

@@ -2,44 +2,10 @@
 //! 8.0's result (MariaDB 10.11's where MySQL has none), or against a
 //! clear refusal (1235) where CairnDB does not implement the feature.
 
-use std::sync::Arc;
+use cairndb_sql::{Collect, Session, Value};
 
-use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Value};
-
-fn open(dir: &std::path::Path) -> Arc<SqlDb> {
-    SqlDb::open(dir, SqlOptions::default()).unwrap()
-}
-
-fn q(s: &mut Session, sql: &str) -> Collect {
-    let mut c = Collect::default();
-    if let Err(e) = s.query(sql, &mut c) {
-        panic!("{sql}: {e}");
-    }
-    c
-}
-
-fn err(s: &mut Session, sql: &str) -> u16 {
-    let mut c = Collect::default();
-    match s.query(sql, &mut c) {
-        Ok(()) => panic!("{sql}: expected an error, got {:?}", rows(&c)),
-        Err(e) => e.code,
-    }
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Rows as strings joined by `|`, one per row.
-fn rows(c: &Collect) -> Vec<String> {
-    c.rows
-        .iter()
-        .map(|r| r.iter().map(text).collect::<Vec<_>>().join("|"))
-        .collect()
-}
+mod common;
+use common::{err, open, q, rows, text};
 
 /// The single value of a one-row, one-column result.
 fn one(s: &mut Session, sql: &str) -> String {

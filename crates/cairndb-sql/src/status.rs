@@ -73,7 +73,12 @@ impl Com {
             0 => Com::Other,
             _ if is(first, "SELECT") || is(first, "WITH") => Com::Select,
             _ if is(first, "INSERT") => {
-                if body.to_ascii_uppercase().contains("SELECT") {
+                // No copy of a bulk insert's text: a look for the word.
+                if body
+                    .as_bytes()
+                    .windows(6)
+                    .any(|w| w.eq_ignore_ascii_case(b"SELECT"))
+                {
                     Com::InsertSelect
                 } else {
                     Com::Insert

@@ -147,23 +147,56 @@ impl TransactionIterator {
         self.resolve_backward();
     }
 
+    /// Replaces the iteration bounds (`iterate_lower_bound`,
+    /// `iterate_upper_bound`). The iterator is then unpositioned: seek
+    /// before reading. Reading several ranges through one iterator this
+    /// way costs one seek each instead of a new iterator each.
+    pub fn set_bounds(&mut self, lower: Option<Vec<u8>>, upper: Option<Vec<u8>>) {
+        self.base.set_bounds(lower.clone(), upper.clone());
+        self.lower = lower;
+        self.upper = upper;
+        self.delta_valid = false;
+        self.current = Current::None;
+    }
+
     /// Moves to the next key. REQUIRES: `valid()`.
     pub fn next(&mut self) {
         if !self.valid() {
             return;
         }
-        let cur = self.key().to_vec();
         if self.dir == Dir::Backward {
             // Both sides to their first entry >= the current key.
+            let cur = self.key().to_vec();
             self.base.seek(&cur);
             self.delta_seek_ge(Some(&cur));
             self.dir = Dir::Forward;
+            if self.base.valid() && self.base.key() == cur.as_slice() {
+                self.base.next();
+            }
+            if self.delta_valid && self.delta_key == cur {
+                self.delta_step_forward();
+            }
+            self.resolve_forward();
+            return;
         }
-        if self.base.valid() && self.base.key() == cur.as_slice() {
-            self.base.next();
-        }
-        if self.delta_valid && self.delta_key == cur {
-            self.delta_step_forward();
+        // Forward, each side on its first entry >= the current key, which
+        // is the current side's: step that side, and the other one too
+        // when it holds the same key (the delta then won; no copy of the
+        // key per step).
+        match self.current {
+            Current::Base => {
+                if self.delta_valid && self.delta_key.as_slice() == self.base.key() {
+                    self.delta_step_forward();
+                }
+                self.base.next();
+            }
+            Current::Delta => {
+                if self.base.valid() && self.base.key() == self.delta_key.as_slice() {
+                    self.base.next();
+                }
+                self.delta_step_forward();
+            }
+            Current::None => {}
         }
         self.resolve_forward();
     }

@@ -442,6 +442,49 @@ fn iterator_merges_own_puts_and_deletes_in_both_directions() {
     assert!(!it.valid());
 }
 
+#[test]
+fn set_bounds_reads_several_ranges_with_one_iterator() {
+    let db = pess();
+    for k in [b"a", b"c", b"e", b"g", b"i"] {
+        db.put(&w(), k, b"db").unwrap();
+    }
+    let mut t = db.begin(&w(), &TransactionOptions::default());
+    t.put(b"b", b"t").unwrap();
+    t.delete(b"c").unwrap();
+    t.put(b"e", b"t").unwrap();
+    t.put(b"h", b"t").unwrap();
+    let ro = ReadOptions {
+        iterate_lower_bound: Some(b"a".to_vec()),
+        iterate_upper_bound: Some(b"c".to_vec()),
+        ..r()
+    };
+    let mut it = t.iter(&ro).unwrap();
+    let kv = |v: &[(&str, &str)]| -> Vec<(Vec<u8>, Vec<u8>)> {
+        v.iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect()
+    };
+    assert_eq!(collect_fwd(&mut it), kv(&[("a", "db"), ("b", "t")]));
+    // The deleted key at the start of a range, a delta key at its end.
+    it.set_bounds(Some(b"c".to_vec()), Some(b"h\0".to_vec()));
+    assert!(!it.valid());
+    let want = kv(&[("e", "t"), ("g", "db"), ("h", "t")]);
+    assert_eq!(collect_fwd(&mut it), want);
+    assert_eq!(collect_bwd(&mut it), want);
+    // Back to an earlier range, read backward first.
+    it.set_bounds(Some(b"b".to_vec()), Some(b"e".to_vec()));
+    assert_eq!(collect_bwd(&mut it), kv(&[("b", "t")]));
+    it.set_bounds(Some(b"h".to_vec()), None);
+    assert_eq!(collect_fwd(&mut it), kv(&[("h", "t"), ("i", "db")]));
+    // A forward step where both sides hold the same key (the delta's
+    // value wins and the base's entry is passed too).
+    it.set_bounds(None, None);
+    it.seek(b"d");
+    assert_eq!((it.key(), it.value()), (&b"e"[..], &b"t"[..]));
+    it.next();
+    assert_eq!((it.key(), it.value()), (&b"g"[..], &b"db"[..]));
+}
+
 /// One step of the model test.
 #[derive(Debug, Clone)]
 enum Op {

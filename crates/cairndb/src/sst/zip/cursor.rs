@@ -14,7 +14,7 @@
 //! one the cursor was positioned in (the caller's duty; the table owns both).
 //! No locking: a cursor belongs to one iterator.
 
-use fst::raw::{CompiledAddr, Fst};
+use fst::raw::{CompiledAddr, Fst, Node};
 
 /// One step of the path: the node left and the index of the transition
 /// taken out of it.
@@ -66,11 +66,12 @@ impl FstCursor {
         self.valid = false;
     }
 
-    /// Takes transition `i` out of node `addr`.
-    fn push<D: AsRef<[u8]>>(&mut self, fst: &Fst<D>, addr: CompiledAddr, i: usize) {
-        let t = fst.node(addr).transition(i);
+    /// Takes transition `i` out of node `n` (already decoded by the
+    /// caller: each step decodes a node once).
+    fn push(&mut self, n: &Node<'_>, i: usize) {
+        let t = n.transition(i);
         self.stack.push(Frame {
-            addr,
+            addr: n.addr(),
             trans: i,
             out_before: self.out,
         });
@@ -88,9 +89,9 @@ impl FstCursor {
         Some(f)
     }
 
-    /// Marks the cursor positioned on `at`, which must be final.
-    fn settle<D: AsRef<[u8]>>(&mut self, fst: &Fst<D>) -> bool {
-        let n = fst.node(self.at);
+    /// Marks the cursor positioned on `at` (decoded as `n`), which must
+    /// be final.
+    fn settle(&mut self, n: &Node<'_>) -> bool {
         self.valid = n.is_final();
         self.ord = self.out + n.final_output().value();
         self.valid
@@ -101,14 +102,14 @@ impl FstCursor {
         loop {
             let n = fst.node(self.at);
             if n.is_final() {
-                return self.settle(fst);
+                return self.settle(&n);
             }
             if n.is_empty() {
                 // A non-final node without transitions: not a valid fst.
                 self.valid = false;
                 return false;
             }
-            self.push(fst, self.at, 0);
+            self.push(&n, 0);
         }
     }
 
@@ -117,9 +118,9 @@ impl FstCursor {
         loop {
             let n = fst.node(self.at);
             if n.is_empty() {
-                return self.settle(fst);
+                return self.settle(&n);
             }
-            self.push(fst, self.at, n.len() - 1);
+            self.push(&n, n.len() - 1);
         }
     }
 
@@ -127,8 +128,9 @@ impl FstCursor {
     /// sibling transition of the nearest ancestor that has one.
     fn after_subtree<D: AsRef<[u8]>>(&mut self, fst: &Fst<D>) -> bool {
         while let Some(f) = self.pop() {
-            if f.trans + 1 < fst.node(f.addr).len() {
-                self.push(fst, f.addr, f.trans + 1);
+            let n = fst.node(f.addr);
+            if f.trans + 1 < n.len() {
+                self.push(&n, f.trans + 1);
                 return self.leftmost(fst);
             }
         }
@@ -160,7 +162,7 @@ impl FstCursor {
         for &b in target {
             let n = fst.node(self.at);
             if let Some(i) = n.find_input(b) {
-                self.push(fst, self.at, i);
+                self.push(&n, i);
                 continue;
             }
             // No transition on `b`: the answer starts with the first larger
@@ -171,7 +173,7 @@ impl FstCursor {
                 i += 1;
             }
             if i < len {
-                self.push(fst, self.at, i);
+                self.push(&n, i);
                 return self.leftmost(fst);
             }
             return self.after_subtree(fst);
@@ -188,7 +190,7 @@ impl FstCursor {
         let n = fst.node(self.at);
         if !n.is_empty() {
             // The next key extends this one.
-            self.push(fst, self.at, 0);
+            self.push(&n, 0);
             return self.leftmost(fst);
         }
         self.after_subtree(fst)
@@ -202,12 +204,13 @@ impl FstCursor {
         }
         while let Some(f) = self.pop() {
             if f.trans > 0 {
-                self.push(fst, f.addr, f.trans - 1);
+                self.push(&fst.node(f.addr), f.trans - 1);
                 return self.rightmost(fst);
             }
             // The parent's own key, a prefix of this one, comes before it.
-            if fst.node(self.at).is_final() {
-                return self.settle(fst);
+            let n = fst.node(self.at);
+            if n.is_final() {
+                return self.settle(&n);
             }
         }
         self.clear();

@@ -104,6 +104,10 @@ impl RIter {
     pub(crate) fn status(&self) -> SqlResult<()> {
         both!(self, i => i.status().map_err(SqlError::from))
     }
+    /// New bounds; unpositioned until the next seek.
+    fn set_bounds(&mut self, lo: Vec<u8>, hi: Vec<u8>) {
+        both!(self, i => i.set_bounds(Some(lo), Some(hi)))
+    }
 }
 
 impl Reader<'_> {
@@ -570,18 +574,26 @@ pub(crate) fn effective_filter<'p>(s: &Session, p: &'p SelectPlan) -> SqlResult<
     Ok(residual.as_ref())
 }
 
-/// Key bytes of a group or DISTINCT value (strings by collation weight).
+/// Key bytes of a group or DISTINCT value (strings by collation weight),
+/// appended to `out`: equal keys exactly when the values are one group.
+/// A string is its length (4 bytes) and its weights, written in place (no
+/// buffer of its own per value); the keys only hash and compare for
+/// equality, they need not sort.
 fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     match v {
         Value::Null => out.push(0),
         Value::Str(s) => {
             out.push(1);
-            let mut w = Vec::new();
+            let at = out.len();
+            out.extend_from_slice(&[0u8; 4]);
             match coll {
-                Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, &mut w),
-                _ => w.extend_from_slice(s),
+                Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, out),
+                _ => out.extend_from_slice(s),
             }
-            keys::put_bytes(out, &w);
+            let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+            if let Some(len) = out.get_mut(at..at + 4) {
+                len.copy_from_slice(&n.to_be_bytes());
+            }
         }
         Value::Int(i) => {
             out.push(2);
@@ -837,8 +849,31 @@ pub(crate) fn select_rows(
     // Consumers.
     let mut groups: Vec<Group> = Vec::new();
     let mut group_index: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut buffered: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    // A sorted row: the projection, then the ORDER BY values that are not
+    // projected columns (`key_slot[k]`: where term k's value is).
+    let mut buffered: Vec<Vec<Value>> = Vec::new();
+    let nproj = p.proj.len();
+    let (key_slot, extra) = if sorted || grouped {
+        order_slots(p)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    // DISTINCT with an ORDER BY over every selected column: equal rows
+    // end up side by side, so they are dropped after sorting instead of
+    // through a hash set of every row's key.
+    let dedupe_sorted =
+        p.distinct && !grouped && sorted && (0..nproj).all(|j| key_slot.contains(&j));
+    let proj_colls: Vec<Collation> = if dedupe_sorted {
+        p.proj
+            .iter()
+            .map(|e| crate::expr::collation_of(e, &p.types))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    // Reused key buffer: a key is copied only when it is new.
+    let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
     let mut sent = 0u64;
     let stream_limit = if !sorted && !grouped {
@@ -858,17 +893,17 @@ pub(crate) fn select_rows(
                 }
             }
             if grouped {
-                let mut gk = Vec::new();
+                kbuf.clear();
                 for g in &p.group {
                     let v = eval(g, r, &[], types, s)?;
-                    group_key(&mut gk, &v, crate::expr::collation_of(g, types));
+                    group_key(&mut kbuf, &v, crate::expr::collation_of(g, types));
                 }
                 // Without GROUP BY every row is in the one group: no
                 // hashing per row.
                 let known = if p.group.is_empty() && !groups.is_empty() {
                     Some(&0)
                 } else {
-                    group_index.get(&gk)
+                    group_index.get(&kbuf)
                 };
                 let gi = match known {
                     Some(i) => *i,
@@ -882,7 +917,7 @@ pub(crate) fn select_rows(
                                 .map(|a| a.distinct.then(std::collections::HashSet::new))
                                 .collect(),
                         });
-                        group_index.insert(gk, groups.len() - 1);
+                        group_index.insert(kbuf.clone(), groups.len() - 1);
                         groups.len() - 1
                     }
                 };
@@ -896,11 +931,12 @@ pub(crate) fn select_rows(
                         if v.is_null() {
                             continue;
                         }
-                        let mut kb = Vec::new();
-                        group_key(&mut kb, v, Collation::Utf8mb4GeneralCi);
-                        if !set.insert(kb) {
+                        kbuf.clear();
+                        group_key(&mut kbuf, v, Collation::Utf8mb4GeneralCi);
+                        if set.contains(&kbuf) {
                             continue;
                         }
+                        set.insert(kbuf.clone());
                     }
                     let coll = a.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
                         crate::expr::collation_of(e, types)
@@ -917,27 +953,33 @@ pub(crate) fn select_rows(
                     other => proj_row[k] = eval(other, r, &[], types, s)?,
                 }
             }
-            if p.distinct {
-                let mut kb = Vec::new();
+            if p.distinct && !dedupe_sorted {
+                kbuf.clear();
                 for (k, v) in proj_row.iter().enumerate() {
-                    group_key(&mut kb, v, crate::expr::collation_of(&p.proj[k], types));
+                    group_key(&mut kbuf, v, crate::expr::collation_of(&p.proj[k], types));
                 }
-                if !seen.insert(kb) {
+                if seen.contains(&kbuf) {
                     return Ok(true);
                 }
+                seen.insert(kbuf.clone());
             }
             if sorted {
-                let keys = p
-                    .order
-                    .iter()
-                    .map(|(e, _)| eval(e, r, &[], types, s))
-                    .collect::<SqlResult<Vec<_>>>()?;
-                buffered.push((keys, proj_row.clone()));
+                let mut b = Vec::with_capacity(nproj + extra.len());
+                b.extend_from_slice(&proj_row);
+                for &k in &extra {
+                    if let Some((e, _)) = p.order.get(k) {
+                        b.push(eval(e, r, &[], types, s)?);
+                    }
+                }
+                buffered.push(b);
                 // A bounded sort: keep the buffer near the limit.
                 if let Some(l) = limit {
                     let keep = usize::try_from(l.saturating_add(offset)).unwrap_or(usize::MAX);
                     if buffered.len() >= keep.saturating_mul(2).max(1024) {
-                        sort_rows(&mut buffered, &p.order, types);
+                        sort_rows(&mut buffered, &p.order, &key_slot, types);
+                        if dedupe_sorted {
+                            dedupe(&mut buffered, &proj_colls);
+                        }
                         buffered.truncate(keep);
                     }
                 }
@@ -985,26 +1027,31 @@ pub(crate) fn select_rows(
                 .map(|e| eval(e, &g.row, &aggs, types, s))
                 .collect::<SqlResult<Vec<_>>>()?;
             if p.distinct {
-                let mut kb = Vec::new();
+                kbuf.clear();
                 for v in &vals {
-                    group_key(&mut kb, v, Collation::Utf8mb4GeneralCi);
+                    group_key(&mut kbuf, v, Collation::Utf8mb4GeneralCi);
                 }
-                if !seen.insert(kb) {
+                if seen.contains(&kbuf) {
                     continue;
                 }
+                seen.insert(kbuf.clone());
             }
-            let keys = p
-                .order
-                .iter()
-                .map(|(e, _)| eval(e, &g.row, &aggs, types, s))
-                .collect::<SqlResult<Vec<_>>>()?;
-            buffered.push((keys, vals));
+            let mut b = vals;
+            for &k in &extra {
+                if let Some((e, _)) = p.order.get(k) {
+                    b.push(eval(e, &g.row, &aggs, types, s)?);
+                }
+            }
+            buffered.push(b);
         }
         if !p.order.is_empty() {
-            sort_rows(&mut buffered, &p.order, types);
+            sort_rows(&mut buffered, &p.order, &key_slot, types);
         }
     } else if sorted {
-        sort_rows(&mut buffered, &p.order, types);
+        sort_rows(&mut buffered, &p.order, &key_slot, types);
+        if dedupe_sorted {
+            dedupe(&mut buffered, &proj_colls);
+        }
     }
     if grouped || sorted {
         let start = usize::try_from(offset)
@@ -1016,23 +1063,57 @@ pub(crate) fn select_rows(
                 .min(buffered.len()),
             None => buffered.len(),
         };
-        for (_, vals) in buffered.get(start..end).unwrap_or_default() {
-            emit(vals);
+        for b in buffered.get(start..end).unwrap_or_default() {
+            emit(b.get(..nproj).unwrap_or(b));
         }
     }
     scratch.out = proj_row;
     Ok(())
 }
 
+/// Where each ORDER BY term's value sits in a buffered row (the
+/// projection, then the terms that are not projected columns), and the
+/// terms stored after the projection, in order.
+fn order_slots(p: &SelectPlan) -> (Vec<usize>, Vec<usize>) {
+    let mut slots = Vec::with_capacity(p.order.len());
+    let mut extra = Vec::new();
+    for (k, (e, _)) in p.order.iter().enumerate() {
+        let same = match e {
+            Expr::Column(i) => p
+                .proj
+                .iter()
+                .position(|pe| matches!(pe, Expr::Column(j) if j == i)),
+            _ => None,
+        };
+        match same {
+            Some(j) => slots.push(j),
+            None => {
+                slots.push(p.proj.len() + extra.len());
+                extra.push(k);
+            }
+        }
+    }
+    (slots, extra)
+}
+
+/// Sorts buffered rows by the ORDER BY terms (term k's value at
+/// `slots[k]`); stable, so equal rows keep the order they came in.
 fn sort_rows(
-    rows: &mut [(Vec<Value>, Vec<Value>)],
+    rows: &mut [Vec<Value>],
     order: &[(Expr, bool)],
+    slots: &[usize],
     types: &[Option<ColumnType>],
 ) {
+    let colls: Vec<Collation> = order
+        .iter()
+        .map(|(e, _)| crate::expr::collation_of(e, types))
+        .collect();
+    let null = Value::Null;
     rows.sort_by(|a, b| {
-        for (k, (e, asc)) in order.iter().enumerate() {
-            let coll = crate::expr::collation_of(e, types);
-            let (x, y) = (&a.0[k], &b.0[k]);
+        for (k, (_, asc)) in order.iter().enumerate() {
+            let slot = slots.get(k).copied().unwrap_or(usize::MAX);
+            let (x, y) = (a.get(slot).unwrap_or(&null), b.get(slot).unwrap_or(&null));
+            let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
             let o = match (x.is_null(), y.is_null()) {
                 (true, true) => Ordering::Equal,
                 (true, false) => Ordering::Less,
@@ -1045,6 +1126,25 @@ fn sort_rows(
             }
         }
         Ordering::Equal
+    });
+}
+
+/// Drops each sorted row whose projection (the first `colls.len()`
+/// values) equals the one before it under the columns' collations,
+/// keeping the first of each run.
+fn dedupe(rows: &mut Vec<Vec<Value>>, colls: &[Collation]) {
+    rows.dedup_by(|b, a| {
+        colls
+            .iter()
+            .enumerate()
+            .all(|(j, coll)| match (a.get(j), b.get(j)) {
+                (Some(x), Some(y)) => match (x.is_null(), y.is_null()) {
+                    (true, true) => true,
+                    (false, false) => compare(x, y, *coll) == Some(Ordering::Equal),
+                    _ => false,
+                },
+                _ => false,
+            })
     });
 }
 
@@ -1226,6 +1326,9 @@ pub(crate) fn scan_table(
             // Sorted, disjoint ranges: the last one first.
             ranges.reverse();
         }
+        // One iterator for all the ranges, re-bounded per range (a seek
+        // each, not a new merge of every memtable and table each).
+        let mut iter: Option<RIter> = None;
         for (lo, hi, point) in ranges {
             if point && index.is_none() {
                 // Primary-key point read.
@@ -1237,7 +1340,13 @@ pub(crate) fn scan_table(
                 }
                 continue;
             }
-            let mut it = rd.iter(lo, hi)?;
+            let it = match &mut iter {
+                Some(it) => {
+                    it.set_bounds(lo, hi);
+                    it
+                }
+                None => iter.insert(rd.iter(lo, hi)?),
+            };
             if reverse {
                 it.seek_to_last();
             } else {
@@ -1254,7 +1363,7 @@ pub(crate) fn scan_table(
                             if rd.get(&key, &mut val)? {
                                 decode_into(t, &key, &val, row, &mut tmp)?;
                             } else {
-                                advance(&mut it, reverse);
+                                advance(it, reverse);
                                 continue;
                             }
                         } else {
@@ -1280,7 +1389,7 @@ pub(crate) fn scan_table(
                             if !rd.get(&key, &mut val)? {
                                 // The index entry outlived its row (a
                                 // concurrent delete): skip it.
-                                advance(&mut it, reverse);
+                                advance(it, reverse);
                                 continue;
                             }
                             decode_into(t, &key, &val, row, &mut tmp)?;
@@ -1290,7 +1399,7 @@ pub(crate) fn scan_table(
                 if !f(rd, row, scratch)? {
                     return Ok(());
                 }
-                advance(&mut it, reverse);
+                advance(it, reverse);
             }
             it.status()?;
         }

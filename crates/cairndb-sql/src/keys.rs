@@ -160,6 +160,14 @@ pub fn general_ci_weights(s: &[u8], out: &mut Vec<u8>) {
         end -= 1;
     }
     let s = s.get(..end).unwrap_or_default();
+    if s.is_ascii() {
+        // An ASCII character's weight is its upper case: 0, then the byte.
+        out.reserve(2 * s.len());
+        for &b in s {
+            out.extend_from_slice(&[0, b.to_ascii_uppercase()]);
+        }
+        return;
+    }
     for chunk in s.utf8_chunks() {
         for c in chunk.valid().chars() {
             out.extend_from_slice(&weight(c).to_be_bytes());

@@ -113,12 +113,29 @@ impl TableDef {
 
     /// The primary-key columns a secondary index appends after its own.
     pub fn pk_suffix(&self, index: &IndexDef) -> Vec<usize> {
+        self.pk_suffix_iter(index).collect()
+    }
+
+    /// [`TableDef::pk_suffix`] without a vector (read per index entry).
+    pub fn pk_suffix_iter<'a>(&'a self, index: &'a IndexDef) -> impl Iterator<Item = usize> + 'a {
         self.primary
             .columns
             .iter()
             .copied()
             .filter(|c| !index.columns.contains(c))
-            .collect()
+    }
+
+    /// The columns of a secondary index's key: its own, then the primary
+    /// key's others.
+    fn secondary_key_columns<'a>(
+        &'a self,
+        index: &'a IndexDef,
+    ) -> impl Iterator<Item = usize> + 'a {
+        index
+            .columns
+            .iter()
+            .copied()
+            .chain(self.pk_suffix_iter(index))
     }
 }
 
@@ -293,8 +310,7 @@ pub fn secondary_entry(
     key.clear();
     value.clear();
     keys::put_index_id(key, ix.id);
-    let suffix = t.pk_suffix(ix);
-    for &c in ix.columns.iter().chain(&suffix) {
+    for c in t.secondary_key_columns(ix) {
         if let (Some(col), Some(v)) = (t.columns.get(c), row.get(c)) {
             put_key_value(key, &col.ty, col.nullable, v);
             if col.ty.is_text() {
@@ -491,8 +507,7 @@ pub fn decode_secondary_into(
     }
     let mut k = key.get(keys::INDEX_ID_LEN..)?;
     let mut v = value;
-    let suffix = t.pk_suffix(ix);
-    for &c in ix.columns.iter().chain(&suffix) {
+    for c in t.secondary_key_columns(ix) {
         let col = t.columns.get(c)?;
         let kv = get_key_value(&mut k, &col.ty, col.nullable)?;
         let val = if col.ty.is_text() {

@@ -34,6 +34,14 @@
 //! schema lock is released before the old keys are deleted. Nothing here
 //! runs for DML.
 
+// Reads statements and stored rows: no indexing, unwrap or panic.
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -927,8 +935,9 @@ impl<'a> Work<'a> {
                 }
             }
         }
+        let autos = self.cols.iter().filter(|c| c.def.auto_increment).count();
         if let Some(a) = self.cols.iter().position(|c| c.def.auto_increment) {
-            if pk.first() != Some(&a) {
+            if pk.first() != Some(&a) || autos > 1 {
                 return Err(SqlError::new(
                     1075,
                     "42000",
@@ -1431,7 +1440,7 @@ fn copy_rows(
     let mut n: u64 = 0;
     while it.valid() {
         n += 1;
-        if n % 1024 == 0 {
+        if n.is_multiple_of(1024) {
             s.check_interrupt()?;
         }
         let hidden = row::decode_row_into(old, it.key(), it.value(), &mut orow, &mut unpack)

@@ -1243,6 +1243,9 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
                 .try_for_each(|ix| backfill(&db, &o.new, ix))
         };
         if let Err(e) = filled {
+            // The ids stay used (the dictionary says so): the catalog
+            // hands out the ones after them.
+            db.note_next_index_id(next);
             db.delete_index_data(&new_ids)?;
             return Err(e);
         }

@@ -333,6 +333,13 @@ impl SqlDb {
         Ok(r)
     }
 
+    /// Raises the catalog's next index id to `next` (a DDL statement that
+    /// recorded ids as used and then failed); the schema is unchanged.
+    pub(crate) fn note_next_index_id(&self, next: u32) {
+        let mut c = self.catalog.write();
+        c.next_index_id = c.next_index_id.max(next);
+    }
+
     /// Installs a changed catalog (DDL), bumping the schema epoch.
     pub(crate) fn install_catalog(&self, cat: Catalog) {
         *self.catalog.write() = cat;

@@ -798,7 +798,11 @@ fn create_index(
     // (DDL excludes concurrent DDL; concurrent writes to the table during
     // the back-fill are not covered: CREATE INDEX is meant for a quiet
     // table, as documented).
-    backfill(&db, &new_def, &ix)?;
+    if let Err(e) = backfill(&db, &new_def, &ix) {
+        // The id stays used (the dictionary says so).
+        db.note_next_index_id(next);
+        return Err(e);
+    }
     let enc = catalog::encode_table(&new_def)?;
     db.with_txn(|t| {
         dict_header(t, next)?;

@@ -886,3 +886,20 @@ fn a_crash_at_any_step_of_an_alter_leaves_the_old_table_or_the_new() {
         db.close().unwrap();
     }
 }
+
+/// An ALTER (or CREATE INDEX) that recorded index ids as used and then
+/// failed left the catalog's next id behind the dictionary's, so the next
+/// DDL statement took the same ids again.
+#[test]
+fn a_failed_alter_does_not_hand_out_its_ids_again() {
+    let (_d, db, mut s) = fresh();
+    q(&mut s, "CREATE TABLE p1 (a INT)");
+    let p = primary_id(&db, "p1");
+    assert_eq!(err(&mut s, "ALTER TABLE t ADD UNIQUE u (n)"), 1062);
+    q(&mut s, "CREATE TABLE p2 (a INT)");
+    assert_eq!(primary_id(&db, "p2"), p + 2, "id {} was used", p + 1);
+    assert_eq!(err(&mut s, "CREATE UNIQUE INDEX u ON t (n)"), 1062);
+    q(&mut s, "CREATE TABLE p3 (a INT)");
+    assert_eq!(primary_id(&db, "p3"), p + 4, "id {} was used", p + 3);
+    assert_clean(&db, &[("d", "t"), ("d", "p1"), ("d", "p2"), ("d", "p3")]);
+}

@@ -273,21 +273,27 @@ pub fn to_column_ignoring(
         }
         (1048, ty) => {
             warn(1048, e.message);
-            match ty {
-                ColumnType::Int { unsigned: true, .. } => Value::UInt(0),
-                ColumnType::Int { .. } => Value::Int(0),
-                ColumnType::Decimal { scale, .. } => Value::Decimal(0, scale),
-                ColumnType::Float | ColumnType::Double => Value::Double(0.0),
-                ColumnType::Str { .. } => Value::Str(Vec::new()),
-                ColumnType::Date => Value::Date(pack_date(0, 0, 0)),
-                ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
-                    Value::DateTime(pack_datetime(pack_date(0, 0, 0), 0, 0, 0, 0))
-                }
-            }
+            implicit_default(ty)
         }
         _ => return Err(e),
     };
     Ok(fixed)
+}
+
+/// A type's implicit default, MySQL's value for a NOT NULL column that
+/// gets none: zero, the empty string, the zero date.
+pub fn implicit_default(ty: ColumnType) -> Value {
+    match ty {
+        ColumnType::Int { unsigned: true, .. } => Value::UInt(0),
+        ColumnType::Int { .. } => Value::Int(0),
+        ColumnType::Decimal { scale, .. } => Value::Decimal(0, scale),
+        ColumnType::Float | ColumnType::Double => Value::Double(0.0),
+        ColumnType::Str { .. } => Value::Str(Vec::new()),
+        ColumnType::Date => Value::Date(pack_date(0, 0, 0)),
+        ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
+            Value::DateTime(pack_datetime(pack_date(0, 0, 0), 0, 0, 0, 0))
+        }
+    }
 }
 
 fn bad_time(kind: &str, s: &[u8], col: &str, row: u64) -> SqlError {

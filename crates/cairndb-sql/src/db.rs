@@ -77,7 +77,13 @@ pub struct SqlDb {
     next_conn: AtomicU64,
     /// Live sessions and status counters.
     pub(crate) registry: crate::status::Registry,
+    /// Called at each durable step of a table copy (tests pull the plug
+    /// there); None in service.
+    ddl_hook: Mutex<Option<DdlHook>>,
 }
+
+/// A function told the name of each durable step of a table copy.
+pub type DdlHook = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl SqlDb {
     /// Opens (or creates) the SQL database in `dir`.
@@ -113,6 +119,7 @@ impl SqlDb {
             opts,
             next_conn: AtomicU64::new(1),
             registry: crate::status::Registry::new(),
+            ddl_hook: Mutex::new(None),
         });
         // With an entry unread, its indexes' ids are unknown: sweeping
         // would delete its rows.
@@ -120,6 +127,25 @@ impl SqlDb {
             sqldb.sweep_orphans()?;
         }
         Ok(sqldb)
+    }
+
+    /// Sets (or clears) the function called at each durable step of an
+    /// ALTER TABLE that copies rows or builds indexes: `alter:ids`
+    /// (new index ids recorded), `alter:copied` (rows and entries
+    /// written, not yet switched), `alter:switched` (the dictionary names
+    /// the new definition), `alter:done` (old keys deleted). For crash
+    /// tests; it runs on the DDL's thread under its locks.
+    #[doc(hidden)]
+    pub fn set_ddl_hook(&self, hook: Option<DdlHook>) {
+        *self.ddl_hook.lock() = hook;
+    }
+
+    /// Tells the DDL hook, if any, that `step` was reached.
+    pub(crate) fn ddl_step(&self, step: &str) {
+        let hook = self.ddl_hook.lock().clone();
+        if let Some(h) = hook {
+            h(step);
+        }
     }
 
     /// Every live session, by id (`SHOW PROCESSLIST`).
@@ -241,8 +267,23 @@ impl SqlDb {
     }
 
     /// One more than the largest value of the table's auto-increment
-    /// column (or hidden row id) stored, read from the last key.
+    /// column (or hidden row id) stored, read from the last key, and at
+    /// least the table's `AUTO_INCREMENT = n` floor.
     fn load_counter(&self, t: &TableDef) -> SqlResult<u64> {
+        Ok(self.stored_counter(t)?.max(t.auto_increment_floor))
+    }
+
+    /// The next AUTO_INCREMENT value (or hidden row id) of `t` now: the
+    /// one in memory, else as loaded (ALTER TABLE keeps it across a copy).
+    pub(crate) fn current_counter(&self, t: &TableDef) -> SqlResult<u64> {
+        let c = self.counters.lock().get(&t.primary.id).copied();
+        match c {
+            Some(v) => Ok(v),
+            None => self.load_counter(t),
+        }
+    }
+
+    fn stored_counter(&self, t: &TableDef) -> SqlResult<u64> {
         let mut lo = Vec::new();
         keys::put_index_id(&mut lo, t.primary.id);
         let mut hi = Vec::new();
@@ -290,6 +331,13 @@ impl SqlDb {
         let r = f(&mut t)?;
         t.commit()?;
         Ok(r)
+    }
+
+    /// Raises the catalog's next index id to `next` (a DDL statement that
+    /// recorded ids as used and then failed); the schema is unchanged.
+    pub(crate) fn note_next_index_id(&self, next: u32) {
+        let mut c = self.catalog.write();
+        c.next_index_id = c.next_index_id.max(next);
     }
 
     /// Installs a changed catalog (DDL), bumping the schema epoch.

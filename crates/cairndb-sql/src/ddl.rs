@@ -3,6 +3,8 @@
 //! back-filled), TRUNCATE, EXPLAIN, OPTIMIZE TABLE (a manual compaction of
 //! the table's key ranges; no lock, readers and writers carry on).
 //!
+//! ALTER TABLE and RENAME TABLE are in `alter.rs`.
+//!
 //! Each DDL statement takes `SqlDb::ddl_lock`, commits an open
 //! transaction first (as MySQL does), writes its dictionary changes in
 //! one synced transaction, then installs the new catalog.
@@ -113,10 +115,12 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             out.ok(0, 0, 0, "");
         }
         ast::Statement::Explain { statement, .. } => explain(s, statement, out)?,
-        ast::Statement::AlterTable { .. } => {
-            return Err(SqlError::unsupported(
-                "ALTER TABLE (use CREATE INDEX / DROP INDEX)",
-            ))
+        // ALTER TABLE is classified before `sqlparser` (`Pre::AlterTable`);
+        // a statement parsed whole still runs the same way.
+        ast::Statement::AlterTable { .. } => crate::alter::run(s, &st.to_string(), out)?,
+        ast::Statement::RenameTable(list) => {
+            crate::alter::rename_tables(s, list)?;
+            out.ok(0, 0, 0, "");
         }
         other => {
             let kind = other.to_string();
@@ -133,7 +137,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
 
 /// The exclusive schema lock, waiting at most the session's lock wait
 /// timeout for transactions that write under the old schema (1205).
-fn schema_write<'a>(
+pub(crate) fn schema_write<'a>(
     s: &Session,
     db: &'a crate::db::SqlDb,
 ) -> SqlResult<parking_lot::RwLockWriteGuard<'a, ()>> {
@@ -232,7 +236,7 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> 
     Ok(())
 }
 
-fn index_ids(t: &TableDef) -> Vec<u32> {
+pub(crate) fn index_ids(t: &TableDef) -> Vec<u32> {
     std::iter::once(t.primary.id)
         .chain(t.secondary.iter().map(|i| i.id))
         .collect()
@@ -334,7 +338,7 @@ fn column_type(dt: &ast::DataType, collation: Collation) -> SqlResult<ColumnType
     })
 }
 
-fn collation_from(name: &str) -> SqlResult<Collation> {
+pub(crate) fn collation_from(name: &str) -> SqlResult<Collation> {
     match name.to_ascii_lowercase().trim_matches(['\'', '"', '`']) {
         "utf8mb4_general_ci" | "utf8_general_ci" | "utf8mb3_general_ci" | "utf8mb4_0900_ai_ci"
         | "utf8mb4_unicode_ci" | "latin1_swedish_ci" => Ok(Collation::Utf8mb4GeneralCi),
@@ -346,6 +350,129 @@ fn collation_from(name: &str) -> SqlResult<Collation> {
             format!("Unknown collation: '{other}'"),
         )),
     }
+}
+
+/// A column definition as written (CREATE TABLE, ALTER TABLE ADD /
+/// MODIFY / CHANGE), its default not yet evaluated.
+pub(crate) struct ParsedColumn {
+    /// The column, without its default.
+    pub(crate) def: ColumnDef,
+    /// `DEFAULT expr`, to evaluate with [`column_default`].
+    pub(crate) default: Option<ast::Expr>,
+    /// An inline `PRIMARY KEY`.
+    pub(crate) primary: bool,
+    /// An inline `UNIQUE [KEY]`.
+    pub(crate) unique: bool,
+    /// An explicit `NULL`.
+    pub(crate) explicit_null: bool,
+}
+
+/// Reads a column definition; text columns without `COLLATE` get
+/// `table_coll`.
+pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResult<ParsedColumn> {
+    catalog::check_name(catalog::NameKind::Column, &c.name.value)?;
+    let mut coll = table_coll;
+    for o in &c.options {
+        if let ast::ColumnOption::Collation(n) = &o.option {
+            coll = collation_from(&n.to_string())?;
+        }
+    }
+    let ty = column_type(&c.data_type, coll)?;
+    // BOOL is TINYINT(1); drivers read width 1 as a boolean.
+    let width = match &c.data_type {
+        ast::DataType::Bool | ast::DataType::Boolean => Some(1),
+        ast::DataType::TinyInt(Some(1)) | ast::DataType::TinyIntUnsigned(Some(1)) => Some(1),
+        _ => None,
+    };
+    let mut nullable = true;
+    let mut explicit_null = false;
+    let mut default = None;
+    let mut auto = false;
+    let mut primary = false;
+    let mut unique = false;
+    for o in &c.options {
+        match &o.option {
+            ast::ColumnOption::Null => {
+                nullable = true;
+                explicit_null = true;
+            }
+            ast::ColumnOption::NotNull => nullable = false,
+            ast::ColumnOption::Default(e) => default = Some(e.clone()),
+            ast::ColumnOption::Unique {
+                is_primary: true, ..
+            } => {
+                primary = true;
+                nullable = false;
+            }
+            ast::ColumnOption::Unique {
+                is_primary: false, ..
+            } => unique = true,
+            ast::ColumnOption::DialectSpecific(toks)
+                if toks
+                    .iter()
+                    .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
+            {
+                auto = true
+            }
+            ast::ColumnOption::CharacterSet(_)
+            | ast::ColumnOption::Collation(_)
+            | ast::ColumnOption::Comment(_)
+            | ast::ColumnOption::OnUpdate(_) => {}
+            other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    if auto && !matches!(ty, ColumnType::Int { .. }) {
+        return Err(SqlError::new(
+            1063,
+            "42000",
+            format!("Incorrect column specifier for column '{}'", c.name.value),
+        ));
+    }
+    Ok(ParsedColumn {
+        def: ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable,
+            default: None,
+            auto_increment: auto,
+            display_width: width,
+            comment: column_comment(c)?,
+        },
+        default,
+        primary,
+        unique,
+        explicit_null,
+    })
+}
+
+/// Evaluates a column's `DEFAULT` for `col` (its type and nullability
+/// final): None for no default or NULL; 1067 for a NULL default of a
+/// NOT NULL column or a value the column cannot hold.
+pub(crate) fn column_default(
+    s: &mut Session,
+    col: &ColumnDef,
+    e: Option<&ast::Expr>,
+) -> SqlResult<Option<Value>> {
+    let Some(e) = e else {
+        return Ok(None);
+    };
+    let invalid = || {
+        SqlError::new(
+            1067,
+            "42000",
+            format!("Invalid default value for '{}'", col.name),
+        )
+    };
+    let v = s.eval_const(&e.to_string())?;
+    if v.is_null() {
+        if !col.nullable {
+            return Err(invalid());
+        }
+        return Ok(None);
+    }
+    crate::convert::to_column(v, col, 0)
+        .map(Some)
+        .map_err(|_| invalid())
 }
 
 fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
@@ -381,59 +508,14 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let mut keys_: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for c in &ct.columns {
-        catalog::check_name(catalog::NameKind::Column, &c.name.value)?;
-        let mut coll = table_coll;
-        for o in &c.options {
-            if let ast::ColumnOption::Collation(n) = &o.option {
-                coll = collation_from(&n.to_string())?;
-            }
+        let p = parse_column(c, table_coll)?;
+        if p.primary {
+            pk_cols.push(p.def.name.clone());
         }
-        let ty = column_type(&c.data_type, coll)?;
-        // BOOL is TINYINT(1); drivers read width 1 as a boolean.
-        let width = match &c.data_type {
-            ast::DataType::Bool | ast::DataType::Boolean => Some(1),
-            ast::DataType::TinyInt(Some(1)) | ast::DataType::TinyIntUnsigned(Some(1)) => Some(1),
-            _ => None,
-        };
-        let mut nullable = true;
-        let mut default = None;
-        let mut auto = false;
-        for o in &c.options {
-            match &o.option {
-                ast::ColumnOption::Null => nullable = true,
-                ast::ColumnOption::NotNull => nullable = false,
-                ast::ColumnOption::Default(e) => default = Some(e.clone()),
-                ast::ColumnOption::Unique {
-                    is_primary: true, ..
-                } => {
-                    pk_cols.push(c.name.value.clone());
-                    nullable = false;
-                }
-                ast::ColumnOption::Unique {
-                    is_primary: false, ..
-                } => uniques.push((None, vec![c.name.value.clone()])),
-                ast::ColumnOption::DialectSpecific(toks)
-                    if toks
-                        .iter()
-                        .any(|t| t.to_string().eq_ignore_ascii_case("AUTO_INCREMENT")) =>
-                {
-                    auto = true
-                }
-                ast::ColumnOption::CharacterSet(_)
-                | ast::ColumnOption::Collation(_)
-                | ast::ColumnOption::Comment(_)
-                | ast::ColumnOption::OnUpdate(_) => {}
-                other => return Err(SqlError::unsupported(format!("column option {other}"))),
-            }
+        if p.unique {
+            uniques.push((None, vec![p.def.name.clone()]));
         }
-        if auto && !matches!(ty, ColumnType::Int { .. }) {
-            return Err(SqlError::new(
-                1063,
-                "42000",
-                format!("Incorrect column specifier for column '{}'", c.name.value),
-            ));
-        }
-        columns.push((c.name.value.clone(), ty, width, nullable, default, auto));
+        columns.push(p);
     }
     for con in &ct.constraints {
         let names = |cols: &[ast::IndexColumn]| -> Vec<String> {
@@ -468,7 +550,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     }
     // Resolve columns and defaults.
     let mut defs: Vec<ColumnDef> = Vec::new();
-    for (name, ty, display_width, mut nullable, default, auto) in columns {
+    for p in columns {
+        let name = p.def.name.clone();
         if defs.iter().any(|d| d.name.eq_ignore_ascii_case(&name)) {
             return Err(SqlError::new(
                 1060,
@@ -476,39 +559,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
                 format!("Duplicate column name '{name}'"),
             ));
         }
-        if pk_cols.iter().any(|p| p.eq_ignore_ascii_case(&name)) {
-            nullable = false;
+        let mut col = p.def;
+        if pk_cols.iter().any(|k| k.eq_ignore_ascii_case(&name)) {
+            col.nullable = false;
         }
-        let col = ColumnDef {
-            name: name.clone(),
-            ty,
-            nullable,
-            default: None,
-            auto_increment: auto,
-            display_width,
-            comment: String::new(),
-        };
-        let default = match default {
-            None => None,
-            Some(e) => {
-                let v = s.eval_const(&e.to_string())?;
-                if v.is_null() {
-                    if !nullable {
-                        return Err(SqlError::new(
-                            1067,
-                            "42000",
-                            format!("Invalid default value for '{name}'"),
-                        ));
-                    }
-                    None
-                } else {
-                    Some(crate::convert::to_column(v, &col, 0).map_err(|_| {
-                        SqlError::new(1067, "42000", format!("Invalid default value for '{name}'"))
-                    })?)
-                }
-            }
-        };
-        defs.push(ColumnDef { default, ..col });
+        col.default = column_default(s, &col, p.default.as_ref())?;
+        defs.push(col);
     }
     let pos = |n: &str| -> SqlResult<usize> {
         defs.iter()
@@ -586,9 +642,6 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             unique,
         });
     }
-    for (d, c) in defs.iter_mut().zip(&ct.columns) {
-        d.comment = column_comment(c)?;
-    }
     let def = TableDef {
         name: tname.clone(),
         columns: defs,
@@ -596,6 +649,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         primary,
         secondary,
         comment: table_comment(ct)?,
+        auto_increment_floor: 0,
     };
     let enc = catalog::encode_table(&def)?;
     db.with_txn(|t| {
@@ -659,6 +713,8 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
     let (dbname, def) = resolve_table(s, name)?;
     let mut cat = db.catalog.read().clone();
     let mut new_def = (*def).clone();
+    // AUTO_INCREMENT starts again, as in MySQL.
+    new_def.auto_increment_floor = 0;
     new_def.primary.id = cat.next_index_id;
     cat.next_index_id += 1;
     for ix in &mut new_def.secondary {
@@ -742,7 +798,11 @@ fn create_index(
     // (DDL excludes concurrent DDL; concurrent writes to the table during
     // the back-fill are not covered: CREATE INDEX is meant for a quiet
     // table, as documented).
-    backfill(&db, &new_def, &ix)?;
+    if let Err(e) = backfill(&db, &new_def, &ix) {
+        // The id stays used (the dictionary says so).
+        db.note_next_index_id(next);
+        return Err(e);
+    }
     let enc = catalog::encode_table(&new_def)?;
     db.with_txn(|t| {
         dict_header(t, next)?;
@@ -755,7 +815,7 @@ fn create_index(
     Ok(())
 }
 
-fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<()> {
+pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<()> {
     let mut lo = Vec::new();
     crate::keys::put_index_id(&mut lo, def.primary.id);
     let mut hi = Vec::new();
@@ -787,7 +847,10 @@ fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<(
             if !seen_unique.insert(p) {
                 let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
                 db.delete_index_data(&[ix.id])?;
-                return Err(SqlError::duplicate_key(&shown.join("-"), &ix.name));
+                return Err(SqlError::duplicate_key(
+                    &shown.join("-"),
+                    &format!("{}.{}", def.name, ix.name),
+                ));
             }
         }
         batch.put(&k, &v);
@@ -982,7 +1045,7 @@ pub(crate) fn optimize(
 }
 
 /// A column's COMMENT (MySQL's limit: 1024 characters, else 1629).
-fn column_comment(c: &ast::ColumnDef) -> SqlResult<String> {
+pub(crate) fn column_comment(c: &ast::ColumnDef) -> SqlResult<String> {
     let mut comment = String::new();
     for o in &c.options {
         if let ast::ColumnOption::Comment(text) = &o.option {

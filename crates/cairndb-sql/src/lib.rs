@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod alter;
 pub mod catalog;
 pub mod check;
 pub mod convert;

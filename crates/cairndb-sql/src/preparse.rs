@@ -307,6 +307,9 @@ pub enum Pre {
     /// current one); its character set and collation options, checked,
     /// have no effect.
     AlterDatabase(Option<String>),
+    /// `ALTER TABLE ...`: its text, parsed when it runs (`sqlparser` reads
+    /// only some of MySQL's clauses; see `alter.rs`).
+    AlterTable(String),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -334,6 +337,16 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
                 .to_ascii_uppercase();
             if second == "DATABASE" || second == "SCHEMA" {
                 return database_options(body, first == "CREATE");
+            }
+            let second_word: String = body
+                .get(first.len()..)
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if first == "ALTER" && second_word.eq_ignore_ascii_case("TABLE") {
+                return Ok(Pre::AlterTable(body.to_string()));
             }
             return Ok(Pre::Sql(rewrite(body)));
         }
@@ -508,8 +521,24 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
     if !create && charset.is_none() && collation.is_none() {
         return Err(bad());
     }
-    if let Some(cs) = &charset {
-        if !CHARSETS.contains(&cs.as_str()) {
+    check_charset(charset.as_deref(), collation.as_deref())?;
+    if !create {
+        return Ok(Pre::AlterDatabase(name));
+    }
+    let name = name.ok_or_else(bad)?;
+    Ok(Pre::Sql(format!(
+        "CREATE DATABASE {}`{}`",
+        if if_not_exists { "IF NOT EXISTS " } else { "" },
+        name.replace('`', "``")
+    )))
+}
+
+/// Checks a `CHARACTER SET` and `COLLATE` pair (either may be absent),
+/// both lower-case: an unknown character set is 1115, an unknown
+/// collation 1273, a collation of another character set 1253.
+pub(crate) fn check_charset(charset: Option<&str>, collation: Option<&str>) -> SqlResult<()> {
+    if let Some(cs) = charset {
+        if !CHARSETS.contains(&cs) {
             return Err(SqlError::new(
                 1115,
                 "42000",
@@ -517,7 +546,7 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
             ));
         }
     }
-    if let Some(coll) = &collation {
+    if let Some(coll) = collation {
         let of = if coll == "binary" {
             "binary"
         } else {
@@ -530,7 +559,7 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
                 format!("Unknown collation: '{coll}'"),
             ));
         }
-        if let Some(cs) = &charset {
+        if let Some(cs) = charset {
             if same_charset(cs) != same_charset(of) {
                 return Err(SqlError::new(
                     1253,
@@ -540,15 +569,7 @@ fn database_options(body: &str, create: bool) -> SqlResult<Pre> {
             }
         }
     }
-    if !create {
-        return Ok(Pre::AlterDatabase(name));
-    }
-    let name = name.ok_or_else(bad)?;
-    Ok(Pre::Sql(format!(
-        "CREATE DATABASE {}`{}`",
-        if if_not_exists { "IF NOT EXISTS " } else { "" },
-        name.replace('`', "``")
-    )))
+    Ok(())
 }
 
 /// `utf8` is `utf8mb3`.

@@ -91,6 +91,14 @@ pub struct TableDef {
     /// written before comments were kept.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// `AUTO_INCREMENT = n` of ALTER TABLE: the next generated value is at
+    /// least this (0: no floor; absent from definitions without one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub auto_increment_floor: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl TableDef {
@@ -721,6 +729,7 @@ mod tests {
                 },
             ],
             comment: String::new(),
+            auto_increment_floor: 0,
         }
     }
 

@@ -892,6 +892,7 @@ impl Session {
             Pre::Show(s) => crate::show::run(self, s, out)?,
             Pre::Nothing => out.ok(0, 0, 0, ""),
             Pre::Optimize(tables) => crate::ddl::optimize(self, &tables, out)?,
+            Pre::AlterTable(text) => crate::alter::run(self, &text, out)?,
             Pre::Sql(_) => return Err(SqlError::internal("statement misclassified")),
         }
         Ok(())

@@ -633,8 +633,14 @@ impl ZipTableBuilder {
             let raw_len = raw.len() + packed.len();
             // A group larger than the reader's decompression limit (huge
             // values) is stored raw: raw groups have no such limit.
+            // A group without value bytes (keys only, as a secondary
+            // index's entries) is stored raw too: its body is a few bytes
+            // of lengths, which a reader parses in place, where a
+            // compressed one would cost a decompression (and a block-cache
+            // entry) per group read for the bytes or so it saves.
+            let no_values = (a..b).all(|r| self.lens.get(r as usize) == Some(&0));
             out.clear();
-            if raw_len <= MAX_UNCOMPRESSED_BLOCK {
+            if raw_len <= MAX_UNCOMPRESSED_BLOCK && !no_values {
                 out.reserve(zstd::zstd_safe::compress_bound(raw_len));
                 if packed.is_empty() {
                     cctx.compress2(&mut out, &raw).map(|_| ())

@@ -967,7 +967,10 @@ impl ZipTable {
                 kbuf.clear();
                 kbuf.extend_from_slice(uk);
                 kbuf.extend_from_slice(&trailer.to_le_bytes());
-                if let Some(cache) = &self.cache {
+                // A raw group is parsed in place, never cached (as in
+                // iterators).
+                let raw = self.group_is_raw(g);
+                if let (Some(cache), false) = (&self.cache, raw) {
                     if let Some(full) = self.stats.use_cache(cache) {
                         let off = self.group_offset(g);
                         let hit = cache.get_zip_group(self.file_number, off);
@@ -991,7 +994,9 @@ impl ZipTable {
                 // In a table with hex runs only this record's are expanded.
                 let dctx = dctx_of(&mut st.0, &self.path)?;
                 let size = self.decode_group_part(g, Some(i), dctx, &mut st.1)?;
-                self.count_point_read(size);
+                if !raw {
+                    self.count_point_read(size);
+                }
                 Ok(Some(f(&st.2, st.1.value(i, uk, &mut st.3))))
             })();
             cell.replace(st);
@@ -1014,6 +1019,17 @@ impl ZipTable {
             return Ok((hit, false));
         }
         Ok((self.decode_shared(cache, g, off, dctx, fill_cache)?, true))
+    }
+
+    /// Whether group `g` is stored raw (its header's low bit clear): its
+    /// decoding is a parse of bytes already in memory. False when the
+    /// offsets are damaged (the decode then reports it).
+    fn group_is_raw(&self, g: u64) -> bool {
+        self.offsets
+            .get(g)
+            .and_then(|s| usize::try_from(s).ok())
+            .and_then(|s| self.data.get(s + GROUP_CRC_LEN))
+            .is_some_and(|h| h & 1 == 0)
     }
 
     /// Group `g` (at `off`) decoded into a new shared buffer, put in
@@ -1224,7 +1240,9 @@ impl ZipTableIter {
     }
 
     fn try_position(&mut self, rec: u64, ord: u64, new_key: bool) -> Result<()> {
-        let t = self.table.clone();
+        // Borrowed, not cloned: a clone per record is an atomic add on a
+        // count every reader of the table shares.
+        let t: &ZipTable = &self.table;
         if new_key || !self.valid {
             let (a, b) = t.key_records(ord)?;
             self.key_first = a;
@@ -1246,16 +1264,21 @@ impl ZipTableIter {
         if self.group != Some(g) {
             self.group = None;
             self.shared = None;
+            // A raw group (small, or values that did not compress, as a
+            // secondary index's empty values) is parsed in place: cheaper
+            // than a cache lookup, and it takes no cache room. It is not
+            // counted as decompressed.
+            let raw = t.group_is_raw(g);
             let decoded = match &t.cache {
-                Some(c) => {
+                Some(c) if !raw => {
                     let (group, decoded) = t.cached_group(c, g, &mut self.dctx, self.fill_cache)?;
                     self.shared = Some(group);
                     decoded
                 }
-                None => {
+                _ => {
                     let dctx = dctx_of(&mut self.dctx, &t.path)?;
                     t.decode_group(g, dctx, &mut self.decoded)?;
-                    true
+                    !raw
                 }
             };
             if decoded {

@@ -898,6 +898,28 @@ fn decoded_groups_in_the_block_cache_answer_as_decoding_does() {
     assert!(empty.is_empty());
 }
 
+/// A table of keys without values (a secondary index's shape) has raw
+/// groups: they are parsed where they lie, by point reads and iterators
+/// alike, never put in the block cache nor counted as decompressed, and
+/// read the same as through a cache of compressed groups.
+#[test]
+fn raw_groups_are_read_in_place_not_cached() {
+    let m: Model = model(600)
+        .into_iter()
+        .map(|(k, _)| (k, Vec::new()))
+        .collect();
+    let open_with = cached_table_opener(&m);
+    use std::sync::atomic::Ordering::Relaxed;
+    let cache = Arc::new(crate::cache::BlockCache::new(64 << 20));
+    let stats = Arc::new(ZipStats::default());
+    let t = open_with(&cache, &stats);
+    check_against_model(&t, &m);
+    check_against_model(&t, &m);
+    assert!(cache.is_empty(), "raw groups went into the block cache");
+    assert_eq!(stats.point_reads.load(Relaxed), 0);
+    assert_eq!(stats.iter_groups.load(Relaxed), 0);
+}
+
 /// Point reads and a block cache that does not pay: a cache far smaller
 /// than the table, read in a scattered order, is filled, and once almost
 /// no probe hits, most reads pass it by (skips counted), only a sample

@@ -100,15 +100,24 @@ async fn logins_against_stored_hashes() {
     let mut n = connect(srv.port, "n", "pw1").await.unwrap();
     let cu: Option<String> = n.query_first("SELECT CURRENT_USER()").await.unwrap();
     assert_eq!(cu.as_deref(), Some("n@%"));
-    assert_eq!(code(n.query_drop("SELECT * FROM d.x").await.unwrap_err()), 1142);
+    assert_eq!(
+        code(n.query_drop("SELECT * FROM d.x").await.unwrap_err()),
+        1142
+    );
     let mut s = connect(srv.port, "s", "pw2").await.unwrap();
     let one: Option<i64> = s.query_first("SELECT 1").await.unwrap();
     assert_eq!(one, Some(1));
 
     // Wrong passwords, an unknown user, and a database not granted.
-    assert_eq!(code(connect(srv.port, "n", "nope").await.unwrap_err()), 1045);
+    assert_eq!(
+        code(connect(srv.port, "n", "nope").await.unwrap_err()),
+        1045
+    );
     assert_eq!(code(connect(srv.port, "n", "").await.unwrap_err()), 1045);
-    assert_eq!(code(connect(srv.port, "nobody", "x").await.unwrap_err()), 1045);
+    assert_eq!(
+        code(connect(srv.port, "nobody", "x").await.unwrap_err()),
+        1045
+    );
     assert!(connect(srv.port, "s", "nope").await.is_err());
     let url = format!("mysql://n:pw1@127.0.0.1:{}/d", srv.port);
     let e = Conn::new(Opts::from_url(&url).unwrap()).await.unwrap_err();
@@ -154,7 +163,9 @@ async fn init_password_file_and_the_loopback_rule() {
     let srv = start(&data, &[&opt, "--bind=0.0.0.0"]);
     assert_eq!(code(connect(srv.port, "root", "").await.unwrap_err()), 1045);
     let mut root = connect(srv.port, "root", "s3cret").await.unwrap();
-    root.query_drop("CREATE USER IF NOT EXISTS w").await.unwrap();
+    root.query_drop("CREATE USER IF NOT EXISTS w")
+        .await
+        .unwrap();
     drop(srv);
     // Read only at the first start.
     std::fs::write(&f, "other\n").unwrap();
@@ -191,7 +202,10 @@ async fn deprecated_user_option_and_the_admin_connection() {
         .unwrap();
     // max_connections is taken: a plain account is refused, an account
     // with CONNECTION_ADMIN gets the one kept beyond it.
-    assert_eq!(code(connect(srv.port, "plain", "p").await.unwrap_err()), 1040);
+    assert_eq!(
+        code(connect(srv.port, "plain", "p").await.unwrap_err()),
+        1040
+    );
     let mut root = connect(srv.port, "root", "").await.unwrap();
     root.query_drop("SELECT 1").await.unwrap();
     drop(srv);

@@ -335,8 +335,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     let phase = tokio::time::timeout_at(
         deadline,
         login_phase(
-            cfg,
-            &*shared.backend,
+            shared,
             &mut r,
             &mut w,
             (&mut framer, &mut out, &mut waits),
@@ -367,8 +366,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
             let phase = tokio::time::timeout_at(
                 deadline,
                 login_phase(
-                    cfg,
-                    &*shared.backend,
+                    shared,
                     &mut r,
                     &mut w,
                     (&mut framer, &mut out, &mut waits),
@@ -443,8 +441,7 @@ where
     let phase = tokio::time::timeout(
         cfg.connect_timeout,
         login_phase(
-            cfg,
-            &*shared.backend,
+            &shared,
             &mut r,
             &mut w,
             (&mut framer, &mut out, &mut waits),
@@ -489,8 +486,7 @@ struct Conn {
 /// holds (the greeting), then answers the client's packets until a login,
 /// an SSLRequest or the end.
 async fn login_phase<B, R, W>(
-    cfg: &Config,
-    backend: &B,
+    shared: &Shared<B>,
     r: &mut R,
     w: &mut W,
     (framer, out, waits): (&mut Framer, &mut Out, &mut Waits<'_>),
@@ -503,6 +499,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let (cfg, backend) = (&shared.config, &*shared.backend);
     let max = cfg.max_allowed_packet;
     let lookup = |user: &str| {
         if backend.has_accounts() {

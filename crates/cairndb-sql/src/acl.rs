@@ -333,7 +333,7 @@ fn hex(b: &[u8]) -> String {
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if b.len() % 2 == 1 {
         return None;
     }
     b.chunks(2)
@@ -1855,6 +1855,9 @@ fn no_such_grant(k: &(String, String), table: Option<&str>) -> SqlError {
     }
 }
 
+/// Privilege bits by column name.
+type ColumnBits = Vec<(String, u32)>;
+
 /// The level, table-or-wider bits, and column bits of a privilege list
 /// at `target`, with each checked against what the level allows (1221,
 /// 1144) and the table and columns checked to exist (1146, 1054).
@@ -1862,7 +1865,7 @@ fn grant_bits(
     s: &Session,
     privs: &[PrivItem],
     target: &Target,
-) -> SqlResult<(u8, u32, Vec<(String, u32)>)> {
+) -> SqlResult<(u8, u32, ColumnBits)> {
     let level = match target {
         Target::Global => G,
         Target::Db(_) => D,

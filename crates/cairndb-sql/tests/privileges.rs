@@ -17,9 +17,15 @@ fn setup(dir: &std::path::Path) -> (Arc<SqlDb>, Session) {
     db.bootstrap_accounts("").unwrap();
     let mut root = Session::login(db.clone(), "root", "127.0.0.1").unwrap();
     q(&mut root, "CREATE DATABASE d");
-    q(&mut root, "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b INT)");
+    q(
+        &mut root,
+        "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b INT)",
+    );
     q(&mut root, "CREATE TABLE d.u (id INT PRIMARY KEY, c INT)");
-    q(&mut root, "INSERT INTO d.t VALUES (1, 10, 100), (2, 20, 200)");
+    q(
+        &mut root,
+        "INSERT INTO d.t VALUES (1, 10, 100), (2, 20, 200)",
+    );
     q(&mut root, "INSERT INTO d.u VALUES (1, 5)");
     (db, root)
 }
@@ -79,10 +85,7 @@ fn each_statement_at_each_level() {
     q(&mut root, "GRANT SELECT ON d.t TO 'u'@'%'");
     assert_eq!(rows(&q(&mut u, "SELECT a FROM d.t WHERE id = 1")), ["10"]);
     assert_eq!(err(&mut u, "SELECT * FROM d.u"), 1142);
-    let (code, msg) = fail(
-        &mut u,
-        "SELECT a FROM d.t WHERE id IN (SELECT id FROM d.u)",
-    );
+    let (code, msg) = fail(&mut u, "SELECT a FROM d.t WHERE id IN (SELECT id FROM d.u)");
     assert_eq!((code, msg.ends_with("for table 'u'")), (1142, true));
     assert_eq!(err(&mut u, "INSERT INTO d.t VALUES (3, 3, 3)"), 1142);
     q(&mut u, "USE d");
@@ -102,7 +105,10 @@ fn each_statement_at_each_level() {
     q(&mut root, "GRANT UPDATE, DELETE ON *.* TO 'u'@'%'");
     q(&mut u, "UPDATE d.t SET a = 11 WHERE id = 1");
     q(&mut u, "DELETE FROM d.t WHERE id = 3");
-    assert_eq!(rows(&q(&mut u, "SELECT a FROM d.t ORDER BY id")), ["11", "20"]);
+    assert_eq!(
+        rows(&q(&mut u, "SELECT a FROM d.t ORDER BY id")),
+        ["11", "20"]
+    );
     // An UPDATE with a WHERE reads the table: SELECT is needed there.
     assert_eq!(err(&mut u, "UPDATE d.u SET c = 1 WHERE id = 1"), 1142);
 
@@ -152,7 +158,12 @@ fn prepared_statements_check_again_after_a_grant_change() {
     let (db, mut root) = setup(dir.path());
     q(&mut root, "CREATE USER p");
     let mut p = login(&db, "p", "10.1.1.1");
-    assert_eq!(p.prepare("SELECT c FROM d.u WHERE id = ?").unwrap_err().code, 1142);
+    assert_eq!(
+        p.prepare("SELECT c FROM d.u WHERE id = ?")
+            .unwrap_err()
+            .code,
+        1142
+    );
     q(&mut root, "GRANT SELECT ON d.u TO p");
     let st = p.prepare("SELECT c FROM d.u WHERE id = ?").unwrap();
     let mut c = Collect::default();
@@ -218,7 +229,10 @@ fn show_grants_as_mysql_prints_them_and_revoke() {
 
     q(&mut root, "CREATE USER 'u'@'%'");
     q(&mut root, "GRANT SELECT, INSERT ON d.* TO 'u'@'%'");
-    q(&mut root, "GRANT ALL PRIVILEGES ON d.t TO 'u'@'%' WITH GRANT OPTION");
+    q(
+        &mut root,
+        "GRANT ALL PRIVILEGES ON d.t TO 'u'@'%' WITH GRANT OPTION",
+    );
     q(&mut root, "GRANT REPLICATION CLIENT ON *.* TO u");
     assert_eq!(
         grants(&mut root, "SHOW GRANTS FOR 'u'@'%'"),
@@ -265,33 +279,60 @@ fn show_grants_as_mysql_prints_them_and_revoke() {
 fn account_statements_and_their_errors() {
     let dir = tempfile::tempdir().unwrap();
     let (db, mut root) = setup(dir.path());
-    q(&mut root, "CREATE USER 'n'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'");
-    q(&mut root, "CREATE USER 's'@'%' IDENTIFIED BY 'pw' REQUIRE SSL");
+    q(
+        &mut root,
+        "CREATE USER 'n'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'",
+    );
+    q(
+        &mut root,
+        "CREATE USER 's'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
+    );
     let n = db.lookup_account("n", "10.0.0.1").unwrap();
-    assert_eq!((n.plugin, n.hash.len(), n.require_ssl), (Plugin::Native, 20, false));
+    assert_eq!(
+        (n.plugin, n.hash.len(), n.require_ssl),
+        (Plugin::Native, 20, false)
+    );
     let s = db.lookup_account("s", "10.0.0.1").unwrap();
-    assert_eq!((s.plugin, s.hash.len(), s.require_ssl), (Plugin::CachingSha2, 32, true));
+    assert_eq!(
+        (s.plugin, s.hash.len(), s.require_ssl),
+        (Plugin::CachingSha2, 32, true)
+    );
     // Only hashes: the password is nowhere in the dictionary's records.
     assert_ne!(n.hash, b"pw");
 
     let (code, msg) = fail(&mut root, "CREATE USER 'n'@'%'");
-    assert_eq!((code, msg.as_str()), (1396, "Operation CREATE USER failed for 'n'@'%'"));
+    assert_eq!(
+        (code, msg.as_str()),
+        (1396, "Operation CREATE USER failed for 'n'@'%'")
+    );
     q(&mut root, "CREATE USER IF NOT EXISTS 'n'@'%'");
     assert_eq!(err(&mut root, "DROP USER nobody"), 1396);
     q(&mut root, "DROP USER IF EXISTS nobody");
     assert_eq!(err(&mut root, "GRANT SELECT ON *.* TO nobody"), 1410);
     assert_eq!(err(&mut root, "ALTER USER nobody IDENTIFIED BY 'x'"), 1396);
-    assert_eq!(err(&mut root, "CREATE USER x IDENTIFIED WITH dialog BY 'x'"), 1524);
+    assert_eq!(
+        err(&mut root, "CREATE USER x IDENTIFIED WITH dialog BY 'x'"),
+        1524
+    );
     assert_eq!(err(&mut root, "CREATE USER"), 1064);
     assert_eq!(err(&mut root, "GRANT SELECT ON d.t"), 1064);
     assert_eq!(err(&mut root, "GRANT SELECT ON d.t TO"), 1064);
-    assert_eq!(err(&mut root, &format!("CREATE USER '{}'", "x".repeat(33))), 1470);
+    assert_eq!(
+        err(&mut root, &format!("CREATE USER '{}'", "x".repeat(33))),
+        1470
+    );
 
     // ALTER USER: password, plugin, REQUIRE.
     q(&mut root, "ALTER USER s REQUIRE NONE");
     assert!(!db.lookup_account("s", "10.0.0.1").unwrap().require_ssl);
-    q(&mut root, "ALTER USER n IDENTIFIED WITH caching_sha2_password BY 'x'");
-    assert_eq!(db.lookup_account("n", "1.1.1.1").unwrap().plugin, Plugin::CachingSha2);
+    q(
+        &mut root,
+        "ALTER USER n IDENTIFIED WITH caching_sha2_password BY 'x'",
+    );
+    assert_eq!(
+        db.lookup_account("n", "1.1.1.1").unwrap().plugin,
+        Plugin::CachingSha2
+    );
     q(&mut root, "SET PASSWORD FOR n = ''");
     assert!(db.lookup_account("n", "1.1.1.1").unwrap().hash.is_empty());
 
@@ -320,7 +361,9 @@ fn account_statements_and_their_errors() {
     assert_eq!(err(&mut root, "SHOW GRANTS FOR ghost"), 1141);
     // A login with no matching account.
     assert_eq!(
-        Session::login(db.clone(), "ghost", "10.0.0.1").err().map(|e| e.code),
+        Session::login(db.clone(), "ghost", "10.0.0.1")
+            .err()
+            .map(|e| e.code),
         Some(1045)
     );
     // Account statements hide their text from the process list.

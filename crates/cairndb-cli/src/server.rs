@@ -15,23 +15,29 @@ use std::sync::Arc;
 
 use cairndb_server::{Backend, Column, ColumnFlags, ColumnType, Prepared, Results, StatusFlags};
 use cairndb_sql::{
-    split_statements, ColumnInfo, FlushLogAtCommit, OutType, Output, Session, SqlDb, SqlOptions,
-    Transport, Value,
+    split_statements, ColumnInfo, FlushLogAtCommit, OutType, Output, Plugin, Session, SqlDb,
+    SqlOptions, Transport, Value,
 };
 
 const USAGE: &str =
     "usage: cairndb server --datadir=DIR [--port=3306] [--bind=127.0.0.1] [--config=FILE]
-  [--user=NAME[:PASSWORD]]... [--max-connections=N] [--max-allowed-packet=BYTES]
+  [--init-password-file=FILE] [--max-connections=N] [--max-allowed-packet=BYTES]
   [--flush-log-at-trx-commit=0|1|2] [--lock-wait-timeout=SECONDS] [--zip-from-level=N|off]
   [--block-cache-size=BYTES] [--write-buffer-size=BYTES] [--zip-working-memory=BYTES]
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
   [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
   [--ssl-cert=FILE --ssl-key=FILE] [--ssl-ca=FILE] [--ssl=0|1] [--skip-ssl]
-  [--require-secure-transport[=on|off]]
+  [--require-secure-transport[=on|off]] [--user=NAME[:PASSWORD]]... (deprecated)
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
-options override it. Without --user, `root` with an empty password.
+options override it.
+Accounts live in the data directory (CREATE USER, GRANT). The first start
+makes root@localhost with every privilege: its password is the first line
+of --init-password-file, else empty; while root's password is empty the
+server listens only on a loopback address. --user=NAME:PASSWORD (deprecated:
+the password shows in `ps`) makes NAME@'%' with every privilege at start
+unless an account of that name exists.
 TLS is on unless --ssl=0 or --skip-ssl: without --ssl-cert and --ssl-key a
 CA and server certificate are made in the data directory at first start
 (ca.pem, server-cert.pem, server-key.pem) and reused after.
@@ -51,7 +57,11 @@ struct Settings {
     datadir: Option<PathBuf>,
     port: u16,
     bind: String,
+    /// `--user=NAME:PASSWORD` (deprecated): accounts made at start if
+    /// missing.
     users: HashMap<String, String>,
+    /// `--init-password-file`: root's password at the first start.
+    init_password_file: Option<PathBuf>,
     max_connections: u32,
     max_allowed_packet: usize,
     flush: FlushLogAtCommit,
@@ -111,6 +121,7 @@ impl Default for Settings {
             port: 3306,
             bind: "127.0.0.1".into(),
             users: HashMap::new(),
+            init_password_file: None,
             max_connections: 1000,
             max_allowed_packet: 64 << 20,
             flush: FlushLogAtCommit::EveryCommit,
@@ -155,6 +166,7 @@ impl Settings {
                 }
                 self.users.insert(name.to_string(), pw.to_string());
             }
+            "init-password-file" => self.init_password_file = Some(PathBuf::from(v)),
             "max-connections" => self.max_connections = parse_num(&key, v)?,
             "max-allowed-packet" => self.max_allowed_packet = parse_num(&key, v)?,
             "flush-log-at-trx-commit" | "rocksdb-flush-log-at-trx-commit" => {
@@ -292,9 +304,6 @@ impl Settings {
                 ),
             };
             s.set(&k, &v)?;
-        }
-        if s.users.is_empty() {
-            s.users.insert("root".into(), String::new());
         }
         if s.ssl_cert.is_some() != s.ssl_key.is_some() {
             return Err("--ssl-cert and --ssl-key go together".into());
@@ -466,7 +475,11 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     let db =
         SqlDb::open(&datadir, opts).map_err(|e| format!("opening {}: {e}", datadir.display()))?;
     for d in db.damaged_entries() {
-        eprintln!("cairndb server: {d}; that table is not served (its data is kept)");
+        eprintln!("cairndb server: {d}; that entry is left out (its data is kept)");
+    }
+    if let Err(e) = set_up_accounts(&db, &s) {
+        let _ = db.close();
+        return Err(e);
     }
     let security = s.tls(&datadir).and_then(|tls| {
         let rsa = cairndb_server::RsaKeys::load_or_generate(&datadir)
@@ -490,7 +503,8 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         port: s.port,
         max_connections: s.max_connections,
         max_allowed_packet: s.max_allowed_packet,
-        users: s.users.clone(),
+        // The accounts are the database's (`SqlBackend::lookup_account`).
+        users: HashMap::new(),
         tls,
         require_secure_transport: s.require_secure_transport,
         rsa_keys: Some(Arc::new(rsa)),
@@ -514,6 +528,87 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     closed.map_err(|e| format!("closing {}: {e}", datadir.display()))?;
     eprintln!("cairndb server: shut down cleanly");
     Ok(())
+}
+
+/// The accounts at start: `root@localhost` made at the first start
+/// (password from `--init-password-file`, else from a `--user=root:PW`,
+/// else empty), the deprecated `--user` accounts made if missing; then a
+/// refusal to listen beyond loopback while root's password is empty.
+fn set_up_accounts(db: &SqlDb, s: &Settings) -> Result<(), String> {
+    let init = match &s.init_password_file {
+        Some(f) => Some(read_password_file(f)?),
+        None => None,
+    };
+    let root_pw = init
+        .clone()
+        .or_else(|| s.users.get("root").cloned())
+        .unwrap_or_default();
+    let made = db
+        .bootstrap_accounts(&root_pw)
+        .map_err(|e| format!("making the first account: {e}"))?;
+    if made {
+        eprintln!(
+            "cairndb server: made the account root@localhost with every privilege{}",
+            if root_pw.is_empty() {
+                " and an empty password (set one: ALTER USER root@localhost IDENTIFIED BY '...')"
+            } else {
+                ""
+            }
+        );
+    } else if init.is_some() {
+        eprintln!(
+            "cairndb server: --init-password-file is read only at the first start; the accounts \
+             exist (ALTER USER changes a password)"
+        );
+    }
+    let mut users: Vec<(&String, &String)> = s.users.iter().collect();
+    users.sort();
+    for (name, pw) in users {
+        eprintln!(
+            "cairndb server: --user is deprecated (the password shows in `ps`): use CREATE USER"
+        );
+        let created = db
+            .ensure_account(name, pw)
+            .map_err(|e| format!("--user={name}: {e}"))?;
+        if created {
+            eprintln!("cairndb server: made the account {name}@% with every privilege (--user)");
+        } else if !(made && name == "root") {
+            eprintln!(
+                "cairndb server: --user={name}: an account named {name} exists; its password is \
+                 not changed (ALTER USER changes it)"
+            );
+        }
+    }
+    if db.root_password_is_empty() && !is_loopback(&s.bind) {
+        return Err(format!(
+            "refusing to listen on {}: root has an empty password. Set one (ALTER USER \
+             root@localhost IDENTIFIED BY '...' over 127.0.0.1, or --init-password-file at the \
+             first start), or listen on 127.0.0.1",
+            s.bind
+        ));
+    }
+    Ok(())
+}
+
+/// The first line of a password file, its line end stripped.
+fn read_password_file(f: &std::path::Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(f)
+        .map_err(|e| format!("--init-password-file {}: {e}", f.display()))?;
+    Ok(text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('\r')
+        .to_string())
+}
+
+/// Whether `bind` is a loopback address (or `localhost`).
+fn is_loopback(bind: &str) -> bool {
+    bind.eq_ignore_ascii_case("localhost")
+        || bind
+            .trim_matches(['[', ']'])
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Sets glibc malloc up for a long-running server whose memory must stay
@@ -604,9 +699,6 @@ pub struct SqlConn {
     cols: Vec<Column>,
     /// An execution's parameters, reused across executions.
     vals: Vec<Value>,
-    /// What a fresh session for this connection needs (after a panic).
-    db: Arc<SqlDb>,
-    user: String,
     commit_wait_task: bool,
     /// Closes this connection (`KILL CONNECTION`).
     closer: Option<cairndb_server::Closer>,
@@ -631,7 +723,8 @@ impl SqlConn {
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "unknown".into());
                 let current = self.s.database().map(str::to_string);
-                let mut fresh = Session::new(self.db.clone(), &self.user);
+                // The same account and privileges, nothing else.
+                let mut fresh = self.s.fresh();
                 fresh.set_deferred_durability(self.commit_wait_task);
                 fresh.set_transport(self.s.transport().clone());
                 fresh.info().set_host(&self.s.info().host());
@@ -669,7 +762,8 @@ impl Backend for SqlBackend {
         &self,
         conn: &cairndb_server::ConnInfo,
     ) -> Result<SqlConn, cairndb_server::SqlError> {
-        let mut c = self.open_session(conn.id, &conn.user, conn.db.as_deref())?;
+        let s = Session::login(self.db.clone(), &conn.user, &conn.host).map_err(to_wire)?;
+        let mut c = self.conn(s, conn.db.as_deref())?;
         let mut t = self.transport.clone();
         if let Some(tls) = &conn.tls {
             t.ssl_version = tls.version.to_string();
@@ -683,14 +777,49 @@ impl Backend for SqlBackend {
         Ok(c)
     }
 
+    /// A session of `user` logged in from loopback (the server calls
+    /// [`Backend::open_session_with`], which knows the client's host).
     fn open_session(
         &self,
         _conn_id: u32,
         user: &str,
         db: Option<&str>,
     ) -> Result<SqlConn, cairndb_server::SqlError> {
+        let s = Session::login(self.db.clone(), user, "127.0.0.1").map_err(to_wire)?;
+        self.conn(s, db)
+    }
+
+    fn has_accounts(&self) -> bool {
+        true
+    }
+
+    fn lookup_account(&self, user: &str, host: &str) -> Option<cairndb_server::AccountAuth> {
+        let a = self.db.lookup_account(user, host)?;
+        let mut out = cairndb_server::AccountAuth {
+            require_ssl: a.require_ssl,
+            connection_admin: a.connection_admin,
+            empty_password: a.hash.is_empty(),
+            ..Default::default()
+        };
+        match a.plugin {
+            Plugin::Native => {
+                out.plugin = cairndb_server::AuthPlugin::MysqlNativePassword;
+                out.native = a.hash.as_slice().try_into().ok();
+            }
+            Plugin::CachingSha2 => {
+                out.plugin = cairndb_server::AuthPlugin::CachingSha2Password;
+                out.sha2 = a.hash.as_slice().try_into().ok();
+            }
+        }
+        Some(out)
+    }
+}
+
+impl SqlBackend {
+    /// The connection's state around session `s`, on database `db` if the
+    /// client named one.
+    fn conn(&self, mut s: Session, db: Option<&str>) -> Result<SqlConn, cairndb_server::SqlError> {
         // Set from the client's CLIENT_FOUND_ROWS before each command.
-        let mut s = Session::new(self.db.clone(), user);
         s.client_found_rows = false;
         s.set_deferred_durability(self.commit_wait_task);
         if let Some(d) = db.filter(|d| !d.is_empty()) {
@@ -700,8 +829,6 @@ impl Backend for SqlBackend {
             s,
             cols: Vec::new(),
             vals: Vec::new(),
-            db: self.db.clone(),
-            user: user.to_string(),
             commit_wait_task: self.commit_wait_task,
             closer: None,
         })

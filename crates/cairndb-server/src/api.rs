@@ -35,6 +35,75 @@ pub trait Backend: Send + Sync + 'static {
     fn open_session_with(&self, conn: &ConnInfo) -> Result<Self::Session, SqlError> {
         self.open_session(conn.id, &conn.user, conn.db.as_deref())
     }
+
+    /// Whether the backend keeps the accounts ([`Backend::lookup_account`]);
+    /// false (the default): the server's [`Config::users`](crate::Config)
+    /// are the accounts.
+    fn has_accounts(&self) -> bool {
+        false
+    }
+
+    /// The account `user` connecting from `host` (the client's IP
+    /// address) logs in as, with what verifies its password; None when no
+    /// account matches (the login gets 1045). Called once per login, on
+    /// the connection's task: it must not block for long. Default: None.
+    fn lookup_account(&self, user: &str, host: &str) -> Option<AccountAuth> {
+        let _ = (user, host);
+        None
+    }
+}
+
+/// How an account logs in, as a backend keeps it: hashes of the
+/// password, never the password.
+#[derive(Clone, Default)]
+pub struct AccountAuth {
+    /// The account's plugin: a client that answers with another plugin
+    /// whose hash is not kept is switched to this one.
+    pub plugin: crate::AuthPlugin,
+    /// `SHA1(SHA1(password))`, what verifies a mysql_native_password
+    /// scramble.
+    pub native: Option<[u8; 20]>,
+    /// `SHA256(SHA256(password))`, what verifies a caching_sha2_password
+    /// scramble.
+    pub sha2: Option<[u8; 32]>,
+    /// Neither hash: the password is empty, and only an empty answer logs
+    /// in.
+    pub empty_password: bool,
+    /// A login over plain TCP is refused (1045).
+    pub require_ssl: bool,
+    /// The account holds SUPER or CONNECTION_ADMIN: it may take the one
+    /// connection kept beyond `max_connections`.
+    pub connection_admin: bool,
+}
+
+impl AccountAuth {
+    /// Both hashes of `password` (an account of [`Config::users`](crate::Config),
+    /// allowed to log in with either plugin).
+    pub fn from_password(password: &str) -> AccountAuth {
+        use sha1::Digest;
+        if password.is_empty() {
+            return AccountAuth {
+                empty_password: true,
+                ..Default::default()
+            };
+        }
+        let p = password.as_bytes();
+        AccountAuth {
+            native: Some(sha1::Sha1::digest(sha1::Sha1::digest(p)).into()),
+            sha2: Some(sha2::Sha256::digest(sha2::Sha256::digest(p)).into()),
+            ..Default::default()
+        }
+    }
+}
+
+impl fmt::Debug for AccountAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AccountAuth")
+            .field("plugin", &self.plugin)
+            .field("empty_password", &self.empty_password)
+            .field("require_ssl", &self.require_ssl)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What the backend learns of a connection when it opens its session.

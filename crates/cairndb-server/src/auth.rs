@@ -3,13 +3,22 @@
 //! time ([`Auth::on_packet`]) that writes its replies into an [`Out`].
 //!
 //! Supported: `mysql_native_password`, and `caching_sha2_password`. The
-//! server knows each password, so every user is "in the cache": a right
-//! caching_sha2 scramble gets "fast auth success" at once. A scramble that
-//! does not match gets "perform full authentication", as in MySQL: over
-//! TLS the client then sends its password in clear, without TLS it asks
-//! for the server's RSA public key (or has it) and sends the password
-//! encrypted with it. A client that proposes any other plugin gets an
-//! AuthSwitchRequest to the server's default plugin, with the same nonce.
+//! account is looked up once, when the handshake response names it
+//! ([`AccountAuth`]: hashes of its password, never the password). A
+//! native scramble is checked against `SHA1(SHA1(password))`: the
+//! scramble XOR `SHA1(nonce ‖ stored)` is `SHA1(password)`, whose SHA-1
+//! must be the stored hash; a caching_sha2 scramble likewise against
+//! `SHA256(SHA256(password))` with `SHA256(stored ‖ nonce)`. So every
+//! account is "in the cache": a right caching_sha2 scramble gets "fast
+//! auth success" at once. A scramble that does not match gets "perform
+//! full authentication", as in MySQL: over TLS the client then sends its
+//! password in clear, without TLS it asks for the server's RSA public key
+//! (or has it) and sends the password encrypted with it; the password is
+//! hashed and compared with the stored hash. A client that proposes a
+//! plugin whose hash the account does not keep (or any other plugin) gets
+//! an AuthSwitchRequest to the account's plugin (the server's default for
+//! an unknown user), with the same nonce. An account with `require_ssl`
+//! is refused over plain TCP (1045).
 //!
 //! TLS: when it is offered the greeting carries CLIENT_SSL, and a first
 //! response with CLIENT_SSL set is an SSLRequest: [`AuthStep::Upgrade`]
@@ -30,17 +39,17 @@
     clippy::panic
 )]
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use mysql_common::constants::{CapabilityFlags, StatusFlags};
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{self, HandshakePacket, HandshakeResponse};
 use mysql_common::proto::MySerialize;
-use mysql_common::scramble::{scramble_native, scramble_sha256};
 use rand::Rng;
+use sha1::{Digest, Sha1};
+use sha2::Sha256;
 
-use crate::api::SqlError;
+use crate::api::{AccountAuth, SqlError};
 use crate::tls::RsaKeys;
 use crate::wire::Out;
 
@@ -100,6 +109,8 @@ pub(crate) struct Login {
     pub(crate) db: Option<String>,
     /// The capabilities both sides have.
     pub(crate) caps: CapabilityFlags,
+    /// The account may take the connection kept beyond `max_connections`.
+    pub(crate) connection_admin: bool,
 }
 
 /// What the caller does after a packet.
@@ -128,22 +139,31 @@ pub(crate) struct AuthOptions {
     pub(crate) rsa: Option<Arc<RsaKeys>>,
 }
 
+/// Who is logging in: what the handshake response said and the account
+/// it names (None: no such account; the exchange goes on to its 1045
+/// as it would for a wrong password, so as not to tell).
+#[derive(Debug)]
+struct Client {
+    user: String,
+    db: Option<String>,
+    caps: CapabilityFlags,
+    account: Option<AccountAuth>,
+}
+
+/// Looks an account up by user name (the client's host is known to the
+/// caller).
+pub(crate) type Lookup<'a> = &'a dyn Fn(&str) -> Option<AccountAuth>;
+
 #[derive(Debug)]
 enum State {
     Response,
-    Switched {
-        user: String,
-        db: Option<String>,
-        caps: CapabilityFlags,
-    },
+    /// An AuthSwitchRequest to this plugin was sent: its scramble comes
+    /// next.
+    Switched(AuthPlugin, Client),
     /// caching_sha2 "perform full authentication" sent: the password
     /// comes next (clear over TLS, RSA-encrypted otherwise), or a request
     /// for the public key.
-    FullAuth {
-        user: String,
-        db: Option<String>,
-        caps: CapabilityFlags,
-    },
+    FullAuth(Client),
     Over,
 }
 
@@ -160,6 +180,55 @@ pub(crate) struct Auth {
 /// Constant-time equality of two scrambles.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A mysql_native_password scramble against `SHA1(SHA1(password))`.
+fn native_matches(nonce: &[u8], scramble: &[u8], stored: &[u8; 20]) -> bool {
+    if scramble.len() != 20 {
+        return false;
+    }
+    let mask = Sha1::new()
+        .chain_update(nonce)
+        .chain_update(stored)
+        .finalize();
+    let mut candidate = [0u8; 20];
+    for ((c, s), m) in candidate.iter_mut().zip(scramble).zip(mask.iter()) {
+        *c = s ^ m;
+    }
+    same(&Sha1::digest(candidate), stored)
+}
+
+/// A caching_sha2_password scramble against `SHA256(SHA256(password))`.
+fn sha2_matches(nonce: &[u8], scramble: &[u8], stored: &[u8; 32]) -> bool {
+    if scramble.len() != 32 {
+        return false;
+    }
+    let mask = Sha256::new()
+        .chain_update(stored)
+        .chain_update(nonce)
+        .finalize();
+    let mut candidate = [0u8; 32];
+    for ((c, s), m) in candidate.iter_mut().zip(scramble).zip(mask.iter()) {
+        *c = s ^ m;
+    }
+    same(&Sha256::digest(candidate), stored)
+}
+
+/// A clear password against the account's hashes.
+fn password_matches(a: &AccountAuth, password: &[u8]) -> bool {
+    if a.empty_password {
+        return password.is_empty();
+    }
+    if password.is_empty() {
+        return false;
+    }
+    if let Some(h) = &a.sha2 {
+        return same(&Sha256::digest(Sha256::digest(password)), h);
+    }
+    if let Some(h) = &a.native {
+        return same(&Sha1::digest(Sha1::digest(password)), h);
+    }
+    false
 }
 
 impl Auth {
@@ -218,22 +287,21 @@ impl Auth {
         out.end();
     }
 
-    /// Handles one client payload of the connection phase.
+    /// Handles one client payload of the connection phase; `lookup`
+    /// finds the account a user name logs in as.
     pub(crate) fn on_packet(
         &mut self,
         payload: &[u8],
-        users: &HashMap<String, String>,
+        lookup: Lookup<'_>,
         host: &str,
         out: &mut Out,
     ) -> AuthStep {
         match std::mem::replace(&mut self.state, State::Over) {
-            State::Response => self.on_response(payload, users, host, out),
-            State::Switched { user, db, caps } => {
-                self.verify(self.plugin, payload, user, db, caps, users, host, out)
+            State::Response => self.on_response(payload, lookup, host, out),
+            State::Switched(plugin, client) => {
+                self.verify(plugin, payload, client, false, host, out)
             }
-            State::FullAuth { user, db, caps } => {
-                self.full_auth(payload, user, db, caps, users, host, out)
-            }
+            State::FullAuth(client) => self.full_auth(payload, client, host, out),
             State::Over => {
                 out.err(&SqlError::packets_out_of_order());
                 AuthStep::Fail
@@ -244,7 +312,7 @@ impl Auth {
     fn on_response(
         &mut self,
         payload: &[u8],
-        users: &HashMap<String, String>,
+        lookup: Lookup<'_>,
         host: &str,
         out: &mut Out,
     ) -> AuthStep {
@@ -284,6 +352,13 @@ impl Auth {
             .db_name()
             .filter(|d| !d.is_empty())
             .map(|d| String::from_utf8_lossy(d).into_owned());
+        let account = lookup(&user);
+        let client = Client {
+            user,
+            db,
+            caps,
+            account,
+        };
         let proposed = match resp.auth_plugin() {
             Some(packets::AuthPlugin::MysqlNativePassword) | None => {
                 Some(AuthPlugin::MysqlNativePassword)
@@ -294,45 +369,73 @@ impl Auth {
         match proposed {
             Some(p) => {
                 let data = resp.scramble_buf();
-                self.verify(p, data, user, db, caps, users, host, out)
+                self.verify(p, data, client, true, host, out)
             }
             None => {
-                let mut data = self.nonce.to_vec();
-                data.push(0);
-                let sw = packets::AuthSwitchRequest::new(self.plugin.name(), data);
-                out.begin();
-                sw.serialize(&mut out.buf);
-                out.end();
-                self.state = State::Switched { user, db, caps };
-                AuthStep::More
+                let to = client.account.as_ref().map_or(self.plugin, |a| a.plugin);
+                self.switch(to, client, out)
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Sends an AuthSwitchRequest to `to`, with the same nonce.
+    fn switch(&mut self, to: AuthPlugin, client: Client, out: &mut Out) -> AuthStep {
+        let mut data = self.nonce.to_vec();
+        data.push(0);
+        let sw = packets::AuthSwitchRequest::new(to.name(), data);
+        out.begin();
+        sw.serialize(&mut out.buf);
+        out.end();
+        self.state = State::Switched(to, client);
+        AuthStep::More
+    }
+
+    /// The login succeeded: refused still if the account requires TLS
+    /// and the connection has none.
+    fn done(&self, client: Client, host: &str, out: &mut Out) -> AuthStep {
+        let Some(a) = client.account else {
+            out.err(&SqlError::access_denied(&client.user, host, true));
+            return AuthStep::Fail;
+        };
+        if a.require_ssl && !self.secure {
+            out.err(&SqlError::access_denied(&client.user, host, true));
+            return AuthStep::Fail;
+        }
+        AuthStep::Done(Login {
+            user: client.user,
+            db: client.db,
+            caps: client.caps,
+            connection_admin: a.connection_admin,
+        })
+    }
+
+    /// Checks a scramble made with `plugin`; `may_switch`: the plugin is
+    /// the client's first choice, and a plugin whose hash the account does
+    /// not keep is switched to the account's.
     fn verify(
         &mut self,
         plugin: AuthPlugin,
         data: &[u8],
-        user: String,
-        db: Option<String>,
-        caps: CapabilityFlags,
-        users: &HashMap<String, String>,
+        client: Client,
+        may_switch: bool,
         host: &str,
         out: &mut Out,
     ) -> AuthStep {
         // Some clients end an empty response with a NUL.
         let data = if data == [0] { &[][..] } else { data };
-        let ok = match users.get(&user) {
+        let ok = match &client.account {
             None => false,
-            Some(pw) if pw.is_empty() => data.is_empty(),
-            Some(pw) => match plugin {
-                AuthPlugin::MysqlNativePassword => {
-                    scramble_native(&self.nonce, pw.as_bytes()).is_some_and(|s| same(&s, data))
+            Some(a) if a.empty_password => data.is_empty(),
+            Some(a) => match (plugin, &a.native, &a.sha2) {
+                (AuthPlugin::MysqlNativePassword, Some(h), _) => {
+                    native_matches(&self.nonce, data, h)
                 }
-                AuthPlugin::CachingSha2Password => {
-                    scramble_sha256(&self.nonce, pw.as_bytes()).is_some_and(|s| same(&s, data))
+                (AuthPlugin::CachingSha2Password, _, Some(h)) => sha2_matches(&self.nonce, data, h),
+                _ if may_switch && a.plugin != plugin => {
+                    let to = a.plugin;
+                    return self.switch(to, client, out);
                 }
+                _ => false,
             },
         };
         // caching_sha2: a scramble that does not match (or an unknown
@@ -341,11 +444,15 @@ impl Auth {
             out.begin();
             out.buf.extend_from_slice(&[0x01, 0x04]);
             out.end();
-            self.state = State::FullAuth { user, db, caps };
+            self.state = State::FullAuth(client);
             return AuthStep::More;
         }
         if !ok {
-            out.err(&SqlError::access_denied(&user, host, !data.is_empty()));
+            out.err(&SqlError::access_denied(
+                &client.user,
+                host,
+                !data.is_empty(),
+            ));
             return AuthStep::Fail;
         }
         if plugin == AuthPlugin::CachingSha2Password {
@@ -354,23 +461,14 @@ impl Auth {
             out.buf.extend_from_slice(&[0x01, 0x03]);
             out.end();
         }
-        AuthStep::Done(Login { user, db, caps })
+        self.done(client, host, out)
     }
 
     /// caching_sha2 full authentication: the password in clear over TLS;
     /// without TLS, a request for the public key (0x02) or the password
     /// (NUL-terminated, XORed with the nonce) encrypted with it.
-    #[allow(clippy::too_many_arguments)]
-    fn full_auth(
-        &mut self,
-        payload: &[u8],
-        user: String,
-        db: Option<String>,
-        caps: CapabilityFlags,
-        users: &HashMap<String, String>,
-        host: &str,
-        out: &mut Out,
-    ) -> AuthStep {
+    fn full_auth(&mut self, payload: &[u8], client: Client, host: &str, out: &mut Out) -> AuthStep {
+        let user = client.user.as_str();
         let password = if self.secure {
             payload.to_vec()
         } else if payload == [0x02] {
@@ -390,11 +488,11 @@ impl Auth {
             out.buf.push(0x01);
             out.buf.extend_from_slice(&rsa.public_pem);
             out.end();
-            self.state = State::FullAuth { user, db, caps };
+            self.state = State::FullAuth(client);
             return AuthStep::More;
         } else {
             let Some(mut p) = self.opts.rsa.as_ref().and_then(|k| k.decrypt(payload)) else {
-                out.err(&SqlError::access_denied(&user, host, true));
+                out.err(&SqlError::access_denied(user, host, true));
                 return AuthStep::Fail;
             };
             for (b, n) in p.iter_mut().zip(self.nonce.iter().cycle()) {
@@ -403,14 +501,15 @@ impl Auth {
             p
         };
         let password = password.strip_suffix(&[0]).unwrap_or(&password);
-        let ok = users
-            .get(&user)
-            .is_some_and(|pw| same(pw.as_bytes(), password));
+        let ok = client
+            .account
+            .as_ref()
+            .is_some_and(|a| password_matches(a, password));
         if !ok {
-            out.err(&SqlError::access_denied(&user, host, true));
+            out.err(&SqlError::access_denied(user, host, true));
             return AuthStep::Fail;
         }
-        AuthStep::Done(Login { user, db, caps })
+        self.done(client, host, out)
     }
 }
 
@@ -418,13 +517,24 @@ impl Auth {
 mod tests {
     #![allow(clippy::indexing_slicing, clippy::unwrap_used, clippy::panic)]
     use super::*;
+    use mysql_common::scramble::{scramble_native, scramble_sha256};
 
-    fn users() -> HashMap<String, String> {
-        [
-            ("root".to_string(), String::new()),
-            ("u".into(), "pw".into()),
-        ]
-        .into()
+    fn users(name: &str) -> Option<AccountAuth> {
+        match name {
+            "root" => Some(AccountAuth::from_password("")),
+            "u" => Some(AccountAuth::from_password("pw")),
+            // Only the caching_sha2 hash kept, and TLS required.
+            "s" => Some(AccountAuth {
+                plugin: AuthPlugin::CachingSha2Password,
+                native: None,
+                ..AccountAuth::from_password("pw")
+            }),
+            "t" => Some(AccountAuth {
+                require_ssl: true,
+                ..AccountAuth::from_password("pw")
+            }),
+            _ => None,
+        }
     }
 
     fn response(user: &str, plugin: &[u8], data: &[u8]) -> Vec<u8> {
@@ -466,7 +576,7 @@ mod tests {
 
     #[test]
     fn native_sha2_switch_and_denial() {
-        let u = users();
+        let u = users;
         // native
         let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
         let s = scramble_native(&a.nonce, b"pw").unwrap();
@@ -530,12 +640,59 @@ mod tests {
     }
 
     #[test]
+    fn stored_hash_only_switches_plugin_and_require_ssl_refuses_plain_tcp() {
+        // A native response for an account that keeps only the sha2
+        // hash: switched to caching_sha2, then fast auth.
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
+        let s = scramble_native(&a.nonce, b"pw").unwrap();
+        let mut out = Out::default();
+        let r = a.on_packet(
+            &response("s", b"mysql_native_password", &s),
+            &users,
+            "h",
+            &mut out,
+        );
+        assert!(matches!(r, AuthStep::More));
+        assert_eq!(out.buf[4], 0xFE);
+        assert!(out.buf.windows(21).any(|w| w == b"caching_sha2_password"));
+        let s = scramble_sha256(&a.nonce, b"pw").unwrap();
+        let mut out = Out::default();
+        let r = a.on_packet(&s, &users, "h", &mut out);
+        assert!(matches!(r, AuthStep::Done(_)));
+        // A wrong sha2 scramble after the switch: full authentication.
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
+        let mut out = Out::default();
+        let _ = a.on_packet(
+            &response("s", b"mysql_native_password", &[7; 20]),
+            &users,
+            "h",
+            &mut out,
+        );
+        let mut out = Out::default();
+        let r = a.on_packet(&[9; 32], &users, "h", &mut out);
+        assert!(matches!(r, AuthStep::More));
+        assert_eq!(&out.buf[4..], &[1, 4]);
+        // REQUIRE SSL: the right password over plain TCP is refused.
+        let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
+        let s = scramble_native(&a.nonce, b"pw").unwrap();
+        let mut out = Out::default();
+        let r = a.on_packet(
+            &response("t", b"mysql_native_password", &s),
+            &users,
+            "h",
+            &mut out,
+        );
+        assert!(matches!(r, AuthStep::Fail));
+        assert_eq!(&out.buf[5..7], &1045u16.to_le_bytes());
+    }
+
+    #[test]
     fn garbage_is_a_bad_handshake() {
         for p in [&b""[..], b"\x00\x02\x00\x00", b"\xff\xff\xff\xff\x00"] {
             let mut a = Auth::new(1, AuthPlugin::MysqlNativePassword, AuthOptions::default());
             let mut out = Out::default();
             assert!(matches!(
-                a.on_packet(p, &users(), "h", &mut out),
+                a.on_packet(p, &users, "h", &mut out),
                 AuthStep::Fail
             ));
         }

@@ -31,8 +31,8 @@ mod tls;
 mod wire;
 
 pub use api::{
-    Backend, Closer, Column, ConnInfo, DateTime, Prepared, Results, RowWriter, Session, SqlError,
-    Time, Value,
+    AccountAuth, Backend, Closer, Column, ConnInfo, DateTime, Prepared, Results, RowWriter,
+    Session, SqlError, Time, Value,
 };
 pub use mysql_common::constants::{ColumnFlags, ColumnType, StatusFlags};
 pub use server::{

@@ -37,7 +37,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
 
-use crate::api::{Backend, ConnInfo, Session, SqlError};
+use crate::api::{AccountAuth, Backend, ConnInfo, Session, SqlError};
 pub use crate::auth::AuthPlugin;
 use crate::auth::{Auth, AuthOptions, AuthStep, Login};
 use crate::conn::{Core, Flow, Stats};
@@ -72,13 +72,18 @@ pub struct Config {
     /// TCP port; 0 picks a free one ([`Server::local_addr`] tells which).
     pub port: u16,
     /// Connections beyond this get ERR 1040 "Too many connections" instead
-    /// of a greeting.
+    /// of a greeting, except one more, kept for an account with SUPER or
+    /// CONNECTION_ADMIN ([`AccountAuth::connection_admin`]): it gets the
+    /// greeting, and 1040 after logging in if the account has neither.
     pub max_connections: u32,
     /// Largest client payload accepted (COM_QUERY text, an execute, one
     /// parameter's long data); a larger one gets ERR 1153 and the
     /// connection closes.
     pub max_allowed_packet: usize,
-    /// User name -> password; an empty password accepts an empty response.
+    /// User name -> password; an empty password accepts an empty
+    /// response. The accounts when the backend keeps none
+    /// ([`Backend::has_accounts`]); each may log in from any host and
+    /// counts as CONNECTION_ADMIN for none.
     pub users: HashMap<String, String>,
     /// The plugin named in the greeting and used in AuthSwitchRequest.
     pub auth_plugin: AuthPlugin,
@@ -302,7 +307,13 @@ impl Drop for Active<'_> {
 async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: SocketAddr) {
     let _ = sock.set_nodelay(true);
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let refuse = shared.active.fetch_add(1, Ordering::Relaxed) >= shared.config.max_connections;
+    // One connection beyond max_connections is kept for an account with
+    // SUPER or CONNECTION_ADMIN: it logs in, and is refused after if the
+    // account has neither.
+    let before = shared.active.fetch_add(1, Ordering::Relaxed);
+    let max = shared.config.max_connections;
+    let refuse = before > max;
+    let over_limit = before >= max;
     shared.stats.threads.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&shared.active, &shared.stats.threads);
     let (mut r, mut w) = sock.into_split();
@@ -324,7 +335,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     let phase = tokio::time::timeout_at(
         deadline,
         login_phase(
-            cfg,
+            shared,
             &mut r,
             &mut w,
             (&mut framer, &mut out, &mut waits),
@@ -355,7 +366,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
             let phase = tokio::time::timeout_at(
                 deadline,
                 login_phase(
-                    cfg,
+                    shared,
                     &mut r,
                     &mut w,
                     (&mut framer, &mut out, &mut waits),
@@ -373,6 +384,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
                 id,
                 host,
                 tls: Some(info),
+                over_limit,
             };
             return command_phase(shared, r, w, framer, out, waits, login, conn).await;
         }
@@ -381,6 +393,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
         id,
         host,
         tls: None,
+        over_limit,
     };
     command_phase(shared, r, w, framer, out, waits, login, conn).await;
 }
@@ -428,7 +441,7 @@ where
     let phase = tokio::time::timeout(
         cfg.connect_timeout,
         login_phase(
-            cfg,
+            &shared,
             &mut r,
             &mut w,
             (&mut framer, &mut out, &mut waits),
@@ -443,6 +456,7 @@ where
             id: 1,
             host: "localhost".into(),
             tls: None,
+            over_limit: false,
         };
         command_phase(&shared, r, w, framer, out, waits, login, conn).await;
     }
@@ -463,13 +477,16 @@ struct Conn {
     id: u32,
     host: String,
     tls: Option<TlsInfo>,
+    /// Opened past `max_connections`: only an account with
+    /// CONNECTION_ADMIN (or SUPER) may keep it.
+    over_limit: bool,
 }
 
 /// The connection phase from sequence id `expect` on: sends what `out`
 /// holds (the greeting), then answers the client's packets until a login,
 /// an SSLRequest or the end.
-async fn login_phase<R, W>(
-    cfg: &Config,
+async fn login_phase<B, R, W>(
+    shared: &Shared<B>,
     r: &mut R,
     w: &mut W,
     (framer, out, waits): (&mut Framer, &mut Out, &mut Waits<'_>),
@@ -478,10 +495,19 @@ async fn login_phase<R, W>(
     mut expect: u8,
 ) -> Phase
 where
+    B: Backend,
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
+    let (cfg, backend) = (&shared.config, &*shared.backend);
     let max = cfg.max_allowed_packet;
+    let lookup = |user: &str| {
+        if backend.has_accounts() {
+            backend.lookup_account(user, host)
+        } else {
+            cfg.users.get(user).map(|pw| AccountAuth::from_password(pw))
+        }
+    };
     if flush(w, out).await.is_err() {
         return Phase::End;
     }
@@ -506,7 +532,7 @@ where
             }
         };
         out.seq = frame.last_seq.wrapping_add(1);
-        let step = auth.on_packet(framer.payload(&frame), &cfg.users, host, out);
+        let step = auth.on_packet(framer.payload(&frame), &lookup, host, out);
         framer.consume(frame);
         match step {
             AuthStep::More => {
@@ -870,6 +896,11 @@ async fn command_phase<B, R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    if conn.over_limit && !login.connection_admin {
+        out.err(&SqlError::too_many_connections());
+        let _ = flush(&mut w, &mut out).await;
+        return;
+    }
     let cfg = &shared.config;
     let max = cfg.max_allowed_packet;
     let backend = Arc::clone(&shared.backend);

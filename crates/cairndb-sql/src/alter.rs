@@ -1173,6 +1173,10 @@ fn check_target(
 /// Runs an ALTER TABLE statement.
 pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResult<()> {
     let (name, ops) = parse(text)?;
+    // Privileges first, by name: a denial does not tell whether the
+    // table exists.
+    let (pdb, ptable) = crate::plan::table_name(s, &name)?;
+    crate::acl::check_table(s, &pdb, &ptable, crate::acl::ALTER)?;
     s.commit()?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
@@ -1193,6 +1197,9 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
     let (new_db, new_name) = match &o.rename {
         Some(n) => {
             let (d, t) = qualify(&object_parts(n), Some(&dbname))?;
+            // A rename also drops the old name and creates the new one.
+            crate::acl::check_table(s, &dbname, &def.name, crate::acl::DROP)?;
+            crate::acl::check_table(s, &d, &t, crate::acl::CREATE | crate::acl::INSERT)?;
             let d = check_target(&cat, &d, &t, Some((&dbname, &def.name)))?;
             (d, t)
         }
@@ -1548,6 +1555,10 @@ pub(crate) fn rename_tables(s: &mut Session, list: &[ast::RenameTable]) -> SqlRe
     for r in list {
         let (sdb, sname) = qualify(&object_parts(&r.old_name), current.as_deref())?;
         let (ddb, dname) = qualify(&object_parts(&r.new_name), current.as_deref())?;
+        // As MySQL: ALTER and DROP on the old name, CREATE and INSERT on
+        // the new one.
+        crate::acl::check_table(s, &sdb, &sname, crate::acl::ALTER | crate::acl::DROP)?;
+        crate::acl::check_table(s, &ddb, &dname, crate::acl::CREATE | crate::acl::INSERT)?;
         let def = cat
             .database(&sdb)
             .and_then(|d| d.tables.get(&sname.to_lowercase()).cloned())

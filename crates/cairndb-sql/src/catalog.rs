@@ -25,8 +25,10 @@ use crate::row::TableDef;
 pub const DICT_INDEX_ID: u32 = 1;
 /// The first index id given to a user index.
 pub const FIRST_USER_INDEX_ID: u32 = 256;
-/// Dictionary format version, stored under [`dict_version_key`].
-pub const DICT_VERSION: u8 = 1;
+/// Dictionary format version, stored under [`dict_version_key`]: 2 since
+/// the dictionary may hold accounts (a reader of version 1 would ignore
+/// them and let every client do everything); 1 is read as well.
+pub const DICT_VERSION: u8 = 2;
 
 const TAG_VERSION: u8 = b'V';
 const TAG_NEXT_ID: u8 = b'N';
@@ -169,7 +171,7 @@ impl Catalog {
             };
             match k.get(keys::INDEX_ID_LEN) {
                 Some(&TAG_VERSION) => {
-                    if v != [DICT_VERSION] {
+                    if !matches!(v, [1..=DICT_VERSION]) {
                         return Err(bad("unknown dictionary version"));
                     }
                 }
@@ -195,6 +197,8 @@ impl Catalog {
                     Ok(entry) => tables.push(entry),
                     Err(why) => cat.damaged.push(bad(&why).message),
                 },
+                // Accounts: read by `acl::Acl::load`.
+                Some(&tag) if crate::acl::is_acl_tag(tag) => {}
                 _ => return Err(bad("unknown entry")),
             }
             it.next();

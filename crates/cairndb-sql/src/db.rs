@@ -8,7 +8,8 @@
 //! writing transactions hold shared to their end and DDL exclusively;
 //! `counters` is a leaf taken briefly to reserve AUTO_INCREMENT values.
 //! Statements hold only a shared `schema_lock` while they wait for row
-//! locks.
+//! locks. `acl` (RwLock) is read to clone an `Arc` of the accounts and
+//! written by account statements, which hold `ddl_lock` (`acl.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -80,6 +81,12 @@ pub struct SqlDb {
     /// Called at each durable step of a table copy (tests pull the plug
     /// there); None in service.
     ddl_hook: Mutex<Option<DdlHook>>,
+    /// The accounts (`acl.rs`): read to clone the `Arc`, written by
+    /// account statements under `ddl_lock`.
+    pub(crate) acl: RwLock<Arc<crate::acl::Acl>>,
+    /// Bumped by every change of the accounts: sessions compare it with
+    /// the epoch of the account record they hold.
+    pub(crate) acl_epoch: AtomicU64,
 }
 
 /// A function told the name of each durable step of a table copy.
@@ -109,6 +116,7 @@ impl SqlDb {
             t.rollback()?;
         }
         let catalog = Catalog::load(&db)?;
+        let acl = crate::acl::Acl::load(&db)?;
         let sqldb = Arc::new(SqlDb {
             db,
             catalog: RwLock::new(catalog),
@@ -120,6 +128,8 @@ impl SqlDb {
             next_conn: AtomicU64::new(1),
             registry: crate::status::Registry::new(),
             ddl_hook: Mutex::new(None),
+            acl: RwLock::new(Arc::new(acl)),
+            acl_epoch: AtomicU64::new(1),
         });
         // With an entry unread, its indexes' ids are unknown: sweeping
         // would delete its rows.
@@ -162,7 +172,9 @@ impl SqlDb {
     /// why (their tables are not served; their keys are kept). Empty when
     /// the whole dictionary was read.
     pub fn damaged_entries(&self) -> Vec<String> {
-        self.catalog.read().damaged.clone()
+        let mut v = self.catalog.read().damaged.clone();
+        v.extend(self.acl.read().damaged.iter().cloned());
+        v
     }
 
     /// Deletes the keys of index ids no table owns: left by a crash

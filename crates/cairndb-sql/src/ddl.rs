@@ -5,7 +5,9 @@
 //!
 //! ALTER TABLE and RENAME TABLE are in `alter.rs`.
 //!
-//! Each DDL statement takes `SqlDb::ddl_lock`, commits an open
+//! Each statement first checks the session's privileges (`acl.rs`:
+//! CREATE, DROP, INDEX on the table or database; 1142 or 1044). Each DDL
+//! statement takes `SqlDb::ddl_lock`, commits an open
 //! transaction first (as MySQL does), writes its dictionary changes in
 //! one synced transaction, then installs the new catalog.
 
@@ -17,7 +19,7 @@ use crate::catalog::{self, Database};
 use crate::db::{dict_header, put_dict};
 use crate::error::{SqlError, SqlResult};
 use crate::output::{ColumnInfo, Output};
-use crate::plan::{object_parts, resolve_table, Access, Plan, Source};
+use crate::plan::{object_parts, resolve_table, table_name, Access, Plan, Source};
 use crate::row::{ColumnDef, IndexDef, TableDef};
 use crate::session::Session;
 use crate::types::{Collation, ColumnType, StrKind, Value};
@@ -29,6 +31,18 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
         // row (1317); a killed connection also closes.
         ast::Statement::Kill { modifier, id } => {
             let connection = !matches!(modifier, Some(ast::KillType::Query));
+            // Another user's session needs SUPER or CONNECTION_ADMIN.
+            if let Some(owner) = s.db.registry.owner(*id) {
+                if !crate::acl::owns(s, &owner)
+                    && !crate::acl::has_global(s, crate::acl::SUPER | crate::acl::CONNECTION_ADMIN)
+                {
+                    return Err(SqlError::new(
+                        1095,
+                        "HY000",
+                        format!("You are not owner of thread {id}"),
+                    ));
+                }
+            }
             if !s.db.registry.kill(*id, connection) {
                 return Err(SqlError::new(
                     1094,
@@ -43,6 +57,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             if_not_exists,
             ..
         } => {
+            crate::acl::check_db(s, &last(db_name), crate::acl::CREATE)?;
             s.commit()?;
             create_database(s, &last(db_name), *if_not_exists)?;
             out.ok(1, 0, s.warning_count(), "");
@@ -52,16 +67,21 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             if_not_exists,
             ..
         } => {
+            crate::acl::check_db(s, &schema_name.to_string(), crate::acl::CREATE)?;
             s.commit()?;
             create_database(s, &schema_name.to_string(), *if_not_exists)?;
             out.ok(1, 0, 0, "");
         }
         ast::Statement::CreateTable(ct) => {
+            let (db, t) = table_name(s, &ct.name)?;
+            crate::acl::check_table(s, &db, &t, crate::acl::CREATE)?;
             s.commit()?;
             create_table(s, ct)?;
             out.ok(0, 0, s.warning_count(), "");
         }
         ast::Statement::CreateIndex(ci) => {
+            let (db, t) = table_name(s, &ci.table_name)?;
+            crate::acl::check_table(s, &db, &t, crate::acl::INDEX)?;
             s.commit()?;
             let name = ci
                 .name
@@ -83,6 +103,26 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             table,
             ..
         } => {
+            match object_type {
+                ast::ObjectType::Table => {
+                    for n in names {
+                        let (db, t) = table_name(s, n)?;
+                        crate::acl::check_table(s, &db, &t, crate::acl::DROP)?;
+                    }
+                }
+                ast::ObjectType::Database | ast::ObjectType::Schema => {
+                    for n in names {
+                        crate::acl::check_db(s, &last(n), crate::acl::DROP)?;
+                    }
+                }
+                ast::ObjectType::Index => {
+                    if let Some(t) = table {
+                        let (db, t) = table_name(s, t)?;
+                        crate::acl::check_table(s, &db, &t, crate::acl::INDEX)?;
+                    }
+                }
+                _ => {}
+            }
             s.commit()?;
             match object_type {
                 ast::ObjectType::Table => {
@@ -108,6 +148,10 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             out.ok(0, 0, s.warning_count(), "");
         }
         ast::Statement::Truncate { table_names, .. } => {
+            for t in table_names {
+                let (db, t) = table_name(s, &t.name)?;
+                crate::acl::check_table(s, &db, &t, crate::acl::DROP)?;
+            }
             s.commit()?;
             for t in table_names {
                 truncate(s, &t.name)?;
@@ -1017,6 +1061,7 @@ pub(crate) fn optimize(
             .or_else(|| s.database().map(str::to_string))
             .ok_or_else(SqlError::no_database)?;
         let label = format!("{db}.{name}");
+        crate::acl::check_table(s, &db, name, crate::acl::SELECT | crate::acl::INSERT)?;
         match s.db.table(&db, name) {
             Ok(def) => {
                 let ids: Vec<u32> = std::iter::once(def.primary.id)

@@ -226,8 +226,11 @@ pub enum Func {
     ConnectionId,
     /// LAST_INSERT_ID
     LastInsertId,
-    /// USER / CURRENT_USER / SESSION_USER / SYSTEM_USER
+    /// USER / SESSION_USER / SYSTEM_USER: the user given and the client's
+    /// host.
     User,
+    /// CURRENT_USER: the account matched (`user@host pattern`).
+    CurrentUser,
     /// NOW / CURRENT_TIMESTAMP / SYSDATE / LOCALTIMESTAMP
     Now,
     /// CURDATE / CURRENT_DATE
@@ -456,8 +459,13 @@ pub trait Env {
     fn connection_id(&self) -> u64;
     /// LAST_INSERT_ID().
     fn last_insert_id(&self) -> u64;
-    /// The user name.
+    /// `USER()`: `user@client host`.
     fn user(&self) -> String;
+    /// `CURRENT_USER()`: the account, `user@host pattern`. Default:
+    /// [`Env::user`].
+    fn current_user(&self) -> String {
+        self.user()
+    }
     /// Rows the last SELECT returned / the last statement changed.
     fn found_rows(&self) -> u64;
     /// ROW_COUNT().
@@ -962,7 +970,7 @@ impl<'a> Compiler<'a> {
                         return Ok(Expr::Func(Func::Now, vec![]))
                     }
                     "current_date" => return Ok(Expr::Func(Func::CurDate, vec![])),
-                    "current_user" => return Ok(Expr::Func(Func::User, vec![])),
+                    "current_user" => return Ok(Expr::Func(Func::CurrentUser, vec![])),
                     _ => {}
                 }
             }
@@ -1093,7 +1101,8 @@ impl<'a> Compiler<'a> {
             "version" => Func::Version,
             "connection_id" => Func::ConnectionId,
             "last_insert_id" => Func::LastInsertId,
-            "user" | "current_user" | "session_user" | "system_user" => Func::User,
+            "user" | "session_user" | "system_user" => Func::User,
+            "current_user" => Func::CurrentUser,
             "now" | "current_timestamp" | "sysdate" | "localtimestamp" | "localtime" => Func::Now,
             "curdate" | "current_date" => Func::CurDate,
             "unix_timestamp" => Func::UnixTimestamp,

@@ -219,7 +219,8 @@ pub fn call(
         Func::Version => Value::Str(crate::SERVER_VERSION.as_bytes().to_vec()),
         Func::ConnectionId => Value::Int(env.connection_id() as i64),
         Func::LastInsertId => Value::Int(env.last_insert_id() as i64),
-        Func::User => Value::Str(format!("{}@localhost", env.user()).into_bytes()),
+        Func::User => Value::Str(env.user().into_bytes()),
+        Func::CurrentUser => Value::Str(env.current_user().into_bytes()),
         Func::FoundRows => Value::Int(env.found_rows() as i64),
         Func::RowCount => Value::Int(env.row_count()),
         Func::Now | Func::CurDate | Func::UnixTimestamp => {

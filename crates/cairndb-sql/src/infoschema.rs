@@ -2,7 +2,9 @@
 //! TABLES, COLUMNS, STATISTICS) and for monitoring (PROCESSLIST,
 //! GLOBAL_STATUS, SESSION_STATUS), built from the catalog and the session
 //! registry as constant rows when a statement is planned (a cached plan
-//! is rebuilt after DDL).
+//! is rebuilt after DDL). Rows show only what the session's account may
+//! see: databases and tables it holds some privilege on, other users'
+//! sessions only with PROCESS (`acl.rs`).
 
 use sqlparser::ast;
 
@@ -45,7 +47,7 @@ pub(crate) fn table(
     let mut rows = Vec::new();
     let names = match table.to_ascii_uppercase().as_str() {
         "SCHEMATA" => {
-            for d in cat.dbs.values() {
+            for d in cat.dbs.values().filter(|d| crate::acl::sees_db(s, &d.name)) {
                 rows.push(vec![
                     t("def"),
                     t(&d.name),
@@ -64,7 +66,11 @@ pub(crate) fn table(
         }
         "TABLES" => {
             for d in cat.dbs.values() {
-                for tb in d.tables.values() {
+                for tb in d
+                    .tables
+                    .values()
+                    .filter(|tb| crate::acl::sees_table(s, &d.name, &tb.name))
+                {
                     rows.push(vec![
                         t("def"),
                         t(&d.name),
@@ -116,7 +122,11 @@ pub(crate) fn table(
         }
         "COLUMNS" => {
             for d in cat.dbs.values() {
-                for tb in d.tables.values() {
+                for tb in d
+                    .tables
+                    .values()
+                    .filter(|tb| crate::acl::sees_table(s, &d.name, &tb.name))
+                {
                     for (i, c) in tb.columns.iter().enumerate() {
                         let sql = c.type_sql();
                         let data_type = sql.split(['(', ' ']).next().unwrap_or("").to_string();
@@ -216,7 +226,13 @@ pub(crate) fn table(
             ])
         }
         "PROCESSLIST" => {
-            for p in s.db.processes() {
+            // Without PROCESS, a session sees only its own user's sessions.
+            let all = crate::acl::has_global(s, crate::acl::PROCESS);
+            for p in
+                s.db.processes()
+                    .into_iter()
+                    .filter(|p| all || crate::acl::owns(s, &p.user))
+            {
                 rows.push(p.row(true));
             }
             cols(&[
@@ -232,7 +248,11 @@ pub(crate) fn table(
         }
         "STATISTICS" => {
             for d in cat.dbs.values() {
-                for tb in d.tables.values() {
+                for tb in d
+                    .tables
+                    .values()
+                    .filter(|tb| crate::acl::sees_table(s, &d.name, &tb.name))
+                {
                     let all = (!tb.hidden_pk)
                         .then_some(&tb.primary)
                         .into_iter()

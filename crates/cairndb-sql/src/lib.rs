@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod acl;
 mod alter;
 pub mod catalog;
 pub mod check;
@@ -32,6 +33,7 @@ mod strfuncs;
 pub mod types;
 mod vars;
 
+pub use acl::{AccountAuth, Plugin};
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
 pub use error::{SqlError, SqlResult};
 pub use output::{Collect, ColumnInfo, OutType, Output};

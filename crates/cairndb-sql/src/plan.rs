@@ -389,22 +389,52 @@ pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {
         .collect()
 }
 
+/// The database and table a `[db.]table` names (the current database
+/// when it names none).
+pub(crate) fn table_name(s: &Session, name: &ast::ObjectName) -> SqlResult<(String, String)> {
+    let parts = object_parts(name);
+    match parts.as_slice() {
+        [t] => Ok((
+            s.current_db.clone().ok_or_else(SqlError::no_database)?,
+            t.clone(),
+        )),
+        [d, t] => Ok((d.clone(), t.clone())),
+        _ => Err(SqlError::syntax(format!("bad table name {name}"))),
+    }
+}
+
 /// Resolves `[db.]table` against the session's current database.
 pub(crate) fn resolve_table(
     s: &Session,
     name: &ast::ObjectName,
 ) -> SqlResult<(String, Arc<TableDef>)> {
-    let parts = object_parts(name);
-    let (db, table) = match parts.as_slice() {
-        [t] => (
-            s.current_db.clone().ok_or_else(SqlError::no_database)?,
-            t.clone(),
-        ),
-        [d, t] => (d.clone(), t.clone()),
-        _ => return Err(SqlError::syntax(format!("bad table name {name}"))),
-    };
+    let (db, table) = table_name(s, name)?;
     let def = s.db.table(&db, &table)?;
     Ok((db, def))
+}
+
+/// [`resolve_table`] after checking that the session holds `need` on the
+/// table (checked first, so that a denial does not tell whether the
+/// table exists: 1142). With `by_column`, a table on which the account
+/// holds only column grants of `need` passes, and `true` comes back: the
+/// caller checks the columns the statement reads once it knows them.
+pub(crate) fn resolve_checked(
+    s: &Session,
+    name: &ast::ObjectName,
+    need: u32,
+    by_column: bool,
+) -> SqlResult<(String, Arc<TableDef>, bool)> {
+    let (db, table) = table_name(s, name)?;
+    let mut deferred = false;
+    if !crate::acl::has_table(s, &db, &table, need) {
+        if by_column && crate::acl::has_column_grant(s, &db, &table, need) {
+            deferred = true;
+        } else {
+            crate::acl::check_table(s, &db, &table, need)?;
+        }
+    }
+    let def = s.db.table(&db, &table)?;
+    Ok((db, def, deferred))
 }
 
 fn add_table_scope(
@@ -740,6 +770,8 @@ fn compile_select(
         Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
     }
     let mut pending: Vec<Pending> = Vec::new();
+    // Tables read under column grants only: (first slot, database, table).
+    let column_checks: std::cell::RefCell<Vec<(usize, String, Arc<TableDef>)>> = Default::default();
     let add_factor = |f: &ast::TableFactor,
                       left: bool,
                       on: Option<&'_ ast::Expr>,
@@ -767,9 +799,14 @@ fn compile_select(
                 Ok(PendingKind::Derived(None, rows, offset, names.len()))
             }
             ast::TableFactor::Table { name, alias, .. } => {
-                let (db, def) = resolve_table(s, name)?;
+                let (db, def, by_column) = resolve_checked(s, name, crate::acl::SELECT, true)?;
                 let alias = alias_of(alias, &def.name);
                 let offset = scope.cols.len();
+                if by_column {
+                    column_checks
+                        .borrow_mut()
+                        .push((offset, db.clone(), def.clone()));
+                }
                 add_table_scope(scope, types, &db, &def, &alias);
                 Ok(PendingKind::Table(TableRef {
                     db,
@@ -979,6 +1016,18 @@ fn compile_select(
             .iter()
             .any(|x| matches!(x, Source::Derived { plan: Some(p), .. } if p.subqueries));
     let width = scope.cols.len();
+    let checks = column_checks.into_inner();
+    if !checks.is_empty() {
+        check_columns_read(
+            s,
+            &checks,
+            &[&proj, &group],
+            &[&filter, &having],
+            &order,
+            &aggs,
+            &sources,
+        )?;
+    }
     let mut plan = SelectPlan {
         sources,
         width,
@@ -999,6 +1048,52 @@ fn compile_select(
     };
     choose_access_paths(&mut plan);
     Ok(plan)
+}
+
+/// Checks SELECT on each column a query reads from the tables it reads
+/// under column grants only (`checks`: first slot, database, table):
+/// the slots its expressions read, aggregate arguments and ON
+/// conditions included (1143 for a column without the grant).
+fn check_columns_read(
+    s: &Session,
+    checks: &[(usize, String, Arc<TableDef>)],
+    lists: &[&[Expr]],
+    opts: &[&Option<Expr>],
+    order: &[(Expr, bool)],
+    aggs: &[crate::expr::AggCall],
+    sources: &[Source],
+) -> SqlResult<()> {
+    let mut read = Vec::new();
+    for l in lists {
+        for e in l.iter() {
+            slots(e, &mut read);
+        }
+    }
+    for e in opts.iter().copied().flatten() {
+        slots(e, &mut read);
+    }
+    for (e, _) in order {
+        slots(e, &mut read);
+    }
+    for a in aggs {
+        if let Some(e) = &a.arg {
+            slots(e, &mut read);
+        }
+    }
+    for src in sources {
+        if let Source::Table { on: Some(e), .. } | Source::Derived { on: Some(e), .. } = src {
+            slots(e, &mut read);
+        }
+    }
+    for (offset, db, def) in checks {
+        let cols = read
+            .iter()
+            .filter_map(|&slot| slot.checked_sub(*offset))
+            .filter_map(|i| def.columns.get(i))
+            .map(|c| c.name.as_str());
+        crate::acl::check_columns(s, db, &def.name, crate::acl::SELECT, cols)?;
+    }
+    Ok(())
 }
 
 /// MySQL's `DUAL`: an unquoted, unqualified, unaliased table name.
@@ -1255,7 +1350,8 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
         | Func::Trim
         | Func::Database
         | Func::Version
-        | Func::User => OutType::VarString,
+        | Func::User
+        | Func::CurrentUser => OutType::VarString,
         Func::Now => OutType::DateTime,
         Func::CurDate => OutType::Date,
         Func::Abs | Func::Round => numeric(arg(0)),
@@ -1858,7 +1954,16 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
         ast::TableObject::TableName(n) => n,
         other => return Err(SqlError::unsupported(other)),
     };
-    let (db, def) = resolve_table(s, name)?;
+    // REPLACE deletes the rows it replaces; ON DUPLICATE KEY UPDATE
+    // updates them.
+    let mut need = crate::acl::INSERT;
+    if ins.replace_into {
+        need |= crate::acl::DELETE;
+    }
+    if ins.on.is_some() {
+        need |= crate::acl::UPDATE;
+    }
+    let (db, def, _) = resolve_checked(s, name, need, false)?;
     let alias = def.name.to_lowercase();
     let cols: Vec<usize> = if ins.columns.is_empty() {
         (0..def.columns.len()).collect()
@@ -2041,12 +2146,14 @@ fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResul
     }
 }
 
+/// The scan of an UPDATE's or DELETE's table, after checking `need` on it.
 fn single_table_scan(
     s: &Session,
     name: &ast::ObjectName,
     alias: Option<&ast::TableAlias>,
+    need: u32,
 ) -> SqlResult<(SelectPlan, Scope)> {
-    let (db, def) = resolve_table(s, name)?;
+    let (db, def, _) = resolve_checked(s, name, need, false)?;
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
     let mut types = Vec::new();
@@ -2100,7 +2207,13 @@ fn compile_update(
     let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
         return Err(SqlError::unsupported(&table.relation));
     };
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    // A WHERE or ORDER BY reads the table: SELECT too (MySQL asks it of
+    // the columns read).
+    let mut need = crate::acl::UPDATE;
+    if selection.is_some() || !order.is_empty() {
+        need |= crate::acl::SELECT;
+    }
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need)?;
     let def = match &scan.sources[0] {
         Source::Table { t, .. } => t.def.clone(),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
@@ -2146,7 +2259,11 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
     let ast::TableFactor::Table { name, alias, .. } = &from[0].relation else {
         return Err(SqlError::unsupported(&from[0].relation));
     };
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let mut need = crate::acl::DELETE;
+    if d.selection.is_some() || !d.order_by.is_empty() {
+        need |= crate::acl::SELECT;
+    }
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need)?;
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;

@@ -272,8 +272,6 @@ pub enum Show {
     Charset(Option<String>),
     /// `SHOW [FULL] PROCESSLIST`.
     ProcessList(bool),
-    /// `SHOW GRANTS`.
-    Grants,
 }
 
 /// A statement recognised by the pre-parser.
@@ -310,6 +308,9 @@ pub enum Pre {
     /// `ALTER TABLE ...`: its text, parsed when it runs (`sqlparser` reads
     /// only some of MySQL's clauses; see `alter.rs`).
     AlterTable(String),
+    /// An account statement (CREATE/ALTER/DROP/RENAME USER, SET PASSWORD,
+    /// GRANT, REVOKE, SHOW GRANTS).
+    Acl(crate::acl::AclStmt),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -325,6 +326,9 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
         .next()
         .unwrap_or("")
         .to_ascii_uppercase();
+    if let Some(st) = crate::acl::classify(&first, body)? {
+        return Ok(Pre::Acl(st));
+    }
     match first.as_str() {
         "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "USE" | "SET"
         | "SHOW" | "DESC" | "DESCRIBE" | "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE"
@@ -708,7 +712,6 @@ fn parse_show(t: &[Tok]) -> SqlResult<Show> {
             Show::Charset(like_at(t, j))
         }
         "PROCESSLIST" => Show::ProcessList(full),
-        "GRANTS" => Show::Grants,
         other => return Err(SqlError::unsupported(format!("SHOW {other}"))),
     })
 }

@@ -185,6 +185,13 @@ pub struct Session {
     pending_durable: Option<cairndb::WalPosition>,
     /// The connection's transport ([`Session::set_transport`]).
     pub(crate) transport: Transport,
+    /// The account the session logged in as; None: a session opened with
+    /// [`Session::new`], which holds every privilege.
+    pub(crate) who: Option<crate::acl::Who>,
+    /// That account's record as of `grants_epoch` (None: dropped since).
+    pub(crate) grants: Option<Arc<crate::acl::Account>>,
+    /// The accounts' epoch `grants` was read at.
+    pub(crate) grants_epoch: u64,
 }
 
 /// How the connection reached the server: its TLS session and the
@@ -227,7 +234,9 @@ impl Session {
         self.warnings.lock().len().min(usize::from(u16::MAX)) as u16
     }
 
-    /// A new session of `user` on `db`.
+    /// A new session of `user` on `db` that holds every privilege, for
+    /// embedding, tools and tests: no account is looked up. A server opens
+    /// its sessions with [`Session::login`].
     pub fn new(db: Arc<SqlDb>, user: &str) -> Session {
         let conn_id = db.next_connection_id();
         let info = db.registry.add(conn_id, user);
@@ -255,7 +264,33 @@ impl Session {
             pending_durable: None,
             deadline: None,
             transport: Transport::default(),
+            who: None,
+            grants: None,
+            grants_epoch: 0,
         }
+    }
+
+    /// A session of the account that `user` connecting from `client_host`
+    /// (an IP address) matches, its privileges checked on every statement;
+    /// 1045 when no account matches. The password was checked by the
+    /// caller (the protocol layer, against [`SqlDb::lookup_account`]).
+    pub fn login(db: Arc<SqlDb>, user: &str, client_host: &str) -> SqlResult<Session> {
+        let (who, grants, epoch) = crate::acl::login(&db, user, client_host)?;
+        let mut s = Session::new(db, user);
+        s.who = Some(who);
+        s.grants = Some(grants);
+        s.grants_epoch = epoch;
+        Ok(s)
+    }
+
+    /// A new session of the same user and account (its privileges), and
+    /// nothing else of this one: what replaces a session a panic left.
+    pub fn fresh(&self) -> Session {
+        let mut s = Session::new(self.db.clone(), &self.user);
+        s.who = self.who.clone();
+        s.grants = self.grants.clone();
+        s.grants_epoch = self.grants_epoch;
+        s
     }
 
     /// Sets what the connection's transport is (kept across
@@ -403,6 +438,8 @@ impl Session {
 
     /// `USE db` / COM_INIT_DB.
     pub fn use_database(&mut self, name: &str) -> SqlResult<()> {
+        crate::acl::refresh(self);
+        crate::acl::check_use(self, name)?;
         let cat = self.db.catalog.read();
         let d = cat
             .database(name)
@@ -429,7 +466,13 @@ impl Session {
     pub fn query(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
         self.settle_durability()?;
         self.params.clear();
-        let started = self.begin_statement(crate::status::Com::of(sql), Arc::from(sql));
+        crate::acl::refresh(self);
+        let shown: Arc<str> = if crate::acl::hides_text(sql) {
+            Arc::from("<an account statement: its text is not shown>")
+        } else {
+            Arc::from(sql)
+        };
+        let started = self.begin_statement(crate::status::Com::of(sql), shown);
         let r = self.query_body(sql, out);
         self.end_statement(started);
         r
@@ -464,6 +507,7 @@ impl Session {
     /// layer's); an id in use is replaced.
     pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
         self.info.count(crate::status::Com::StmtPrepare);
+        crate::acl::refresh(self);
         let levels = crate::depth::bound(sql);
         crate::depth::run(levels, || self.prepare_levels(id, sql, levels))
     }
@@ -517,6 +561,7 @@ impl Session {
 
     fn execute_levels(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
         self.settle_durability()?;
+        crate::acl::refresh(self);
         let Some(p) = self.prepared.get(&id) else {
             return Err(SqlError::new(
                 1243,
@@ -893,6 +938,7 @@ impl Session {
             Pre::Nothing => out.ok(0, 0, 0, ""),
             Pre::Optimize(tables) => crate::ddl::optimize(self, &tables, out)?,
             Pre::AlterTable(text) => crate::alter::run(self, &text, out)?,
+            Pre::Acl(st) => crate::acl::run(self, st, out)?,
             Pre::Sql(_) => return Err(SqlError::internal("statement misclassified")),
         }
         Ok(())
@@ -1096,7 +1142,10 @@ impl Env for Session {
         self.last_insert_id
     }
     fn user(&self) -> String {
-        self.user.clone()
+        crate::acl::session_user(self)
+    }
+    fn current_user(&self) -> String {
+        crate::acl::current_user(self)
     }
     fn found_rows(&self) -> u64 {
         self.found_rows

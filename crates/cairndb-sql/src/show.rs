@@ -87,6 +87,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                     .read()
                     .dbs
                     .values()
+                    .filter(|d| crate::acl::sees_db(s, &d.name))
                     .map(|d| d.name.clone())
                     .collect();
             for n in names {
@@ -100,12 +101,17 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
+            crate::acl::check_use(s, &db)?;
             let names: Vec<String> = {
                 let cat = s.db.catalog.read();
                 let d = cat
                     .database(&db)
                     .ok_or_else(|| SqlError::unknown_database(&db))?;
-                d.tables.values().map(|t| t.name.clone()).collect()
+                d.tables
+                    .values()
+                    .filter(|t| crate::acl::sees_table(s, &db, &t.name))
+                    .map(|t| t.name.clone())
+                    .collect()
             };
             let label = format!("Tables_in_{db}");
             if full {
@@ -128,12 +134,17 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
+            crate::acl::check_use(s, &db)?;
             let tables: Vec<std::sync::Arc<TableDef>> = {
                 let cat = s.db.catalog.read();
                 let d = cat
                     .database(&db)
                     .ok_or_else(|| SqlError::unknown_database(&db))?;
-                d.tables.values().cloned().collect()
+                d.tables
+                    .values()
+                    .filter(|t| crate::acl::sees_table(s, &db, &t.name))
+                    .cloned()
+                    .collect()
             };
             header(
                 out,
@@ -189,12 +200,14 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
+            crate::acl::check_sees_table(s, &db, &table)?;
             let def = s.db.table(&db, &table)?;
             header(out, &["Table", "Create Table"]);
             out.row(&[t(&def.name), t(&create_table_text(&def))]);
             out.end(0);
         }
         Show::CreateDatabase(db) => {
+            crate::acl::check_use(s, &db)?;
             let name =
                 s.db.catalog
                     .read()
@@ -214,6 +227,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
+            crate::acl::check_sees_table(s, &db, &table)?;
             let def = s.db.table(&db, &table)?;
             if full {
                 header(
@@ -298,6 +312,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
+            crate::acl::check_sees_table(s, &db, &table)?;
             let def = s.db.table(&db, &table)?;
             header(
                 out,
@@ -420,18 +435,13 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                     "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
                 ],
             );
+            // Without PROCESS, a session sees only its own user's sessions.
+            let all = crate::acl::has_global(s, crate::acl::PROCESS);
             for p in s.db.processes() {
-                out.row(&p.row(full));
+                if all || crate::acl::owns(s, &p.user) {
+                    out.row(&p.row(full));
+                }
             }
-            out.end(0);
-        }
-        Show::Grants => {
-            let label = format!("Grants for {}@%", s.user);
-            header(out, &[&label]);
-            out.row(&[t(&format!(
-                "GRANT ALL PRIVILEGES ON *.* TO `{}`@`%`",
-                s.user
-            ))]);
             out.end(0);
         }
     }

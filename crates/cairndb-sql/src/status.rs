@@ -394,6 +394,11 @@ impl Registry {
         }
     }
 
+    /// The user name of session `id`, if it is live.
+    pub(crate) fn owner(&self, id: u64) -> Option<String> {
+        self.sessions.lock().get(&id).map(|s| s.user.clone())
+    }
+
     /// `KILL`: marks session `id`; false if there is none.
     pub(crate) fn kill(&self, id: u64, connection: bool) -> bool {
         let Some(info) = self.sessions.lock().get(&id).cloned() else {

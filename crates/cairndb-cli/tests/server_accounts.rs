@@ -1,0 +1,228 @@
+//! Accounts against the real `cairndb server`: the root account made at
+//! the first start (empty password, or `--init-password-file`), logins
+//! with both plugins against the stored hashes, a wrong password (1045),
+//! `REQUIRE SSL` over plain TCP (1045), the refusal to listen beyond
+//! loopback while root's password is empty, the deprecated `--user`, and
+//! the connection kept beyond `max_connections` for CONNECTION_ADMIN.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use mysql_async::prelude::*;
+use mysql_async::{Conn, Opts};
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(dir: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cairndb"));
+    c.arg("server")
+        .arg(format!("--datadir={}", dir.display()))
+        .arg("--port=0")
+        .arg("--worker-threads=2")
+        .arg("--ssl=0")
+        .args(extra);
+    c
+}
+
+/// Starts the server on `dir`; returns once it listens.
+fn start(dir: &Path, extra: &[&str]) -> Server {
+    let mut child = command(dir, extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let mut port = None;
+    for line in BufReader::new(out).lines() {
+        let line = line.unwrap();
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
+            break;
+        }
+    }
+    Server {
+        child,
+        port: port.expect("the server printed where it listens"),
+    }
+}
+
+async fn connect(port: u16, user: &str, pw: &str) -> Result<Conn, mysql_async::Error> {
+    let url = if pw.is_empty() {
+        format!("mysql://{user}@127.0.0.1:{port}/")
+    } else {
+        format!("mysql://{user}:{pw}@127.0.0.1:{port}/")
+    };
+    Conn::new(Opts::from_url(&url).unwrap()).await
+}
+
+fn code(e: mysql_async::Error) -> u16 {
+    match e {
+        mysql_async::Error::Server(s) => s.code,
+        other => panic!("expected a server error, got {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logins_against_stored_hashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &[]);
+    // The first start made root@localhost with an empty password.
+    let mut root = connect(srv.port, "root", "").await.unwrap();
+    let cu: Option<String> = root.query_first("SELECT CURRENT_USER()").await.unwrap();
+    assert_eq!(cu.as_deref(), Some("root@localhost"));
+    root.query_drop("CREATE USER 'n'@'%' IDENTIFIED WITH mysql_native_password BY 'pw1'")
+        .await
+        .unwrap();
+    root.query_drop("CREATE USER 's'@'%' IDENTIFIED WITH caching_sha2_password BY 'pw2'")
+        .await
+        .unwrap();
+    root.query_drop("CREATE USER 't'@'%' IDENTIFIED BY 'pw3' REQUIRE SSL")
+        .await
+        .unwrap();
+    root.query_drop("CREATE DATABASE d").await.unwrap();
+    root.query_drop("CREATE TABLE d.x (id INT PRIMARY KEY)")
+        .await
+        .unwrap();
+
+    // Both plugins: a native account, and a caching_sha2 one (the client
+    // starts with the greeting's native plugin and is switched).
+    let mut n = connect(srv.port, "n", "pw1").await.unwrap();
+    let cu: Option<String> = n.query_first("SELECT CURRENT_USER()").await.unwrap();
+    assert_eq!(cu.as_deref(), Some("n@%"));
+    assert_eq!(
+        code(n.query_drop("SELECT * FROM d.x").await.unwrap_err()),
+        1142
+    );
+    let mut s = connect(srv.port, "s", "pw2").await.unwrap();
+    let one: Option<i64> = s.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+
+    // Wrong passwords, an unknown user, and a database not granted.
+    assert_eq!(
+        code(connect(srv.port, "n", "nope").await.unwrap_err()),
+        1045
+    );
+    assert_eq!(code(connect(srv.port, "n", "").await.unwrap_err()), 1045);
+    assert_eq!(
+        code(connect(srv.port, "nobody", "x").await.unwrap_err()),
+        1045
+    );
+    assert!(connect(srv.port, "s", "nope").await.is_err());
+    let url = format!("mysql://n:pw1@127.0.0.1:{}/d", srv.port);
+    let e = Conn::new(Opts::from_url(&url).unwrap()).await.unwrap_err();
+    assert_eq!(code(e), 1044);
+
+    // REQUIRE SSL: the right password over plain TCP is refused.
+    assert_eq!(code(connect(srv.port, "t", "pw3").await.unwrap_err()), 1045);
+
+    // A grant takes effect on the open connection; a password change on
+    // the next login.
+    root.query_drop("GRANT SELECT ON d.* TO n").await.unwrap();
+    n.query_drop("SELECT * FROM d.x").await.unwrap();
+    root.query_drop("ALTER USER n IDENTIFIED BY 'pw9'")
+        .await
+        .unwrap();
+    assert_eq!(code(connect(srv.port, "n", "pw1").await.unwrap_err()), 1045);
+    connect(srv.port, "n", "pw9").await.unwrap();
+    drop(srv);
+
+    // After a restart the accounts are there, root is not made again.
+    let srv = start(dir.path(), &[]);
+    connect(srv.port, "s", "pw2").await.unwrap();
+    let mut n = connect(srv.port, "n", "pw9").await.unwrap();
+    n.query_drop("SELECT * FROM d.x").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_password_file_and_the_loopback_rule() {
+    // An empty root password: refused beyond loopback, saying why.
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path(), &["--bind=0.0.0.0"]).output().unwrap();
+    assert!(!out.status.success());
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("refusing to listen on 0.0.0.0"), "{msg}");
+    assert!(msg.contains("empty password"), "{msg}");
+
+    // --init-password-file: root's password from its first line.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("root.pw");
+    std::fs::write(&f, "s3cret\nignored\n").unwrap();
+    let data = dir.path().join("data");
+    let opt = format!("--init-password-file={}", f.display());
+    let srv = start(&data, &[&opt, "--bind=0.0.0.0"]);
+    assert_eq!(code(connect(srv.port, "root", "").await.unwrap_err()), 1045);
+    let mut root = connect(srv.port, "root", "s3cret").await.unwrap();
+    root.query_drop("CREATE USER IF NOT EXISTS w")
+        .await
+        .unwrap();
+    drop(srv);
+    // Read only at the first start.
+    std::fs::write(&f, "other\n").unwrap();
+    let srv = start(&data, &[&opt]);
+    connect(srv.port, "root", "s3cret").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deprecated_user_option_and_the_admin_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = command(dir.path(), &["--user=app:pw", "--max-connections=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let mut port = None;
+    for line in BufReader::new(out).lines() {
+        let line = line.unwrap();
+        if let Some(addr) = line.split("listening on ").nth(1) {
+            port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
+            break;
+        }
+    }
+    let srv = Server {
+        port: port.unwrap(),
+        child,
+    };
+    let mut app = connect(srv.port, "app", "pw").await.unwrap();
+    let cu: Option<String> = app.query_first("SELECT CURRENT_USER()").await.unwrap();
+    assert_eq!(cu.as_deref(), Some("app@%"));
+    app.query_drop("CREATE USER plain IDENTIFIED BY 'p'")
+        .await
+        .unwrap();
+    // max_connections is taken: a plain account is refused, an account
+    // with CONNECTION_ADMIN gets the one kept beyond it.
+    assert_eq!(
+        code(connect(srv.port, "plain", "p").await.unwrap_err()),
+        1040
+    );
+    let mut root = connect(srv.port, "root", "").await.unwrap();
+    root.query_drop("SELECT 1").await.unwrap();
+    drop(srv);
+    let mut err = String::new();
+    let mut srv_child = command(dir.path(), &["--user=app:other"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut e = srv_child.stderr.take().unwrap();
+    let mut buf = [0u8; 4096];
+    while !err.contains("--user=app: an account named app exists") {
+        let n = e.read(&mut buf).unwrap();
+        assert!(n > 0, "{err}");
+        err.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(err.contains("deprecated"), "{err}");
+    let _ = srv_child.kill();
+    let _ = srv_child.wait();
+}

@@ -1,0 +1,457 @@
+//! Accounts and privileges end to end: each statement kind allowed and
+//! denied at each grant level (global, database, table, column) with
+//! MySQL's error codes, SHOW GRANTS as MySQL prints it, REVOKE, DROP USER,
+//! accounts kept across a reopen, and which account a host matches.
+
+mod common;
+
+use std::sync::Arc;
+
+use cairndb_sql::{Collect, Plugin, Session, SqlDb};
+use common::{err, open, q, rows};
+
+/// A database with root@localhost made, a database `d` with tables `t`
+/// and `u`, and root's session.
+fn setup(dir: &std::path::Path) -> (Arc<SqlDb>, Session) {
+    let db = open(dir);
+    db.bootstrap_accounts("").unwrap();
+    let mut root = Session::login(db.clone(), "root", "127.0.0.1").unwrap();
+    q(&mut root, "CREATE DATABASE d");
+    q(
+        &mut root,
+        "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, b INT)",
+    );
+    q(&mut root, "CREATE TABLE d.u (id INT PRIMARY KEY, c INT)");
+    q(
+        &mut root,
+        "INSERT INTO d.t VALUES (1, 10, 100), (2, 20, 200)",
+    );
+    q(&mut root, "INSERT INTO d.u VALUES (1, 5)");
+    (db, root)
+}
+
+fn login(db: &Arc<SqlDb>, user: &str, host: &str) -> Session {
+    Session::login(db.clone(), user, host).unwrap()
+}
+
+/// The error of a statement that must fail: code and message.
+fn fail(s: &mut Session, sql: &str) -> (u16, String) {
+    let mut c = Collect::default();
+    match s.query(sql, &mut c) {
+        Ok(()) => panic!("{sql}: expected an error, got {:?}", rows(&c)),
+        Err(e) => (e.code, e.message),
+    }
+}
+
+fn grants(s: &mut Session, sql: &str) -> Vec<String> {
+    rows(&q(s, sql))
+}
+
+#[test]
+fn each_statement_at_each_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'");
+    let mut u = login(&db, "u", "10.0.0.1");
+
+    // Nothing granted: every kind denied, with MySQL's codes and words.
+    let (code, msg) = fail(&mut u, "SELECT * FROM d.t");
+    assert_eq!(code, 1142);
+    assert_eq!(
+        msg,
+        "SELECT command denied to user 'u'@'10.0.0.1' for table 't'"
+    );
+    assert_eq!(err(&mut u, "INSERT INTO d.t VALUES (3, 3, 3)"), 1142);
+    assert_eq!(err(&mut u, "UPDATE d.t SET a = 1"), 1142);
+    assert_eq!(err(&mut u, "DELETE FROM d.t"), 1142);
+    // A table that does not exist is denied alike (its absence not told).
+    assert_eq!(err(&mut u, "SELECT * FROM d.nothing"), 1142);
+    let (code, msg) = fail(&mut u, "USE d");
+    assert_eq!(code, 1044);
+    assert_eq!(msg, "Access denied for user 'u'@'10.0.0.1' to database 'd'");
+    assert_eq!(err(&mut u, "CREATE DATABASE e"), 1044);
+    assert_eq!(err(&mut u, "CREATE TABLE d.x (id INT PRIMARY KEY)"), 1142);
+    assert_eq!(err(&mut u, "SHOW CREATE TABLE d.t"), 1142);
+    assert!(rows(&q(&mut u, "SHOW DATABASES")).is_empty());
+    assert_eq!(
+        rows(&q(
+            &mut u,
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd'"
+        )),
+        ["0"]
+    );
+
+    // Table level: that table only, subqueries included.
+    q(&mut root, "GRANT SELECT ON d.t TO 'u'@'%'");
+    assert_eq!(rows(&q(&mut u, "SELECT a FROM d.t WHERE id = 1")), ["10"]);
+    assert_eq!(err(&mut u, "SELECT * FROM d.u"), 1142);
+    let (code, msg) = fail(&mut u, "SELECT a FROM d.t WHERE id IN (SELECT id FROM d.u)");
+    assert_eq!((code, msg.ends_with("for table 'u'")), (1142, true));
+    assert_eq!(err(&mut u, "INSERT INTO d.t VALUES (3, 3, 3)"), 1142);
+    q(&mut u, "USE d");
+    assert_eq!(rows(&q(&mut u, "SHOW TABLES")), ["t"]);
+    assert_eq!(rows(&q(&mut u, "SHOW DATABASES")), ["d"]);
+
+    // Database level.
+    q(&mut root, "GRANT INSERT ON d.* TO 'u'@'%'");
+    q(&mut u, "INSERT INTO d.t VALUES (3, 30, 300)");
+    q(&mut u, "INSERT INTO d.u VALUES (2, 6)");
+    // REPLACE also deletes: DELETE is needed.
+    assert_eq!(err(&mut u, "REPLACE INTO d.u VALUES (2, 7)"), 1142);
+    assert_eq!(err(&mut u, "UPDATE d.t SET a = 1 WHERE id = 1"), 1142);
+    assert_eq!(err(&mut u, "DELETE FROM d.t WHERE id = 3"), 1142);
+
+    // Global level.
+    q(&mut root, "GRANT UPDATE, DELETE ON *.* TO 'u'@'%'");
+    q(&mut u, "UPDATE d.t SET a = 11 WHERE id = 1");
+    q(&mut u, "DELETE FROM d.t WHERE id = 3");
+    assert_eq!(
+        rows(&q(&mut u, "SELECT a FROM d.t ORDER BY id")),
+        ["11", "20"]
+    );
+    // An UPDATE with a WHERE reads the table: SELECT is needed there.
+    assert_eq!(err(&mut u, "UPDATE d.u SET c = 1 WHERE id = 1"), 1142);
+
+    // DDL.
+    assert_eq!(err(&mut u, "CREATE TABLE d.x (id INT PRIMARY KEY)"), 1142);
+    q(&mut root, "GRANT CREATE, DROP, INDEX ON d.* TO 'u'@'%'");
+    q(&mut u, "CREATE TABLE d.x (id INT PRIMARY KEY, v INT)");
+    q(&mut u, "CREATE INDEX xv ON d.x (v)");
+    q(&mut u, "DROP TABLE d.x");
+    assert_eq!(err(&mut u, "CREATE DATABASE e"), 1044);
+    q(&mut root, "GRANT CREATE ON *.* TO 'u'@'%'");
+    q(&mut u, "CREATE DATABASE e");
+    assert_eq!(err(&mut u, "DROP DATABASE e"), 1044);
+
+    // Global privileges: other sessions need PROCESS to be seen and SUPER
+    // or CONNECTION_ADMIN to be killed.
+    let root_id = root.connection_id();
+    let (code, _) = fail(&mut u, &format!("KILL {root_id}"));
+    assert_eq!(code, 1095);
+    let users: Vec<String> = q(&mut u, "SHOW PROCESSLIST")
+        .rows
+        .iter()
+        .map(|r| common::text(&r[1]))
+        .collect();
+    assert_eq!(users, ["u"]);
+    q(&mut root, "GRANT PROCESS ON *.* TO 'u'@'%'");
+    assert_eq!(q(&mut u, "SHOW PROCESSLIST").rows.len(), 2);
+    let other = login(&db, "root", "::1");
+    q(&mut root, "GRANT CONNECTION_ADMIN ON *.* TO 'u'@'%'");
+    q(&mut u, &format!("KILL QUERY {}", other.connection_id()));
+
+    // Account statements need CREATE USER; GRANT needs GRANT OPTION.
+    let (code, msg) = fail(&mut u, "CREATE USER v");
+    assert_eq!(code, 1227);
+    assert!(msg.contains("CREATE USER"), "{msg}");
+    assert_eq!(err(&mut u, "GRANT SELECT ON d.* TO 'u'@'%'"), 1044);
+    assert_eq!(err(&mut u, "GRANT SELECT ON d.t TO 'u'@'%'"), 1142);
+    assert_eq!(err(&mut u, "GRANT SELECT ON *.* TO 'u'@'%'"), 1045);
+    // But an account may change its own password.
+    q(&mut u, "SET PASSWORD = 'new'");
+    q(&mut u, "ALTER USER CURRENT_USER() IDENTIFIED BY 'newer'");
+}
+
+#[test]
+fn prepared_statements_check_again_after_a_grant_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER p");
+    let mut p = login(&db, "p", "10.1.1.1");
+    assert_eq!(
+        p.prepare("SELECT c FROM d.u WHERE id = ?")
+            .unwrap_err()
+            .code,
+        1142
+    );
+    q(&mut root, "GRANT SELECT ON d.u TO p");
+    let st = p.prepare("SELECT c FROM d.u WHERE id = ?").unwrap();
+    let mut c = Collect::default();
+    p.execute(st.id, &[cairndb_sql::Value::Int(1)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), ["5"]);
+    q(&mut root, "REVOKE SELECT ON d.u FROM p");
+    let mut c = Collect::default();
+    let e = p
+        .execute(st.id, &[cairndb_sql::Value::Int(1)], &mut c)
+        .unwrap_err();
+    assert_eq!(e.code, 1142);
+}
+
+#[test]
+fn column_grants() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER c");
+    q(&mut root, "GRANT SELECT (id, a) ON d.t TO c");
+    let mut c = login(&db, "c", "10.0.0.9");
+    assert_eq!(rows(&q(&mut c, "SELECT a FROM d.t WHERE id = 2")), ["20"]);
+    let (code, msg) = fail(&mut c, "SELECT b FROM d.t");
+    assert_eq!(code, 1143);
+    assert_eq!(
+        msg,
+        "SELECT command denied to user 'c'@'10.0.0.9' for column 'b' in table 't'"
+    );
+    assert_eq!(err(&mut c, "SELECT a FROM d.t WHERE b = 1"), 1143);
+    assert_eq!(err(&mut c, "SELECT * FROM d.t"), 1143);
+    assert_eq!(err(&mut c, "SELECT * FROM d.u"), 1142);
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR c"),
+        [
+            "GRANT USAGE ON *.* TO `c`@`%`",
+            "GRANT SELECT (`a`, `id`) ON `d`.`t` TO `c`@`%`",
+        ]
+    );
+    // Errors: a missing column, a privilege not of columns.
+    assert_eq!(err(&mut root, "GRANT SELECT (zz) ON d.t TO c"), 1054);
+    assert_eq!(err(&mut root, "GRANT DELETE (a) ON d.t TO c"), 1144);
+    assert_eq!(err(&mut root, "GRANT SELECT ON d.nope TO c"), 1146);
+    assert_eq!(err(&mut root, "GRANT SUPER ON d.* TO c"), 1221);
+}
+
+#[test]
+fn show_grants_as_mysql_prints_them_and_revoke() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    let g = grants(&mut root, "SHOW GRANTS");
+    assert_eq!(
+        g,
+        [
+            "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, RELOAD, PROCESS, REFERENCES, \
+             INDEX, ALTER, SHOW DATABASES, SUPER, LOCK TABLES, REPLICATION SLAVE, REPLICATION \
+             CLIENT, CREATE VIEW, SHOW VIEW, CREATE USER ON *.* TO `root`@`localhost` WITH GRANT \
+             OPTION",
+            "GRANT CONNECTION_ADMIN ON *.* TO `root`@`localhost` WITH GRANT OPTION",
+        ]
+    );
+    let c = q(&mut root, "SHOW GRANTS");
+    assert_eq!(c.columns[0].name, "Grants for root@localhost");
+
+    q(&mut root, "CREATE USER 'u'@'%'");
+    q(&mut root, "GRANT SELECT, INSERT ON d.* TO 'u'@'%'");
+    q(
+        &mut root,
+        "GRANT ALL PRIVILEGES ON d.t TO 'u'@'%' WITH GRANT OPTION",
+    );
+    q(&mut root, "GRANT REPLICATION CLIENT ON *.* TO u");
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR 'u'@'%'"),
+        [
+            "GRANT REPLICATION CLIENT ON *.* TO `u`@`%`",
+            "GRANT SELECT, INSERT ON `d`.* TO `u`@`%`",
+            "GRANT ALL PRIVILEGES ON `d`.`t` TO `u`@`%` WITH GRANT OPTION",
+        ]
+    );
+    // The account's own grants, without FOR.
+    let mut u = login(&db, "u", "10.2.3.4");
+    assert_eq!(grants(&mut u, "SHOW GRANTS").len(), 3);
+    assert_eq!(err(&mut u, "SHOW GRANTS FOR root@localhost"), 1044);
+    assert_eq!(
+        rows(&q(&mut u, "SELECT CURRENT_USER(), USER()")),
+        ["u@%|u@10.2.3.4"]
+    );
+
+    q(&mut root, "REVOKE INSERT ON d.* FROM u");
+    q(&mut root, "REVOKE GRANT OPTION, DELETE ON d.t FROM u");
+    q(&mut root, "REVOKE BINLOG MONITOR ON *.* FROM u");
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR u"),
+        [
+            "GRANT USAGE ON *.* TO `u`@`%`",
+            "GRANT SELECT ON `d`.* TO `u`@`%`",
+            "GRANT SELECT, INSERT, UPDATE, CREATE, DROP, REFERENCES, INDEX, ALTER, CREATE VIEW, \
+             SHOW VIEW ON `d`.`t` TO `u`@`%`",
+        ]
+    );
+    // Revoking what was never granted at that level.
+    assert_eq!(err(&mut root, "REVOKE SELECT ON e.* FROM u"), 1141);
+    assert_eq!(err(&mut root, "REVOKE SELECT ON d.u FROM u"), 1147);
+    q(&mut root, "REVOKE ALL PRIVILEGES, GRANT OPTION FROM u");
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR u"),
+        ["GRANT USAGE ON *.* TO `u`@`%`"]
+    );
+    // FLUSH PRIVILEGES is accepted; grants are live anyway.
+    q(&mut root, "FLUSH PRIVILEGES");
+}
+
+#[test]
+fn account_statements_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(
+        &mut root,
+        "CREATE USER 'n'@'%' IDENTIFIED WITH mysql_native_password BY 'pw'",
+    );
+    q(
+        &mut root,
+        "CREATE USER 's'@'%' IDENTIFIED BY 'pw' REQUIRE SSL",
+    );
+    let n = db.lookup_account("n", "10.0.0.1").unwrap();
+    assert_eq!(
+        (n.plugin, n.hash.len(), n.require_ssl),
+        (Plugin::Native, 20, false)
+    );
+    let s = db.lookup_account("s", "10.0.0.1").unwrap();
+    assert_eq!(
+        (s.plugin, s.hash.len(), s.require_ssl),
+        (Plugin::CachingSha2, 32, true)
+    );
+    // Only hashes: the password is nowhere in the dictionary's records.
+    assert_ne!(n.hash, b"pw");
+
+    let (code, msg) = fail(&mut root, "CREATE USER 'n'@'%'");
+    assert_eq!(
+        (code, msg.as_str()),
+        (1396, "Operation CREATE USER failed for 'n'@'%'")
+    );
+    q(&mut root, "CREATE USER IF NOT EXISTS 'n'@'%'");
+    assert_eq!(err(&mut root, "DROP USER nobody"), 1396);
+    q(&mut root, "DROP USER IF EXISTS nobody");
+    assert_eq!(err(&mut root, "GRANT SELECT ON *.* TO nobody"), 1410);
+    assert_eq!(err(&mut root, "ALTER USER nobody IDENTIFIED BY 'x'"), 1396);
+    assert_eq!(
+        err(&mut root, "CREATE USER x IDENTIFIED WITH dialog BY 'x'"),
+        1524
+    );
+    assert_eq!(err(&mut root, "CREATE USER"), 1064);
+    assert_eq!(err(&mut root, "GRANT SELECT ON d.t"), 1064);
+    assert_eq!(err(&mut root, "GRANT SELECT ON d.t TO"), 1064);
+    assert_eq!(
+        err(&mut root, &format!("CREATE USER '{}'", "x".repeat(33))),
+        1470
+    );
+
+    // ALTER USER: password, plugin, REQUIRE.
+    q(&mut root, "ALTER USER s REQUIRE NONE");
+    assert!(!db.lookup_account("s", "10.0.0.1").unwrap().require_ssl);
+    q(
+        &mut root,
+        "ALTER USER n IDENTIFIED WITH caching_sha2_password BY 'x'",
+    );
+    assert_eq!(
+        db.lookup_account("n", "1.1.1.1").unwrap().plugin,
+        Plugin::CachingSha2
+    );
+    q(&mut root, "SET PASSWORD FOR n = ''");
+    assert!(db.lookup_account("n", "1.1.1.1").unwrap().hash.is_empty());
+
+    // RENAME keeps the grants; DROP removes them with the account.
+    q(&mut root, "GRANT SELECT ON d.* TO n");
+    q(&mut root, "RENAME USER n TO m@'10.%'");
+    assert!(db.lookup_account("n", "10.0.0.1").is_none());
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR m@'10.%'"),
+        [
+            "GRANT USAGE ON *.* TO `m`@`10.%`",
+            "GRANT SELECT ON `d`.* TO `m`@`10.%`",
+        ]
+    );
+    assert_eq!(err(&mut root, "RENAME USER m@'10.%' TO s"), 1396);
+    let mut m = login(&db, "m", "10.9.9.9");
+    q(&mut root, "DROP USER m@'10.%'");
+    // A session of a dropped account keeps running, with no privileges.
+    assert_eq!(err(&mut m, "SELECT * FROM d.t"), 1142);
+    assert!(db.lookup_account("m", "10.0.0.1").is_none());
+    q(&mut root, "CREATE USER m@'10.%'");
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR m@'10.%'"),
+        ["GRANT USAGE ON *.* TO `m`@`10.%`"]
+    );
+    assert_eq!(err(&mut root, "SHOW GRANTS FOR ghost"), 1141);
+    // A login with no matching account.
+    assert_eq!(
+        Session::login(db.clone(), "ghost", "10.0.0.1")
+            .err()
+            .map(|e| e.code),
+        Some(1045)
+    );
+    // Account statements hide their text from the process list.
+    let texts: Vec<String> = q(&mut root, "SHOW FULL PROCESSLIST")
+        .rows
+        .iter()
+        .map(|r| common::text(&r[7]))
+        .collect();
+    assert!(texts.iter().all(|t| !t.contains("IDENTIFIED")));
+}
+
+#[test]
+fn accounts_survive_a_reopen_and_bootstrap_runs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (db, mut root) = setup(dir.path());
+        q(&mut root, "CREATE USER 'k'@'%' IDENTIFIED BY 'pw'");
+        q(&mut root, "GRANT SELECT ON d.t TO k");
+        q(&mut root, "DROP USER root@localhost");
+        drop(root);
+        db.close().unwrap();
+    }
+    let db = open(dir.path());
+    // No root again: the accounts were set up once.
+    assert!(!db.bootstrap_accounts("").unwrap());
+    assert!(db.lookup_account("root", "127.0.0.1").is_none());
+    let k = db.lookup_account("k", "10.0.0.1").unwrap();
+    assert_eq!(k.hash.len(), 32);
+    let mut k = login(&db, "k", "10.0.0.1");
+    assert_eq!(rows(&q(&mut k, "SELECT a FROM d.t WHERE id = 1")), ["10"]);
+    assert_eq!(err(&mut k, "SELECT c FROM d.u"), 1142);
+}
+
+#[test]
+fn the_most_specific_host_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER 'app'@'%'");
+    q(&mut root, "CREATE USER 'app'@'10.0.%'");
+    q(&mut root, "CREATE USER 'app'@'10.0.0.5'");
+    q(&mut root, "CREATE USER 'app'@'localhost'");
+    q(&mut root, "GRANT SELECT ON d.t TO 'app'@'10.0.%'");
+    let cu = |host: &str| {
+        let mut s = login(&db, "app", host);
+        rows(&q(&mut s, "SELECT CURRENT_USER()"))
+    };
+    assert_eq!(cu("10.0.0.5"), ["app@10.0.0.5"]);
+    assert_eq!(cu("10.0.7.1"), ["app@10.0.%"]);
+    assert_eq!(cu("192.168.1.1"), ["app@%"]);
+    assert_eq!(cu("127.0.0.1"), ["app@localhost"]);
+    assert_eq!(cu("::1"), ["app@localhost"]);
+    // Privileges are the matched account's.
+    let mut a = login(&db, "app", "10.0.7.1");
+    q(&mut a, "SELECT * FROM d.t");
+    let mut b = login(&db, "app", "10.0.0.5");
+    assert_eq!(err(&mut b, "SELECT * FROM d.t"), 1142);
+    // `localhost` does not match a remote client.
+    q(&mut root, "CREATE USER 'only'@'localhost'");
+    assert!(db.lookup_account("only", "10.0.0.1").is_none());
+    assert!(db.lookup_account("only", "127.0.0.1").is_some());
+}
+
+#[test]
+fn alter_and_rename_table_need_their_privileges() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER 'm'@'%'");
+    q(&mut root, "GRANT SELECT ON d.* TO 'm'@'%'");
+    let mut m = login(&db, "m", "10.0.0.1");
+    // Denied by name, before the table is looked up: a missing table
+    // gives the same answer.
+    assert_eq!(fail(&mut m, "ALTER TABLE d.t ADD COLUMN z INT").0, 1142);
+    assert_eq!(
+        fail(&mut m, "ALTER TABLE d.missing ADD COLUMN z INT").0,
+        1142
+    );
+    assert_eq!(fail(&mut m, "RENAME TABLE d.t TO d.t2").0, 1142);
+    q(&mut root, "GRANT ALTER ON d.t TO 'm'@'%'");
+    q(&mut m, "ALTER TABLE d.t ADD COLUMN z INT");
+    assert_eq!(
+        rows(&q(&mut m, "SELECT id, z FROM d.t ORDER BY id")),
+        ["1|NULL", "2|NULL"]
+    );
+    // A rename drops the old name and creates the new one.
+    assert_eq!(fail(&mut m, "ALTER TABLE d.t RENAME TO d.t2").0, 1142);
+    assert_eq!(fail(&mut m, "RENAME TABLE d.t TO d.t2").0, 1142);
+    q(&mut root, "GRANT DROP ON d.t TO 'm'@'%'");
+    q(&mut root, "GRANT CREATE, INSERT ON d.* TO 'm'@'%'");
+    q(&mut m, "RENAME TABLE d.t TO d.t2");
+    assert_eq!(rows(&q(&mut root, "SELECT count(*) FROM d.t2")), ["2"]);
+}

@@ -10,6 +10,7 @@ mod alter;
 pub mod catalog;
 pub mod check;
 pub mod convert;
+pub mod cte;
 pub mod db;
 mod ddl;
 mod depth;

@@ -149,6 +149,8 @@ pub enum Source {
         /// A set operation (UNION, INTERSECT, EXCEPT) of plans, in place
         /// of `plan`.
         set: Option<Box<SetNode>>,
+        /// A common table expression, in place of `plan`.
+        cte: Option<crate::cte::CteSource>,
         /// First row slot.
         offset: usize,
         /// Number of columns.
@@ -316,6 +318,7 @@ pub fn compile_with_order(
         return Err(SqlError::syntax("ORDER BY outside UPDATE"));
     }
     let mut params = 0usize;
+    s.cx.lock().reset();
     Ok(Some(match st {
         ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params, &[])?),
         ast::Statement::Insert(ins) => Plan::Insert(compile_insert(s, ins, &mut params)?),
@@ -362,7 +365,7 @@ pub fn describe(
 }
 
 /// Counts `?` placeholders outside quotes.
-fn count_placeholders(sql: &str) -> usize {
+pub(crate) fn count_placeholders(sql: &str) -> usize {
     let mut n = 0;
     let mut q: Option<char> = None;
     let mut prev = '\0';
@@ -460,9 +463,6 @@ pub(crate) fn compile_query(
     params: &mut usize,
     outer: &[&Scope],
 ) -> SqlResult<SelectPlan> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH"));
-    }
     // MySQL's limit on nested subqueries.
     if outer.len() > MAX_NESTING {
         return Err(SqlError::new(
@@ -474,6 +474,24 @@ pub(crate) fn compile_query(
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH"));
     }
+    crate::cte::enter(s);
+    let mut pushed = 0;
+    let r = match &q.with {
+        Some(w) => crate::cte::push_with(s, w, params, outer, &mut pushed)
+            .and_then(|()| compile_query_body(s, q, params, outer)),
+        None => compile_query_body(s, q, params, outer),
+    };
+    crate::cte::leave(s, pushed);
+    r
+}
+
+/// [`compile_query`] once its `WITH` is in scope.
+fn compile_query_body(
+    s: &Session,
+    q: &ast::Query,
+    params: &mut usize,
+    outer: &[&Scope],
+) -> SqlResult<SelectPlan> {
     match q.body.as_ref() {
         ast::SetExpr::Select(sel) => compile_select(
             s,
@@ -513,6 +531,16 @@ fn compile_set_query(
         return Err(SqlError::unsupported("locking clause on a set operation"));
     }
     let node = set_node(s, &q.body, params, outer)?;
+    set_plan(node, q.order_by.as_ref(), q.limit_clause.as_ref(), params)
+}
+
+/// The plan of a set operation's tree, ordered and limited as a whole.
+pub(crate) fn set_plan(
+    node: SetNode,
+    order_by: Option<&ast::OrderBy>,
+    limit_clause: Option<&ast::LimitClause>,
+    params: &mut usize,
+) -> SqlResult<SelectPlan> {
     let first = first_plan(&node);
     let columns = first.columns.clone();
     let width = columns.len();
@@ -546,7 +574,7 @@ fn compile_set_query(
     let mut c = Compiler::new(&scope);
     c.next_param = *params;
     let mut order = Vec::new();
-    if let Some(ob) = &q.order_by {
+    if let Some(ob) = order_by {
         match &ob.kind {
             ast::OrderByKind::Expressions(list) => {
                 for o in list {
@@ -557,13 +585,14 @@ fn compile_set_query(
             ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
         }
     }
-    let (limit, offset) = limit_exprs(&mut c, q.limit_clause.as_ref())?;
+    let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
     *params = c.next_param;
     let subqueries = node.has_subqueries();
     Ok(SelectPlan {
         sources: vec![Source::Derived {
             plan: None,
             rows: Vec::new(),
+            cte: None,
             set: Some(Box::new(node)),
             offset: 0,
             width,
@@ -620,7 +649,7 @@ fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
     }
 }
 
-fn first_plan(n: &SetNode) -> &SelectPlan {
+pub(crate) fn first_plan(n: &SetNode) -> &SelectPlan {
     match n {
         SetNode::Plan(p) => p,
         SetNode::Op(_, _, l, _) => first_plan(l),
@@ -628,7 +657,7 @@ fn first_plan(n: &SetNode) -> &SelectPlan {
 }
 
 /// A set operation's tree of parts.
-fn set_node(
+pub(crate) fn set_node(
     s: &Session,
     e: &ast::SetExpr,
     params: &mut usize,
@@ -671,7 +700,7 @@ fn set_node(
 }
 
 /// LIMIT and OFFSET.
-fn limit_exprs(
+pub(crate) fn limit_exprs(
     c: &mut Compiler,
     l: Option<&ast::LimitClause>,
 ) -> SqlResult<(Option<Expr>, Option<Expr>)> {
@@ -738,6 +767,7 @@ fn compile_select(
     enum PendingKind {
         Table(TableRef),
         Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
+        Cte(crate::cte::CteSource, usize, usize),
     }
     let mut pending: Vec<Pending> = Vec::new();
     let add_factor = |f: &ast::TableFactor,
@@ -748,6 +778,22 @@ fn compile_select(
                       params: &mut usize|
      -> SqlResult<PendingKind> {
         let _ = (left, on);
+        if let ast::TableFactor::Table {
+            name, alias, args, ..
+        } = f
+        {
+            if let ([ast::ObjectNamePart::Identifier(id)], None) = (name.0.as_slice(), args) {
+                if let Some((src, names)) = crate::cte::lookup(s, &id.value)? {
+                    let alias = alias_of(alias, &id.value);
+                    let offset = scope.cols.len();
+                    for sc in crate::cte::scope_columns(&alias, &names) {
+                        scope.cols.push(sc);
+                        types.push(None);
+                    }
+                    return Ok(PendingKind::Cte(src, offset, names.len()));
+                }
+            }
+        }
         match f {
             ast::TableFactor::Table { name, alias, .. }
                 if crate::infoschema::is_info_schema(s, name) =>
@@ -925,9 +971,20 @@ fn compile_select(
                 left: p.left,
                 on,
             },
+            PendingKind::Cte(cte, offset, width) => Source::Derived {
+                plan: None,
+                rows: Vec::new(),
+                set: None,
+                cte: Some(cte),
+                offset,
+                width,
+                left: p.left,
+                on,
+            },
             PendingKind::Derived(plan, rows, offset, width) => Source::Derived {
                 plan,
                 rows,
+                cte: None,
                 set: None,
                 offset,
                 width,

@@ -185,6 +185,8 @@ pub struct Session {
     pending_durable: Option<cairndb::WalPosition>,
     /// The connection's transport ([`Session::set_transport`]).
     pub(crate) transport: Transport,
+    /// What is in scope while a statement compiles (CTEs, views).
+    pub(crate) cx: parking_lot::Mutex<crate::cte::Cx>,
 }
 
 /// How the connection reached the server: its TLS session and the
@@ -255,6 +257,7 @@ impl Session {
             pending_durable: None,
             deadline: None,
             transport: Transport::default(),
+            cx: parking_lot::Mutex::new(crate::cte::Cx::default()),
         }
     }
 

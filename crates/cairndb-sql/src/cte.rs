@@ -47,11 +47,20 @@ use crate::types::Value;
 #[derive(Default)]
 pub(crate) struct Cx {
     /// CTEs in scope, innermost last.
-    ctes: Vec<Entry>,
+    pub(crate) ctes: Vec<Entry>,
     /// Nesting of queries being compiled (subqueries, derived tables).
     depth: usize,
     /// Next CTE id.
     next_id: u32,
+    /// The database unqualified names resolve in while a view's SELECT
+    /// compiles (None: the session's current database).
+    pub(crate) db: Option<String>,
+    /// Views being expanded, outermost first: (database, name).
+    pub(crate) views: Vec<(String, String)>,
+    /// Depth levels of the views being expanded.
+    pub(crate) view_levels: usize,
+    /// The most `view_levels` reached in the statement.
+    pub(crate) max_view_levels: usize,
 }
 
 impl Cx {
@@ -62,7 +71,7 @@ impl Cx {
 }
 
 /// A CTE in scope.
-struct Entry {
+pub(crate) struct Entry {
     name: String,
     state: State,
 }
@@ -193,7 +202,12 @@ pub(crate) fn lookup(s: &Session, name: &str) -> SqlResult<Option<(CteSource, Ve
     let mut cx = s.cx.lock();
     let depth = cx.depth;
     let lower = name.to_lowercase();
-    let Some(e) = cx.ctes.iter_mut().rev().find(|e| e.name.to_lowercase() == lower) else {
+    let Some(e) = cx
+        .ctes
+        .iter_mut()
+        .rev()
+        .find(|e| e.name.to_lowercase() == lower)
+    else {
         return Ok(None);
     };
     match &mut e.state {

@@ -32,6 +32,7 @@ pub mod status;
 mod strfuncs;
 pub mod types;
 mod vars;
+mod view;
 
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
 pub use error::{SqlError, SqlResult};

@@ -400,7 +400,11 @@ pub(crate) fn resolve_table(
     let parts = object_parts(name);
     let (db, table) = match parts.as_slice() {
         [t] => (
-            s.current_db.clone().ok_or_else(SqlError::no_database)?,
+            s.cx.lock()
+                .db
+                .clone()
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?,
             t.clone(),
         ),
         [d, t] => (d.clone(), t.clone()),
@@ -811,6 +815,29 @@ fn compile_select(
                     types.push(None);
                 }
                 Ok(PendingKind::Derived(None, rows, offset, names.len()))
+            }
+            ast::TableFactor::Table { name, alias, .. } if crate::view::find(s, name).is_some() => {
+                let (vdb, v) =
+                    crate::view::find(s, name).ok_or_else(|| SqlError::internal("view"))?;
+                let plan = crate::view::expand(s, &vdb, &v)?;
+                let alias = alias_of(alias, &v.name);
+                let offset = scope.cols.len();
+                for c in &plan.columns {
+                    scope.cols.push(ScopeColumn {
+                        table: alias.clone(),
+                        name: c.name.clone(),
+                        ty: None,
+                        origin: None,
+                    });
+                    types.push(None);
+                }
+                let width = plan.columns.len();
+                Ok(PendingKind::Derived(
+                    Some(Box::new(plan)),
+                    Vec::new(),
+                    offset,
+                    width,
+                ))
             }
             ast::TableFactor::Table { name, alias, .. } => {
                 let (db, def) = resolve_table(s, name)?;
@@ -1915,6 +1942,7 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
         ast::TableObject::TableName(n) => n,
         other => return Err(SqlError::unsupported(other)),
     };
+    crate::view::check_target(s, name, "INSERT")?;
     let (db, def) = resolve_table(s, name)?;
     let alias = def.name.to_lowercase();
     let cols: Vec<usize> = if ins.columns.is_empty() {
@@ -2102,7 +2130,9 @@ fn single_table_scan(
     s: &Session,
     name: &ast::ObjectName,
     alias: Option<&ast::TableAlias>,
+    verb: &str,
 ) -> SqlResult<(SelectPlan, Scope)> {
+    crate::view::check_target(s, name, verb)?;
     let (db, def) = resolve_table(s, name)?;
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
@@ -2157,7 +2187,7 @@ fn compile_update(
     let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
         return Err(SqlError::unsupported(&table.relation));
     };
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), "UPDATE")?;
     let def = match &scan.sources[0] {
         Source::Table { t, .. } => t.def.clone(),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
@@ -2203,7 +2233,7 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
     let ast::TableFactor::Table { name, alias, .. } = &from[0].relation else {
         return Err(SqlError::unsupported(&from[0].relation));
     };
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref())?;
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), "DELETE")?;
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;

@@ -442,6 +442,10 @@ impl Session {
         // Parsing, running and dropping the statement's trees all get the
         // stack its depth needs.
         crate::depth::run(crate::depth::bound(sql), || {
+            if let Some(v) = crate::view::parse(sql)? {
+                self.warnings.get_mut().clear();
+                return crate::view::run_ddl(self, v, out);
+            }
             let pre = classify(sql)?;
             if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
                 self.warnings.get_mut().clear();

@@ -100,12 +100,19 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
-            let names: Vec<String> = {
+            let names: Vec<(String, &str)> = {
                 let cat = s.db.catalog.read();
                 let d = cat
                     .database(&db)
                     .ok_or_else(|| SqlError::unknown_database(&db))?;
-                d.tables.values().map(|t| t.name.clone()).collect()
+                let mut all: Vec<(String, &str)> = d
+                    .tables
+                    .values()
+                    .map(|t| (t.name.clone(), "BASE TABLE"))
+                    .chain(d.views.values().map(|v| (v.name.clone(), "VIEW")))
+                    .collect();
+                all.sort_by_key(|(n, _)| n.to_lowercase());
+                all
             };
             let label = format!("Tables_in_{db}");
             if full {
@@ -113,10 +120,10 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             } else {
                 header(out, &[&label]);
             }
-            for n in names {
+            for (n, kind) in names {
                 if matches(&n, &pat) {
                     if full {
-                        out.row(&[t(&n), t("BASE TABLE")]);
+                        out.row(&[t(&n), t(kind)]);
                     } else {
                         out.row(&[t(&n)]);
                     }
@@ -185,11 +192,36 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             }
             out.end(0);
         }
+        Show::CreateView(db, view) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            if !crate::view::show_create(s, Some(db.clone()), &view, out)? {
+                let cat = s.db.catalog.read();
+                if cat.table(&db, &view).is_ok() {
+                    return Err(SqlError::new(
+                        1347,
+                        "HY000",
+                        format!("'{db}.{view}' is not VIEW"),
+                    ));
+                }
+                return Err(SqlError::no_such_table(&db, &view));
+            }
+        }
         Show::CreateTable(db, table) => {
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
-            let def = s.db.table(&db, &table)?;
+            let def = match s.db.table(&db, &table) {
+                Ok(def) => def,
+                // A view's definition, as MySQL shows it.
+                Err(e) => {
+                    if crate::view::show_create(s, Some(db), &table, out)? {
+                        return Ok(());
+                    }
+                    return Err(e);
+                }
+            };
             header(out, &["Table", "Create Table"]);
             out.row(&[t(&def.name), t(&create_table_text(&def))]);
             out.end(0);

@@ -172,7 +172,10 @@ pub(crate) fn parse(sql: &str) -> SqlResult<Option<ViewDdl>> {
     if !create && !first.eq_ignore_ascii_case("ALTER") {
         return Ok(None);
     }
-    let t = lex(sql)?;
+    // A text this cannot read is left to the parser, which reports it.
+    let Ok(t) = lex(sql) else {
+        return Ok(None);
+    };
     let mut i = 1;
     let mut or_replace = false;
     if create && is_kw(t.get(i), "OR") && is_kw(t.get(i + 1), "REPLACE") {

@@ -1164,7 +1164,10 @@ fn check_target(
         .database(db)
         .ok_or_else(|| SqlError::unknown_database(db))?;
     let itself = same_as.is_some_and(|(sd, st)| same_name(sd, db) && same_name(st, name));
-    if !itself && d.tables.contains_key(&name.to_lowercase()) {
+    if !itself
+        && (d.tables.contains_key(&name.to_lowercase())
+            || d.views.contains_key(&name.to_lowercase()))
+    {
         return Err(SqlError::table_exists(name));
     }
     Ok(d.name.clone())

@@ -34,6 +34,7 @@ const TAG_VERSION: u8 = b'V';
 const TAG_NEXT_ID: u8 = b'N';
 const TAG_DATABASE: u8 = b'D';
 const TAG_TABLE: u8 = b'T';
+const TAG_VIEW: u8 = b'W';
 
 fn dict_key(tag: u8, parts: &[&str]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
@@ -68,6 +69,11 @@ pub fn table_key(db: &str, table: &str) -> Vec<u8> {
     dict_key(TAG_TABLE, &[db, table])
 }
 
+/// Key of a view's definition.
+pub fn view_key(db: &str, view: &str) -> Vec<u8> {
+    dict_key(TAG_VIEW, &[db, view])
+}
+
 /// A database and its tables.
 #[derive(Debug, Clone, Default)]
 pub struct Database {
@@ -75,6 +81,28 @@ pub struct Database {
     pub name: String,
     /// Tables by lower-case name.
     pub tables: BTreeMap<String, Arc<TableDef>>,
+    /// Views by lower-case name.
+    pub views: BTreeMap<String, Arc<ViewDef>>,
+}
+
+/// A view's stored definition (`docs/format/sql-keys.md`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ViewDef {
+    /// Its name as created.
+    pub name: String,
+    /// The column list given (empty: the SELECT's column names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
+    /// The SELECT, as written.
+    pub select: String,
+    /// `UNDEFINED`, `MERGE` or `TEMPTABLE`.
+    pub algorithm: String,
+    /// `` `user`@`host` ``.
+    pub definer: String,
+    /// `DEFINER` or `INVOKER`.
+    pub security: String,
+    /// `NONE`, `CASCADED` or `LOCAL`.
+    pub check_option: String,
 }
 
 /// A database's stored record.
@@ -161,6 +189,7 @@ impl Catalog {
         })?;
         it.seek(&lower);
         let mut tables = Vec::new();
+        let mut views = Vec::new();
         while it.valid() {
             let (k, v) = (it.key(), it.value());
             let bad = |what: &str| {
@@ -188,6 +217,7 @@ impl Catalog {
                             Database {
                                 name: r.name,
                                 tables: BTreeMap::new(),
+                                views: BTreeMap::new(),
                             },
                         );
                     }
@@ -199,6 +229,10 @@ impl Catalog {
                 },
                 // Accounts: read by `acl::Acl::load`.
                 Some(&tag) if crate::acl::is_acl_tag(tag) => {}
+                Some(&TAG_VIEW) => match view_entry(k, v) {
+                    Ok(entry) => views.push(entry),
+                    Err(why) => cat.damaged.push(bad(&why).message),
+                },
                 _ => return Err(bad("unknown entry")),
             }
             it.next();
@@ -210,8 +244,16 @@ impl Catalog {
             let d = cat.dbs.entry(dbname.clone()).or_insert_with(|| Database {
                 name: dbname.clone(),
                 tables: BTreeMap::new(),
+                views: BTreeMap::new(),
             });
             d.tables.insert(t.name.to_lowercase(), Arc::new(t));
+        }
+        for (dbname, v) in views {
+            let d = cat.dbs.entry(dbname.clone()).or_insert_with(|| Database {
+                name: dbname.clone(),
+                ..Default::default()
+            });
+            d.views.insert(v.name.to_lowercase(), Arc::new(v));
         }
         Ok(cat)
     }
@@ -247,6 +289,25 @@ fn table_entry(k: &[u8], v: &[u8]) -> Result<(String, TableDef), String> {
         .ok_or_else(|| format!("key does not end in table name {}", t.name))?;
     let db = std::str::from_utf8(db).map_err(|_| "database name is not UTF-8".to_string())?;
     Ok((db.to_string(), t))
+}
+
+/// A view entry's database (lower-case) and definition; the key is read
+/// as a table key is.
+fn view_entry(k: &[u8], v: &[u8]) -> Result<(String, ViewDef), String> {
+    let rest = k.get(keys::INDEX_ID_LEN + 1..).unwrap_or_default();
+    let d: ViewDef = serde_json::from_slice(v).map_err(|e| e.to_string())?;
+    let vname = d.name.to_lowercase();
+    let db = rest
+        .strip_suffix(vname.as_bytes())
+        .and_then(|r| r.strip_suffix(&[0]))
+        .ok_or_else(|| format!("key does not end in view name {}", d.name))?;
+    let db = std::str::from_utf8(db).map_err(|_| "database name is not UTF-8".to_string())?;
+    Ok((db.to_string(), d))
+}
+
+/// Serialises a view definition.
+pub fn encode_view(v: &ViewDef) -> SqlResult<Vec<u8>> {
+    serde_json::to_vec(v).map_err(|e| SqlError::internal(format!("view definition: {e}")))
 }
 
 /// Serialises a database record.

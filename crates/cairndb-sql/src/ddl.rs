@@ -135,6 +135,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
                         drop_database(s, &last(n), *if_exists)?;
                     }
                 }
+                ast::ObjectType::View => crate::view::drop_views(s, names, *if_exists)?,
                 ast::ObjectType::Index => {
                     let t = table
                         .as_ref()
@@ -232,7 +233,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
         name.to_lowercase(),
         Database {
             name: name.to_string(),
-            tables: Default::default(),
+            ..Default::default()
         },
     );
     db.install_catalog(cat);
@@ -264,6 +265,9 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> 
         for (tn, def) in &d.tables {
             t.delete(&catalog::table_key(name, tn))?;
             ids.extend(index_ids(def));
+        }
+        for vn in d.views.keys() {
+            t.delete(&catalog::view_key(name, vn))?;
         }
         t.delete(&catalog::database_key(name))?;
         Ok(())
@@ -639,7 +643,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         .dbs
         .get(&dbname.to_lowercase())
         .ok_or_else(|| SqlError::unknown_database(&dbname))?;
-    if d.tables.contains_key(&tname.to_lowercase()) {
+    if d.tables.contains_key(&tname.to_lowercase()) || d.views.contains_key(&tname.to_lowercase()) {
         if ct.if_not_exists {
             let e = SqlError::table_exists(&tname);
             s.warnings.get_mut().push(("Note", e.code, e.message));

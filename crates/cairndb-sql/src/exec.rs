@@ -62,6 +62,22 @@ pub(crate) struct Reader<'a> {
     pub(crate) snapshot: Option<Snapshot>,
     /// Some(exclusive): lock each row read and read its latest version.
     pub(crate) lock: Option<bool>,
+    /// Common table expressions materialised in this execution, by id.
+    /// (A list: empty, it costs nothing to make.)
+    pub(crate) ctes: Vec<(u32, Arc<Vec<Vec<Value>>>)>,
+    /// The previous iteration's rows of the recursive CTEs running.
+    pub(crate) work: Vec<(u32, Arc<Vec<Vec<Value>>>)>,
+}
+
+/// The rows kept under `id` in a list of [`Reader::ctes`] or
+/// [`Reader::work`].
+pub(crate) fn find(list: &[(u32, Arc<Vec<Vec<Value>>>)], id: u32) -> Option<Arc<Vec<Vec<Value>>>> {
+    list.iter().find(|(i, _)| *i == id).map(|(_, r)| r.clone())
+}
+
+/// Forgets the rows kept under `id`.
+pub(crate) fn remove(list: &mut Vec<(u32, Arc<Vec<Vec<Value>>>)>, id: u32) {
+    list.retain(|(i, _)| *i != id);
 }
 
 /// An iterator of either kind.
@@ -184,6 +200,8 @@ pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResu
         txn: txn.as_mut().map(|t| &mut t.txn),
         snapshot,
         lock,
+        ctes: Vec::new(),
+        work: Vec::new(),
     };
     // Subqueries are materialised into a copy of the plan, once per
     // execution (the cached plan stays as compiled).
@@ -255,7 +273,7 @@ fn resolve_plan(s: &Session, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
 
 /// Materialises the subqueries of `p` (and of its derived tables) in
 /// place.
-fn resolve_select(s: &Session, rd: &mut Reader, p: &mut SelectPlan) -> SqlResult<()> {
+pub(crate) fn resolve_select(s: &Session, rd: &mut Reader, p: &mut SelectPlan) -> SqlResult<()> {
     if !p.subqueries {
         return Ok(());
     }
@@ -386,15 +404,19 @@ fn resolve_expr(
     Ok(())
 }
 
+/// A row's key for set operations (NULLs equal, strings compared as
+/// `utf8mb4_general_ci`).
+pub(crate) fn row_key(r: &[Value]) -> Vec<u8> {
+    let mut k = Vec::new();
+    for v in r {
+        group_key(&mut k, v, Collation::Utf8mb4GeneralCi);
+    }
+    k
+}
+
 /// The rows of a set operation's tree.
 fn set_rows(s: &Session, rd: &mut Reader, n: &SetNode) -> SqlResult<Vec<Vec<Value>>> {
-    let key = |r: &[Value]| {
-        let mut k = Vec::new();
-        for v in r {
-            group_key(&mut k, v, Collation::Utf8mb4GeneralCi);
-        }
-        k
-    };
+    let key = row_key;
     match n {
         SetNode::Plan(p) => {
             let mut rows = Vec::new();
@@ -814,28 +836,38 @@ pub(crate) fn select_rows(
         return Ok(());
     }
     // Derived tables first.
-    let mut derived: Vec<Vec<Vec<Value>>> = Vec::new();
+    let mut derived: Vec<Arc<Vec<Vec<Value>>>> = Vec::new();
     for src in &p.sources {
         if let Source::Derived {
             plan,
             rows: fixed,
             set,
+            cte,
             ..
         } = src
         {
             match plan {
+                _ if cte.is_some() => match cte {
+                    Some(crate::cte::CteSource::Shared(c)) => {
+                        derived.push(crate::cte::rows(s, rd, c)?);
+                    }
+                    Some(crate::cte::CteSource::Work(id)) => {
+                        derived.push(find(&rd.work, *id).unwrap_or_default());
+                    }
+                    None => {}
+                },
                 _ if set.is_some() => {
                     if let Some(n) = set {
-                        derived.push(set_rows(s, rd, n)?);
+                        derived.push(Arc::new(set_rows(s, rd, n)?));
                     }
                 }
                 Some(plan) => {
                     let mut rows = Vec::new();
                     let mut sub = Scratch::default();
                     select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
-                    derived.push(rows);
+                    derived.push(Arc::new(rows));
                 }
-                None => derived.push(fixed.clone()),
+                None => derived.push(Arc::new(fixed.clone())),
             }
         }
     }
@@ -1169,7 +1201,7 @@ fn join(
     p: &SelectPlan,
     level: usize,
     row: &mut Vec<Value>,
-    derived: &[Vec<Vec<Value>>],
+    derived: &[Arc<Vec<Vec<Value>>>],
     scratch: &mut Scratch,
     sink: &mut Sink,
 ) -> SqlResult<bool> {
@@ -1189,7 +1221,7 @@ fn join(
                 .filter(|s| matches!(s, Source::Derived { .. }))
                 .count();
             let mut matched = false;
-            for r in derived.get(di).map(Vec::as_slice).unwrap_or_default() {
+            for r in derived.get(di).map(|d| d.as_slice()).unwrap_or_default() {
                 for (k, v) in r.iter().enumerate() {
                     row[offset + k] = v.clone();
                 }

@@ -1,5 +1,5 @@
 //! `information_schema` tables clients read for metadata (SCHEMATA,
-//! TABLES, COLUMNS, STATISTICS) and for monitoring (PROCESSLIST,
+//! TABLES, VIEWS, COLUMNS, STATISTICS) and for monitoring (PROCESSLIST,
 //! GLOBAL_STATUS, SESSION_STATUS), built from the catalog and the session
 //! registry as constant rows when a statement is planned (a cached plan
 //! is rebuilt after DDL). Rows show only what the session's account may
@@ -64,6 +64,36 @@ pub(crate) fn table(
                 "SQL_PATH",
             ])
         }
+        "VIEWS" => {
+            for d in cat.dbs.values() {
+                for v in d.views.values() {
+                    rows.push(vec![
+                        t("def"),
+                        t(&d.name),
+                        t(&v.name),
+                        t(&v.select),
+                        t(&v.check_option),
+                        t("NO"),
+                        t(&v.definer.replace('`', "")),
+                        t(&v.security),
+                        t("utf8mb4"),
+                        t("utf8mb4_general_ci"),
+                    ]);
+                }
+            }
+            cols(&[
+                "TABLE_CATALOG",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "VIEW_DEFINITION",
+                "CHECK_OPTION",
+                "IS_UPDATABLE",
+                "DEFINER",
+                "SECURITY_TYPE",
+                "CHARACTER_SET_CLIENT",
+                "COLLATION_CONNECTION",
+            ])
+        }
         "TABLES" => {
             for d in cat.dbs.values() {
                 for tb in d
@@ -94,6 +124,12 @@ pub(crate) fn table(
                         t(""),
                         t(&tb.comment),
                     ]);
+                }
+                for v in d.views.values() {
+                    let mut row = vec![t("def"), t(&d.name), t(&v.name), t("VIEW")];
+                    row.resize(20, Value::Null);
+                    row.push(t("VIEW"));
+                    rows.push(row);
                 }
             }
             cols(&[

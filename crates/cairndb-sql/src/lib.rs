@@ -11,6 +11,7 @@ mod alter;
 pub mod catalog;
 pub mod check;
 pub mod convert;
+pub mod cte;
 pub mod db;
 mod ddl;
 mod depth;
@@ -32,6 +33,7 @@ pub mod status;
 mod strfuncs;
 pub mod types;
 mod vars;
+mod view;
 
 pub use acl::{AccountAuth, Plugin};
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};

@@ -149,6 +149,8 @@ pub enum Source {
         /// A set operation (UNION, INTERSECT, EXCEPT) of plans, in place
         /// of `plan`.
         set: Option<Box<SetNode>>,
+        /// A common table expression, in place of `plan`.
+        cte: Option<crate::cte::CteSource>,
         /// First row slot.
         offset: usize,
         /// Number of columns.
@@ -316,6 +318,7 @@ pub fn compile_with_order(
         return Err(SqlError::syntax("ORDER BY outside UPDATE"));
     }
     let mut params = 0usize;
+    s.cx.lock().reset();
     Ok(Some(match st {
         ast::Statement::Query(q) => Plan::Select(compile_query(s, q, &mut params, &[])?),
         ast::Statement::Insert(ins) => Plan::Insert(compile_insert(s, ins, &mut params)?),
@@ -362,7 +365,7 @@ pub fn describe(
 }
 
 /// Counts `?` placeholders outside quotes.
-fn count_placeholders(sql: &str) -> usize {
+pub(crate) fn count_placeholders(sql: &str) -> usize {
     let mut n = 0;
     let mut q: Option<char> = None;
     let mut prev = '\0';
@@ -394,8 +397,13 @@ pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {
 pub(crate) fn table_name(s: &Session, name: &ast::ObjectName) -> SqlResult<(String, String)> {
     let parts = object_parts(name);
     match parts.as_slice() {
+        // Inside a view, its own database; else the session's.
         [t] => Ok((
-            s.current_db.clone().ok_or_else(SqlError::no_database)?,
+            s.cx.lock()
+                .db
+                .clone()
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?,
             t.clone(),
         )),
         [d, t] => Ok((d.clone(), t.clone())),
@@ -490,9 +498,6 @@ pub(crate) fn compile_query(
     params: &mut usize,
     outer: &[&Scope],
 ) -> SqlResult<SelectPlan> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH"));
-    }
     // MySQL's limit on nested subqueries.
     if outer.len() > MAX_NESTING {
         return Err(SqlError::new(
@@ -504,6 +509,24 @@ pub(crate) fn compile_query(
     if q.fetch.is_some() {
         return Err(SqlError::unsupported("FETCH"));
     }
+    crate::cte::enter(s);
+    let mut pushed = 0;
+    let r = match &q.with {
+        Some(w) => crate::cte::push_with(s, w, params, outer, &mut pushed)
+            .and_then(|()| compile_query_body(s, q, params, outer)),
+        None => compile_query_body(s, q, params, outer),
+    };
+    crate::cte::leave(s, pushed);
+    r
+}
+
+/// [`compile_query`] once its `WITH` is in scope.
+fn compile_query_body(
+    s: &Session,
+    q: &ast::Query,
+    params: &mut usize,
+    outer: &[&Scope],
+) -> SqlResult<SelectPlan> {
     match q.body.as_ref() {
         ast::SetExpr::Select(sel) => compile_select(
             s,
@@ -543,6 +566,16 @@ fn compile_set_query(
         return Err(SqlError::unsupported("locking clause on a set operation"));
     }
     let node = set_node(s, &q.body, params, outer)?;
+    set_plan(node, q.order_by.as_ref(), q.limit_clause.as_ref(), params)
+}
+
+/// The plan of a set operation's tree, ordered and limited as a whole.
+pub(crate) fn set_plan(
+    node: SetNode,
+    order_by: Option<&ast::OrderBy>,
+    limit_clause: Option<&ast::LimitClause>,
+    params: &mut usize,
+) -> SqlResult<SelectPlan> {
     let first = first_plan(&node);
     let columns = first.columns.clone();
     let width = columns.len();
@@ -576,7 +609,7 @@ fn compile_set_query(
     let mut c = Compiler::new(&scope);
     c.next_param = *params;
     let mut order = Vec::new();
-    if let Some(ob) = &q.order_by {
+    if let Some(ob) = order_by {
         match &ob.kind {
             ast::OrderByKind::Expressions(list) => {
                 for o in list {
@@ -587,13 +620,14 @@ fn compile_set_query(
             ast::OrderByKind::All(_) => return Err(SqlError::unsupported("ORDER BY ALL")),
         }
     }
-    let (limit, offset) = limit_exprs(&mut c, q.limit_clause.as_ref())?;
+    let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
     *params = c.next_param;
     let subqueries = node.has_subqueries();
     Ok(SelectPlan {
         sources: vec![Source::Derived {
             plan: None,
             rows: Vec::new(),
+            cte: None,
             set: Some(Box::new(node)),
             offset: 0,
             width,
@@ -650,7 +684,7 @@ fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
     }
 }
 
-fn first_plan(n: &SetNode) -> &SelectPlan {
+pub(crate) fn first_plan(n: &SetNode) -> &SelectPlan {
     match n {
         SetNode::Plan(p) => p,
         SetNode::Op(_, _, l, _) => first_plan(l),
@@ -658,7 +692,7 @@ fn first_plan(n: &SetNode) -> &SelectPlan {
 }
 
 /// A set operation's tree of parts.
-fn set_node(
+pub(crate) fn set_node(
     s: &Session,
     e: &ast::SetExpr,
     params: &mut usize,
@@ -701,7 +735,7 @@ fn set_node(
 }
 
 /// LIMIT and OFFSET.
-fn limit_exprs(
+pub(crate) fn limit_exprs(
     c: &mut Compiler,
     l: Option<&ast::LimitClause>,
 ) -> SqlResult<(Option<Expr>, Option<Expr>)> {
@@ -768,6 +802,7 @@ fn compile_select(
     enum PendingKind {
         Table(TableRef),
         Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
+        Cte(crate::cte::CteSource, usize, usize),
     }
     let mut pending: Vec<Pending> = Vec::new();
     // Tables read under column grants only: (first slot, database, table).
@@ -780,6 +815,22 @@ fn compile_select(
                       params: &mut usize|
      -> SqlResult<PendingKind> {
         let _ = (left, on);
+        if let ast::TableFactor::Table {
+            name, alias, args, ..
+        } = f
+        {
+            if let ([ast::ObjectNamePart::Identifier(id)], None) = (name.0.as_slice(), args) {
+                if let Some((src, names)) = crate::cte::lookup(s, &id.value)? {
+                    let alias = alias_of(alias, &id.value);
+                    let offset = scope.cols.len();
+                    for sc in crate::cte::scope_columns(&alias, &names) {
+                        scope.cols.push(sc);
+                        types.push(None);
+                    }
+                    return Ok(PendingKind::Cte(src, offset, names.len()));
+                }
+            }
+        }
         match f {
             ast::TableFactor::Table { name, alias, .. }
                 if crate::infoschema::is_info_schema(s, name) =>
@@ -797,6 +848,29 @@ fn compile_select(
                     types.push(None);
                 }
                 Ok(PendingKind::Derived(None, rows, offset, names.len()))
+            }
+            ast::TableFactor::Table { name, alias, .. } if crate::view::find(s, name).is_some() => {
+                let (vdb, v) =
+                    crate::view::find(s, name).ok_or_else(|| SqlError::internal("view"))?;
+                let plan = crate::view::expand(s, &vdb, &v)?;
+                let alias = alias_of(alias, &v.name);
+                let offset = scope.cols.len();
+                for c in &plan.columns {
+                    scope.cols.push(ScopeColumn {
+                        table: alias.clone(),
+                        name: c.name.clone(),
+                        ty: None,
+                        origin: None,
+                    });
+                    types.push(None);
+                }
+                let width = plan.columns.len();
+                Ok(PendingKind::Derived(
+                    Some(Box::new(plan)),
+                    Vec::new(),
+                    offset,
+                    width,
+                ))
             }
             ast::TableFactor::Table { name, alias, .. } => {
                 let (db, def, by_column) = resolve_checked(s, name, crate::acl::SELECT, true)?;
@@ -962,9 +1036,20 @@ fn compile_select(
                 left: p.left,
                 on,
             },
+            PendingKind::Cte(cte, offset, width) => Source::Derived {
+                plan: None,
+                rows: Vec::new(),
+                set: None,
+                cte: Some(cte),
+                offset,
+                width,
+                left: p.left,
+                on,
+            },
             PendingKind::Derived(plan, rows, offset, width) => Source::Derived {
                 plan,
                 rows,
+                cte: None,
                 set: None,
                 offset,
                 width,
@@ -1954,6 +2039,7 @@ fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResu
         ast::TableObject::TableName(n) => n,
         other => return Err(SqlError::unsupported(other)),
     };
+    crate::view::check_target(s, name, "INSERT")?;
     // REPLACE deletes the rows it replaces; ON DUPLICATE KEY UPDATE
     // updates them.
     let mut need = crate::acl::INSERT;
@@ -2152,7 +2238,9 @@ fn single_table_scan(
     name: &ast::ObjectName,
     alias: Option<&ast::TableAlias>,
     need: u32,
+    verb: &str,
 ) -> SqlResult<(SelectPlan, Scope)> {
+    crate::view::check_target(s, name, verb)?;
     let (db, def, _) = resolve_checked(s, name, need, false)?;
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
@@ -2213,7 +2301,7 @@ fn compile_update(
     if selection.is_some() || !order.is_empty() {
         need |= crate::acl::SELECT;
     }
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need)?;
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need, "UPDATE")?;
     let def = match &scan.sources[0] {
         Source::Table { t, .. } => t.def.clone(),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
@@ -2263,7 +2351,7 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
     if d.selection.is_some() || !d.order_by.is_empty() {
         need |= crate::acl::SELECT;
     }
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need)?;
+    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need, "DELETE")?;
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;

@@ -256,6 +256,8 @@ pub enum Show {
     TableStatus(Option<String>, Option<String>),
     /// `SHOW CREATE TABLE [db.]t`.
     CreateTable(Option<String>, String),
+    /// `SHOW CREATE VIEW [db.]v`.
+    CreateView(Option<String>, String),
     /// `SHOW CREATE DATABASE db`.
     CreateDatabase(String),
     /// `SHOW [FULL] COLUMNS FROM [db.]t [FROM db] [LIKE p]`.
@@ -672,6 +674,10 @@ fn parse_show(t: &[Tok]) -> SqlResult<Show> {
         "CREATE" if w(i + 1) == "TABLE" => {
             let (db, table) = qualified(t, i + 2)?;
             Show::CreateTable(db, table)
+        }
+        "CREATE" if w(i + 1) == "VIEW" => {
+            let (db, view) = qualified(t, i + 2)?;
+            Show::CreateView(db, view)
         }
         "CREATE" if matches!(w(i + 1).as_str(), "DATABASE" | "SCHEMA") => match t.get(i + 2) {
             Some(Tok::Word(d)) => Show::CreateDatabase(d.clone()),

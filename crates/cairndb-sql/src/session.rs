@@ -192,6 +192,8 @@ pub struct Session {
     pub(crate) grants: Option<Arc<crate::acl::Account>>,
     /// The accounts' epoch `grants` was read at.
     pub(crate) grants_epoch: u64,
+    /// What is in scope while a statement compiles (CTEs, views).
+    pub(crate) cx: parking_lot::Mutex<crate::cte::Cx>,
 }
 
 /// How the connection reached the server: its TLS session and the
@@ -267,6 +269,7 @@ impl Session {
             who: None,
             grants: None,
             grants_epoch: 0,
+            cx: parking_lot::Mutex::new(crate::cte::Cx::default()),
         }
     }
 
@@ -482,6 +485,10 @@ impl Session {
         // Parsing, running and dropping the statement's trees all get the
         // stack its depth needs.
         crate::depth::run(crate::depth::bound(sql), || {
+            if let Some(v) = crate::view::parse(sql)? {
+                self.warnings.get_mut().clear();
+                return crate::view::run_ddl(self, v, out);
+            }
             let pre = classify(sql)?;
             if !matches!(pre, Pre::Show(crate::preparse::Show::Warnings)) {
                 self.warnings.get_mut().clear();

@@ -102,16 +102,20 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
             crate::acl::check_use(s, &db)?;
-            let names: Vec<String> = {
+            let names: Vec<(String, &str)> = {
                 let cat = s.db.catalog.read();
                 let d = cat
                     .database(&db)
                     .ok_or_else(|| SqlError::unknown_database(&db))?;
-                d.tables
+                let mut all: Vec<(String, &str)> = d
+                    .tables
                     .values()
-                    .filter(|t| crate::acl::sees_table(s, &db, &t.name))
-                    .map(|t| t.name.clone())
-                    .collect()
+                    .map(|t| (t.name.clone(), "BASE TABLE"))
+                    .chain(d.views.values().map(|v| (v.name.clone(), "VIEW")))
+                    .filter(|(n, _)| crate::acl::sees_table(s, &db, n))
+                    .collect();
+                all.sort_by_key(|(n, _)| n.to_lowercase());
+                all
             };
             let label = format!("Tables_in_{db}");
             if full {
@@ -119,10 +123,10 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             } else {
                 header(out, &[&label]);
             }
-            for n in names {
+            for (n, kind) in names {
                 if matches(&n, &pat) {
                     if full {
-                        out.row(&[t(&n), t("BASE TABLE")]);
+                        out.row(&[t(&n), t(kind)]);
                     } else {
                         out.row(&[t(&n)]);
                     }
@@ -196,12 +200,37 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             }
             out.end(0);
         }
+        Show::CreateView(db, view) => {
+            let db = db
+                .or_else(|| s.current_db.clone())
+                .ok_or_else(SqlError::no_database)?;
+            if !crate::view::show_create(s, Some(db.clone()), &view, out)? {
+                let cat = s.db.catalog.read();
+                if cat.table(&db, &view).is_ok() {
+                    return Err(SqlError::new(
+                        1347,
+                        "HY000",
+                        format!("'{db}.{view}' is not VIEW"),
+                    ));
+                }
+                return Err(SqlError::no_such_table(&db, &view));
+            }
+        }
         Show::CreateTable(db, table) => {
             let db = db
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
             crate::acl::check_sees_table(s, &db, &table)?;
-            let def = s.db.table(&db, &table)?;
+            let def = match s.db.table(&db, &table) {
+                Ok(def) => def,
+                // A view's definition, as MySQL shows it.
+                Err(e) => {
+                    if crate::view::show_create(s, Some(db), &table, out)? {
+                        return Ok(());
+                    }
+                    return Err(e);
+                }
+            };
             header(out, &["Table", "Create Table"]);
             out.row(&[t(&def.name), t(&create_table_text(&def))]);
             out.end(0);

@@ -455,3 +455,38 @@ fn alter_and_rename_table_need_their_privileges() {
     q(&mut m, "RENAME TABLE d.t TO d.t2");
     assert_eq!(rows(&q(&mut root, "SELECT count(*) FROM d.t2")), ["2"]);
 }
+
+#[test]
+fn views_need_create_view_drop_and_show_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER 'v'@'%'");
+    q(&mut root, "GRANT SELECT ON d.* TO 'v'@'%'");
+    let mut v = login(&db, "v", "10.0.0.1");
+    assert_eq!(
+        fail(&mut v, "CREATE VIEW d.w AS SELECT id FROM d.t").0,
+        1142
+    );
+    q(&mut root, "GRANT CREATE VIEW ON d.* TO 'v'@'%'");
+    q(&mut v, "CREATE VIEW d.w AS SELECT id FROM d.t");
+    assert_eq!(
+        rows(&q(&mut v, "SELECT * FROM d.w ORDER BY id")),
+        ["1", "2"]
+    );
+    // Replacing drops the old definition: DROP too.
+    assert_eq!(
+        fail(&mut v, "CREATE OR REPLACE VIEW d.w AS SELECT a FROM d.t").0,
+        1142
+    );
+    assert_eq!(fail(&mut v, "SHOW CREATE VIEW d.w").0, 1142);
+    assert_eq!(fail(&mut v, "DROP VIEW d.w").0, 1142);
+    q(&mut root, "GRANT DROP, SHOW VIEW ON d.w TO 'v'@'%'");
+    q(&mut v, "CREATE OR REPLACE VIEW d.w AS SELECT a FROM d.t");
+    assert_eq!(rows(&q(&mut v, "SHOW CREATE VIEW d.w")).len(), 1);
+    // A view is read with the reader's privileges on its tables.
+    q(&mut root, "CREATE USER 'r'@'%'");
+    q(&mut root, "GRANT SELECT ON d.w TO 'r'@'%'");
+    let mut r = login(&db, "r", "10.0.0.1");
+    assert_eq!(fail(&mut r, "SELECT * FROM d.w").0, 1142);
+    q(&mut v, "DROP VIEW d.w");
+}

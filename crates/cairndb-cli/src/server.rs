@@ -1136,12 +1136,13 @@ mod tests {
         Settings::from_args(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
     }
 
-    /// `--max-open-files`: -1 (the default) leaves readers unbounded and
-    /// pinned; a number bounds them; anything else is refused by name.
+    /// A panic inside a statement is error 1105 for it; the connection
+    /// goes on with a fresh session, its transaction rolled back.
     #[test]
     fn panic_in_a_statement_is_an_error_and_the_session_is_reset() {
         let dir = tempfile::tempdir().unwrap();
         let db = SqlDb::open(dir.path(), SqlOptions::default()).unwrap();
+        db.bootstrap_accounts("").unwrap();
         let backend = SqlBackend {
             db: db.clone(),
             commit_wait_task: false,

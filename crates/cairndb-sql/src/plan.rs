@@ -804,6 +804,26 @@ fn compile_select(
         Derived(Option<Box<SelectPlan>>, Vec<Vec<Value>>, usize, usize),
         Cte(crate::cte::CteSource, usize, usize),
     }
+    /// A derived table's (or a view's) columns, in scope under `alias`.
+    fn derived(
+        scope: &mut Scope,
+        types: &mut Vec<Option<ColumnType>>,
+        alias: &str,
+        plan: SelectPlan,
+    ) -> PendingKind {
+        let offset = scope.cols.len();
+        for c in &plan.columns {
+            scope.cols.push(ScopeColumn {
+                table: alias.to_string(),
+                name: c.name.clone(),
+                ty: None,
+                origin: None,
+            });
+            types.push(None);
+        }
+        let width = plan.columns.len();
+        PendingKind::Derived(Some(Box::new(plan)), Vec::new(), offset, width)
+    }
     let mut pending: Vec<Pending> = Vec::new();
     // Tables read under column grants only: (first slot, database, table).
     let column_checks: std::cell::RefCell<Vec<(usize, String, Arc<TableDef>)>> = Default::default();
@@ -854,23 +874,7 @@ fn compile_select(
                     crate::view::find(s, name).ok_or_else(|| SqlError::internal("view"))?;
                 let plan = crate::view::expand(s, &vdb, &v)?;
                 let alias = alias_of(alias, &v.name);
-                let offset = scope.cols.len();
-                for c in &plan.columns {
-                    scope.cols.push(ScopeColumn {
-                        table: alias.clone(),
-                        name: c.name.clone(),
-                        ty: None,
-                        origin: None,
-                    });
-                    types.push(None);
-                }
-                let width = plan.columns.len();
-                Ok(PendingKind::Derived(
-                    Some(Box::new(plan)),
-                    Vec::new(),
-                    offset,
-                    width,
-                ))
+                Ok(derived(scope, types, &alias, plan))
             }
             ast::TableFactor::Table { name, alias, .. } => {
                 let (db, def, by_column) = resolve_checked(s, name, crate::acl::SELECT, true)?;
@@ -905,23 +909,7 @@ fn compile_select(
                     .ok_or_else(|| {
                         SqlError::new(1248, "42000", "Every derived table must have its own alias")
                     })?;
-                let offset = scope.cols.len();
-                for c in &plan.columns {
-                    scope.cols.push(ScopeColumn {
-                        table: alias.clone(),
-                        name: c.name.clone(),
-                        ty: None,
-                        origin: None,
-                    });
-                    types.push(None);
-                }
-                let width = plan.columns.len();
-                Ok(PendingKind::Derived(
-                    Some(Box::new(plan)),
-                    Vec::new(),
-                    offset,
-                    width,
-                ))
+                Ok(derived(scope, types, &alias, plan))
             }
             other => Err(SqlError::unsupported(other)),
         }

@@ -397,10 +397,7 @@ fn host_rank(host: &str) -> (bool, usize) {
 impl Acl {
     /// Reads the account entries of the dictionary.
     pub(crate) fn load(db: &TransactionDb) -> SqlResult<Acl> {
-        let mut lower = Vec::new();
-        keys::put_index_id(&mut lower, DICT_INDEX_ID);
-        let mut upper = Vec::new();
-        keys::put_index_id(&mut upper, DICT_INDEX_ID + 1);
+        let (lower, upper) = keys::index_bounds(DICT_INDEX_ID);
         let mut it = db.db().iter(&ReadOptions {
             iterate_lower_bound: Some(lower.clone()),
             iterate_upper_bound: Some(upper),

@@ -1384,14 +1384,7 @@ fn copy_rows(
     new: &TableDef,
     srcs: &[Option<usize>],
 ) -> SqlResult<u64> {
-    let range = |id: u32| {
-        let mut lo = Vec::new();
-        keys::put_index_id(&mut lo, id);
-        let mut hi = Vec::new();
-        keys::put_index_id(&mut hi, id.saturating_add(1));
-        (lo, hi)
-    };
-    let (lo, hi) = range(old.primary.id);
+    let (lo, hi) = keys::index_bounds(old.primary.id);
     // A scan of the whole table: not worth caching.
     let mut it = db.db.db().iter(&cairndb::ReadOptions {
         iterate_lower_bound: Some(lo.clone()),
@@ -1422,8 +1415,8 @@ fn copy_rows(
         all_new.iter().max().copied().unwrap_or(new.primary.id),
     );
     let probe_opts = || {
-        let (lo, _) = range(probe_range.0);
-        let (_, hi) = range(probe_range.1);
+        let (lo, _) = keys::index_bounds(probe_range.0);
+        let (_, hi) = keys::index_bounds(probe_range.1);
         cairndb::ReadOptions {
             iterate_lower_bound: Some(lo),
             iterate_upper_bound: Some(hi),

@@ -178,10 +178,7 @@ impl Catalog {
             next_index_id: FIRST_USER_INDEX_ID,
             damaged: Vec::new(),
         };
-        let mut lower = Vec::new();
-        keys::put_index_id(&mut lower, DICT_INDEX_ID);
-        let mut upper = Vec::new();
-        keys::put_index_id(&mut upper, DICT_INDEX_ID + 1);
+        let (lower, upper) = keys::index_bounds(DICT_INDEX_ID);
         let mut it = db.db().iter(&ReadOptions {
             iterate_lower_bound: Some(lower.clone()),
             iterate_upper_bound: Some(upper),

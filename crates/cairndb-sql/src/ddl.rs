@@ -864,10 +864,7 @@ fn create_index(
 }
 
 pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<()> {
-    let mut lo = Vec::new();
-    crate::keys::put_index_id(&mut lo, def.primary.id);
-    let mut hi = Vec::new();
-    crate::keys::put_index_id(&mut hi, def.primary.id + 1);
+    let (lo, hi) = crate::keys::index_bounds(def.primary.id);
     // A scan of the whole table: its blocks would push everything useful
     // out of the block cache (and a full cache of them is memory a server
     // under a cap does not have while it also builds the index).

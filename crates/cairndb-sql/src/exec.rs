@@ -1466,10 +1466,7 @@ fn index_id_of(def: &TableDef, index: Option<usize>) -> u32 {
 type KeyRange = (Vec<u8>, Vec<u8>, bool);
 
 fn full_range(id: u32) -> KeyRange {
-    let mut lo = Vec::new();
-    keys::put_index_id(&mut lo, id);
-    let mut hi = Vec::new();
-    keys::put_index_id(&mut hi, id + 1);
+    let (lo, hi) = keys::index_bounds(id);
     (lo, hi, false)
 }
 

@@ -37,6 +37,15 @@ pub fn put_index_id(out: &mut Vec<u8>, id: u32) {
     out.extend_from_slice(&id.to_be_bytes());
 }
 
+/// The bounds `[lo, hi)` of every key of index `id`: its id, and the next.
+pub(crate) fn index_bounds(id: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut lo = Vec::with_capacity(INDEX_ID_LEN);
+    put_index_id(&mut lo, id);
+    let mut hi = Vec::with_capacity(INDEX_ID_LEN);
+    put_index_id(&mut hi, id.saturating_add(1));
+    (lo, hi)
+}
+
 /// Reads the index id at the start of `key`.
 pub fn index_id(key: &[u8]) -> Option<u32> {
     key.first_chunk::<INDEX_ID_LEN>()

@@ -19,6 +19,9 @@ scripts/crash-test.sh --blob --duration 20
 # tested"): sysbench's scripts, the mariadb client, PyMySQL, Connector/J and
 # a SIGKILL loop; --quick is 3 s per sysbench run and 5 kills.
 scripts/sql-clients.sh --quick
+# YCSB A-F through the MySQL protocol (go-ycsb, values cut from a text
+# corpus; docs/bench/ycsb.md) at its smoke size: 2000 rows, 2 s a workload.
+scripts/ycsb/bench.sh --smoke --bin="${CARGO_TARGET_DIR:-target}/release/cairndb"
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
 # about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

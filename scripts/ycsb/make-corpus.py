@@ -73,7 +73,7 @@ def main():
             subprocess.run(["apt-get", "download", p], cwd=debs, check=True)
     seen = set()
     total = 0
-    manifest = {"packages": {}, "rule": __doc__.split("\n\n")[1]}
+    manifest = {"packages": {}, "rule": __doc__.split("\n\n")[2]}
     with open(a.out, "wb") as out:
         for p in PACKAGES:
             deb = sorted(glob.glob(os.path.join(debs, p + "_*.deb")))[-1]

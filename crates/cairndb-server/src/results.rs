@@ -570,9 +570,23 @@ impl RowWriter for Encoder<'_> {
         if !self.binary_enc() {
             return self.out.buf.put_lenenc_str(v);
         }
+        let ty = c.ty;
+        let width = int_width(ty);
+        if width.is_none()
+            && !matches!(
+                ty,
+                ColumnType::MYSQL_TYPE_FLOAT | ColumnType::MYSQL_TYPE_DOUBLE
+            )
+            && !is_time(ty)
+            && !is_temporal(ty)
+        {
+            // A string column (the common case): its bytes as they are,
+            // never validated or parsed as text.
+            return self.out.buf.put_lenenc_str(v);
+        }
         let text = std::str::from_utf8(v).unwrap_or("").trim();
         let buf = self.buf();
-        match (int_width(c.ty), c.ty) {
+        match (width, ty) {
             (Some(w), _) => {
                 let n = text
                     .parse::<i64>()
@@ -839,6 +853,43 @@ mod tests {
         want.extend(1.5f64.to_le_bytes());
         want.extend([7, 0xE8, 0x07, 2, 29, 1, 2, 3]);
         want.extend([12, 1, 1, 0, 0, 0, 2, 3, 4, 5, 0, 0, 0]);
+        assert_eq!(row, &want);
+    }
+
+    #[test]
+    fn binary_string_values_are_sent_byte_for_byte() {
+        // Strings skip the text parsing numbers and times need: padding,
+        // bytes that are not UTF-8 and digits all go out unchanged.
+        let cols = [
+            Column::new("a", ColumnType::MYSQL_TYPE_VAR_STRING),
+            Column::new("b", ColumnType::MYSQL_TYPE_BLOB),
+            Column::new("c", ColumnType::MYSQL_TYPE_LONG),
+        ];
+        let mut out = Out::default();
+        let mut metas = Vec::new();
+        let mut spill = NoSpill;
+        let mut e = Encoder::new(
+            &mut out,
+            &mut spill,
+            &mut metas,
+            CapabilityFlags::CLIENT_DEPRECATE_EOF,
+            true,
+            StatusFlags::empty(),
+        );
+        e.begin_result_set(&cols);
+        let r = e.row();
+        r.bytes(b" 42 ");
+        r.bytes(&[0xFF, 0x00, 0x80]);
+        r.bytes(b" 42 ");
+        r.finish();
+        e.end_result_set(0);
+        e.finish(StatusFlags::empty());
+        let p = packets(&out.buf);
+        let row = &p[4].1;
+        let mut want = vec![0u8, 0];
+        want.extend([4, b' ', b'4', b'2', b' ']);
+        want.extend([3, 0xFF, 0x00, 0x80]);
+        want.extend(42i32.to_le_bytes());
         assert_eq!(row, &want);
     }
 

@@ -41,7 +41,7 @@ use crate::api::{AccountAuth, Backend, ConnInfo, Session, SqlError};
 pub use crate::auth::AuthPlugin;
 use crate::auth::{Auth, AuthOptions, AuthStep, Login};
 use crate::conn::{Core, Flow, Stats};
-use crate::framing::{Discard, Frame, FrameError, Framer, SHRINK_ABOVE};
+use crate::framing::{Discard, Frame, FrameError, Framer};
 use crate::results::{NoSpill, Spill};
 use crate::tls::{RsaKeys, Tls, TlsInfo};
 use crate::wire::Out;
@@ -145,6 +145,12 @@ impl Counters {
 
 /// Initial capacity of a connection's output buffer.
 const OUT_INITIAL: usize = 1024;
+/// An output buffer keeps up to this capacity between commands: a result
+/// written as it is produced never holds more than `SPILL_ABOVE` plus one
+/// row, so a connection that sends large results (scans of wide rows)
+/// grows its buffer once instead of reallocating it up from 1 KiB for
+/// every answer. Larger buffers (one huge row) are given back.
+const OUT_KEEP: usize = 2 * crate::results::SPILL_ABOVE;
 
 struct Shared<B> {
     config: Config,
@@ -795,7 +801,7 @@ async fn flush<W: AsyncWrite + Unpin>(w: &mut W, out: &mut Out) -> io::Result<()
         w.flush().await?;
         out.buf.clear();
     }
-    if out.buf.capacity() > SHRINK_ABOVE {
+    if out.buf.capacity() > OUT_KEEP {
         out.buf = Vec::with_capacity(OUT_INITIAL);
     }
     Ok(())

@@ -402,3 +402,22 @@ async fn log_options_at_start_and_net_timeouts_as_variables() {
     out.stderr.as_slice().read_to_string(&mut err).unwrap();
     assert!(err.contains("--log-output"), "{err}");
 }
+
+/// `@@global.x` read the session's value (a `SET SESSION` showed through
+/// it), and `@@port` was 3306 whatever port the server listened on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_at_global_reads_the_global_value_and_port_is_the_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &[]);
+    let mut c = connect(srv.port, "root", "").await.unwrap();
+    c.query_drop("SET SESSION long_query_time = 3")
+        .await
+        .unwrap();
+    let v: Option<(f64, f64)> = c
+        .query_first("SELECT @@long_query_time, @@global.long_query_time")
+        .await
+        .unwrap();
+    assert_eq!(v, Some((3.0, 10.0)));
+    let p: Option<(i64, i64)> = c.query_first("SELECT @@port, @@global.port").await.unwrap();
+    assert_eq!(p, Some((i64::from(srv.port), i64::from(srv.port))));
+}

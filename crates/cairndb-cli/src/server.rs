@@ -28,6 +28,9 @@ const USAGE: &str =
   [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
   [--ssl-cert=FILE --ssl-key=FILE] [--ssl-ca=FILE] [--ssl=0|1] [--skip-ssl]
   [--require-secure-transport[=on|off]] [--user=NAME[:PASSWORD]]... (deprecated)
+  [--max-connect-errors=N] [--net-read-timeout=SECONDS] [--net-write-timeout=SECONDS]
+  [--slow-query-log=on|off] [--slow-query-log-file=FILE] [--long-query-time=SECONDS]
+  [--general-log=on|off] [--general-log-file=FILE] [--log-output=FILE|NONE]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -44,7 +47,12 @@ CA and server certificate are made in the data directory at first start
 ";
 
 /// Options that may stand alone, meaning on (`--skip-ssl`).
-const FLAGS: [&str; 3] = ["ssl", "skip-ssl", "require-secure-transport"];
+const FLAGS: [&str; 4] = [
+    "ssl",
+    "skip-ssl",
+    "require-secure-transport",
+    "block-loopback-hosts",
+];
 
 /// Rows per zip-table group in the server unless `--zip-group-size` says
 /// otherwise: 16, not the engine's 8. On sysbench's rows (short, mostly
@@ -103,6 +111,12 @@ struct Settings {
     ssl_ca: Option<PathBuf>,
     /// `--require-secure-transport`: plain-TCP logins get ERR 3159.
     require_secure_transport: bool,
+    /// Global variables set at start (`--slow-query-log=on`, ...): name
+    /// with underscores, value; checked when the database opens.
+    globals: Vec<(String, String)>,
+    /// `--block-loopback-hosts` (for tests, not in the usage): loopback
+    /// addresses are blocked after `max_connect_errors` failures too.
+    block_loopback_hosts: bool,
 }
 
 /// An on/off value; empty (a bare flag) is on.
@@ -141,6 +155,8 @@ impl Default for Settings {
             ssl_key: None,
             ssl_ca: None,
             require_secure_transport: false,
+            globals: Vec::new(),
+            block_loopback_hosts: false,
         }
     }
 }
@@ -240,6 +256,16 @@ impl Settings {
             "ssl-key" => self.ssl_key = Some(PathBuf::from(v)),
             "ssl-ca" => self.ssl_ca = Some(PathBuf::from(v)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(&key, v)?,
+            "max-connect-errors"
+            | "net-read-timeout"
+            | "net-write-timeout"
+            | "slow-query-log"
+            | "slow-query-log-file"
+            | "long-query-time"
+            | "general-log"
+            | "general-log-file"
+            | "log-output" => self.globals.push((key.replace('-', "_"), v.to_string())),
+            "block-loopback-hosts" => self.block_loopback_hosts = parse_bool(&key, v)?,
             "worker-threads" => {
                 let n: usize = parse_num(&key, v)?;
                 if !(1..=1024).contains(&n) {
@@ -481,6 +507,17 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         let _ = db.close();
         return Err(e);
     }
+    for (k, v) in &s.globals {
+        if let Err(e) = db.set_global_variable(k, v) {
+            let _ = db.close();
+            return Err(format!("option --{}: {}", k.replace('_', "-"), e.message));
+        }
+    }
+    let global_secs = |name: &str, default: u64| {
+        db.global_variable(name)
+            .and_then(|v| cairndb_sql::expr::to_i64(&v))
+            .map_or(default, |n| n.max(1) as u64)
+    };
     let security = s.tls(&datadir).and_then(|tls| {
         let rsa = cairndb_server::RsaKeys::load_or_generate(&datadir)
             .map_err(|e| format!("RSA key pair in {}: {e}", datadir.display()))?;
@@ -508,6 +545,9 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         tls,
         require_secure_transport: s.require_secure_transport,
         rsa_keys: Some(Arc::new(rsa)),
+        max_connect_errors: global_secs("max_connect_errors", 100),
+        net_read_timeout: std::time::Duration::from_secs(global_secs("net_read_timeout", 30)),
+        net_write_timeout: std::time::Duration::from_secs(global_secs("net_write_timeout", 60)),
         ..Default::default()
     };
     let rt = tokio_runtime(s.worker_threads())?;
@@ -516,11 +556,22 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         commit_wait_task: s.commit_wait_task,
         transport,
     });
-    let served = rt.block_on(cairndb_server::serve(
-        config,
-        backend,
-        cairndb_server::shutdown_signal(),
-    ));
+    let served = rt.block_on(async {
+        let server = cairndb_server::Server::bind(config, backend).await?;
+        let counters = server.counters();
+        db.set_status_source(Some(Box::new(move || counters.status())));
+        let (flush, set) = (server.hosts(), server.hosts());
+        flush.set_block_loopback(s.block_loopback_hosts);
+        db.set_server_hooks(Some(cairndb_sql::ServerHooks {
+            flush_hosts: Box::new(move || flush.flush()),
+            set_max_connect_errors: Box::new(move |n| set.set_max_connect_errors(n)),
+        }));
+        db.set_server_port(server.local_addr()?.port());
+        println!("cairndb server listening on {}", server.local_addr()?);
+        server.run(cairndb_server::shutdown_signal()).await
+    });
+    db.set_status_source(None);
+    db.set_server_hooks(None);
     // Sessions are gone (their transactions rolled back); flush and close.
     drop(rt);
     let closed = db.close();
@@ -774,6 +825,16 @@ impl Backend for SqlBackend {
         let closer = conn.closer.clone();
         c.s.info().on_kill(move || closer.close());
         c.closer = Some(conn.closer.clone());
+        if c.s.general_log_on() {
+            let how = if conn.tls.is_some() {
+                "SSL/TLS"
+            } else {
+                "TCP/IP"
+            };
+            let db = conn.db.as_deref().unwrap_or("");
+            let arg = format!("{}@{} on {db} using {how}", conn.user, conn.host);
+            c.s.log_general("Connect", &arg);
+        }
         Ok(c)
     }
 
@@ -1038,6 +1099,14 @@ impl cairndb_server::Session for SqlConn {
         self.s.wait_timeout()
     }
 
+    fn traffic(&mut self, received: u64, sent: u64) {
+        self.s.info().add_traffic(received, sent);
+    }
+
+    fn net_timeouts(&self) -> Option<(std::time::Duration, std::time::Duration)> {
+        Some(self.s.net_timeouts())
+    }
+
     fn poll_durable(
         &mut self,
         cx: &mut std::task::Context<'_>,
@@ -1116,6 +1185,7 @@ impl cairndb_server::Session for SqlConn {
     fn reset_statement(&mut self, _stmt: u32) {}
 
     fn init_db(&mut self, db: &str) -> Result<(), cairndb_server::SqlError> {
+        self.s.log_general("Init DB", db);
         self.s.use_database(db).map_err(to_wire)
     }
 

@@ -186,6 +186,24 @@ pub trait Session: Send + 'static {
         false
     }
 
+    /// The bytes read from and written to the client since the last call
+    /// (MySQL's `Bytes_received` and `Bytes_sent`): told before each
+    /// command (the first report holds the handshake's) and once more
+    /// before the session is dropped. Called on the thread that runs
+    /// the command; it must be cheap. Default: ignored.
+    fn traffic(&mut self, received: u64, sent: u64) {
+        let _ = (received, sent);
+    }
+
+    /// The session's `net_read_timeout` and `net_write_timeout`, read
+    /// after every command: how long the connection waits for the rest of
+    /// a command the client began sending, and for the client to take
+    /// (part of) an answer, before it closes. None for the server's
+    /// [`Config`](crate::Config) values. Default: None.
+    fn net_timeouts(&self) -> Option<(std::time::Duration, std::time::Duration)> {
+        None
+    }
+
     /// How long the connection may wait for its next command (the
     /// session's `wait_timeout`), read after every command; None for the
     /// server's [`Config::wait_timeout`](crate::Config). Default: None.
@@ -513,6 +531,17 @@ impl SqlError {
     /// 1040.
     pub fn too_many_connections() -> Self {
         Self::new(1040, b"08004", "Too many connections")
+    }
+    /// 1129: the client's address failed `max_connect_errors` times in a
+    /// row (MariaDB's wording).
+    pub fn host_blocked(host: &str) -> Self {
+        Self::new(
+            1129,
+            b"HY000",
+            format!(
+                "Host '{host}' is blocked because of many connection errors; unblock with 'mariadb-admin flush-hosts'"
+            ),
+        )
     }
     /// 1049.
     pub fn bad_db(db: &str) -> Self {

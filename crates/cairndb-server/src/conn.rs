@@ -38,7 +38,7 @@ use crate::wire::Out;
 /// `max_prepared_stmt_count` is 16382 for the whole server).
 pub(crate) const MAX_STATEMENTS: usize = 16382;
 
-/// Server-wide counters for COM_STATISTICS.
+/// Server-wide counters (COM_STATISTICS, [`crate::Counters`]).
 #[derive(Debug)]
 pub(crate) struct Stats {
     pub(crate) started: Instant,
@@ -46,6 +46,17 @@ pub(crate) struct Stats {
     pub(crate) questions: AtomicU64,
     /// Connections that ended before logging in.
     pub(crate) aborted_connects: AtomicU64,
+    /// Connections past login that ended without COM_QUIT (closed,
+    /// timed out, killed, broken).
+    pub(crate) aborted_clients: AtomicU64,
+    /// Bytes read from and written to connections that never opened a
+    /// session (a session is told its own, [`crate::Session::traffic`]).
+    pub(crate) bytes_received: AtomicU64,
+    pub(crate) bytes_sent: AtomicU64,
+    /// Connections refused with 1129 (host blocked).
+    pub(crate) host_blocked: AtomicU64,
+    /// Connections refused with 1040 (too many connections).
+    pub(crate) max_connections: AtomicU64,
 }
 
 impl Stats {
@@ -55,12 +66,25 @@ impl Stats {
             threads: AtomicU32::new(0),
             questions: AtomicU64::new(0),
             aborted_connects: AtomicU64::new(0),
+            aborted_clients: AtomicU64::new(0),
+            bytes_received: AtomicU64::new(0),
+            bytes_sent: AtomicU64::new(0),
+            host_blocked: AtomicU64::new(0),
+            max_connections: AtomicU64::new(0),
         }
     }
 
-    /// Counts a connection that ended before logging in.
-    pub(crate) fn aborted(&self) {
+    /// Counts a connection that ended before logging in, with the bytes
+    /// it exchanged.
+    pub(crate) fn aborted(&self, received: u64, sent: u64) {
         self.aborted_connects.fetch_add(1, Ordering::Relaxed);
+        self.unlogged(received, sent);
+    }
+
+    /// Counts the bytes of a connection that opened no session.
+    pub(crate) fn unlogged(&self, received: u64, sent: u64) {
+        self.bytes_received.fetch_add(received, Ordering::Relaxed);
+        self.bytes_sent.fetch_add(sent, Ordering::Relaxed);
     }
 }
 
@@ -126,6 +150,13 @@ impl<S: Session> Core<S> {
 
     fn ok(&mut self, out: &mut Out) {
         out.ok(0, 0, 0, self.session.status(), 0, b"");
+    }
+
+    /// Tells the session the bytes exchanged since the last report.
+    pub(crate) fn traffic(&mut self, received: u64, sent: u64) {
+        if received | sent != 0 {
+            self.session.traffic(received, sent);
+        }
     }
 
     fn malformed(out: &mut Out) -> Flow {

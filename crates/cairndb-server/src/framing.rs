@@ -123,8 +123,8 @@ impl Framer {
         rest
     }
 
-    /// Whether unconsumed bytes are buffered (pipelined commands).
-    #[cfg(test)]
+    /// Whether unconsumed bytes are buffered (pipelined commands, or
+    /// the start of a payload still arriving).
     pub(crate) fn has_pending(&self) -> bool {
         self.start < self.buf.len()
     }

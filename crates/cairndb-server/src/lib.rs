@@ -24,6 +24,7 @@ mod api;
 mod auth;
 mod conn;
 mod framing;
+mod hosts;
 mod params;
 mod results;
 mod server;
@@ -34,6 +35,7 @@ pub use api::{
     AccountAuth, Backend, Closer, Column, ConnInfo, DateTime, Prepared, Results, RowWriter,
     Session, SqlError, Time, Value,
 };
+pub use hosts::{Hosts, MAX_HOSTS};
 pub use mysql_common::constants::{ColumnFlags, ColumnType, StatusFlags};
 pub use server::{
     blocking, serve, shutdown_signal, AuthPlugin, Config, Counters, Executor, Server,

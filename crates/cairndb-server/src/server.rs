@@ -25,7 +25,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -42,6 +42,7 @@ pub use crate::auth::AuthPlugin;
 use crate::auth::{Auth, AuthOptions, AuthStep, Login};
 use crate::conn::{Core, Flow, Stats};
 use crate::framing::{Discard, Frame, FrameError, Framer};
+use crate::hosts::Hosts;
 use crate::results::{NoSpill, Spill};
 use crate::tls::{RsaKeys, Tls, TlsInfo};
 use crate::wire::Out;
@@ -93,6 +94,15 @@ pub struct Config {
     pub connect_timeout: Duration,
     /// Idle time after which a connection is closed (`wait_timeout`).
     pub wait_timeout: Duration,
+    /// Time allowed for the rest of a command once its first bytes came
+    /// (`net_read_timeout`); past it the connection closes. A session may
+    /// set its own ([`Session::net_timeouts`]).
+    pub net_read_timeout: Duration,
+    /// Time allowed for the client to take each part of an answer
+    /// (`net_write_timeout`); past it the connection closes, and a
+    /// statement still producing rows runs to its end without sending
+    /// them.
+    pub net_write_timeout: Duration,
     /// TLS: offered (CLIENT_SSL) when set.
     pub tls: Option<Tls>,
     /// Refuse a login over plain TCP with ERR 3159
@@ -102,6 +112,10 @@ pub struct Config {
     /// password encrypted in caching_sha2_password full authentication;
     /// `None`: such a client is refused.
     pub rsa_keys: Option<Arc<RsaKeys>>,
+    /// Consecutive failed connections after which a client address is
+    /// blocked (ERR 1129) until `FLUSH HOSTS` ([`Hosts`]); changed while
+    /// running through [`Server::hosts`].
+    pub max_connect_errors: u64,
 }
 
 impl Default for Config {
@@ -118,9 +132,12 @@ impl Default for Config {
             executor: Executor::default(),
             connect_timeout: Duration::from_secs(10),
             wait_timeout: Duration::from_secs(8 * 3600),
+            net_read_timeout: Duration::from_secs(30),
+            net_write_timeout: Duration::from_secs(60),
             tls: None,
             require_secure_transport: false,
             rsa_keys: None,
+            max_connect_errors: 100,
         }
     }
 }
@@ -141,6 +158,32 @@ impl Counters {
     pub fn threads_connected(&self) -> u32 {
         self.0.threads.load(Ordering::Relaxed)
     }
+
+    /// Connections past login that ended without COM_QUIT: closed by the
+    /// client, timed out (`wait_timeout`, `net_read_timeout`,
+    /// `net_write_timeout`), killed or broken (MySQL's `Aborted_clients`).
+    pub fn aborted_clients(&self) -> u64 {
+        self.0.aborted_clients.load(Ordering::Relaxed)
+    }
+
+    /// The server's counters under MySQL's status names: `Aborted_clients`,
+    /// `Aborted_connects`, `Connection_errors_host_blocked`,
+    /// `Connection_errors_max_connections`, and `Bytes_received` and
+    /// `Bytes_sent` of the connections that never opened a session (a
+    /// session is told its own through [`Session::traffic`]; the global
+    /// values are the sum).
+    pub fn status(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.0;
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        vec![
+            ("Aborted_clients", l(&s.aborted_clients)),
+            ("Aborted_connects", l(&s.aborted_connects)),
+            ("Bytes_received", l(&s.bytes_received)),
+            ("Bytes_sent", l(&s.bytes_sent)),
+            ("Connection_errors_host_blocked", l(&s.host_blocked)),
+            ("Connection_errors_max_connections", l(&s.max_connections)),
+        ]
+    }
 }
 
 /// Initial capacity of a connection's output buffer.
@@ -160,6 +203,7 @@ struct Shared<B> {
     active: AtomicU32,
     executor: Executor,
     stop: Stop,
+    hosts: Hosts,
 }
 
 /// The server's shutdown as connections see it: a flag, and a `Notify`
@@ -198,9 +242,11 @@ impl<B: Backend> Server<B> {
             (Executor::BlockInPlace, RuntimeFlavor::CurrentThread) => Executor::Inline,
             (e, _) => e,
         };
+        let hosts = Hosts::new(config.max_connect_errors);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
+                hosts,
                 config,
                 backend,
                 stats: Arc::new(Stats::new()),
@@ -215,6 +261,12 @@ impl<B: Backend> Server<B> {
     /// The server's counters, readable while it runs.
     pub fn counters(&self) -> Counters {
         Counters(Arc::clone(&self.shared.stats))
+    }
+
+    /// The host cache (`max_connect_errors`, `FLUSH HOSTS`), usable while
+    /// the server runs.
+    pub fn hosts(&self) -> Hosts {
+        self.shared.hosts.clone()
     }
 
     /// The address actually bound.
@@ -323,13 +375,21 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     shared.stats.threads.fetch_add(1, Ordering::Relaxed);
     let _active = Active(&shared.active, &shared.stats.threads);
     let (mut r, mut w) = sock.into_split();
-    let host = peer.ip().to_string();
+    let ip = peer.ip();
+    let host = ip.to_string();
     let shared = &*shared;
     let cfg = &shared.config;
     let mut out = Out::with_capacity(OUT_INITIAL);
     let mut framer = Framer::new();
     if refuse {
+        shared.stats.max_connections.fetch_add(1, Ordering::Relaxed);
         out.err(&SqlError::too_many_connections());
+        let _ = flush(&mut w, &mut out).await;
+        return;
+    }
+    if shared.hosts.blocked(ip) {
+        shared.stats.host_blocked.fetch_add(1, Ordering::Relaxed);
+        out.err(&SqlError::host_blocked(&host));
         let _ = flush(&mut w, &mut out).await;
         return;
     }
@@ -346,25 +406,37 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
             &mut w,
             (&mut framer, &mut out, &mut waits),
             &mut auth,
-            &host,
+            (&host, ip),
             1,
         ),
     )
     .await
     .unwrap_or(Phase::End);
+    // A failed connection phase counts against the client's address
+    // (a refused login has counted already, to delay its answer).
+    let failed = |phase: &Phase| {
+        if !matches!(phase, Phase::Refused) {
+            shared.hosts.failed(ip);
+        }
+    };
     let login = match phase {
         Phase::Login(login) => login,
-        Phase::End => return shared.stats.aborted(),
+        Phase::End | Phase::Refused => {
+            failed(&phase);
+            return shared.stats.aborted(waits.rx, out.sent);
+        }
         Phase::Upgrade => {
             let (Some(tls), Ok(sock)) = (&cfg.tls, r.reunite(w)) else {
-                return shared.stats.aborted();
+                shared.hosts.failed(ip);
+                return shared.stats.aborted(waits.rx, out.sent);
             };
             // What the client sent after its SSLRequest without waiting
             // (its ClientHello) is in the framer: put it back in front.
             let sock = Rewound::new(framer.take_pending(), sock);
             let accepted = tokio::time::timeout_at(deadline, tls.acceptor.accept(sock)).await;
             let Ok(Ok(stream)) = accepted else {
-                return shared.stats.aborted();
+                shared.hosts.failed(ip);
+                return shared.stats.aborted(waits.rx, out.sent);
             };
             let info = TlsInfo::of(stream.get_ref().1);
             auth.secured();
@@ -377,15 +449,17 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
                     &mut w,
                     (&mut framer, &mut out, &mut waits),
                     &mut auth,
-                    &host,
+                    (&host, ip),
                     2,
                 ),
             )
             .await
             .unwrap_or(Phase::End);
             let Phase::Login(login) = phase else {
-                return shared.stats.aborted();
+                failed(&phase);
+                return shared.stats.aborted(waits.rx, out.sent);
             };
+            shared.hosts.succeeded(ip);
             let conn = Conn {
                 id,
                 host,
@@ -395,6 +469,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
             return command_phase(shared, r, w, framer, out, waits, login, conn).await;
         }
     };
+    shared.hosts.succeeded(ip);
     let conn = Conn {
         id,
         host,
@@ -427,6 +502,7 @@ where
         (e, _) => e,
     };
     let shared = Shared {
+        hosts: Hosts::new(config.max_connect_errors),
         config: Config {
             tls: None,
             ..config
@@ -452,7 +528,10 @@ where
             &mut w,
             (&mut framer, &mut out, &mut waits),
             &mut auth,
-            "localhost",
+            (
+                "localhost",
+                std::net::IpAddr::from(std::net::Ipv4Addr::LOCALHOST),
+            ),
             1,
         ),
     )
@@ -474,8 +553,11 @@ enum Phase {
     Login(Login),
     /// An SSLRequest: the TLS handshake comes next.
     Upgrade,
-    /// Closed, refused or failed (its ERR sent, if any).
+    /// Closed or failed (its ERR sent, if any).
     End,
+    /// A refused login, counted against the client's address and its
+    /// ERR sent after the delay that count calls for.
+    Refused,
 }
 
 /// A connection's identity for its session.
@@ -497,7 +579,7 @@ async fn login_phase<B, R, W>(
     w: &mut W,
     (framer, out, waits): (&mut Framer, &mut Out, &mut Waits<'_>),
     auth: &mut Auth,
-    host: &str,
+    (host, ip): (&str, std::net::IpAddr),
     mut expect: u8,
 ) -> Phase
 where
@@ -518,7 +600,8 @@ where
         return Phase::End;
     }
     loop {
-        let frame = match read_frame(r, framer, expect, max, cfg.connect_timeout, waits).await {
+        let t = cfg.connect_timeout;
+        let frame = match read_frame(r, framer, expect, max, t, t, waits).await {
             Read::Frame(f) => f,
             Read::Closed => return Phase::End,
             Read::Fatal(e) => {
@@ -549,8 +632,12 @@ where
             }
             AuthStep::Done(login) => return Phase::Login(login),
             AuthStep::Fail => {
+                let delay = shared.hosts.failed(ip);
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
                 let _ = flush(w, out).await;
-                return Phase::End;
+                return Phase::Refused;
             }
             AuthStep::Upgrade => return Phase::Upgrade,
         }
@@ -640,6 +727,8 @@ struct Waits<'a> {
     /// Resolves when the session's [`Closer`](crate::api::Closer) asks
     /// the connection to close (command phase only).
     closed: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// Bytes read and not yet counted (`Bytes_received`).
+    rx: u64,
 }
 
 impl<'a> Waits<'a> {
@@ -651,6 +740,7 @@ impl<'a> Waits<'a> {
             stop: &stop.flag,
             stopped,
             closed: None,
+            rx: 0,
         }
     }
 
@@ -706,12 +796,16 @@ impl IdleTimer {
     }
 }
 
+/// Reads the next payload: `idle` is the wait for its first bytes,
+/// `partial` for each read after that (`net_read_timeout`).
+#[allow(clippy::too_many_arguments)]
 async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
     framer: &mut Framer,
     expect: u8,
     max: usize,
     idle: Duration,
+    partial: Duration,
     waits: &mut Waits<'_>,
 ) -> Read {
     waits.timer.arm(idle);
@@ -725,12 +819,17 @@ async fn read_frame<R: AsyncRead + Unpin>(
         if waits.stopping() {
             return Read::Closed;
         }
+        // A payload has begun: the rest must come within `partial` of
+        // each read (armed once per read, only while a payload is cut).
+        if framer.has_pending() {
+            waits.timer.arm(partial);
+        }
         let buf = framer.read_buf();
         let closed = &mut waits.closed;
         tokio::select! {
             n = r.read_buf(buf) => match n {
                 Ok(0) | Err(_) => return Read::Closed,
-                Ok(_) => {}
+                Ok(n) => waits.rx += n as u64,
             },
             _ = waits.timer.expired() => return Read::Closed,
             _ = waits.stopped.as_mut() => return Read::Closed,
@@ -795,10 +894,29 @@ async fn close_after_fatal<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(r: &mut 
     let _ = tokio::time::timeout(DISCARD_TIME, drain).await;
 }
 
+/// [`flush`] within `limit` (`net_write_timeout`): an answer the socket
+/// takes at once arms no timer.
+async fn flush_within<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    out: &mut Out,
+    limit: Duration,
+) -> io::Result<()> {
+    let mut f = std::pin::pin!(flush(w, out));
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(f.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(r) = first {
+        return r;
+    }
+    match tokio::time::timeout(limit, f).await {
+        Ok(r) => r,
+        Err(_) => Err(io::ErrorKind::TimedOut.into()),
+    }
+}
+
 async fn flush<W: AsyncWrite + Unpin>(w: &mut W, out: &mut Out) -> io::Result<()> {
     if !out.buf.is_empty() {
         w.write_all(&out.buf).await?;
         w.flush().await?;
+        out.sent += out.buf.len() as u64;
         out.buf.clear();
     }
     if out.buf.capacity() > OUT_KEEP {
@@ -814,6 +932,8 @@ struct Live<S, W> {
     framer: Framer,
     out: Out,
     w: W,
+    /// Bytes read and not yet told to the session.
+    rx: u64,
 }
 
 /// Writes a large answer from the executing thread.
@@ -821,12 +941,20 @@ struct HandleSpill<'a, W> {
     handle: Handle,
     w: &'a mut W,
     failed: bool,
+    sent: u64,
+    /// `net_write_timeout`.
+    limit: Duration,
 }
 
 impl<W: AsyncWrite + Unpin> Spill for HandleSpill<'_, W> {
     fn spill(&mut self, buf: &mut Vec<u8>) {
-        if !self.failed && self.handle.block_on(self.w.write_all(buf)).is_err() {
-            self.failed = true;
+        if !self.failed {
+            let write = tokio::time::timeout(self.limit, self.w.write_all(buf));
+            if !matches!(self.handle.block_on(write), Ok(Ok(()))) {
+                self.failed = true;
+            } else {
+                self.sent += buf.len() as u64;
+            }
         }
         buf.clear();
     }
@@ -838,13 +966,16 @@ fn step<S: Session, W: AsyncWrite + Unpin>(
     live: &mut Live<S, W>,
     frame: Frame,
     handle: Option<Handle>,
+    limit: Duration,
 ) -> Flow {
     let Live {
         core,
         framer,
         out,
         w,
+        rx,
     } = live;
+    core.traffic(std::mem::take(rx), std::mem::take(&mut out.sent));
     out.seq = frame.last_seq.wrapping_add(1);
     let payload = framer.payload(&frame);
     let flow = match handle {
@@ -853,8 +984,11 @@ fn step<S: Session, W: AsyncWrite + Unpin>(
                 handle,
                 w,
                 failed: false,
+                sent: 0,
+                limit,
             };
             let f = core.command(payload, out, &mut spill);
+            out.sent += spill.sent;
             if spill.failed {
                 Flow::Close
             } else {
@@ -903,8 +1037,10 @@ async fn command_phase<B, R, W>(
     W: AsyncWrite + Unpin + Send + 'static,
 {
     if conn.over_limit && !login.connection_admin {
+        shared.stats.max_connections.fetch_add(1, Ordering::Relaxed);
         out.err(&SqlError::too_many_connections());
         let _ = flush(&mut w, &mut out).await;
+        shared.stats.unlogged(waits.rx, out.sent);
         return;
     }
     let cfg = &shared.config;
@@ -928,12 +1064,16 @@ async fn command_phase<B, R, W>(
         Some(Err(e)) => {
             out.err(&e);
             let _ = flush(&mut w, &mut out).await;
+            shared.stats.unlogged(waits.rx, out.sent);
             return;
         }
-        None => return,
+        None => return shared.stats.unlogged(waits.rx, out.sent),
     };
     out.ok(0, 0, 0, session.status(), 0, b"");
-    if flush(&mut w, &mut out).await.is_err() {
+    let net = session.net_timeouts();
+    let (_, net_write) = net.unwrap_or((cfg.net_read_timeout, cfg.net_write_timeout));
+    if flush_within(&mut w, &mut out, net_write).await.is_err() {
+        shared.stats.aborted_clients.fetch_add(1, Ordering::Relaxed);
         let _ = exec(shared.executor, move |_| drop(session)).await;
         return;
     }
@@ -944,10 +1084,20 @@ async fn command_phase<B, R, W>(
         framer,
         out,
         w,
+        rx: 0,
     });
+    // Whether the client said goodbye (COM_QUIT); any other end counts in
+    // `Aborted_clients`.
+    let mut quit = false;
     loop {
         let idle = live.core.session.idle_timeout().unwrap_or(cfg.wait_timeout);
-        let frame = match read_frame(&mut r, &mut live.framer, 0, max, idle, &mut waits).await {
+        let (net_read, net_write) = live
+            .core
+            .session
+            .net_timeouts()
+            .unwrap_or((cfg.net_read_timeout, cfg.net_write_timeout));
+        let framer = &mut live.framer;
+        let frame = match read_frame(&mut r, framer, 0, max, idle, net_read, &mut waits).await {
             Read::Frame(f) => f,
             Read::Closed => break,
             Read::Fatal(e) => {
@@ -968,20 +1118,25 @@ async fn command_phase<B, R, W>(
                 break;
             }
         };
+        live.rx += std::mem::take(&mut waits.rx);
+        quit = live.framer.payload(&frame).first() == Some(&0x01);
         // A quick statement (a keyed read that cannot wait) runs here:
         // moving it off the worker would cost more than running it.
         let quick =
             shared.executor != Executor::Inline && live.core.is_quick(live.framer.payload(&frame));
         let first_seq = frame.last_seq.wrapping_add(1);
         let flow = if quick {
-            step(&mut live, frame, None)
+            step(&mut live, frame, None, net_write)
         } else {
             let ran = exec(shared.executor, move |h| {
-                let flow = step(&mut live, frame, h);
+                let flow = step(&mut live, frame, h, net_write);
                 (live, flow)
             })
             .await;
-            let Some((back, flow)) = ran else { return };
+            let Some((back, flow)) = ran else {
+                shared.stats.aborted_clients.fetch_add(1, Ordering::Relaxed);
+                return;
+            };
             live = back;
             flow
         };
@@ -999,9 +1154,21 @@ async fn command_phase<B, R, W>(
             let _ = flush(w, out).await;
             break;
         }
-        if flush(w, out).await.is_err() || flow == Flow::Close {
+        if flush_within(w, out, net_write).await.is_err() || flow == Flow::Close {
             break;
         }
+        quit = false;
     }
-    let _ = exec(shared.executor, move |_| drop(live)).await;
+    if !quit {
+        shared.stats.aborted_clients.fetch_add(1, Ordering::Relaxed);
+    }
+    live.rx += waits.rx;
+    let _ = exec(shared.executor, move |_| {
+        let Live {
+            mut core, rx, out, ..
+        } = *live;
+        core.traffic(rx, out.sent);
+        drop(core)
+    })
+    .await;
 }

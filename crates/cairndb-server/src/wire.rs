@@ -35,6 +35,10 @@ pub(crate) struct Out {
     pub(crate) seq: u8,
     /// Offset of the header of the packet being written.
     start: usize,
+    /// Bytes written to the client and not yet counted
+    /// (`Bytes_sent`): the connection adds each write's length and
+    /// reports the total once per command.
+    pub(crate) sent: u64,
 }
 
 impl Out {
@@ -43,6 +47,7 @@ impl Out {
             buf: Vec::with_capacity(n),
             seq: 0,
             start: 0,
+            sent: 0,
         }
     }
 

@@ -87,6 +87,8 @@ pub struct SqlDb {
     /// Bumped by every change of the accounts: sessions compare it with
     /// the epoch of the account record they hold.
     pub(crate) acl_epoch: AtomicU64,
+    /// The global variables that act, and the query logs.
+    pub(crate) globals: crate::globals::Globals,
 }
 
 /// A function told the name of each durable step of a table copy.
@@ -95,6 +97,7 @@ pub type DdlHook = Arc<dyn Fn(&str) + Send + Sync>;
 impl SqlDb {
     /// Opens (or creates) the SQL database in `dir`.
     pub fn open(dir: impl AsRef<Path>, opts: SqlOptions) -> SqlResult<Arc<SqlDb>> {
+        let globals = crate::globals::Globals::new(dir.as_ref());
         let mut engine = opts.engine.clone();
         if opts.flush_log_at_trx_commit == FlushLogAtCommit::EverySecond
             && engine.wal_sync_interval.is_zero()
@@ -130,6 +133,7 @@ impl SqlDb {
             ddl_hook: Mutex::new(None),
             acl: RwLock::new(Arc::new(acl)),
             acl_epoch: AtomicU64::new(1),
+            globals,
         });
         // With an entry unread, its indexes' ids are unknown: sweeping
         // would delete its rows.
@@ -166,6 +170,46 @@ impl SqlDb {
     /// Global status variables, MySQL's names (`SHOW GLOBAL STATUS`).
     pub fn global_status(&self) -> Vec<(&'static str, u64)> {
         self.registry.status()
+    }
+
+    /// Sets (or clears) what the network server does for `FLUSH HOSTS`
+    /// and `SET GLOBAL max_connect_errors`.
+    pub fn set_server_hooks(&self, hooks: Option<crate::ServerHooks>) {
+        self.globals.set_hooks(hooks);
+    }
+
+    /// Sets a global variable at start (a server option), as `SET
+    /// GLOBAL name = value` would without a privilege check: the query
+    /// logs' variables, `long_query_time`, `max_connect_errors`, the net
+    /// timeouts. Unknown names are 1193.
+    pub fn set_global_variable(&self, name: &str, value: &str) -> SqlResult<()> {
+        let name = name.trim().to_ascii_lowercase().replace('-', "_");
+        if !crate::globals::owns(&name) {
+            return Err(crate::SqlError::new(
+                1193,
+                "HY000",
+                format!("Unknown system variable '{name}'"),
+            ));
+        }
+        self.globals
+            .set(&name, &crate::types::Value::Str(value.as_bytes().to_vec()))
+    }
+
+    /// The global value of a variable set by [`SqlDb::set_global_variable`].
+    pub fn global_variable(&self, name: &str) -> Option<crate::types::Value> {
+        self.globals.get(name)
+    }
+
+    /// The server's TCP port (`@@port`, the query logs' header).
+    pub fn set_server_port(&self, port: u16) {
+        self.globals.set_port(port);
+    }
+
+    /// Sets where the network server's counters are read for `SHOW
+    /// STATUS` (`Aborted_clients`, `Aborted_connects`, ...); a name the
+    /// SQL layer counts too (`Bytes_received`) is added to its value.
+    pub fn set_status_source(&self, source: Option<crate::status::StatusSource>) {
+        self.registry.set_source(source);
     }
 
     /// The dictionary entries that could not be read at open, each with

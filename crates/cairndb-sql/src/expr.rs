@@ -563,9 +563,14 @@ impl<'a> Compiler<'a> {
         Ok(match e {
             A::Identifier(id) => self.identifier(None, id)?,
             A::CompoundIdentifier(parts) => match parts.as_slice() {
-                // `@@session.name`, `@@global.name`.
+                // `@@session.name`, `@@global.name` (read as `global.name`:
+                // the global value, `vars::get`).
                 [t, c] if t.quote_style.is_none() && t.value.starts_with("@@") => {
-                    Expr::SysVar(c.value.to_lowercase())
+                    if t.value.eq_ignore_ascii_case("@@global") {
+                        Expr::SysVar(format!("global.{}", c.value.to_lowercase()))
+                    } else {
+                        Expr::SysVar(c.value.to_lowercase())
+                    }
                 }
                 [t, c] => self.identifier(Some(&t.value), c)?,
                 [_db, t, c] => self.identifier(Some(&t.value), c)?,
@@ -952,14 +957,17 @@ impl<'a> Compiler<'a> {
         let name = id.value.as_str();
         if id.quote_style.is_none() {
             if let Some(var) = name.strip_prefix("@@") {
-                let var = var
-                    .strip_prefix("session.")
-                    .or_else(|| var.strip_prefix("SESSION."))
-                    .or_else(|| var.strip_prefix("global."))
-                    .or_else(|| var.strip_prefix("GLOBAL."))
-                    .or_else(|| var.strip_prefix("local."))
-                    .unwrap_or(var);
-                return Ok(Expr::SysVar(var.to_lowercase()));
+                let var = var.to_lowercase();
+                let var = match var.strip_prefix("global.") {
+                    // The global value (`vars::get`).
+                    Some(_) => var,
+                    None => var
+                        .strip_prefix("session.")
+                        .or_else(|| var.strip_prefix("local."))
+                        .unwrap_or(&var)
+                        .to_string(),
+                };
+                return Ok(Expr::SysVar(var));
             }
             if let Some(var) = name.strip_prefix('@') {
                 return Ok(Expr::UserVar(var.to_lowercase()));

@@ -297,9 +297,17 @@ pub enum Pre {
     Set(Vec<SetItem>),
     /// SHOW ...
     Show(Show),
-    /// A statement with nothing to do (comments only, `DO 0`, FLUSH,
-    /// LOCK/UNLOCK TABLES...).
+    /// A statement with nothing to do (comments only, `DO 0`, FLUSH of
+    /// tables or privileges, LOCK/UNLOCK TABLES...).
     Nothing,
+    /// `FLUSH [NO_WRITE_TO_BINLOG | LOCAL] what [, what ...]` naming
+    /// HOSTS (`hosts`) or LOGS / SLOW LOGS / GENERAL LOGS (`logs`).
+    Flush {
+        /// FLUSH HOSTS.
+        hosts: bool,
+        /// FLUSH [SLOW | GENERAL] LOGS.
+        logs: bool,
+    },
     /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
     /// tables, each with its database when qualified.
     Optimize(Vec<(Option<String>, String)>),
@@ -426,7 +434,17 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             }
             Pre::Optimize(tables)
         }
-        "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
+        "FLUSH" => {
+            let words: Vec<String> = (1..t.len()).map(w).collect();
+            let hosts = words.iter().any(|x| x == "HOSTS");
+            let logs = words.iter().any(|x| x == "LOGS");
+            if hosts || logs {
+                Pre::Flush { hosts, logs }
+            } else {
+                Pre::Nothing
+            }
+        }
+        "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
         _ => Pre::Sql(rewrite(body)),
     })
 }

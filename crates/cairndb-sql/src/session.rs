@@ -194,6 +194,32 @@ pub struct Session {
     pub(crate) grants_epoch: u64,
     /// What is in scope while a statement compiles (CTEs, views).
     pub(crate) cx: parking_lot::Mutex<crate::cte::Cx>,
+    /// `net_read_timeout` and `net_write_timeout`, seconds (kept apart
+    /// from `vars`: the server reads them after every command).
+    pub(crate) net_timeouts: (u32, u32),
+}
+
+/// Counts the rows a statement sends, for the slow log (used only while
+/// the slow log is on).
+struct RowCount<'a> {
+    out: &'a mut dyn Output,
+    rows: u64,
+}
+
+impl Output for RowCount<'_> {
+    fn ok(&mut self, affected: u64, last_insert_id: u64, warnings: u16, info: &str) {
+        self.out.ok(affected, last_insert_id, warnings, info);
+    }
+    fn columns(&mut self, cols: &[ColumnInfo]) {
+        self.out.columns(cols);
+    }
+    fn row(&mut self, values: &[Value]) {
+        self.rows += 1;
+        self.out.row(values);
+    }
+    fn end(&mut self, warnings: u16) {
+        self.out.end(warnings);
+    }
 }
 
 /// How the connection reached the server: its TLS session and the
@@ -242,7 +268,10 @@ impl Session {
     pub fn new(db: Arc<SqlDb>, user: &str) -> Session {
         let conn_id = db.next_connection_id();
         let info = db.registry.add(conn_id, user);
+        let mut vars = BTreeMap::new();
+        let net_timeouts = db.globals.seed(&mut vars);
         Session {
+            net_timeouts,
             info,
             db,
             conn_id,
@@ -251,7 +280,7 @@ impl Session {
             autocommit: true,
             isolation: Isolation::RepeatableRead,
             txn: None,
-            vars: BTreeMap::new(),
+            vars,
             user_vars: HashMap::new(),
             last_insert_id: 0,
             found_rows: 0,
@@ -315,6 +344,59 @@ impl Session {
         Some(std::time::Duration::from_secs(secs as u64))
     }
 
+    /// The session's `net_read_timeout` and `net_write_timeout`: how
+    /// long the server waits for the rest of a command the client began
+    /// sending, and for the client to take an answer.
+    pub fn net_timeouts(&self) -> (std::time::Duration, std::time::Duration) {
+        let (r, w) = self.net_timeouts;
+        (
+            std::time::Duration::from_secs(u64::from(r)),
+            std::time::Duration::from_secs(u64::from(w)),
+        )
+    }
+
+    /// Whether the general log is written now.
+    pub fn general_log_on(&self) -> bool {
+        self.db.globals.logs.flags() & crate::querylog::GENERAL != 0
+    }
+
+    /// Writes a general log line for this connection (`Connect`, `Init
+    /// DB`, `Quit`, ...) if the general log is on.
+    pub fn log_general(&self, command: &str, argument: &str) {
+        if self.db.globals.logs.flags() & crate::querylog::GENERAL != 0 {
+            self.db
+                .globals
+                .logs
+                .general(self.conn_id, command, argument);
+        }
+    }
+
+    /// A slow log entry for the statement `text` that took `took` and
+    /// sent `rows`.
+    fn log_slow(&self, text: &str, took: std::time::Duration, rows: u64) {
+        let (account, host) = match &self.who {
+            Some(w) => (w.account_user.as_str(), w.client.as_str()),
+            None => (self.user.as_str(), "localhost"),
+        };
+        let ip = self.info.host();
+        let started = std::time::SystemTime::now()
+            .checked_sub(took)
+            .unwrap_or(std::time::UNIX_EPOCH);
+        self.db.globals.logs.slow(&crate::querylog::SlowEntry {
+            id: self.conn_id,
+            user: &self.user,
+            account_user: account,
+            host,
+            ip: &ip,
+            db: self.current_db.as_deref(),
+            started,
+            took,
+            rows_sent: rows,
+            rows_examined: 0,
+            text,
+        });
+    }
+
     /// This session as the process list and `KILL` see it.
     pub fn info(&self) -> &crate::status::SessionInfo {
         &self.info
@@ -360,8 +442,9 @@ impl Session {
         started
     }
 
-    /// The statement begun at `started` ended.
-    fn end_statement(&mut self, started: std::time::Instant) {
+    /// The statement begun at `started` ended; how long it took if that
+    /// is longer than `long_query_time` (a slow query).
+    fn end_statement(&mut self, started: std::time::Instant) -> Option<std::time::Duration> {
         self.deadline = None;
         let took = started.elapsed();
         // `long_query_time` is read only for statements that took 1 ms or
@@ -375,6 +458,7 @@ impl Session {
             took.as_secs_f64() > limit
         };
         self.info.end(slow);
+        slow.then_some(took)
     }
 
     /// With `on`, a commit that must be synced (`flush_log_at_trx_commit`
@@ -456,6 +540,7 @@ impl Session {
         let _ = self.settle_durability();
         self.txn = None;
         self.vars.clear();
+        self.net_timeouts = self.db.globals.seed(&mut self.vars);
         self.user_vars.clear();
         self.prepared.clear();
         self.autocommit = true;
@@ -475,9 +560,25 @@ impl Session {
         } else {
             Arc::from(sql)
         };
+        // One load: which query logs are on.
+        let logs = self.db.globals.logs.flags();
+        if logs & crate::querylog::GENERAL != 0 {
+            self.db.globals.logs.general(self.conn_id, "Query", &shown);
+        }
+        let slow_text = (logs & crate::querylog::SLOW != 0).then(|| shown.clone());
         let started = self.begin_statement(crate::status::Com::of(sql), shown);
-        let r = self.query_body(sql, out);
-        self.end_statement(started);
+        let (r, rows) = if slow_text.is_some() {
+            let mut count = RowCount { out, rows: 0 };
+            let r = self.query_body(sql, &mut count);
+            (r, count.rows)
+        } else {
+            (self.query_body(sql, out), 0)
+        };
+        if let Some(took) = self.end_statement(started) {
+            if let Some(text) = slow_text {
+                self.log_slow(&text, took, rows);
+            }
+        }
         r
     }
 
@@ -514,6 +615,14 @@ impl Session {
     /// layer's); an id in use is replaced.
     pub fn prepare_as(&mut self, id: u32, sql: &str) -> SqlResult<PrepareInfo> {
         self.info.count(crate::status::Com::StmtPrepare);
+        if self.db.globals.logs.flags() & crate::querylog::GENERAL != 0 {
+            let shown = if crate::acl::hides_text(sql) {
+                "<an account statement: its text is not shown>"
+            } else {
+                sql
+            };
+            self.db.globals.logs.general(self.conn_id, "Prepare", shown);
+        }
         crate::acl::refresh(self);
         let levels = crate::depth::bound(sql);
         crate::depth::run(levels, || self.prepare_levels(id, sql, levels))
@@ -551,17 +660,33 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
+        let logs = self.db.globals.logs.flags();
         let (levels, started) = match self.prepared.get(&id) {
             Some(p) => {
                 let (levels, com, text) = (p.levels, p.com, p.text.clone());
                 self.info.count(crate::status::Com::StmtExecute);
-                (levels, Some(self.begin_statement(com, text)))
+                if logs & crate::querylog::GENERAL != 0 {
+                    self.db.globals.logs.general(self.conn_id, "Execute", &text);
+                }
+                let slow_text = (logs & crate::querylog::SLOW != 0).then(|| text.clone());
+                (levels, Some((self.begin_statement(com, text), slow_text)))
             }
             None => (0, None),
         };
-        let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out));
-        if let Some(started) = started {
-            self.end_statement(started);
+        let (r, rows) = if logs & crate::querylog::SLOW != 0 {
+            let mut count = RowCount { out, rows: 0 };
+            let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, &mut count));
+            (r, count.rows)
+        } else {
+            let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out));
+            (r, 0)
+        };
+        if let Some((started, slow_text)) = started {
+            if let Some(took) = self.end_statement(started) {
+                if let Some(text) = slow_text {
+                    self.log_slow(&text, took, rows);
+                }
+            }
         }
         r
     }
@@ -693,6 +818,9 @@ impl Session {
     /// COM_STMT_CLOSE.
     pub fn close_statement(&mut self, id: u32) {
         self.info.count(crate::status::Com::StmtClose);
+        if self.db.globals.logs.flags() & crate::querylog::GENERAL != 0 {
+            self.db.globals.logs.general(self.conn_id, "Close stmt", "");
+        }
         self.prepared.remove(&id);
     }
 
@@ -943,6 +1071,16 @@ impl Session {
             }
             Pre::Show(s) => crate::show::run(self, s, out)?,
             Pre::Nothing => out.ok(0, 0, 0, ""),
+            Pre::Flush { hosts, logs } => {
+                crate::acl::check_global(self, crate::acl::RELOAD, "RELOAD")?;
+                if hosts {
+                    self.db.globals.flush_hosts();
+                }
+                if logs {
+                    self.db.globals.logs.reopen()?;
+                }
+                out.ok(0, 0, 0, "");
+            }
             Pre::Optimize(tables) => crate::ddl::optimize(self, &tables, out)?,
             Pre::AlterTable(text) => crate::alter::run(self, &text, out)?,
             Pre::Acl(st) => crate::acl::run(self, st, out)?,
@@ -1045,6 +1183,9 @@ pub(crate) fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.who.is_some() {
+            self.log_general("Quit", "");
+        }
         self.db.registry.remove(self.conn_id);
     }
 }

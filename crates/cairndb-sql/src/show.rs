@@ -38,12 +38,16 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 }
                 let v = match scope {
                     VarScope::Session => crate::vars::get(s, name)?,
-                    VarScope::Global => default,
+                    VarScope::Global => match name {
+                        "port" => s.db.globals.port(),
+                        _ => s.db.globals.get(name).unwrap_or(default),
+                    },
                 };
+                let on_off = matches!(name, "autocommit" | "general_log" | "slow_query_log");
                 let text = match v {
                     Value::Str(b) => String::from_utf8_lossy(&b).into_owned(),
-                    Value::Int(1) if name == "autocommit" => "ON".into(),
-                    Value::Int(0) if name == "autocommit" => "OFF".into(),
+                    Value::Int(1) if on_off => "ON".into(),
+                    Value::Int(0) if on_off => "OFF".into(),
                     other => other.to_string(),
                 };
                 out.row(&[t(name), t(&text)]);

@@ -164,6 +164,10 @@ const COM_KINDS: usize = Com::Other as usize + 1;
 pub(crate) struct Counters {
     questions: AtomicU64,
     slow_queries: AtomicU64,
+    /// Bytes from and to the client, as the server reports them
+    /// ([`SessionInfo::add_traffic`]).
+    bytes_received: AtomicU64,
+    bytes_sent: AtomicU64,
     com: [AtomicU64; COM_KINDS],
 }
 
@@ -171,6 +175,8 @@ impl Counters {
     fn add_to(&self, sums: &mut Sums) {
         sums.questions += self.questions.load(Ordering::Relaxed);
         sums.slow_queries += self.slow_queries.load(Ordering::Relaxed);
+        sums.bytes_received += self.bytes_received.load(Ordering::Relaxed);
+        sums.bytes_sent += self.bytes_sent.load(Ordering::Relaxed);
         for (s, c) in sums.com.iter_mut().zip(&self.com) {
             *s += c.load(Ordering::Relaxed);
         }
@@ -183,6 +189,12 @@ impl Counters {
             other.slow_queries.load(Ordering::Relaxed),
             Ordering::Relaxed,
         );
+        self.bytes_received.fetch_add(
+            other.bytes_received.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        self.bytes_sent
+            .fetch_add(other.bytes_sent.load(Ordering::Relaxed), Ordering::Relaxed);
         for (s, c) in self.com.iter().zip(&other.com) {
             s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
         }
@@ -193,6 +205,8 @@ impl Counters {
 struct Sums {
     questions: u64,
     slow_queries: u64,
+    bytes_received: u64,
+    bytes_sent: u64,
     com: [u64; COM_KINDS],
 }
 
@@ -286,6 +300,14 @@ impl SessionInfo {
         a.since = Some(Instant::now());
     }
 
+    /// Counts bytes the server read from (`received`) and wrote to
+    /// (`sent`) this session's client (`Bytes_received`, `Bytes_sent`).
+    pub fn add_traffic(&self, received: u64, sent: u64) {
+        let c = &self.counters;
+        c.bytes_received.fetch_add(received, Ordering::Relaxed);
+        c.bytes_sent.fetch_add(sent, Ordering::Relaxed);
+    }
+
     /// Error 1317 if the running statement was killed.
     pub(crate) fn interrupted(&self) -> bool {
         self.kill.load(Ordering::Relaxed) != KILL_NONE
@@ -343,6 +365,11 @@ impl Process {
     }
 }
 
+/// Counters kept outside the SQL layer (the network server's), under
+/// MySQL's status names; a name the registry also counts is added to its
+/// value.
+pub type StatusSource = Box<dyn Fn() -> Vec<(&'static str, u64)> + Send + Sync>;
+
 /// Every live session of a database, and the totals of closed ones.
 pub(crate) struct Registry {
     sessions: Mutex<BTreeMap<u64, Arc<SessionInfo>>>,
@@ -350,6 +377,8 @@ pub(crate) struct Registry {
     started: Instant,
     connections: AtomicU64,
     max_used: AtomicU64,
+    /// The server's counters, if a server reports any.
+    source: Mutex<Option<Arc<StatusSource>>>,
 }
 
 impl Registry {
@@ -360,7 +389,13 @@ impl Registry {
             started: Instant::now(),
             connections: AtomicU64::new(0),
             max_used: AtomicU64::new(0),
+            source: Mutex::new(None),
         }
+    }
+
+    /// Sets where the server's own counters are read.
+    pub(crate) fn set_source(&self, source: Option<StatusSource>) {
+        *self.source.lock() = source.map(Arc::new);
     }
 
     /// Registers a new session.
@@ -456,6 +491,8 @@ impl Registry {
             (running, m.len() as u64, sums)
         };
         let mut v: Vec<(&'static str, u64)> = vec![
+            ("Bytes_received", sums.bytes_received),
+            ("Bytes_sent", sums.bytes_sent),
             ("Connections", self.connections.load(Ordering::Relaxed)),
             (
                 "Max_used_connections",
@@ -471,6 +508,15 @@ impl Registry {
         for (name, n) in COM_NAMES.iter().zip(sums.com.iter_mut()) {
             v.push((name, std::mem::take(n)));
         }
+        let source = self.source.lock().clone();
+        if let Some(f) = source {
+            for (name, value) in f() {
+                match v.iter_mut().find(|x| x.0 == name) {
+                    Some(x) => x.1 += value,
+                    None => v.push((name, value)),
+                }
+            }
+        }
         v.sort_by(|a, b| a.0.cmp(b.0));
         v
     }
@@ -484,6 +530,8 @@ impl Registry {
             match *name {
                 "Queries" | "Questions" => *value = sums.questions,
                 "Slow_queries" => *value = sums.slow_queries,
+                "Bytes_received" => *value = sums.bytes_received,
+                "Bytes_sent" => *value = sums.bytes_sent,
                 _ => {
                     if let Some(i) = COM_NAMES.iter().position(|n| n == name) {
                         *value = sums.com.get(i).copied().unwrap_or(0);

@@ -16,7 +16,9 @@ fn s(v: &str) -> Value {
 /// Every known variable with its default. Those that act: autocommit,
 /// transaction_isolation / tx_isolation, innodb_lock_wait_timeout /
 /// lock_wait_timeout (row lock waits), sql_mode (kept; strict mode is
-/// always on).
+/// always on), and those `globals.rs` owns (the query logs,
+/// `long_query_time`, `max_connect_errors`, the net timeouts; their
+/// file names' defaults depend on the data directory).
 pub fn defaults() -> Vec<(&'static str, Value)> {
     vec![
         ("auto_increment_increment", Value::Int(1)),
@@ -39,6 +41,8 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("div_precision_increment", Value::Int(4)),
         ("error_count", Value::Int(0)),
         ("foreign_key_checks", Value::Int(1)),
+        ("general_log", Value::Int(0)),
+        ("general_log_file", s("")),
         ("group_concat_max_len", Value::Int(1024)),
         ("have_ssl", s("DISABLED")),
         ("hostname", s("localhost")),
@@ -47,9 +51,11 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("interactive_timeout", Value::Int(28800)),
         ("license", s("Apache-2.0")),
         ("lock_wait_timeout", Value::Int(31_536_000)),
+        ("log_output", s("FILE")),
         ("long_query_time", Value::Double(10.0)),
         ("lower_case_table_names", Value::Int(0)),
         ("max_allowed_packet", Value::Int(67_108_864)),
+        ("max_connect_errors", Value::Int(100)),
         ("max_connections", Value::Int(1000)),
         ("max_heap_table_size", Value::Int(16_777_216)),
         ("max_execution_time", Value::Int(0)),
@@ -64,6 +70,8 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("query_cache_type", s("OFF")),
         ("rocksdb_flush_log_at_trx_commit", Value::Int(1)),
         ("session_track_schema", Value::Int(1)),
+        ("slow_query_log", Value::Int(0)),
+        ("slow_query_log_file", s("")),
         ("session_track_state_change", Value::Int(0)),
         ("session_track_system_variables", s("")),
         ("session_track_transaction_info", s("OFF")),
@@ -94,16 +102,29 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The default of `name`.
+/// The default of `name` (`global.name` too).
 pub fn default_of(name: &str) -> Option<Value> {
+    let name = name.strip_prefix("global.").unwrap_or(name);
     defaults()
         .into_iter()
         .find(|(n, _)| *n == name)
         .map(|(_, v)| v)
 }
 
-/// The session's value of `name` (lower-case, no scope).
+/// The session's value of `name` (lower-case, no scope), or with a
+/// `global.` prefix the global value (the default, for a variable that
+/// keeps no global value of its own).
 pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
+    if let Some(g) = name.strip_prefix("global.") {
+        return Ok(match g {
+            "port" => s.db.globals.port(),
+            "have_ssl" | "require_secure_transport" => get(s, g)?,
+            _ => match s.db.globals.get(g) {
+                Some(v) => v,
+                None => default_of(g).ok_or_else(|| unknown(g))?,
+            },
+        });
+    }
     Ok(match name {
         "autocommit" => Value::Int(i64::from(s.autocommit)),
         "transaction_isolation" | "tx_isolation" => {
@@ -123,6 +144,8 @@ pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
             Value::Str(v.to_vec())
         }
         "require_secure_transport" => Value::Int(i64::from(s.transport.require_secure_transport)),
+        "port" => s.db.globals.port(),
+        n if crate::globals::global_only(n) => s.db.globals.get(n).unwrap_or(Value::Null),
         _ => match s.vars.get(name) {
             Some(v) => v.clone(),
             None => default_of(name).ok_or_else(|| unknown(name))?,
@@ -138,6 +161,9 @@ fn unknown(name: &str) -> SqlError {
 pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<()> {
     if default_of(name).is_none() && name != "last_insert_id" && name != "identity" {
         return Err(unknown(name));
+    }
+    if crate::globals::owns(name) {
+        return crate::globals::set_var(s, scope == VarScope::Global, name, v);
     }
     match name {
         "autocommit" => {

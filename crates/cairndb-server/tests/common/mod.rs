@@ -352,6 +352,9 @@ pub fn config() -> Config {
 /// dropped.
 pub struct Running {
     pub port: u16,
+    /// The server's host cache and counters.
+    pub hosts: cairndb_server::Hosts,
+    pub counters: cairndb_server::Counters,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
@@ -398,7 +401,11 @@ pub fn start(config: Config) -> Running {
             .build()?;
         rt.block_on(async move {
             let server = Server::bind(config, Arc::new(Mock)).await?;
-            let _ = port_tx.send(server.local_addr()?.port());
+            let _ = port_tx.send((
+                server.local_addr()?.port(),
+                server.hosts(),
+                server.counters(),
+            ));
             server
                 .run(async {
                     let _ = stop_rx.await;
@@ -406,9 +413,11 @@ pub fn start(config: Config) -> Running {
                 .await
         })
     });
-    let port = port_rx.recv().expect("server did not start");
+    let (port, hosts, counters) = port_rx.recv().expect("server did not start");
     Running {
         port,
+        hosts,
+        counters,
         stop: Some(stop_tx),
         thread: Some(thread),
     }

@@ -218,6 +218,23 @@ impl SetNode {
             SetNode::Op(_, _, l, r) => l.has_subqueries() || r.has_subqueries(),
         }
     }
+
+    /// Adds the enclosing queries' columns its parts read to `out`.
+    fn outer_refs(&self, out: &mut Vec<(usize, usize)>) {
+        match self {
+            SetNode::Plan(p) => {
+                for r in &p.outer_refs {
+                    if !out.contains(r) {
+                        out.push(*r);
+                    }
+                }
+            }
+            SetNode::Op(_, _, l, r) => {
+                l.outer_refs(out);
+                r.outer_refs(out);
+            }
+        }
+    }
 }
 
 /// A compiled SELECT.
@@ -256,6 +273,14 @@ pub struct SelectPlan {
     /// Subqueries in its expressions (or in a derived table's), to
     /// materialise before each execution.
     pub subqueries: bool,
+    /// Columns of enclosing queries it reads, itself or through its
+    /// subqueries and derived tables: (queries out, slot), each once.
+    /// Empty for a query that is not a correlated subquery.
+    pub outer_refs: Vec<(usize, usize)>,
+    /// Whether its own expressions read enclosing queries' columns or
+    /// hold correlated subqueries: it then runs with the enclosing rows
+    /// at hand and the reader for its subqueries.
+    pub correlated: bool,
 }
 
 impl SelectPlan {
@@ -623,6 +648,8 @@ pub(crate) fn set_plan(
     let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
     *params = c.next_param;
     let subqueries = node.has_subqueries();
+    let mut outer_refs = Vec::new();
+    node.outer_refs(&mut outer_refs);
     Ok(SelectPlan {
         sources: vec![Source::Derived {
             plan: None,
@@ -649,6 +676,8 @@ pub(crate) fn set_plan(
         offset,
         lock: None,
         subqueries,
+        outer_refs,
+        correlated: false,
     })
 }
 
@@ -1089,6 +1118,19 @@ fn compile_select(
             .iter()
             .any(|x| matches!(x, Source::Derived { plan: Some(p), .. } if p.subqueries));
     let width = scope.cols.len();
+    // A derived table reads enclosing columns for this query (it runs
+    // where this query runs, at the same depth).
+    let mut outer_refs = std::mem::take(&mut c.outer_refs);
+    for src in &sources {
+        if let Source::Derived { plan: Some(p), .. } = src {
+            for r in &p.outer_refs {
+                if !outer_refs.contains(r) {
+                    outer_refs.push(*r);
+                }
+            }
+        }
+    }
+    let correlated = c.direct_outer || c.correlated_subqueries;
     let checks = column_checks.into_inner();
     if !checks.is_empty() {
         check_columns_read(
@@ -1118,6 +1160,8 @@ fn compile_select(
         offset,
         lock,
         subqueries,
+        outer_refs,
+        correlated,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
@@ -1358,7 +1402,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
                 _ => OutType::VarString,
             },
         },
-        Expr::Param(_) | Expr::UserVar(_) => OutType::VarString,
+        Expr::Param(_) | Expr::UserVar(_) | Expr::Outer(..) => OutType::VarString,
         Expr::Subquery(None, sq) if sq.test == crate::expr::SubTest::Scalar => {
             sq.plan.columns.first().map_or(OutType::Null, |c| c.ty)
         }
@@ -1573,7 +1617,12 @@ fn and_all(parts: &[&Expr]) -> Option<Expr> {
 pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
     match e {
         Expr::Column(i) => out.push(*i),
-        Expr::Const(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) | Expr::Agg(_) => {}
+        Expr::Const(_)
+        | Expr::Outer(..)
+        | Expr::Param(_)
+        | Expr::SysVar(_)
+        | Expr::UserVar(_)
+        | Expr::Agg(_) => {}
         Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => slots(x, out),
         Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
             slots(l, out);
@@ -1607,12 +1656,57 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
                 slots(a, out);
             }
         }
-        Expr::Subquery(x, _) => {
+        Expr::Subquery(x, sq) => {
             if let Some(x) = x {
                 slots(x, out);
             }
+            // A correlated subquery reads this query's row.
+            out.extend(
+                sq.plan
+                    .outer_refs
+                    .iter()
+                    .filter(|(up, _)| *up == 1)
+                    .map(|(_, slot)| *slot),
+            );
         }
         Expr::InSet(x, ..) => slots(x, out),
+    }
+}
+
+/// Whether `e` holds a correlated subquery (a key bound must not: it
+/// is evaluated where no subquery can run). Walks without allocating.
+fn has_correlated_subquery(e: &Expr) -> bool {
+    let any = |l: &[Expr]| l.iter().any(has_correlated_subquery);
+    match e {
+        Expr::Subquery(x, sq) => {
+            !sq.plan.outer_refs.is_empty() || x.as_deref().is_some_and(has_correlated_subquery)
+        }
+        Expr::Const(_)
+        | Expr::Column(_)
+        | Expr::Outer(..)
+        | Expr::Param(_)
+        | Expr::SysVar(_)
+        | Expr::UserVar(_)
+        | Expr::Agg(_) => false,
+        Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => {
+            has_correlated_subquery(x)
+        }
+        Expr::InSet(x, ..) => has_correlated_subquery(x),
+        Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
+            has_correlated_subquery(l) || has_correlated_subquery(r)
+        }
+        Expr::InList(x, l, _) => has_correlated_subquery(x) || any(l),
+        Expr::Between(a, b, c, _) => {
+            has_correlated_subquery(a) || has_correlated_subquery(b) || has_correlated_subquery(c)
+        }
+        Expr::Case(o, arms, els) => {
+            o.as_deref().is_some_and(has_correlated_subquery)
+                || arms
+                    .iter()
+                    .any(|(w, t)| has_correlated_subquery(w) || has_correlated_subquery(t))
+                || els.as_deref().is_some_and(has_correlated_subquery)
+        }
+        Expr::Func(_, args) => any(args),
     }
 }
 
@@ -1621,7 +1715,7 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
 fn available(e: &Expr, avail: usize) -> bool {
     let mut v = Vec::new();
     slots(e, &mut v);
-    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_))
+    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_)) && !has_correlated_subquery(e)
 }
 
 /// What the conjuncts say about one column (slot), and which conjunct
@@ -2263,6 +2357,8 @@ fn single_table_scan(
             offset: None,
             lock: Some(true),
             subqueries: false,
+            outer_refs: Vec::new(),
+            correlated: false,
         },
         scope,
     ))
@@ -2315,6 +2411,7 @@ fn compile_update(
     }
     *params = c.next_param;
     scan.subqueries = c.subqueries > 0;
+    scan.correlated = c.correlated_subqueries;
     if scan.subqueries {
         let mut all: Vec<&Expr> = sets.iter().map(|(_, e)| e).collect();
         all.extend(&scan.filter);
@@ -2356,6 +2453,7 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
     }
     *params = c.next_param;
     scan.subqueries = c.subqueries > 0;
+    scan.correlated = c.correlated_subqueries;
     if scan.subqueries {
         let mut all: Vec<&Expr> = scan.filter.iter().collect();
         all.extend(scan.order.iter().map(|(e, _)| e));

@@ -558,3 +558,28 @@ fn correlated_equality_reads_the_inner_index() {
         ]
     );
 }
+
+/// Times point selects and a correlated count over repeated keys (run
+/// by hand with `--ignored --nocapture`; prints, asserts nothing of
+/// time).
+#[test]
+#[ignore]
+fn timing_point_selects_and_repeated_keys() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE TABLE big (id INT PRIMARY KEY, k INT, KEY (k))");
+    for chunk in (1..=20_000).collect::<Vec<i32>>().chunks(1000) {
+        let vals: Vec<String> = chunk.iter().map(|i| format!("({i}, {})", i % 50)).collect();
+        q(&mut s, &format!("INSERT INTO big VALUES {}", vals.join(", ")));
+    }
+    let t = std::time::Instant::now();
+    for i in 0..20_000 {
+        q(&mut s, &format!("SELECT k FROM big WHERE id = {}", i % 20_000 + 1));
+    }
+    println!("20000 point selects: {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let got = r(
+        &mut s,
+        "SELECT sum((SELECT count(*) FROM big AS x WHERE x.k = big.k)) FROM big",
+    );
+    println!("correlated count over 20000 rows, 50 keys: {:?} {got:?}", t.elapsed());
+}

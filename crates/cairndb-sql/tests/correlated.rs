@@ -566,14 +566,23 @@ fn correlated_equality_reads_the_inner_index() {
 #[ignore]
 fn timing_point_selects_and_repeated_keys() {
     let (_d, mut s) = session();
-    q(&mut s, "CREATE TABLE big (id INT PRIMARY KEY, k INT, KEY (k))");
+    q(
+        &mut s,
+        "CREATE TABLE big (id INT PRIMARY KEY, k INT, KEY (k))",
+    );
     for chunk in (1..=20_000).collect::<Vec<i32>>().chunks(1000) {
         let vals: Vec<String> = chunk.iter().map(|i| format!("({i}, {})", i % 50)).collect();
-        q(&mut s, &format!("INSERT INTO big VALUES {}", vals.join(", ")));
+        q(
+            &mut s,
+            &format!("INSERT INTO big VALUES {}", vals.join(", ")),
+        );
     }
     let t = std::time::Instant::now();
     for i in 0..20_000 {
-        q(&mut s, &format!("SELECT k FROM big WHERE id = {}", i % 20_000 + 1));
+        q(
+            &mut s,
+            &format!("SELECT k FROM big WHERE id = {}", i % 20_000 + 1),
+        );
     }
     println!("20000 point selects: {:?}", t.elapsed());
     let t = std::time::Instant::now();
@@ -581,5 +590,29 @@ fn timing_point_selects_and_repeated_keys() {
         &mut s,
         "SELECT sum((SELECT count(*) FROM big AS x WHERE x.k = big.k)) FROM big",
     );
-    println!("correlated count over 20000 rows, 50 keys: {:?} {got:?}", t.elapsed());
+    println!(
+        "correlated count over 20000 rows, 50 keys: {:?} {got:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn prepared_correlated_subquery_reruns_with_each_parameter() {
+    let (_d, mut s) = session();
+    let info = s
+        .prepare(
+            "SELECT id, (SELECT count(*) FROM t2 WHERE t2.k = t1.k AND t2.v > ?) FROM t1 \
+             WHERE id < 4 ORDER BY id",
+        )
+        .unwrap();
+    let run = |s: &mut Session, v: i64| {
+        let mut c = cairndb_sql::Collect::default();
+        s.execute(info.id, &[cairndb_sql::Value::Int(v)], &mut c)
+            .unwrap();
+        rows(&c)
+    };
+    assert_eq!(run(&mut s, 0), ["1|2", "2|2", "3|1"]);
+    // Results kept for one execution are not the next one's.
+    assert_eq!(run(&mut s, 150), ["1|1", "2|1", "3|1"]);
+    assert_eq!(run(&mut s, 1000), ["1|0", "2|0", "3|0"]);
 }

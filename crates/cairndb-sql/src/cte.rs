@@ -558,7 +558,7 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
             "a set operation as a recursive query block of a Common Table Expression",
         ));
     };
-    if p.grouped() {
+    if p.grouped() || !p.windows.is_empty() {
         return Err(err_name(
             3575,
             "HY000",

@@ -26,7 +26,7 @@ use crate::error::{SqlError, SqlResult};
 use std::sync::Arc;
 
 use crate::expr::{
-    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet,
+    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet, WinFunc,
 };
 use crate::keys;
 use crate::output::Output;
@@ -1164,8 +1164,11 @@ pub(crate) fn select_rows(
             }
         }
     }
+    let windowed = !p.windows.is_empty();
     let sorted = !p.order.is_empty() && !p.order_by_index;
     let grouped = p.grouped();
+    // A windowed query's rows after WHERE (its windows need them all).
+    let mut win_rows: Vec<Vec<Value>> = Vec::new();
     let mut row = std::mem::take(&mut scratch.row);
     recycle(&mut row, &mut scratch.strs);
     row.resize(p.width, Value::Null);
@@ -1178,7 +1181,7 @@ pub(crate) fn select_rows(
     // projected columns (`key_slot[k]`: where term k's value is).
     let mut buffered: Vec<Vec<Value>> = Vec::new();
     let nproj = p.proj.len();
-    let (key_slot, extra) = if sorted || grouped {
+    let (key_slot, extra) = if sorted || grouped || windowed {
         order_slots(p)
     } else {
         (Vec::new(), Vec::new())
@@ -1187,7 +1190,7 @@ pub(crate) fn select_rows(
     // end up side by side, so they are dropped after sorting instead of
     // through a hash set of every row's key.
     let dedupe_sorted =
-        p.distinct && !grouped && sorted && (0..nproj).all(|j| key_slot.contains(&j));
+        p.distinct && !grouped && !windowed && sorted && (0..nproj).all(|j| key_slot.contains(&j));
     let proj_colls: Vec<Collation> = if dedupe_sorted {
         p.proj
             .iter()
@@ -1201,7 +1204,7 @@ pub(crate) fn select_rows(
     let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
     let mut sent = 0u64;
-    let stream_limit = if !sorted && !grouped {
+    let stream_limit = if !sorted && !grouped && !windowed {
         limit.map(|l| l.saturating_add(offset))
     } else {
         None
@@ -1230,6 +1233,10 @@ pub(crate) fn select_rows(
                 if truth(&eval(f, r, &[], types, s)?) != Some(true) {
                     return Ok(true);
                 }
+            }
+            if windowed {
+                win_rows.push(r.to_vec());
+                return Ok(true);
             }
             if grouped {
                 kbuf.clear();
@@ -1355,7 +1362,37 @@ pub(crate) fn select_rows(
     } else {
         s
     };
-    if grouped {
+    if windowed {
+        let vals = window_values(p, &win_rows, s)?;
+        let none = Vec::new();
+        for (i, r) in win_rows.iter().enumerate() {
+            let w = vals.get(i).unwrap_or(&none);
+            let mut b = p
+                .proj
+                .iter()
+                .map(|e| eval(e, r, w, types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            if p.distinct {
+                kbuf.clear();
+                for (k, v) in b.iter().enumerate() {
+                    group_key(&mut kbuf, v, crate::expr::collation_of(&p.proj[k], types));
+                }
+                if seen.contains(&kbuf) {
+                    continue;
+                }
+                seen.insert(kbuf.clone());
+            }
+            for &k in &extra {
+                if let Some((e, _)) = p.order.get(k) {
+                    b.push(eval(e, r, w, types, s)?);
+                }
+            }
+            buffered.push(b);
+        }
+        if !p.order.is_empty() {
+            sort_rows(&mut buffered, &p.order, &key_slot, types);
+        }
+    } else if grouped {
         // An aggregate without GROUP BY over no rows still has one row.
         if groups.is_empty() && p.group.is_empty() {
             groups.push(Group {
@@ -1403,7 +1440,7 @@ pub(crate) fn select_rows(
             dedupe(&mut buffered, &proj_colls);
         }
     }
-    if grouped || sorted {
+    if grouped || sorted || windowed {
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
             .min(buffered.len());
@@ -1421,6 +1458,149 @@ pub(crate) fn select_rows(
     }
     scratch.out = proj_row;
     Ok(())
+}
+
+/// Compares two values of a sort key under `coll`, NULL first.
+fn sort_cmp(x: &Value, y: &Value, coll: Collation) -> Ordering {
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// The window functions' values for each row of `rows` (the rows after
+/// WHERE, in their order): `out[i][k]` is window k's value at row i.
+/// Rows are partitioned by PARTITION BY, ordered by the window's ORDER
+/// BY (stable, NULL first, the sort code's collations); an aggregate
+/// covers MySQL's default frame: the whole partition without ORDER BY,
+/// else the partition up to the current row and its peers.
+fn window_values(p: &SelectPlan, rows: &[Vec<Value>], s: &dyn Env) -> SqlResult<Vec<Vec<Value>>> {
+    let types = &p.types;
+    let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(p.windows.len()); rows.len()];
+    for w in &p.windows {
+        let colls: Vec<Collation> = w
+            .order
+            .iter()
+            .map(|(e, _)| crate::expr::collation_of(e, types))
+            .collect();
+        // (partition key, ORDER BY values, row index)
+        let mut keyed: Vec<(Vec<u8>, Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            let mut pk = Vec::new();
+            for e in &w.partition {
+                let v = eval(e, r, &[], types, s)?;
+                group_key(&mut pk, &v, crate::expr::collation_of(e, types));
+            }
+            let ov = w
+                .order
+                .iter()
+                .map(|(e, _)| eval(e, r, &[], types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            keyed.push((pk, ov, i));
+        }
+        let order_cmp = |a: &[Value], b: &[Value]| -> Ordering {
+            for (k, (_, asc)) in w.order.iter().enumerate() {
+                let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
+                let (x, y) = (a.get(k), b.get(k));
+                let o = match (x, y) {
+                    (Some(x), Some(y)) => sort_cmp(x, y, coll),
+                    _ => Ordering::Equal,
+                };
+                let o = if *asc { o } else { o.reverse() };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        };
+        keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order_cmp(&a.1, &b.1)));
+        let mut vals: Vec<Value> = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            let mut end = start + 1;
+            while end < keyed.len() && keyed[end].0 == keyed[start].0 {
+                end += 1;
+            }
+            let part = keyed.get(start..end).unwrap_or_default();
+            let coll = w.agg.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
+                crate::expr::collation_of(e, types)
+            });
+            let mut acc = new_acc(&w.agg);
+            if w.func == WinFunc::Agg && w.order.is_empty() {
+                for (_, _, i) in part {
+                    let v = match &w.agg.arg {
+                        Some(e) => Some(eval(
+                            e,
+                            rows.get(*i).map_or(&[][..], |r| r.as_slice()),
+                            &[],
+                            types,
+                            s,
+                        )?),
+                        None => None,
+                    };
+                    feed(&mut acc, &w.agg, v, coll)?;
+                }
+                let v = finish(&acc)?;
+                for (_, _, i) in part {
+                    if let Some(slot) = vals.get_mut(*i) {
+                        *slot = v.clone();
+                    }
+                }
+                start = end;
+                continue;
+            }
+            // Peer groups in order.
+            let mut g = 0;
+            let mut dense = 0i64;
+            while g < part.len() {
+                let mut h = g + 1;
+                while h < part.len() && order_cmp(&part[h].1, &part[g].1) == Ordering::Equal {
+                    h += 1;
+                }
+                dense += 1;
+                let peers = part.get(g..h).unwrap_or_default();
+                let agg_val = if w.func == WinFunc::Agg {
+                    for (_, _, i) in peers {
+                        let v = match &w.agg.arg {
+                            Some(e) => Some(eval(
+                                e,
+                                rows.get(*i).map_or(&[][..], |r| r.as_slice()),
+                                &[],
+                                types,
+                                s,
+                            )?),
+                            None => None,
+                        };
+                        feed(&mut acc, &w.agg, v, coll)?;
+                    }
+                    finish(&acc)?
+                } else {
+                    Value::Null
+                };
+                for (n, (_, _, i)) in peers.iter().enumerate() {
+                    let v = match w.func {
+                        WinFunc::RowNumber => {
+                            Value::Int(i64::try_from(g + n + 1).unwrap_or(i64::MAX))
+                        }
+                        WinFunc::Rank => Value::Int(i64::try_from(g + 1).unwrap_or(i64::MAX)),
+                        WinFunc::DenseRank => Value::Int(dense),
+                        WinFunc::Agg => agg_val.clone(),
+                    };
+                    if let Some(slot) = vals.get_mut(*i) {
+                        *slot = v;
+                    }
+                }
+                g = h;
+            }
+            start = end;
+        }
+        for (o, v) in out.iter_mut().zip(vals) {
+            o.push(v);
+        }
+    }
+    Ok(out)
 }
 
 /// Where each ORDER BY term's value sits in a buffered row (the

@@ -281,6 +281,9 @@ pub struct SelectPlan {
     /// hold correlated subqueries: it then runs with the enclosing rows
     /// at hand and the reader for its subqueries.
     pub correlated: bool,
+    /// Window functions of the select list (`Expr::Agg(k)` reads window
+    /// k's value; such a query has no plain aggregates nor GROUP BY).
+    pub windows: Vec<crate::expr::WinCall>,
 }
 
 impl SelectPlan {
@@ -678,6 +681,7 @@ pub(crate) fn set_plan(
         subqueries,
         outer_refs,
         correlated: false,
+        windows: Vec::new(),
     })
 }
 
@@ -981,6 +985,7 @@ fn compile_select(
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.allow_agg = true;
+    c.allow_win = true;
     c.next_param = *params;
     c.sub = Some(&planner);
     c.outer = outer.to_vec();
@@ -1025,12 +1030,26 @@ fn compile_select(
             ast::SelectItem::UnnamedExpr(e) => {
                 let x = c.compile(e)?;
                 let label = label_of(e);
-                columns.push(info_for_expr(&x, &label, &scope, &c.aggs));
+                let wagg;
+                let aggs = if c.wins.is_empty() {
+                    &c.aggs
+                } else {
+                    wagg = win_types(&c);
+                    &wagg
+                };
+                columns.push(info_for_expr(&x, &label, &scope, aggs));
                 proj.push(x);
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 let x = c.compile(expr)?;
-                let mut info = info_for_expr(&x, &alias.value, &scope, &c.aggs);
+                let wagg;
+                let aggs = if c.wins.is_empty() {
+                    &c.aggs
+                } else {
+                    wagg = win_types(&c);
+                    &wagg
+                };
+                let mut info = info_for_expr(&x, &alias.value, &scope, aggs);
                 info.name = alias.value.clone();
                 columns.push(info);
                 proj.push(x);
@@ -1040,6 +1059,7 @@ fn compile_select(
 
     // ON conditions, in FROM order.
     c.allow_agg = false;
+    c.allow_win = false;
     let mut sources = Vec::new();
     for p in pending {
         let on = match p.on {
@@ -1113,6 +1133,12 @@ fn compile_select(
     };
     *params = c.next_param;
     let aggs = std::mem::take(&mut c.aggs);
+    let windows = std::mem::take(&mut c.wins);
+    if !windows.is_empty() && (!aggs.is_empty() || !group.is_empty() || having.is_some()) {
+        return Err(SqlError::unsupported(
+            "window functions in a query with GROUP BY, HAVING or aggregates",
+        ));
+    }
     let subqueries = c.subqueries > 0
         || sources
             .iter()
@@ -1133,10 +1159,16 @@ fn compile_select(
     let correlated = c.direct_outer || c.correlated_subqueries;
     let checks = column_checks.into_inner();
     if !checks.is_empty() {
+        let mut win_exprs: Vec<Expr> = Vec::new();
+        for w in &windows {
+            win_exprs.extend(w.agg.arg.iter().cloned());
+            win_exprs.extend(w.partition.iter().cloned());
+            win_exprs.extend(w.order.iter().map(|(e, _)| e.clone()));
+        }
         check_columns_read(
             s,
             &checks,
-            &[&proj, &group],
+            &[&proj, &group, &win_exprs],
             &[&filter, &having],
             &order,
             &aggs,
@@ -1162,9 +1194,16 @@ fn compile_select(
         subqueries,
         outer_refs,
         correlated,
+        windows,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
+}
+
+/// The aggregates the `Expr::Agg`s of a windowed select list stand
+/// for, for typing (window k's).
+fn win_types(c: &Compiler) -> Vec<AggCall> {
+    c.wins.iter().map(|w| w.agg.clone()).collect()
 }
 
 /// Checks SELECT on each column a query reads from the tables it reads
@@ -2359,6 +2398,7 @@ fn single_table_scan(
             subqueries: false,
             outer_refs: Vec::new(),
             correlated: false,
+            windows: Vec::new(),
         },
         scope,
     ))

@@ -166,7 +166,7 @@ pub(crate) fn push_with(
         names.push(name.to_lowercase());
         let start = *params;
         let state =
-            match compile_cte(s, c, w.recursive, params, outer) {
+            match compile_cte(s, c, w.recursive, params, outer).and_then(uncorrelated) {
                 Ok(p) => State::Ready(Arc::new(p)),
                 Err(e) => {
                     // Keep the numbering of the later parameters.
@@ -304,6 +304,17 @@ fn refs_of(s: &Session, id: u32) -> usize {
             _ => None,
         })
         .unwrap_or(0)
+}
+
+/// Refuses a CTE that reads a column of an enclosing query (its rows
+/// are made once per statement and shared).
+fn uncorrelated(p: CtePlan) -> SqlResult<CtePlan> {
+    if !p.anchor.outer_refs.is_empty() || p.recursive.iter().any(|r| !r.outer_refs.is_empty()) {
+        return Err(SqlError::unsupported(
+            "a common table expression that reads a column of an enclosing query",
+        ));
+    }
+    Ok(p)
 }
 
 fn compile_cte(
@@ -547,7 +558,7 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
             "a set operation as a recursive query block of a Common Table Expression",
         ));
     };
-    if p.grouped() {
+    if p.grouped() || !p.windows.is_empty() {
         return Err(err_name(
             3575,
             "HY000",
@@ -649,9 +660,15 @@ fn run_rows(
     if p.subqueries {
         let mut q = p.clone();
         crate::exec::resolve_select(s, rd, &mut q)?;
-        select_rows(s, rd, &q, &mut sub, &mut |r| out.push(r.to_vec()))
+        select_rows(s, rd, &q, None, &mut sub, &mut |r| {
+            out.push(r.to_vec());
+            true
+        })
     } else {
-        select_rows(s, rd, p, &mut sub, &mut |r| out.push(r.to_vec()))
+        select_rows(s, rd, p, None, &mut sub, &mut |r| {
+            out.push(r.to_vec());
+            true
+        })
     }
 }
 

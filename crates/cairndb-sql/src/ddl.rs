@@ -977,6 +977,45 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
     .map(|n| ColumnInfo::text(n))
     .collect();
     out.columns(&cols);
+    let mut subs = Vec::new();
+    subqueries_of(sel, &mut subs);
+    let top = if subs.is_empty() { "SIMPLE" } else { "PRIMARY" };
+    let mut id = 1;
+    explain_rows(sel, &mut id, top, false, out);
+    out.end(0);
+    Ok(())
+}
+
+/// The subqueries in `p`'s expressions (not inside them, nor in its
+/// derived tables), in clause order.
+fn subqueries_of(p: &crate::plan::SelectPlan, out: &mut Vec<crate::plan::SelectPlan>) {
+    let mut exprs: Vec<&crate::expr::Expr> = p.proj.iter().collect();
+    for src in &p.sources {
+        if let Source::Table { on: Some(o), .. } | Source::Derived { on: Some(o), .. } = src {
+            exprs.push(o);
+        }
+    }
+    exprs.extend(&p.filter);
+    exprs.extend(&p.group);
+    exprs.extend(&p.having);
+    exprs.extend(p.order.iter().map(|(e, _)| e));
+    for e in exprs {
+        crate::expr::each_subquery(e, &mut |sp| out.push(sp.clone()));
+    }
+}
+
+/// EXPLAIN's rows for `sel` (numbered `id`, of `kind`), then for its
+/// subqueries: DEPENDENT SUBQUERY for a correlated one, which runs per
+/// row of the query it is in (its key lookups on outer columns are
+/// `ref` / `eq_ref`).
+fn explain_rows(
+    sel: &crate::plan::SelectPlan,
+    id: &mut usize,
+    kind: &str,
+    dependent: bool,
+    out: &mut dyn Output,
+) {
+    let n = id.to_string();
     for src in &sel.sources {
         let (table, ty, key, extra) = match src {
             Source::Table { t, access, .. } => match access {
@@ -991,7 +1030,11 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
                         Some(i) => &t.def.secondary[i],
                     };
                     let ty = if ia.index.is_none() && ia.eq.len() == ix.columns.len() {
-                        "const"
+                        if dependent {
+                            "eq_ref"
+                        } else {
+                            "const"
+                        }
                     } else if ix.unique && ia.eq.len() == ix.columns.len() {
                         "eq_ref"
                     } else if ia.lo.is_some() || ia.hi.is_some() || ia.alts.is_some() {
@@ -1024,8 +1067,8 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
         }
         let t = |x: &str| Value::Str(x.as_bytes().to_vec());
         out.row(&[
-            t("1"),
-            t("SIMPLE"),
+            t(&n),
+            t(kind),
             t(&table),
             t(ty),
             if key.is_empty() { Value::Null } else { t(&key) },
@@ -1041,8 +1084,18 @@ fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlRes
             },
         ]);
     }
-    out.end(0);
-    Ok(())
+    let mut subs = Vec::new();
+    subqueries_of(sel, &mut subs);
+    for sp in &subs {
+        *id += 1;
+        let dep = !sp.outer_refs.is_empty();
+        let kind = if dep {
+            "DEPENDENT SUBQUERY"
+        } else {
+            "SUBQUERY"
+        };
+        explain_rows(sp, id, kind, dep, out);
+    }
 }
 
 /// OPTIMIZE TABLE: compacts each index's key range down to the last level

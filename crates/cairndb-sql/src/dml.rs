@@ -11,8 +11,8 @@
 use std::collections::HashSet;
 
 use crate::error::{SqlError, SqlResult};
-use crate::exec::{scan_table, select_rows, successor, Effects, Reader, Scratch};
-use crate::expr::{eval, to_i64, truth};
+use crate::exec::{scan_table, select_rows, successor, Cx, Effects, Reader, Scratch};
+use crate::expr::{eval, to_i64, truth, Env};
 use crate::keys;
 use crate::output::Output;
 use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, UpdatePlan};
@@ -195,8 +195,9 @@ pub(crate) fn insert(
         // Read the source at the statement's view, without locks.
         let lock = rd.lock.take();
         let mut sub = Scratch::default();
-        let r = select_rows(s, rd, sel, &mut sub, &mut |r| {
-            rows.push(r.iter().cloned().map(Some).collect())
+        let r = select_rows(s, rd, sel, None, &mut sub, &mut |r| {
+            rows.push(r.iter().cloned().map(Some).collect());
+            true
         });
         rd.lock = lock;
         r?;
@@ -378,28 +379,45 @@ fn locked_rows(
     let def = t.def.clone();
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
     let filter = crate::exec::effective_filter(s, scan)?;
-    scan_table(s, rd, t, access, &mut row, scratch, &mut |_rd, row, _sc| {
-        if let Some(f) = filter {
-            if truth(&eval(f, row, &[], &scan.types, s)?) != Some(true) {
+    scan_table(
+        s,
+        None,
+        rd,
+        t,
+        access,
+        &mut row,
+        scratch,
+        &mut |rd, row, _sc| {
+            if let Some(f) = filter {
+                // A correlated subquery runs through the reader.
+                let hit = if scan.correlated {
+                    eval(f, row, &[], &scan.types, &Cx::new(s, None, rd))?
+                } else {
+                    eval(f, row, &[], &scan.types, s)?
+                };
+                if truth(&hit) != Some(true) {
+                    return Ok(true);
+                }
+            }
+            let mut k = Vec::new();
+            row::pk_key(&def, row, 0, &mut k);
+            if !seen.insert(k.clone()) {
                 return Ok(true);
             }
-        }
-        let mut k = Vec::new();
-        row::pk_key(&def, row, 0, &mut k);
-        if !seen.insert(k.clone()) {
-            return Ok(true);
-        }
-        found.push((k, row.clone()));
-        Ok(ordered || limit.is_none_or(|l| (found.len() as u64) < l))
-    })?;
+            found.push((k, row.clone()));
+            Ok(ordered || limit.is_none_or(|l| (found.len() as u64) < l))
+        },
+    )?;
     if ordered {
         let types = &scan.types;
         let mut keyed: Vec<SortedRow> = Vec::new();
+        let cx = Cx::new(s, None, rd);
+        let env: &dyn Env = if scan.correlated { &cx } else { s };
         for (k, r) in found {
             let ks = scan
                 .order
                 .iter()
-                .map(|(e, _)| eval(e, &r, &[], types, s))
+                .map(|(e, _)| eval(e, &r, &[], types, env))
                 .collect::<SqlResult<Vec<_>>>()?;
             keyed.push((ks, (k, r)));
         }
@@ -459,7 +477,12 @@ fn hidden_rows(
         row::decode_row_into(def, &k, &buf, &mut r, &mut Vec::new())
             .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", def.name)))?;
         if let Some(f) = &scan.filter {
-            if truth(&eval(f, &r, &[], &scan.types, s)?) != Some(true) {
+            let hit = if scan.correlated {
+                eval(f, &r, &[], &scan.types, &Cx::new(s, None, rd))?
+            } else {
+                eval(f, &r, &[], &scan.types, s)?
+            };
+            if truth(&hit) != Some(true) {
                 continue;
             }
         }
@@ -491,7 +514,11 @@ pub(crate) fn update(
         for (c, e) in &p.sets {
             // MySQL evaluates assignments left to right over the row as
             // updated so far.
-            let val = eval(e, &new, &[], &p.scan.types, s)?;
+            let val = if p.scan.correlated {
+                eval(e, &new, &[], &p.scan.types, &Cx::new(s, None, rd))?
+            } else {
+                eval(e, &new, &[], &p.scan.types, s)?
+            };
             new[*c] = crate::convert::to_column(val, &def.columns[*c], n as u64 + 1)?;
         }
         if new == old {

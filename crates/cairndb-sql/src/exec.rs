@@ -7,7 +7,16 @@
 //! Buffers for keys, values and rows live in [`Scratch`] and are reused
 //! from statement to statement, so a primary-key point select allocates
 //! nothing per row once warm.
+//!
+//! Correlated subqueries stay in the plan and run when evaluated: a
+//! query whose plan says `correlated` evaluates through a [`Cx`] that
+//! holds the enclosing queries' current rows ([`Frame`]s) and the
+//! reader. A subquery's results are kept per statement (in the
+//! [`Reader`]) by the tuple of outer values it reads, up to
+//! [`SUBQUERY_CACHE`] tuples each; a plan that is not correlated
+//! evaluates against the session as before.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -16,7 +25,9 @@ use cairndb::{DbIterator, ReadOptions, Snapshot, Transaction, TransactionIterato
 use crate::error::{SqlError, SqlResult};
 use std::sync::Arc;
 
-use crate::expr::{compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubTest, ValueSet};
+use crate::expr::{
+    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet, WinFunc,
+};
 use crate::keys;
 use crate::output::Output;
 use crate::plan::{
@@ -67,6 +78,265 @@ pub(crate) struct Reader<'a> {
     pub(crate) ctes: Vec<(u32, Arc<Vec<Vec<Value>>>)>,
     /// The previous iteration's rows of the recursive CTEs running.
     pub(crate) work: Vec<(u32, Arc<Vec<Vec<Value>>>)>,
+    /// Correlated subqueries run in this statement, by id.
+    pub(crate) subs: HashMap<u64, SubCache>,
+}
+
+/// Tuples of outer values kept per correlated subquery and statement.
+pub(crate) const SUBQUERY_CACHE: usize = 10_000;
+
+/// A correlated subquery's state within one statement.
+#[derive(Default)]
+pub(crate) struct SubCache {
+    /// Its plan with its uncorrelated subqueries materialised (None: the
+    /// compiled plan has none).
+    plan: Option<Arc<SelectPlan>>,
+    /// Results by the key of the outer values read (and the operand).
+    results: HashMap<Vec<u8>, Value>,
+}
+
+/// The current row of an enclosing query, and the frames further out.
+pub(crate) struct Frame<'a> {
+    pub(crate) row: &'a [Value],
+    pub(crate) up: Option<&'a Frame<'a>>,
+}
+
+impl Frame<'_> {
+    /// Slot `slot` of the row `up` frames out (1: this one).
+    fn get(&self, up: usize, slot: usize) -> SqlResult<Value> {
+        let mut f = self;
+        for _ in 1..up {
+            f =
+                f.up.ok_or_else(|| SqlError::internal("outer reference past the outermost query"))?;
+        }
+        Ok(f.row.get(slot).cloned().unwrap_or(Value::Null))
+    }
+}
+
+/// The evaluation context of a correlated query: the session, the rows
+/// of the enclosing queries, and (where subqueries may run) the reader.
+pub(crate) struct Cx<'c, 'r> {
+    pub(crate) s: &'c Session,
+    pub(crate) fr: Option<&'c Frame<'c>>,
+    pub(crate) rd: Option<RefCell<&'c mut Reader<'r>>>,
+}
+
+impl<'c, 'r> Cx<'c, 'r> {
+    /// A context that runs subqueries through `rd`.
+    pub(crate) fn new(s: &'c Session, fr: Option<&'c Frame<'c>>, rd: &'c mut Reader<'r>) -> Self {
+        Cx {
+            s,
+            fr,
+            rd: Some(RefCell::new(rd)),
+        }
+    }
+
+    /// A context with the enclosing rows only (for key bounds).
+    pub(crate) fn frames(s: &'c Session, fr: Option<&'c Frame<'c>>) -> Self {
+        Cx { s, fr, rd: None }
+    }
+}
+
+/// Appends `v` to a cache key: equal keys exactly when the values are
+/// the same value (strings byte for byte, whatever the collation).
+fn exact_key(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Int(i) => {
+            out.push(1);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        Value::UInt(u) => {
+            out.push(2);
+            out.extend_from_slice(&u.to_be_bytes());
+        }
+        Value::Str(b) => {
+            out.push(3);
+            keys::put_bytes(out, b);
+        }
+        Value::Double(f) => {
+            out.push(4);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        other => {
+            out.push(5);
+            keys::put_bytes(out, format!("{other:?}").as_bytes());
+        }
+    }
+}
+
+impl Env for Cx<'_, '_> {
+    fn params(&self) -> &[Value] {
+        Env::params(self.s)
+    }
+    fn sys_var(&self, name: &str) -> SqlResult<Value> {
+        Env::sys_var(self.s, name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        Env::user_var(self.s, name)
+    }
+    fn database(&self) -> Option<String> {
+        Env::database(self.s)
+    }
+    fn connection_id(&self) -> u64 {
+        Env::connection_id(self.s)
+    }
+    fn last_insert_id(&self) -> u64 {
+        Env::last_insert_id(self.s)
+    }
+    fn user(&self) -> String {
+        Env::user(self.s)
+    }
+    fn current_user(&self) -> String {
+        Env::current_user(self.s)
+    }
+    fn found_rows(&self) -> u64 {
+        Env::found_rows(self.s)
+    }
+    fn row_count(&self) -> i64 {
+        Env::row_count(self.s)
+    }
+    fn warn(&self, code: u16, message: String) {
+        Env::warn(self.s, code, message)
+    }
+    fn outer(&self, up: usize, slot: usize) -> SqlResult<Value> {
+        match self.fr {
+            Some(f) => f.get(up, slot),
+            None => Err(SqlError::internal("outer reference outside a subquery")),
+        }
+    }
+    fn subquery(
+        &self,
+        sq: &SubQuery,
+        x: Option<(Value, Collation)>,
+        row: &[Value],
+    ) -> SqlResult<Value> {
+        let cell = self
+            .rd
+            .as_ref()
+            .ok_or_else(|| SqlError::internal("subquery where none can run"))?;
+        let mut guard = cell
+            .try_borrow_mut()
+            .map_err(|_| SqlError::internal("subquery reader in use"))?;
+        let rd: &mut Reader = &mut guard;
+        let here = Frame { row, up: self.fr };
+        let mut key = Vec::new();
+        for &(up, slot) in &sq.plan.outer_refs {
+            exact_key(&mut key, &here.get(up, slot)?);
+        }
+        if let Some((v, _)) = &x {
+            exact_key(&mut key, v);
+        }
+        if let Some(v) = rd.subs.get(&sq.id).and_then(|c| c.results.get(&key)) {
+            return Ok(v.clone());
+        }
+        // Its uncorrelated subqueries are materialised once a statement.
+        let plan = match rd.subs.get(&sq.id) {
+            Some(c) => c.plan.clone(),
+            None => {
+                let plan = if sq.plan.subqueries {
+                    let mut p = sq.plan.clone();
+                    resolve_select(self.s, rd, &mut p)?;
+                    Some(Arc::new(p))
+                } else {
+                    None
+                };
+                rd.subs.insert(
+                    sq.id,
+                    SubCache {
+                        plan: plan.clone(),
+                        results: HashMap::new(),
+                    },
+                );
+                plan
+            }
+        };
+        let plan = plan.as_deref().unwrap_or(&sq.plan);
+        let v = run_subquery(self.s, rd, plan, sq.test, x, &here)?;
+        if let Some(c) = rd.subs.get_mut(&sq.id) {
+            if c.results.len() < SUBQUERY_CACHE {
+                c.results.insert(key, v.clone());
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// One run of a correlated subquery for the enclosing rows `fr`: its
+/// value for `test`. EXISTS stops at the first row, a scalar subquery
+/// at the second (1242), a quantified comparison where it is decided.
+fn run_subquery(
+    s: &Session,
+    rd: &mut Reader,
+    plan: &SelectPlan,
+    test: SubTest,
+    x: Option<(Value, Collation)>,
+    fr: &Frame,
+) -> SqlResult<Value> {
+    let mut sub = Scratch::default();
+    match (test, x) {
+        (SubTest::Scalar, _) => {
+            let mut first = None;
+            let mut n = 0;
+            select_rows(s, rd, plan, Some(fr), &mut sub, &mut |r| {
+                n += 1;
+                if n == 1 {
+                    first = Some(r.first().cloned().unwrap_or(Value::Null));
+                }
+                n < 2
+            })?;
+            if n > 1 {
+                return Err(SqlError::new(
+                    1242,
+                    "21000",
+                    "Subquery returns more than 1 row",
+                ));
+            }
+            Ok(first.unwrap_or(Value::Null))
+        }
+        (SubTest::Exists, _) => {
+            let mut any = false;
+            select_rows(s, rd, plan, Some(fr), &mut sub, &mut |_| {
+                any = true;
+                false
+            })?;
+            Ok(Value::Int(i64::from(any)))
+        }
+        (SubTest::Quant(op, all), Some((v, coll))) => {
+            // Over no rows ANY is false and ALL true, whatever `v`; over
+            // some, a NULL `v` gives NULL.
+            let mut any_row = false;
+            let mut unknown = false;
+            let mut decided = None;
+            select_rows(s, rd, plan, Some(fr), &mut sub, &mut |r| {
+                any_row = true;
+                if v.is_null() {
+                    return false;
+                }
+                let w = r.first().unwrap_or(&Value::Null);
+                match compare(&v, w, coll) {
+                    None => unknown = true,
+                    Some(o) => {
+                        let h = crate::expr::holds(op, o);
+                        // ANY decides at the first true, ALL at the
+                        // first false.
+                        if h != all {
+                            decided = Some(h);
+                            return false;
+                        }
+                    }
+                }
+                true
+            })?;
+            Ok(match decided {
+                Some(h) => Value::Int(i64::from(h)),
+                None if !any_row => Value::Int(i64::from(all)),
+                None if v.is_null() || unknown => Value::Null,
+                None => Value::Int(i64::from(all)),
+            })
+        }
+        (SubTest::Quant(..), None) => Err(SqlError::internal("quantified subquery")),
+    }
 }
 
 /// The rows kept under `id` in a list of [`Reader::ctes`] or
@@ -202,6 +472,7 @@ pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResu
         lock,
         ctes: Vec::new(),
         work: Vec::new(),
+        subs: HashMap::new(),
     };
     // Subqueries are materialised into a copy of the plan, once per
     // execution (the cached plan stays as compiled).
@@ -359,6 +630,10 @@ fn resolve_expr(
     let Expr::Subquery(x, sq) = e else {
         return Ok(());
     };
+    // A correlated subquery runs per row of the query it is in.
+    if !sq.plan.outer_refs.is_empty() {
+        return Ok(());
+    }
     let rows = {
         let resolved;
         let plan = if sq.plan.subqueries {
@@ -371,7 +646,10 @@ fn resolve_expr(
         };
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut sub = Scratch::default();
-        select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+        select_rows(s, rd, plan, None, &mut sub, &mut |r| {
+            rows.push(r.to_vec());
+            true
+        })?;
         rows
     };
     *e = match (sq.test, x.take()) {
@@ -414,19 +692,28 @@ pub(crate) fn row_key(r: &[Value]) -> Vec<u8> {
     k
 }
 
-/// The rows of a set operation's tree.
-fn set_rows(s: &Session, rd: &mut Reader, n: &SetNode) -> SqlResult<Vec<Vec<Value>>> {
+/// The rows of a set operation's tree (`fr`: the enclosing rows of the
+/// query it is part of).
+fn set_rows(
+    s: &Session,
+    rd: &mut Reader,
+    n: &SetNode,
+    fr: Option<&Frame>,
+) -> SqlResult<Vec<Vec<Value>>> {
     let key = row_key;
     match n {
         SetNode::Plan(p) => {
             let mut rows = Vec::new();
             let mut sub = Scratch::default();
-            select_rows(s, rd, p, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+            select_rows(s, rd, p, fr, &mut sub, &mut |r| {
+                rows.push(r.to_vec());
+                true
+            })?;
             Ok(rows)
         }
         SetNode::Op(op, all, l, r) => {
-            let left = set_rows(s, rd, l)?;
-            let right = set_rows(s, rd, r)?;
+            let left = set_rows(s, rd, l, fr)?;
+            let right = set_rows(s, rd, r, fr)?;
             let mut out = Vec::new();
             match (op, all) {
                 (SetOp::Union, true) => {
@@ -546,7 +833,7 @@ pub(crate) fn key_value(col: &ColumnDef, v: &Value) -> Option<Value> {
 /// value of this execution converts to its column's type unchanged (so
 /// the key ranges say exactly what the conjuncts left out say), else the
 /// whole WHERE.
-pub(crate) fn effective_filter<'p>(s: &Session, p: &'p SelectPlan) -> SqlResult<Option<&'p Expr>> {
+pub(crate) fn effective_filter<'p>(s: &dyn Env, p: &'p SelectPlan) -> SqlResult<Option<&'p Expr>> {
     let [Source::Table {
         t,
         access: Access::Index(ia),
@@ -815,20 +1102,23 @@ pub(crate) fn run_select(
     let mut emit = |vals: &[Value]| {
         out.row(vals);
         rows_out += 1;
+        true
     };
-    select_rows(s, rd, p, scratch, &mut emit)?;
+    select_rows(s, rd, p, None, scratch, &mut emit)?;
     out.end(s.warning_count());
     Ok(rows_out)
 }
 
 /// Produces a SELECT's output rows (after grouping, ordering, DISTINCT
-/// and LIMIT) to `emit`.
+/// and LIMIT) to `emit`, until it returns false; `fr` are the current
+/// rows of the enclosing queries when this is a correlated subquery.
 pub(crate) fn select_rows(
     s: &Session,
     rd: &mut Reader,
     p: &SelectPlan,
+    fr: Option<&Frame>,
     scratch: &mut Scratch,
-    emit: &mut dyn FnMut(&[Value]),
+    emit: &mut dyn FnMut(&[Value]) -> bool,
 ) -> SqlResult<()> {
     let limit = count_of(&p.limit, s)?;
     let offset = count_of(&p.offset, s)?.unwrap_or(0);
@@ -858,21 +1148,27 @@ pub(crate) fn select_rows(
                 },
                 _ if set.is_some() => {
                     if let Some(n) = set {
-                        derived.push(Arc::new(set_rows(s, rd, n)?));
+                        derived.push(Arc::new(set_rows(s, rd, n, fr)?));
                     }
                 }
                 Some(plan) => {
                     let mut rows = Vec::new();
                     let mut sub = Scratch::default();
-                    select_rows(s, rd, plan, &mut sub, &mut |r| rows.push(r.to_vec()))?;
+                    select_rows(s, rd, plan, fr, &mut sub, &mut |r| {
+                        rows.push(r.to_vec());
+                        true
+                    })?;
                     derived.push(Arc::new(rows));
                 }
                 None => derived.push(Arc::new(fixed.clone())),
             }
         }
     }
+    let windowed = !p.windows.is_empty();
     let sorted = !p.order.is_empty() && !p.order_by_index;
     let grouped = p.grouped();
+    // A windowed query's rows after WHERE (its windows need them all).
+    let mut win_rows: Vec<Vec<Value>> = Vec::new();
     let mut row = std::mem::take(&mut scratch.row);
     recycle(&mut row, &mut scratch.strs);
     row.resize(p.width, Value::Null);
@@ -885,7 +1181,7 @@ pub(crate) fn select_rows(
     // projected columns (`key_slot[k]`: where term k's value is).
     let mut buffered: Vec<Vec<Value>> = Vec::new();
     let nproj = p.proj.len();
-    let (key_slot, extra) = if sorted || grouped {
+    let (key_slot, extra) = if sorted || grouped || windowed {
         order_slots(p)
     } else {
         (Vec::new(), Vec::new())
@@ -894,7 +1190,7 @@ pub(crate) fn select_rows(
     // end up side by side, so they are dropped after sorting instead of
     // through a hash set of every row's key.
     let dedupe_sorted =
-        p.distinct && !grouped && sorted && (0..nproj).all(|j| key_slot.contains(&j));
+        p.distinct && !grouped && !windowed && sorted && (0..nproj).all(|j| key_slot.contains(&j));
     let proj_colls: Vec<Collation> = if dedupe_sorted {
         p.proj
             .iter()
@@ -908,7 +1204,7 @@ pub(crate) fn select_rows(
     let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
     let mut sent = 0u64;
-    let stream_limit = if !sorted && !grouped {
+    let stream_limit = if !sorted && !grouped && !windowed {
         limit.map(|l| l.saturating_add(offset))
     } else {
         None
@@ -916,13 +1212,31 @@ pub(crate) fn select_rows(
     let types = &p.types;
     let mut produced = 0u64;
     let mut err: Option<SqlError> = None;
-    let filter = effective_filter(s, p)?;
+    // A correlated query evaluates through a context with the enclosing
+    // rows and the reader; any other against the session.
+    let dynamic = p.correlated;
+    let filter = if fr.is_some() {
+        effective_filter(&Cx::frames(s, fr), p)?
+    } else {
+        effective_filter(s, p)?
+    };
     {
-        let mut sink = |r: &[Value]| -> SqlResult<bool> {
+        let mut sink = |rd: &mut Reader, r: &[Value]| -> SqlResult<bool> {
+            let cx;
+            let s: &dyn Env = if dynamic {
+                cx = Cx::new(s, fr, rd);
+                &cx
+            } else {
+                s
+            };
             if let Some(f) = filter {
                 if truth(&eval(f, r, &[], types, s)?) != Some(true) {
                     return Ok(true);
                 }
+            }
+            if windowed {
+                win_rows.push(r.to_vec());
+                return Ok(true);
             }
             if grouped {
                 kbuf.clear();
@@ -1021,13 +1335,17 @@ pub(crate) fn select_rows(
                 skipped += 1;
                 return Ok(true);
             }
-            emit(&proj_row);
             sent += 1;
+            if !emit(&proj_row) {
+                return Ok(false);
+            }
             Ok(stream_limit.is_none_or(|l| skipped + sent < l))
         };
         if p.sources.is_empty() {
-            sink(&row)?;
-        } else if let Err(e) = join(s, rd, p, 0, &mut row, &derived, scratch, &mut sink) {
+            if let Err(e) = sink(rd, &row) {
+                err = Some(e);
+            }
+        } else if let Err(e) = join(s, rd, p, fr, 0, &mut row, &derived, scratch, &mut sink) {
             err = Some(e);
         }
     }
@@ -1037,7 +1355,44 @@ pub(crate) fn select_rows(
         return Err(e);
     }
     let _ = produced;
-    if grouped {
+    let cx;
+    let s: &dyn Env = if dynamic {
+        cx = Cx::new(s, fr, rd);
+        &cx
+    } else {
+        s
+    };
+    if windowed {
+        let vals = window_values(p, &win_rows, s)?;
+        let none = Vec::new();
+        for (i, r) in win_rows.iter().enumerate() {
+            let w = vals.get(i).unwrap_or(&none);
+            let mut b = p
+                .proj
+                .iter()
+                .map(|e| eval(e, r, w, types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            if p.distinct {
+                kbuf.clear();
+                for (k, v) in b.iter().enumerate() {
+                    group_key(&mut kbuf, v, crate::expr::collation_of(&p.proj[k], types));
+                }
+                if seen.contains(&kbuf) {
+                    continue;
+                }
+                seen.insert(kbuf.clone());
+            }
+            for &k in &extra {
+                if let Some((e, _)) = p.order.get(k) {
+                    b.push(eval(e, r, w, types, s)?);
+                }
+            }
+            buffered.push(b);
+        }
+        if !p.order.is_empty() {
+            sort_rows(&mut buffered, &p.order, &key_slot, types);
+        }
+    } else if grouped {
         // An aggregate without GROUP BY over no rows still has one row.
         if groups.is_empty() && p.group.is_empty() {
             groups.push(Group {
@@ -1085,7 +1440,7 @@ pub(crate) fn select_rows(
             dedupe(&mut buffered, &proj_colls);
         }
     }
-    if grouped || sorted {
+    if grouped || sorted || windowed {
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
             .min(buffered.len());
@@ -1096,11 +1451,156 @@ pub(crate) fn select_rows(
             None => buffered.len(),
         };
         for b in buffered.get(start..end).unwrap_or_default() {
-            emit(b.get(..nproj).unwrap_or(b));
+            if !emit(b.get(..nproj).unwrap_or(b)) {
+                break;
+            }
         }
     }
     scratch.out = proj_row;
     Ok(())
+}
+
+/// Compares two values of a sort key under `coll`, NULL first.
+fn sort_cmp(x: &Value, y: &Value, coll: Collation) -> Ordering {
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// The window functions' values for each row of `rows` (the rows after
+/// WHERE, in their order): `out[i][k]` is window k's value at row i.
+/// Rows are partitioned by PARTITION BY, ordered by the window's ORDER
+/// BY (stable, NULL first, the sort code's collations); an aggregate
+/// covers MySQL's default frame: the whole partition without ORDER BY,
+/// else the partition up to the current row and its peers.
+fn window_values(p: &SelectPlan, rows: &[Vec<Value>], s: &dyn Env) -> SqlResult<Vec<Vec<Value>>> {
+    let types = &p.types;
+    let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(p.windows.len()); rows.len()];
+    for w in &p.windows {
+        let colls: Vec<Collation> = w
+            .order
+            .iter()
+            .map(|(e, _)| crate::expr::collation_of(e, types))
+            .collect();
+        // (partition key, ORDER BY values, row index)
+        let mut keyed: Vec<(Vec<u8>, Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+        for (i, r) in rows.iter().enumerate() {
+            let mut pk = Vec::new();
+            for e in &w.partition {
+                let v = eval(e, r, &[], types, s)?;
+                group_key(&mut pk, &v, crate::expr::collation_of(e, types));
+            }
+            let ov = w
+                .order
+                .iter()
+                .map(|(e, _)| eval(e, r, &[], types, s))
+                .collect::<SqlResult<Vec<_>>>()?;
+            keyed.push((pk, ov, i));
+        }
+        let order_cmp = |a: &[Value], b: &[Value]| -> Ordering {
+            for (k, (_, asc)) in w.order.iter().enumerate() {
+                let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
+                let (x, y) = (a.get(k), b.get(k));
+                let o = match (x, y) {
+                    (Some(x), Some(y)) => sort_cmp(x, y, coll),
+                    _ => Ordering::Equal,
+                };
+                let o = if *asc { o } else { o.reverse() };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        };
+        keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order_cmp(&a.1, &b.1)));
+        let mut vals: Vec<Value> = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            let mut end = start + 1;
+            while end < keyed.len() && keyed[end].0 == keyed[start].0 {
+                end += 1;
+            }
+            let part = keyed.get(start..end).unwrap_or_default();
+            let coll = w.agg.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
+                crate::expr::collation_of(e, types)
+            });
+            let mut acc = new_acc(&w.agg);
+            if w.func == WinFunc::Agg && w.order.is_empty() {
+                for (_, _, i) in part {
+                    let v = match &w.agg.arg {
+                        Some(e) => Some(eval(
+                            e,
+                            rows.get(*i).map_or(&[][..], |r| r.as_slice()),
+                            &[],
+                            types,
+                            s,
+                        )?),
+                        None => None,
+                    };
+                    feed(&mut acc, &w.agg, v, coll)?;
+                }
+                let v = finish(&acc)?;
+                for (_, _, i) in part {
+                    if let Some(slot) = vals.get_mut(*i) {
+                        *slot = v.clone();
+                    }
+                }
+                start = end;
+                continue;
+            }
+            // Peer groups in order.
+            let mut g = 0;
+            let mut dense = 0i64;
+            while g < part.len() {
+                let mut h = g + 1;
+                while h < part.len() && order_cmp(&part[h].1, &part[g].1) == Ordering::Equal {
+                    h += 1;
+                }
+                dense += 1;
+                let peers = part.get(g..h).unwrap_or_default();
+                let agg_val = if w.func == WinFunc::Agg {
+                    for (_, _, i) in peers {
+                        let v = match &w.agg.arg {
+                            Some(e) => Some(eval(
+                                e,
+                                rows.get(*i).map_or(&[][..], |r| r.as_slice()),
+                                &[],
+                                types,
+                                s,
+                            )?),
+                            None => None,
+                        };
+                        feed(&mut acc, &w.agg, v, coll)?;
+                    }
+                    finish(&acc)?
+                } else {
+                    Value::Null
+                };
+                for (n, (_, _, i)) in peers.iter().enumerate() {
+                    let v = match w.func {
+                        WinFunc::RowNumber => {
+                            Value::Int(i64::try_from(g + n + 1).unwrap_or(i64::MAX))
+                        }
+                        WinFunc::Rank => Value::Int(i64::try_from(g + 1).unwrap_or(i64::MAX)),
+                        WinFunc::DenseRank => Value::Int(dense),
+                        WinFunc::Agg => agg_val.clone(),
+                    };
+                    if let Some(slot) = vals.get_mut(*i) {
+                        *slot = v;
+                    }
+                }
+                g = h;
+            }
+            start = end;
+        }
+        for (o, v) in out.iter_mut().zip(vals) {
+            o.push(v);
+        }
+    }
+    Ok(out)
 }
 
 /// Where each ORDER BY term's value sits in a buffered row (the
@@ -1191,7 +1691,7 @@ pub(crate) fn assign(slot: &mut Value, v: &Value) {
     }
 }
 
-type Sink<'a> = dyn FnMut(&[Value]) -> SqlResult<bool> + 'a;
+type Sink<'a> = dyn FnMut(&mut Reader, &[Value]) -> SqlResult<bool> + 'a;
 
 /// The nested loop over `p.sources[level..]`; returns false to stop.
 #[allow(clippy::too_many_arguments)]
@@ -1199,6 +1699,7 @@ fn join(
     s: &Session,
     rd: &mut Reader,
     p: &SelectPlan,
+    fr: Option<&Frame>,
     level: usize,
     row: &mut Vec<Value>,
     derived: &[Arc<Vec<Vec<Value>>>],
@@ -1206,7 +1707,7 @@ fn join(
     sink: &mut Sink,
 ) -> SqlResult<bool> {
     let Some(src) = p.sources.get(level) else {
-        return sink(row);
+        return sink(rd, row);
     };
     match src {
         Source::Derived {
@@ -1226,12 +1727,17 @@ fn join(
                     row[offset + k] = v.clone();
                 }
                 if let Some(c) = on {
-                    if truth(&eval(c, row, &[], &p.types, s)?) != Some(true) {
+                    let hit = if p.correlated {
+                        eval(c, row, &[], &p.types, &Cx::new(s, fr, rd))?
+                    } else {
+                        eval(c, row, &[], &p.types, s)?
+                    };
+                    if truth(&hit) != Some(true) {
                         continue;
                     }
                 }
                 matched = true;
-                if !join(s, rd, p, level + 1, row, derived, scratch, sink)? {
+                if !join(s, rd, p, fr, level + 1, row, derived, scratch, sink)? {
                     return Ok(false);
                 }
             }
@@ -1239,7 +1745,7 @@ fn join(
                 for k in 0..*width {
                     row[offset + k] = Value::Null;
                 }
-                return join(s, rd, p, level + 1, row, derived, scratch, sink);
+                return join(s, rd, p, fr, level + 1, row, derived, scratch, sink);
             }
             Ok(true)
         }
@@ -1255,21 +1761,35 @@ fn join(
             let mut each =
                 |rd: &mut Reader, row: &mut Vec<Value>, scratch: &mut Scratch| -> SqlResult<bool> {
                     if let Some(c) = on {
-                        if truth(&eval(c, row, &[], &p.types, s)?) != Some(true) {
+                        let hit = if p.correlated {
+                            eval(c, row, &[], &p.types, &Cx::new(s, fr, rd))?
+                        } else {
+                            eval(c, row, &[], &p.types, s)?
+                        };
+                        if truth(&hit) != Some(true) {
                             return Ok(true);
                         }
                     }
                     matched = true;
-                    join(s, rd, p, level + 1, row, derived, scratch, sink)
+                    join(s, rd, p, fr, level + 1, row, derived, scratch, sink)
                 };
             let _ = single;
-            scan_table(s, rd, t, access, row, scratch, &mut |rd, row, scratch| {
-                let r = each(rd, row, scratch)?;
-                if !r {
-                    cont = false;
-                }
-                Ok(r)
-            })?;
+            scan_table(
+                s,
+                fr,
+                rd,
+                t,
+                access,
+                row,
+                scratch,
+                &mut |rd, row, scratch| {
+                    let r = each(rd, row, scratch)?;
+                    if !r {
+                        cont = false;
+                    }
+                    Ok(r)
+                },
+            )?;
             if !cont {
                 return Ok(false);
             }
@@ -1277,7 +1797,7 @@ fn join(
                 for k in 0..t.def.columns.len() {
                     row[t.offset + k] = Value::Null;
                 }
-                return join(s, rd, p, level + 1, row, derived, scratch, sink);
+                return join(s, rd, p, fr, level + 1, row, derived, scratch, sink);
             }
             Ok(true)
         }
@@ -1310,8 +1830,10 @@ fn decode_into(
 
 /// Enumerates the rows of table `t` through `access`, writing each into
 /// `row` and calling `f`; stops when `f` returns false.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_table(
     s: &Session,
+    fr: Option<&Frame>,
     rd: &mut Reader,
     t: &TableRef,
     access: &Access,
@@ -1330,6 +1852,15 @@ pub(crate) fn scan_table(
     let mut tmp = std::mem::take(&mut scratch.strs);
     let mut key = std::mem::take(&mut scratch.key);
     let mut val = std::mem::take(&mut scratch.val);
+    // Key bounds may read the enclosing queries' rows.
+    let cx;
+    let env: &dyn Env = match fr {
+        Some(_) => {
+            cx = Cx::frames(s, fr);
+            &cx
+        }
+        None => s,
+    };
     let result = (|| -> SqlResult<()> {
         // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
         let mut ranges = match ia {
@@ -1337,7 +1868,7 @@ pub(crate) fn scan_table(
             // A primary-key point (every key column equal to a value): its
             // key in the session's buffer, read at once, no ranges built.
             Some(ia) if ia.index.is_none() && ia.eq.len() == def.primary.columns.len() => {
-                match eq_prefix(s, &def, ia, row, &mut key)? {
+                match eq_prefix(env, &def, ia, row, &mut key)? {
                     EqPrefix::Built => {
                         if rd.get(&key, &mut val)? {
                             decode_into(t, &key, &val, row, &mut tmp)?;
@@ -1349,7 +1880,7 @@ pub(crate) fn scan_table(
                     EqPrefix::NoKeyForm => vec![full_range(def.primary.id)],
                 }
             }
-            Some(ia) => match index_ranges(s, &def, ia, row)? {
+            Some(ia) => match index_ranges(env, &def, ia, row)? {
                 Some(r) => r,
                 None => vec![full_range(index_id_of(&def, ia.index))],
             },
@@ -1505,7 +2036,7 @@ enum EqPrefix {
 /// Writes into `prefix` the index id and the key values of the access's
 /// equalities for the current outer row.
 fn eq_prefix(
-    s: &Session,
+    s: &dyn Env,
     def: &TableDef,
     ia: &IndexAccess,
     outer: &[Value],
@@ -1537,7 +2068,7 @@ fn eq_prefix(
 /// index and the filter decides). A primary-key point is not one:
 /// `scan_table` reads it without ranges.
 fn index_ranges(
-    s: &Session,
+    s: &dyn Env,
     def: &TableDef,
     ia: &IndexAccess,
     outer: &[Value],

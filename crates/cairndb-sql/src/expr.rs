@@ -256,6 +256,10 @@ pub enum Expr {
     Const(Value),
     /// A row slot.
     Column(usize),
+    /// A column of an enclosing query, in a correlated subquery: how many
+    /// queries out (1: the query the subquery is in) and its slot there.
+    /// Constant for one execution of the subquery.
+    Outer(usize, usize),
     /// A `?` parameter of a prepared statement.
     Param(usize),
     /// A system variable (`@@name`, lower-case, without scope).
@@ -285,10 +289,12 @@ pub enum Expr {
     Agg(usize),
     /// `CAST(e AS type)`: Signed, Unsigned, Char, Decimal, Double, Date, DateTime.
     Cast(Box<Expr>, CastTo),
-    /// A subquery, planned on its own and resolved once per execution
-    /// (before the outer scan) into a constant or an [`Expr::InSet`]; the
-    /// operand is the left side of a quantified comparison (`x IN`,
-    /// `x op ANY/ALL`).
+    /// A subquery, planned on its own. An uncorrelated one is resolved
+    /// once per execution (before the outer scan) into a constant or an
+    /// [`Expr::InSet`]; a correlated one stays and runs when evaluated,
+    /// per distinct tuple of the outer values it reads. The operand is
+    /// the left side of a quantified comparison (`x IN`, `x op
+    /// ANY/ALL`).
     Subquery(Option<Box<Expr>>, Arc<SubQuery>),
     /// `x op ANY (set)` (all: false) or `x op ALL (set)` (all: true) over
     /// a subquery's materialised values; `IN` is `= ANY`, `NOT IN` is
@@ -298,11 +304,18 @@ pub enum Expr {
 
 /// A subquery in an expression: its plan and what is asked of it.
 pub struct SubQuery {
-    /// The subquery's plan (uncorrelated: it names no outer column).
+    /// The subquery's plan; its `outer_refs` are the columns of enclosing
+    /// queries it reads (none: uncorrelated).
     pub plan: crate::plan::SelectPlan,
     /// What its rows become.
     pub test: SubTest,
+    /// Unique among the subqueries compiled by this process: the key of
+    /// its results cached within a statement.
+    pub id: u64,
 }
+
+/// Ids of [`SubQuery`].
+static NEXT_SUBQUERY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl std::fmt::Debug for SubQuery {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -445,6 +458,34 @@ pub struct AggCall {
     pub distinct: bool,
 }
 
+/// A window function's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WinFunc {
+    /// ROW_NUMBER().
+    RowNumber,
+    /// RANK().
+    Rank,
+    /// DENSE_RANK().
+    DenseRank,
+    /// An aggregate over the window's frame (MySQL's default frame).
+    Agg,
+}
+
+/// A window function call of a select list: its value per row is
+/// computed after WHERE, before ORDER BY / LIMIT.
+#[derive(Clone, Debug)]
+pub struct WinCall {
+    /// Which.
+    pub func: WinFunc,
+    /// The aggregate (`WinFunc::Agg`), or COUNT(*) standing for the
+    /// BIGINT ranking functions (its type).
+    pub agg: AggCall,
+    /// PARTITION BY.
+    pub partition: Vec<Expr>,
+    /// The window's ORDER BY: expression and ascending.
+    pub order: Vec<(Expr, bool)>,
+}
+
 /// What evaluation may read besides the row.
 pub trait Env {
     /// Parameters of the executing statement.
@@ -473,6 +514,23 @@ pub trait Env {
     /// A warning of the running statement (a value truncated in a
     /// conversion); ignored where nobody reads warnings.
     fn warn(&self, _code: u16, _message: String) {}
+    /// The value of [`Expr::Outer`]`(up, slot)`: a column of an enclosing
+    /// query's current row (only the executor running a correlated
+    /// subquery has one).
+    fn outer(&self, _up: usize, _slot: usize) -> SqlResult<Value> {
+        Err(SqlError::internal("outer reference outside a subquery"))
+    }
+    /// The value of a correlated subquery for the current row `row` of
+    /// the query it is in (`x`: the left operand of a quantified
+    /// comparison, with its collation).
+    fn subquery(
+        &self,
+        _sq: &SubQuery,
+        _x: Option<(Value, Collation)>,
+        _row: &[Value],
+    ) -> SqlResult<Value> {
+        Err(SqlError::internal("subquery not materialised"))
+    }
 }
 
 /// Compiles parser expressions against a scope.
@@ -491,6 +549,19 @@ pub struct Compiler<'a> {
     pub outer: Vec<&'a Scope>,
     /// Subqueries compiled.
     pub subqueries: usize,
+    /// Columns of enclosing queries read (by this query's expressions or
+    /// its subqueries'): (queries out, slot), each once.
+    pub outer_refs: Vec<(usize, usize)>,
+    /// Whether an expression compiled reads an enclosing query's column
+    /// itself ([`Expr::Outer`]).
+    pub direct_outer: bool,
+    /// Whether a correlated subquery was compiled.
+    pub correlated_subqueries: bool,
+    /// Window functions met (when `allow_win`); window k reads as
+    /// `Expr::Agg(k)` of a query that has no plain aggregates.
+    pub wins: Vec<WinCall>,
+    /// Whether window functions may appear (a select list).
+    pub allow_win: bool,
 }
 
 impl<'a> Compiler<'a> {
@@ -504,6 +575,18 @@ impl<'a> Compiler<'a> {
             sub: None,
             outer: Vec::new(),
             subqueries: 0,
+            outer_refs: Vec::new(),
+            direct_outer: false,
+            correlated_subqueries: false,
+            wins: Vec::new(),
+            allow_win: false,
+        }
+    }
+
+    /// Notes a read of slot `slot` of the query `up` levels out.
+    fn note_outer(&mut self, up: usize, slot: usize) {
+        if !self.outer_refs.contains(&(up, slot)) {
+            self.outer_refs.push((up, slot));
         }
     }
 
@@ -515,14 +598,33 @@ impl<'a> Compiler<'a> {
         };
         let mut chain = self.outer.clone();
         chain.push(self.scope);
-        let plan = sub.plan(q, &mut self.next_param, &chain)?;
+        let mut plan = sub.plan(q, &mut self.next_param, &chain)?;
         if test != SubTest::Exists && plan.columns.len() != 1 {
             return Err(operand_columns(1));
         }
         self.subqueries += 1;
+        if !plan.outer_refs.is_empty() {
+            self.correlated_subqueries = true;
+            // What it reads further out than this query, this query
+            // reads too.
+            for &(up, slot) in &plan.outer_refs {
+                if up > 1 {
+                    self.note_outer(up - 1, slot);
+                }
+            }
+        }
+        // EXISTS needs one row, a scalar subquery two (to tell 1242).
+        if plan.limit.is_none() && plan.offset.is_none() {
+            match test {
+                SubTest::Exists => plan.limit = Some(Expr::Const(Value::Int(1))),
+                SubTest::Scalar => plan.limit = Some(Expr::Const(Value::Int(2))),
+                SubTest::Quant(..) => {}
+            }
+        }
+        let id = NEXT_SUBQUERY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Expr::Subquery(
             x.map(Box::new),
-            Arc::new(SubQuery { plan, test }),
+            Arc::new(SubQuery { plan, test, id }),
         ))
     }
 
@@ -985,15 +1087,23 @@ impl<'a> Compiler<'a> {
         }
         match self.scope.resolve(table, name) {
             Ok(i) => Ok(Expr::Column(i)),
-            // A name of an enclosing query: a correlated subquery.
-            Err(e)
-                if e.code == 1054
-                    && self.outer.iter().any(|o| {
-                        o.resolve(table, name)
-                            .map_or_else(|e| e.code != 1054, |_| true)
-                    }) =>
-            {
-                Err(SqlError::unsupported("correlated subquery"))
+            // A name of an enclosing query, the innermost that has it: a
+            // correlated subquery.
+            Err(e) if e.code == 1054 => {
+                let n = self.outer.len();
+                for level in (0..n).rev() {
+                    match self.outer[level].resolve(table, name) {
+                        Ok(slot) => {
+                            let up = n - level;
+                            self.note_outer(up, slot);
+                            self.direct_outer = true;
+                            return Ok(Expr::Outer(up, slot));
+                        }
+                        Err(o) if o.code != 1054 => return Err(o),
+                        Err(_) => {}
+                    }
+                }
+                Err(e)
             }
             Err(e) => Err(e),
         }
@@ -1018,11 +1128,109 @@ impl<'a> Compiler<'a> {
         }))
     }
 
+    /// A window function call `f OVER (...)` of a select list. Named
+    /// windows, explicit frames and the functions not listed in
+    /// [`WinFunc`] are refused (1235).
+    fn window(&mut self, f: &ast::Function, over: &ast::WindowType, name: &str) -> SqlResult<Expr> {
+        if !self.allow_win || !self.aggs.is_empty() {
+            return Err(SqlError::unsupported(
+                "window functions outside a select list without aggregates",
+            ));
+        }
+        let spec = match over {
+            ast::WindowType::WindowSpec(w) if w.window_name.is_none() => w,
+            _ => return Err(SqlError::unsupported("named windows")),
+        };
+        if spec.window_frame.is_some() {
+            return Err(SqlError::unsupported("window frames"));
+        }
+        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(f));
+        }
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, false),
+            ast::FunctionArguments::List(l) => {
+                let distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let mut star = false;
+                let mut args = Vec::new();
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(SqlError::unsupported(other)),
+                    }
+                }
+                (args, distinct, star)
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported(f)),
+        };
+        if distinct {
+            return Err(SqlError::unsupported(format!("{name}(DISTINCT ..) OVER")));
+        }
+        let (func, agg) = match name {
+            "row_number" => (WinFunc::RowNumber, None),
+            "rank" => (WinFunc::Rank, None),
+            "dense_rank" => (WinFunc::DenseRank, None),
+            "count" if star => (WinFunc::Agg, Some(AggFunc::CountStar)),
+            "count" => (WinFunc::Agg, Some(AggFunc::Count)),
+            "sum" => (WinFunc::Agg, Some(AggFunc::Sum)),
+            "avg" => (WinFunc::Agg, Some(AggFunc::Avg)),
+            "min" => (WinFunc::Agg, Some(AggFunc::Min)),
+            "max" => (WinFunc::Agg, Some(AggFunc::Max)),
+            _ => return Err(SqlError::unsupported(format!("window function {name}"))),
+        };
+        // Arguments and the window's expressions: no nested windows; an
+        // aggregate or a subquery there is refused below (1235).
+        let (agg_was, subs_was) = (self.allow_agg, self.subqueries);
+        self.allow_agg = true;
+        self.allow_win = false;
+        let r = (|| -> SqlResult<WinCall> {
+            let arg = match (agg, args.as_slice()) {
+                (None, []) | (Some(AggFunc::CountStar), []) => None,
+                (Some(AggFunc::CountStar), _) | (None, _) => return Err(wrong_args(name)),
+                (Some(_), [a]) => Some(self.compile(a)?),
+                (Some(_), _) => return Err(wrong_args(name)),
+            };
+            let partition = spec
+                .partition_by
+                .iter()
+                .map(|e| self.compile(e))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let mut order = Vec::new();
+            for o in &spec.order_by {
+                order.push((self.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
+            }
+            Ok(WinCall {
+                func,
+                agg: AggCall {
+                    func: agg.unwrap_or(AggFunc::CountStar),
+                    arg,
+                    distinct: false,
+                },
+                partition,
+                order,
+            })
+        })();
+        self.allow_agg = agg_was;
+        self.allow_win = true;
+        let w = r?;
+        if self.subqueries != subs_was || !self.aggs.is_empty() {
+            return Err(SqlError::unsupported(
+                "subqueries or aggregates in a window function",
+            ));
+        }
+        self.wins.push(w);
+        Ok(Expr::Agg(self.wins.len() - 1))
+    }
+
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = f.name.to_string().to_ascii_lowercase();
         // Window functions would otherwise run as plain aggregates.
-        if f.over.is_some() {
-            return Err(SqlError::unsupported("window functions (OVER)"));
+        if let Some(over) = &f.over {
+            return self.window(f, over, &name);
         }
         if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
             return Err(SqlError::unsupported(f));
@@ -1057,6 +1265,11 @@ impl<'a> Compiler<'a> {
             _ => None,
         };
         if let Some(func) = agg {
+            if !self.wins.is_empty() {
+                return Err(SqlError::unsupported(
+                    "window functions in a query with aggregates",
+                ));
+            }
             if !self.allow_agg {
                 return Err(SqlError::new(
                     1111,
@@ -1071,7 +1284,15 @@ impl<'a> Compiler<'a> {
                     self.allow_agg = false;
                     let r = self.compile(a);
                     self.allow_agg = true;
-                    Some(r?)
+                    let r = r?;
+                    // Over enclosing queries' columns only, MySQL
+                    // aggregates it in the outer query.
+                    if reads_outer_only(&r) {
+                        return Err(SqlError::unsupported(
+                            "an aggregate of an enclosing query's columns in a subquery",
+                        ));
+                    }
+                    Some(r)
                 }
                 _ => return Err(wrong_args(&name)),
             };
@@ -1817,6 +2038,7 @@ pub fn eval(
     Ok(match e {
         Expr::Const(v) => v.clone(),
         Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Outer(up, slot) => env.outer(*up, *slot)?,
         Expr::Param(i) => env.params().get(*i).cloned().ok_or_else(|| {
             SqlError::new(1210, "HY000", "Incorrect arguments to mysqld_stmt_execute")
         })?,
@@ -1993,7 +2215,13 @@ pub fn eval(
         }
         Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
-        Expr::Subquery(..) => return Err(SqlError::internal("subquery not materialised")),
+        Expr::Subquery(x, sq) => {
+            let x = match x {
+                Some(x) => Some((ev(x)?, collation_of(x, types))),
+                None => None,
+            };
+            env.subquery(sq, x, row)?
+        }
         Expr::InSet(x, op, all, set) => {
             // Over no values ANY is false and ALL true, whatever `x`.
             if set.vals.is_empty() && !set.has_null {
@@ -2043,6 +2271,7 @@ pub fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> SqlResult<()>)
     match e {
         Expr::Const(_)
         | Expr::Column(_)
+        | Expr::Outer(..)
         | Expr::Param(_)
         | Expr::SysVar(_)
         | Expr::UserVar(_)
@@ -2096,8 +2325,28 @@ fn each_subquery_mut(e: &mut Expr, f: &mut dyn FnMut(&crate::plan::SelectPlan)) 
     children_mut(e, &mut |c| each_subquery_mut(c, f))
 }
 
+/// Whether `e` reads columns of enclosing queries and none of its own
+/// query's (not looking inside subqueries).
+fn reads_outer_only(e: &Expr) -> bool {
+    fn walk(e: &mut Expr, outer: &mut bool, own: &mut bool) {
+        match e {
+            Expr::Outer(..) => *outer = true,
+            Expr::Column(_) => *own = true,
+            _ => {
+                let _ = children_mut(e, &mut |x| {
+                    walk(x, outer, own);
+                    Ok(())
+                });
+            }
+        }
+    }
+    let (mut outer, mut own) = (false, false);
+    walk(&mut e.clone(), &mut outer, &mut own);
+    outer && !own
+}
+
 /// Whether comparison `op` holds for the ordering `o` of its operands.
-fn holds(op: BinOp, o: Ordering) -> bool {
+pub(crate) fn holds(op: BinOp, o: Ordering) -> bool {
     match op {
         BinOp::Eq | BinOp::NullSafeEq => o == Ordering::Equal,
         BinOp::Ne => o != Ordering::Equal,

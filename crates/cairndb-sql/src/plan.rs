@@ -218,6 +218,23 @@ impl SetNode {
             SetNode::Op(_, _, l, r) => l.has_subqueries() || r.has_subqueries(),
         }
     }
+
+    /// Adds the enclosing queries' columns its parts read to `out`.
+    fn outer_refs(&self, out: &mut Vec<(usize, usize)>) {
+        match self {
+            SetNode::Plan(p) => {
+                for r in &p.outer_refs {
+                    if !out.contains(r) {
+                        out.push(*r);
+                    }
+                }
+            }
+            SetNode::Op(_, _, l, r) => {
+                l.outer_refs(out);
+                r.outer_refs(out);
+            }
+        }
+    }
 }
 
 /// A compiled SELECT.
@@ -256,6 +273,17 @@ pub struct SelectPlan {
     /// Subqueries in its expressions (or in a derived table's), to
     /// materialise before each execution.
     pub subqueries: bool,
+    /// Columns of enclosing queries it reads, itself or through its
+    /// subqueries and derived tables: (queries out, slot), each once.
+    /// Empty for a query that is not a correlated subquery.
+    pub outer_refs: Vec<(usize, usize)>,
+    /// Whether its own expressions read enclosing queries' columns or
+    /// hold correlated subqueries: it then runs with the enclosing rows
+    /// at hand and the reader for its subqueries.
+    pub correlated: bool,
+    /// Window functions of the select list (`Expr::Agg(k)` reads window
+    /// k's value; such a query has no plain aggregates nor GROUP BY).
+    pub windows: Vec<crate::expr::WinCall>,
 }
 
 impl SelectPlan {
@@ -623,6 +651,8 @@ pub(crate) fn set_plan(
     let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
     *params = c.next_param;
     let subqueries = node.has_subqueries();
+    let mut outer_refs = Vec::new();
+    node.outer_refs(&mut outer_refs);
     Ok(SelectPlan {
         sources: vec![Source::Derived {
             plan: None,
@@ -649,6 +679,9 @@ pub(crate) fn set_plan(
         offset,
         lock: None,
         subqueries,
+        outer_refs,
+        correlated: false,
+        windows: Vec::new(),
     })
 }
 
@@ -952,6 +985,7 @@ fn compile_select(
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.allow_agg = true;
+    c.allow_win = true;
     c.next_param = *params;
     c.sub = Some(&planner);
     c.outer = outer.to_vec();
@@ -996,12 +1030,26 @@ fn compile_select(
             ast::SelectItem::UnnamedExpr(e) => {
                 let x = c.compile(e)?;
                 let label = label_of(e);
-                columns.push(info_for_expr(&x, &label, &scope, &c.aggs));
+                let wagg;
+                let aggs = if c.wins.is_empty() {
+                    &c.aggs
+                } else {
+                    wagg = win_types(&c);
+                    &wagg
+                };
+                columns.push(info_for_expr(&x, &label, &scope, aggs));
                 proj.push(x);
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 let x = c.compile(expr)?;
-                let mut info = info_for_expr(&x, &alias.value, &scope, &c.aggs);
+                let wagg;
+                let aggs = if c.wins.is_empty() {
+                    &c.aggs
+                } else {
+                    wagg = win_types(&c);
+                    &wagg
+                };
+                let mut info = info_for_expr(&x, &alias.value, &scope, aggs);
                 info.name = alias.value.clone();
                 columns.push(info);
                 proj.push(x);
@@ -1011,6 +1059,7 @@ fn compile_select(
 
     // ON conditions, in FROM order.
     c.allow_agg = false;
+    c.allow_win = false;
     let mut sources = Vec::new();
     for p in pending {
         let on = match p.on {
@@ -1084,17 +1133,42 @@ fn compile_select(
     };
     *params = c.next_param;
     let aggs = std::mem::take(&mut c.aggs);
+    let windows = std::mem::take(&mut c.wins);
+    if !windows.is_empty() && (!aggs.is_empty() || !group.is_empty() || having.is_some()) {
+        return Err(SqlError::unsupported(
+            "window functions in a query with GROUP BY, HAVING or aggregates",
+        ));
+    }
     let subqueries = c.subqueries > 0
         || sources
             .iter()
             .any(|x| matches!(x, Source::Derived { plan: Some(p), .. } if p.subqueries));
     let width = scope.cols.len();
+    // A derived table reads enclosing columns for this query (it runs
+    // where this query runs, at the same depth).
+    let mut outer_refs = std::mem::take(&mut c.outer_refs);
+    for src in &sources {
+        if let Source::Derived { plan: Some(p), .. } = src {
+            for r in &p.outer_refs {
+                if !outer_refs.contains(r) {
+                    outer_refs.push(*r);
+                }
+            }
+        }
+    }
+    let correlated = c.direct_outer || c.correlated_subqueries;
     let checks = column_checks.into_inner();
     if !checks.is_empty() {
+        let mut win_exprs: Vec<Expr> = Vec::new();
+        for w in &windows {
+            win_exprs.extend(w.agg.arg.iter().cloned());
+            win_exprs.extend(w.partition.iter().cloned());
+            win_exprs.extend(w.order.iter().map(|(e, _)| e.clone()));
+        }
         check_columns_read(
             s,
             &checks,
-            &[&proj, &group],
+            &[&proj, &group, &win_exprs],
             &[&filter, &having],
             &order,
             &aggs,
@@ -1118,9 +1192,18 @@ fn compile_select(
         offset,
         lock,
         subqueries,
+        outer_refs,
+        correlated,
+        windows,
     };
     choose_access_paths(&mut plan);
     Ok(plan)
+}
+
+/// The aggregates the `Expr::Agg`s of a windowed select list stand
+/// for, for typing (window k's).
+fn win_types(c: &Compiler) -> Vec<AggCall> {
+    c.wins.iter().map(|w| w.agg.clone()).collect()
 }
 
 /// Checks SELECT on each column a query reads from the tables it reads
@@ -1358,7 +1441,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
                 _ => OutType::VarString,
             },
         },
-        Expr::Param(_) | Expr::UserVar(_) => OutType::VarString,
+        Expr::Param(_) | Expr::UserVar(_) | Expr::Outer(..) => OutType::VarString,
         Expr::Subquery(None, sq) if sq.test == crate::expr::SubTest::Scalar => {
             sq.plan.columns.first().map_or(OutType::Null, |c| c.ty)
         }
@@ -1573,7 +1656,12 @@ fn and_all(parts: &[&Expr]) -> Option<Expr> {
 pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
     match e {
         Expr::Column(i) => out.push(*i),
-        Expr::Const(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) | Expr::Agg(_) => {}
+        Expr::Const(_)
+        | Expr::Outer(..)
+        | Expr::Param(_)
+        | Expr::SysVar(_)
+        | Expr::UserVar(_)
+        | Expr::Agg(_) => {}
         Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => slots(x, out),
         Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
             slots(l, out);
@@ -1607,12 +1695,57 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
                 slots(a, out);
             }
         }
-        Expr::Subquery(x, _) => {
+        Expr::Subquery(x, sq) => {
             if let Some(x) = x {
                 slots(x, out);
             }
+            // A correlated subquery reads this query's row.
+            out.extend(
+                sq.plan
+                    .outer_refs
+                    .iter()
+                    .filter(|(up, _)| *up == 1)
+                    .map(|(_, slot)| *slot),
+            );
         }
         Expr::InSet(x, ..) => slots(x, out),
+    }
+}
+
+/// Whether `e` holds a correlated subquery (a key bound must not: it
+/// is evaluated where no subquery can run). Walks without allocating.
+fn has_correlated_subquery(e: &Expr) -> bool {
+    let any = |l: &[Expr]| l.iter().any(has_correlated_subquery);
+    match e {
+        Expr::Subquery(x, sq) => {
+            !sq.plan.outer_refs.is_empty() || x.as_deref().is_some_and(has_correlated_subquery)
+        }
+        Expr::Const(_)
+        | Expr::Column(_)
+        | Expr::Outer(..)
+        | Expr::Param(_)
+        | Expr::SysVar(_)
+        | Expr::UserVar(_)
+        | Expr::Agg(_) => false,
+        Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => {
+            has_correlated_subquery(x)
+        }
+        Expr::InSet(x, ..) => has_correlated_subquery(x),
+        Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
+            has_correlated_subquery(l) || has_correlated_subquery(r)
+        }
+        Expr::InList(x, l, _) => has_correlated_subquery(x) || any(l),
+        Expr::Between(a, b, c, _) => {
+            has_correlated_subquery(a) || has_correlated_subquery(b) || has_correlated_subquery(c)
+        }
+        Expr::Case(o, arms, els) => {
+            o.as_deref().is_some_and(has_correlated_subquery)
+                || arms
+                    .iter()
+                    .any(|(w, t)| has_correlated_subquery(w) || has_correlated_subquery(t))
+                || els.as_deref().is_some_and(has_correlated_subquery)
+        }
+        Expr::Func(_, args) => any(args),
     }
 }
 
@@ -1621,7 +1754,7 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
 fn available(e: &Expr, avail: usize) -> bool {
     let mut v = Vec::new();
     slots(e, &mut v);
-    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_))
+    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_)) && !has_correlated_subquery(e)
 }
 
 /// What the conjuncts say about one column (slot), and which conjunct
@@ -2263,6 +2396,9 @@ fn single_table_scan(
             offset: None,
             lock: Some(true),
             subqueries: false,
+            outer_refs: Vec::new(),
+            correlated: false,
+            windows: Vec::new(),
         },
         scope,
     ))
@@ -2315,6 +2451,7 @@ fn compile_update(
     }
     *params = c.next_param;
     scan.subqueries = c.subqueries > 0;
+    scan.correlated = c.correlated_subqueries;
     if scan.subqueries {
         let mut all: Vec<&Expr> = sets.iter().map(|(_, e)| e).collect();
         all.extend(&scan.filter);
@@ -2356,6 +2493,7 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
     }
     *params = c.next_param;
     scan.subqueries = c.subqueries > 0;
+    scan.correlated = c.correlated_subqueries;
     if scan.subqueries {
         let mut all: Vec<&Expr> = scan.filter.iter().collect();
         all.extend(scan.order.iter().map(|(e, _)| e));

@@ -312,24 +312,28 @@ fn prepared_statements_rerun_their_subqueries() {
 #[test]
 fn refused_forms() {
     let (_d, mut s) = session();
-    // Correlated subqueries.
+    // Correlated subqueries run (tests/correlated.rs has the rest); a
+    // string comparison in one keeps the column's collation.
     assert_eq!(
-        err(
+        r(
             &mut s,
-            "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.v = t.a)"
+            "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.v = t.a) ORDER BY id"
         ),
-        1235
+        ["1", "3", "5"]
     );
     assert_eq!(
-        err(&mut s, "SELECT (SELECT MAX(v) FROM u WHERE v < a) FROM t"),
-        1235
+        r(
+            &mut s,
+            "SELECT (SELECT MAX(v) FROM u WHERE v < a) FROM t ORDER BY id"
+        ),
+        ["NULL", "10", "10", "NULL", "NULL"]
     );
     assert_eq!(
-        err(
+        r(
             &mut s,
-            "SELECT id FROM t WHERE a IN (SELECT v FROM u WHERE w = b)"
+            "SELECT id FROM t WHERE a IN (SELECT v FROM u WHERE w = b) ORDER BY id"
         ),
-        1235
+        ["1", "5"]
     );
     // Unknown names stay unknown.
     assert_eq!(

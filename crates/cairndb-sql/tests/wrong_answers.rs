@@ -27,14 +27,16 @@ fn session() -> (tempfile::TempDir, Session) {
 
 #[test]
 fn window_functions_are_refused() {
+    // Window functions once ran as plain aggregates (one row); the forms
+    // not implemented are refused, the others answer one row per row
+    // (tests/window.rs).
     let (_d, mut s) = session();
     q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
     q(&mut s, "INSERT INTO t VALUES (1), (2), (3)");
     assert_eq!(
-        err(&mut s, "SELECT id, SUM(id) OVER (ORDER BY id) FROM t"),
-        1235
+        rows(&q(&mut s, "SELECT id, SUM(id) OVER (ORDER BY id) FROM t")),
+        vec!["1|1", "2|3", "3|6"]
     );
-    assert_eq!(err(&mut s, "SELECT ROW_NUMBER() OVER () FROM t"), 1235);
     assert_eq!(
         err(&mut s, "SELECT COUNT(*) OVER w FROM t WINDOW w AS ()"),
         1235

@@ -1308,12 +1308,16 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
         }
         DtFn::Hour | DtFn::Minute | DtFn::Second | DtFn::Microsecond => {
             let x = arg(0);
-            let parts = match read(&x) {
-                Some(Ok((dt, _))) => Some((dt.h, dt.mi, dt.s, dt.us)),
-                _ => match &x {
-                    Value::Str(s) => parse_time_str(s),
-                    _ => None,
-                },
+            // A string that reads as a time is one ('10:05:03' is not
+            // 2010-05-03).
+            let time = match &x {
+                Value::Str(s) => parse_time_str(s),
+                _ => None,
+            };
+            let parts = match (time, read(&x)) {
+                (Some(t), _) => Some(t),
+                (None, Some(Ok((dt, _)))) => Some((dt.h, dt.mi, dt.s, dt.us)),
+                _ => None,
             };
             let Some((h, mi, s, us)) = parts else {
                 return Ok(bad_value(env, &x.to_string()));

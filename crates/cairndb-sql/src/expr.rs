@@ -937,7 +937,28 @@ impl<'a> Compiler<'a> {
             }
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr)?]),
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr)?]),
-            A::TypedString(ts) => self.value(&ts.value.value)?,
+            A::TypedString(ts) => {
+                // DATE '...' and TIMESTAMP '...' are dates, not strings.
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(t) | ast::Value::DoubleQuotedString(t) => {
+                        Some(t.as_bytes())
+                    }
+                    _ => None,
+                };
+                match (&ts.data_type, text) {
+                    (ast::DataType::Date, Some(t)) => match crate::convert::parse_date_str(t) {
+                        Some(d) => Expr::Const(Value::Date(d)),
+                        None => self.value(&ts.value.value)?,
+                    },
+                    (ast::DataType::Timestamp(..) | ast::DataType::Datetime(_), Some(t)) => {
+                        match crate::convert::parse_datetime_str(t) {
+                            Some(d) => Expr::Const(Value::DateTime(d)),
+                            None => self.value(&ts.value.value)?,
+                        }
+                    }
+                    _ => self.value(&ts.value.value)?,
+                }
+            }
             _ => return Err(SqlError::unsupported(e)),
         })
     }

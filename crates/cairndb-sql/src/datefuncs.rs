@@ -488,7 +488,11 @@ fn parse_digits(w: &str, frac: Option<&str>) -> Option<(Dt, bool)> {
     let (dt, has_time) = match w.len() {
         8 => (Dt::date(n(0, 4)?, n(4, 6)? as u32, n(6, 8)? as u32), false),
         6 => (
-            Dt::date(two_digit_year(n(0, 2)?, 2), n(2, 4)? as u32, n(4, 6)? as u32),
+            Dt::date(
+                two_digit_year(n(0, 2)?, 2),
+                n(2, 4)? as u32,
+                n(4, 6)? as u32,
+            ),
             false,
         ),
         14 | 12 => {
@@ -844,7 +848,7 @@ pub fn format(dt: &Dt, fmt: &[u8]) -> Vec<u8> {
     let mut out = String::new();
     let fmt = String::from_utf8_lossy(fmt);
     let mut it = fmt.chars();
-    let h12 = |h: u32| if h % 12 == 0 { 12 } else { h % 12 };
+    let h12 = |h: u32| if h.is_multiple_of(12) { 12 } else { h % 12 };
     let wd = weekday_of(dt.daynr(), false) as usize;
     while let Some(c) = it.next() {
         if c != '%' {
@@ -866,11 +870,7 @@ pub fn format(dt: &Dt, fmt: &[u8]) -> Vec<u8> {
             'H' => write!(out, "{:02}", dt.h),
             'h' | 'I' => write!(out, "{:02}", h12(dt.h)),
             'i' => write!(out, "{:02}", dt.mi),
-            'j' => write!(
-                out,
-                "{:03}",
-                dt.daynr() - Dt::date(dt.y, 1, 1).daynr() + 1
-            ),
+            'j' => write!(out, "{:03}", dt.daynr() - Dt::date(dt.y, 1, 1).daynr() + 1),
             'k' => write!(out, "{}", dt.h),
             'l' => write!(out, "{}", h12(dt.h)),
             'M' => write!(out, "{}", month_name(dt.m)),
@@ -1132,7 +1132,10 @@ fn full_date(v: &Value, env: &dyn Env) -> Option<(Dt, bool)> {
     match read(v)? {
         Ok((dt, t)) if !dt.is_zero_date() => Some((dt, t)),
         Ok(_) => {
-            bad_value(env, &text_of(v).iter().map(|&b| b as char).collect::<String>());
+            bad_value(
+                env,
+                &text_of(v).iter().map(|&b| b as char).collect::<String>(),
+            );
             None
         }
         Err(t) => {
@@ -1204,11 +1207,7 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             if per > 0 {
                 return Ok(int(((ub - ua) / per) as i64));
             }
-            let (lo, hi, sign) = if ub >= ua {
-                (a0, b0, 1)
-            } else {
-                (b0, a0, -1)
-            };
+            let (lo, hi, sign) = if ub >= ua { (a0, b0, 1) } else { (b0, a0, -1) };
             let mut months = (hi.y - lo.y) * 12 + i64::from(hi.m) - i64::from(lo.m);
             if (hi.d, hi.day_micros()) < (lo.d, lo.day_micros()) {
                 months -= 1;
@@ -1444,6 +1443,9 @@ mod tests {
             Some(Dt::date(2024, 1, 5))
         );
         assert_eq!(parse_dt_str(b"2024-02-30"), None);
-        assert_eq!(parse_dt_str(b"2024-02-29 10:11:12.5").map(|r| r.0.us), Some(500_000));
+        assert_eq!(
+            parse_dt_str(b"2024-02-29 10:11:12.5").map(|r| r.0.us),
+            Some(500_000)
+        );
     }
 }

@@ -14,7 +14,9 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::{BinaryOperator, DateTimeField, Expr, Ident, Interval, Statement, UnaryOperator};
+use sqlparser::ast::{
+    BinaryOperator, DateTimeField, Expr, Ident, Interval, Statement, UnaryOperator,
+};
 use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};

@@ -767,7 +767,8 @@ impl<'a> Compiler<'a> {
                 op: op @ (ast::BinaryOperator::Plus | ast::BinaryOperator::Minus),
                 right,
             } if matches!(**right, A::Interval(_))
-                || (matches!(op, ast::BinaryOperator::Plus) && matches!(**left, A::Interval(_))) =>
+                || (matches!(op, ast::BinaryOperator::Plus)
+                    && matches!(**left, A::Interval(_))) =>
             {
                 // `x + INTERVAL n unit`, `INTERVAL n unit + x`, `x - INTERVAL n unit`.
                 let (x, iv) = match &**right {
@@ -1317,7 +1318,10 @@ impl<'a> Compiler<'a> {
                 Func::Math(crate::mathfuncs::by_name(&name).ok_or_else(|| wrong_args(&name))?)
             }
             _ if NOT_SUPPORTED.contains(&name.as_str()) => {
-                return Err(SqlError::unsupported(format!("function {}", name.to_uppercase())))
+                return Err(SqlError::unsupported(format!(
+                    "function {}",
+                    name.to_uppercase()
+                )))
             }
             _ => {
                 return Err(SqlError::new(
@@ -1487,12 +1491,17 @@ impl Compiler<'_> {
         let sensitive = [x, p].iter().any(|e| match e {
             Expr::Column(i) => self.scope.cols.get(*i).is_some_and(|c| {
                 c.ty.as_ref().is_some_and(|t| {
-                    matches!(t, ColumnType::Str { .. }) && t.collation() != Collation::Utf8mb4GeneralCi
+                    matches!(t, ColumnType::Str { .. })
+                        && t.collation() != Collation::Utf8mb4GeneralCi
                 })
             }),
             _ => false,
         });
-        Expr::Const(Value::Str(if sensitive { b"c".to_vec() } else { b"i".to_vec() }))
+        Expr::Const(Value::Str(if sensitive {
+            b"c".to_vec()
+        } else {
+            b"i".to_vec()
+        }))
     }
 
     /// The date functions whose arguments are not all expressions: an

@@ -191,10 +191,7 @@ pub fn conv(s: &[u8], from: i64, to: i64) -> Option<String> {
         let Some(d) = c.to_digit(36).filter(|&d| u64::from(d) < fa) else {
             break;
         };
-        match v
-            .checked_mul(fa)
-            .and_then(|x| x.checked_add(u64::from(d)))
-        {
+        match v.checked_mul(fa).and_then(|x| x.checked_add(u64::from(d))) {
             Some(x) => v = x,
             None => {
                 overflow = true;
@@ -204,7 +201,7 @@ pub fn conv(s: &[u8], from: i64, to: i64) -> Option<String> {
     }
     let bits: u64 = if from < 0 {
         // Signed: saturate at the i64 range.
-        let mag = if overflow || v > i64::MAX as u64 + u64::from(neg) {
+        if overflow || v > i64::MAX as u64 + u64::from(neg) {
             if neg {
                 i64::MIN as u64
             } else {
@@ -214,8 +211,7 @@ pub fn conv(s: &[u8], from: i64, to: i64) -> Option<String> {
             (v as i64).wrapping_neg() as u64
         } else {
             v
-        };
-        mag
+        }
     } else if overflow {
         u64::MAX
     } else if neg {
@@ -231,7 +227,11 @@ pub fn conv(s: &[u8], from: i64, to: i64) -> Option<String> {
     let mut out = Vec::new();
     loop {
         let d = (mag % ta) as u32;
-        out.push(std::char::from_digit(d, 36).unwrap_or('0').to_ascii_uppercase());
+        out.push(
+            std::char::from_digit(d, 36)
+                .unwrap_or('0')
+                .to_ascii_uppercase(),
+        );
         mag /= ta;
         if mag == 0 {
             break;
@@ -281,11 +281,7 @@ fn truncate(x: &Value, d: i64) -> Value {
         other => {
             let f = num_f64(other).unwrap_or(0.0);
             let p = 10f64.powi(d as i32);
-            let r = if d >= 0 {
-                (f * p).trunc() / p
-            } else {
-                (f * p).trunc() / p
-            };
+            let r = (f * p).trunc() / p;
             Value::Double(if r.is_finite() { r } else { f })
         }
     }
@@ -376,10 +372,7 @@ mod tests {
         assert_eq!(conv(b"6E", 18, 8).as_deref(), Some("172"));
         assert_eq!(conv(b"-17", 10, -18).as_deref(), Some("-H"));
         assert_eq!(conv(b"40", 10, 10).as_deref(), Some("40"));
-        assert_eq!(
-            conv(b"-1", 10, 2).map(|s| s.len()),
-            Some(64)
-        );
+        assert_eq!(conv(b"-1", 10, 2).map(|s| s.len()), Some(64));
         assert_eq!(conv(b"1", 1, 10), None);
     }
 
@@ -387,6 +380,9 @@ mod tests {
     fn truncate_keeps_the_kind() {
         assert_eq!(truncate(&Value::Decimal(1223, 3), 1), Value::Decimal(12, 1));
         assert_eq!(truncate(&Value::Int(122), -2), Value::Int(100));
-        assert_eq!(truncate(&Value::Decimal(-1999, 3), 1), Value::Decimal(-19, 1));
+        assert_eq!(
+            truncate(&Value::Decimal(-1999, 3), 1),
+            Value::Decimal(-19, 1)
+        );
     }
 }

@@ -1267,10 +1267,7 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
         Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
         Expr::Agg(i)
             if aggs.get(*i).is_some_and(|a| {
-                matches!(
-                    a.func,
-                    AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor
-                )
+                matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
             }) =>
         {
             ci.unsigned = true

@@ -37,7 +37,10 @@ fn pattern_error(e: &regex::Error) -> SqlError {
         )
     } else if msg.contains("repetition quantifier") || msg.contains("counted repetition") {
         if msg.contains("invalid") && msg.contains("range") {
-            (3693, "The maximum is less than the minumum in a {min,max} interval.")
+            (
+                3693,
+                "The maximum is less than the minumum in a {min,max} interval.",
+            )
         } else {
             (3692, "Incorrect description of a {min,max} interval.")
         }
@@ -46,9 +49,15 @@ fn pattern_error(e: &regex::Error) -> SqlError {
     } else if msg.contains("unrecognized escape") {
         (3689, "Unrecognized escape sequence in regular expression.")
     } else if msg.contains("size limit") {
-        (3700, "The pattern exceeds the maximum size of a regular expression.")
+        (
+            3700,
+            "The pattern exceeds the maximum size of a regular expression.",
+        )
     } else {
-        (3688, "Syntax error in regular expression on line 1, character 1.")
+        (
+            3688,
+            "Syntax error in regular expression on line 1, character 1.",
+        )
     };
     SqlError::new(code, "HY000", text)
 }
@@ -175,10 +184,7 @@ pub fn call(f: Func, a: &[Value], _env: &dyn Env) -> SqlResult<Value> {
         Func::RegexpSubstr => {
             let start = byte_at(&text, int_at(2, 1))?;
             let occurrence = int_at(3, 1).max(1);
-            match re
-                .find_iter(&text[start..])
-                .nth((occurrence - 1) as usize)
-            {
+            match re.find_iter(&text[start..]).nth((occurrence - 1) as usize) {
                 Some(m) => Value::Str(m.as_str().as_bytes().to_vec()),
                 None => Value::Null,
             }
@@ -194,10 +200,7 @@ pub fn call(f: Func, a: &[Value], _env: &dyn Env) -> SqlResult<Value> {
                     "Incorrect arguments to regexp_instr: return_option must be 1 or 0.",
                 ));
             }
-            match re
-                .find_iter(&text[start..])
-                .nth((occurrence - 1) as usize)
-            {
+            match re.find_iter(&text[start..]).nth((occurrence - 1) as usize) {
                 Some(m) => {
                     let b = start + if end_opt == 1 { m.end() } else { m.start() };
                     Value::Int(char_pos(&text, b))

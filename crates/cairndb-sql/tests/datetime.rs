@@ -45,7 +45,10 @@ fn interval_arithmetic() {
             ),
             ("DATE_ADD('2024-02-29', INTERVAL 1 YEAR)", "2025-02-28"),
             ("DATE_SUB('2024-03-31', INTERVAL 1 MONTH)", "2024-02-29"),
-            ("DATE_ADD('2024-01-01', INTERVAL '1-2' YEAR_MONTH)", "2025-03-01"),
+            (
+                "DATE_ADD('2024-01-01', INTERVAL '1-2' YEAR_MONTH)",
+                "2025-03-01",
+            ),
             (
                 "DATE_ADD('2024-01-01 00:00:00', INTERVAL '1 2' DAY_HOUR)",
                 "2024-01-02 02:00:00",
@@ -81,7 +84,10 @@ fn interval_arithmetic() {
                 "DATE_ADD('2024-01-01', INTERVAL 10 MICROSECOND)",
                 "2024-01-01 00:00:00.000010",
             ),
-            ("DATE_ADD('2024-01-01', INTERVAL 1 HOUR)", "2024-01-01 01:00:00"),
+            (
+                "DATE_ADD('2024-01-01', INTERVAL 1 HOUR)",
+                "2024-01-01 01:00:00",
+            ),
             ("DATE '2024-01-01' + INTERVAL 1 DAY", "2024-01-02"),
             ("INTERVAL 1 DAY + DATE '2024-01-01'", "2024-01-02"),
             ("DATE '2024-01-01' - INTERVAL 1 DAY", "2023-12-31"),
@@ -90,7 +96,10 @@ fn interval_arithmetic() {
                 "TIMESTAMP '2024-01-01 10:00:00' + INTERVAL 1 DAY",
                 "2024-01-02 10:00:00",
             ),
-            ("'2024-01-01' + INTERVAL 1 DAY + INTERVAL 2 HOUR", "2024-01-02 02:00:00"),
+            (
+                "'2024-01-01' + INTERVAL 1 DAY + INTERVAL 2 HOUR",
+                "2024-01-02 02:00:00",
+            ),
             ("'2024-01-01' - INTERVAL 1 MONTH", "2023-12-01"),
             ("DATE_ADD(NULL, INTERVAL 1 DAY)", "NULL"),
             ("DATE_ADD('2024-01-01', INTERVAL NULL DAY)", "NULL"),
@@ -98,7 +107,10 @@ fn interval_arithmetic() {
             ("SUBDATE('2024-01-01', 1)", "2023-12-31"),
             ("ADDDATE('2024-01-01', INTERVAL 1 MONTH)", "2024-02-01"),
             ("DATE_ADD(20240101, INTERVAL 1 DAY)", "2024-01-02"),
-            ("TIMESTAMPADD(MINUTE, 1, '2003-01-02')", "2003-01-02 00:01:00"),
+            (
+                "TIMESTAMPADD(MINUTE, 1, '2003-01-02')",
+                "2003-01-02 00:01:00",
+            ),
             ("TIMESTAMPADD(WEEK, 1, '2003-01-02')", "2003-01-09"),
         ],
     );
@@ -107,7 +119,10 @@ fn interval_arithmetic() {
 #[test]
 fn invalid_dates_are_null_with_warning_1292() {
     let (_d, mut s) = session();
-    assert_eq!(one(&mut s, "DATE_ADD('2024-02-30', INTERVAL 1 DAY)"), "NULL");
+    assert_eq!(
+        one(&mut s, "DATE_ADD('2024-02-30', INTERVAL 1 DAY)"),
+        "NULL"
+    );
     assert_eq!(
         warnings(&mut s),
         ["Warning|1292|Incorrect datetime value: '2024-02-30'"]
@@ -122,7 +137,10 @@ fn invalid_dates_are_null_with_warning_1292() {
         assert_eq!(one(&mut s, e), "NULL", "{e}");
         assert_eq!(warnings(&mut s).len(), 1, "{e}");
     }
-    assert_eq!(one(&mut s, "DATE_ADD('9999-12-31', INTERVAL 1 DAY)"), "NULL");
+    assert_eq!(
+        one(&mut s, "DATE_ADD('9999-12-31', INTERVAL 1 DAY)"),
+        "NULL"
+    );
     assert_eq!(
         warnings(&mut s),
         ["Warning|1441|Datetime function: datetime field overflow"]
@@ -144,10 +162,16 @@ fn differences() {
             ("DATEDIFF('2010-11-30 23:59:59','2010-12-31')", "-31"),
             ("TIMESTAMPDIFF(MONTH,'2003-02-01','2003-05-01')", "3"),
             ("TIMESTAMPDIFF(YEAR,'2002-05-01','2001-01-01')", "-1"),
-            ("TIMESTAMPDIFF(MINUTE,'2003-02-01','2003-05-01 12:05:55')", "128885"),
+            (
+                "TIMESTAMPDIFF(MINUTE,'2003-02-01','2003-05-01 12:05:55')",
+                "128885",
+            ),
             ("TIMESTAMPDIFF(MONTH,'2024-01-31','2024-02-29')", "0"),
             ("TIMESTAMPDIFF(MONTH,'2024-03-31','2024-02-29')", "-1"),
-            ("TIMESTAMPDIFF(SECOND,'2024-01-01 00:00:01','2024-01-01 00:00:00')", "-1"),
+            (
+                "TIMESTAMPDIFF(SECOND,'2024-01-01 00:00:01','2024-01-01 00:00:00')",
+                "-1",
+            ),
             ("TIMESTAMPDIFF(QUARTER,'2024-01-01','2024-12-31')", "3"),
             ("TIMESTAMPDIFF(DAY,'2024-01-02','2024-01-01 00:00:01')", "0"),
             ("TO_DAYS(950501)", "728779"),
@@ -164,7 +188,10 @@ fn formatting_and_parsing() {
     check(
         &mut s,
         &[
-            ("DATE_FORMAT('2009-10-04 22:23:00', '%W %M %Y')", "Sunday October 2009"),
+            (
+                "DATE_FORMAT('2009-10-04 22:23:00', '%W %M %Y')",
+                "Sunday October 2009",
+            ),
             ("DATE_FORMAT('2007-10-04 22:23:00', '%H:%i:%s')", "22:23:00"),
             (
                 "DATE_FORMAT('1900-10-04 22:23:00', '%D %y %a %d %m %b %j')",
@@ -179,7 +206,10 @@ fn formatting_and_parsing() {
                 "DATE_FORMAT('2024-03-05 01:02:03.004', '%c %e %f %h %l %p %U %u %v %x %%')",
                 "3 5 004000 01 1 AM 09 10 10 2024 %",
             ),
-            ("DATE_FORMAT('2024-12-30', '%U %u %V %v %X %x')", "52 53 52 01 2024 2025"),
+            (
+                "DATE_FORMAT('2024-12-30', '%U %u %V %v %X %x')",
+                "52 53 52 01 2024 2025",
+            ),
             ("DATE_FORMAT('2024-01-11', '%D %D')", "11th 11th"),
             ("STR_TO_DATE('01,5,2013','%d,%m,%Y')", "2013-05-01"),
             ("STR_TO_DATE('May 1, 2013','%M %d,%Y')", "2013-05-01"),
@@ -191,7 +221,10 @@ fn formatting_and_parsing() {
                 "STR_TO_DATE('2013-05-01 10:11:12 PM','%Y-%m-%d %h:%i:%s %p')",
                 "2013-05-01 22:11:12",
             ),
-            ("STR_TO_DATE('Tuesday 5 March 24','%W %e %M %y')", "2024-03-05"),
+            (
+                "STR_TO_DATE('Tuesday 5 March 24','%W %e %M %y')",
+                "2024-03-05",
+            ),
             ("STR_TO_DATE('2024-060','%Y-%j')", "2024-02-29"),
             ("FROM_UNIXTIME(1447430881)", "2015-11-13 16:08:01"),
             (
@@ -200,7 +233,10 @@ fn formatting_and_parsing() {
             ),
             ("FROM_UNIXTIME(-1)", "NULL"),
             ("UNIX_TIMESTAMP('2015-11-13 10:20:19')", "1447410019"),
-            ("UNIX_TIMESTAMP('2015-11-13 10:20:19.012')", "1447410019.012000"),
+            (
+                "UNIX_TIMESTAMP('2015-11-13 10:20:19.012')",
+                "1447410019.012000",
+            ),
             ("UNIX_TIMESTAMP(DATE '2024-01-01')", "1704067200"),
             ("UNIX_TIMESTAMP('1969-12-31')", "0"),
         ],
@@ -216,7 +252,10 @@ fn parts_of_dates() {
             ("EXTRACT(YEAR FROM '2019-07-02')", "2019"),
             ("EXTRACT(YEAR_MONTH FROM '2019-07-02 01:02:03')", "201907"),
             ("EXTRACT(DAY_MINUTE FROM '2019-07-02 01:02:03')", "20102"),
-            ("EXTRACT(MICROSECOND FROM '2003-01-02 10:30:00.000123')", "123"),
+            (
+                "EXTRACT(MICROSECOND FROM '2003-01-02 10:30:00.000123')",
+                "123",
+            ),
             (
                 "EXTRACT(DAY_MICROSECOND FROM '2003-01-02 10:30:00.000123')",
                 "2103000000123",
@@ -277,11 +316,23 @@ fn parts_of_dates() {
 fn result_types_follow_the_argument() {
     let (_d, mut s) = session();
     let ty = |s: &mut Session, e: &str| q(s, &format!("SELECT {e}")).columns[0].ty;
-    assert_eq!(ty(&mut s, "DATE '2024-01-01' + INTERVAL 1 DAY"), OutType::Date);
-    assert_eq!(ty(&mut s, "DATE '2024-01-01' + INTERVAL 1 HOUR"), OutType::DateTime);
-    assert_eq!(ty(&mut s, "'2024-01-01' + INTERVAL 1 DAY"), OutType::VarString);
+    assert_eq!(
+        ty(&mut s, "DATE '2024-01-01' + INTERVAL 1 DAY"),
+        OutType::Date
+    );
+    assert_eq!(
+        ty(&mut s, "DATE '2024-01-01' + INTERVAL 1 HOUR"),
+        OutType::DateTime
+    );
+    assert_eq!(
+        ty(&mut s, "'2024-01-01' + INTERVAL 1 DAY"),
+        OutType::VarString
+    );
     assert_eq!(ty(&mut s, "STR_TO_DATE('2024', '%Y-%m-%d')"), OutType::Date);
-    assert_eq!(ty(&mut s, "STR_TO_DATE('2024', '%Y-%m-%d %H')"), OutType::DateTime);
+    assert_eq!(
+        ty(&mut s, "STR_TO_DATE('2024', '%Y-%m-%d %H')"),
+        OutType::DateTime
+    );
     assert_eq!(ty(&mut s, "YEAR(NOW())"), OutType::LongLong);
     assert_eq!(ty(&mut s, "LAST_DAY(NOW())"), OutType::Date);
     assert_eq!(ty(&mut s, "UTC_TIMESTAMP()"), OutType::DateTime);
@@ -320,7 +371,10 @@ fn dates_in_tables() {
         ["1"]
     );
     assert_eq!(
-        rows(&q(&mut s, "SELECT DATE_FORMAT(dt, '%Y/%m/%d %f') FROM t ORDER BY id")),
+        rows(&q(
+            &mut s,
+            "SELECT DATE_FORMAT(dt, '%Y/%m/%d %f') FROM t ORDER BY id"
+        )),
         ["2024/01/31 500000", "2023/03/15 000000"]
     );
 }
@@ -331,10 +385,25 @@ fn clocks_and_refusals() {
     assert_eq!(one(&mut s, "LENGTH(NOW())"), "19");
     assert_eq!(one(&mut s, "CURRENT_TIMESTAMP(6) >= NOW()"), "1");
     assert_eq!(one(&mut s, "UTC_DATE() = CURDATE()"), "1");
-    assert_eq!(one(&mut s, "ABS(TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP, NOW())) < 5"), "1");
-    assert_eq!(one(&mut s, "ABS(UNIX_TIMESTAMP(NOW()) - UNIX_TIMESTAMP()) < 5"), "1");
+    assert_eq!(
+        one(
+            &mut s,
+            "ABS(TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP, NOW())) < 5"
+        ),
+        "1"
+    );
+    assert_eq!(
+        one(&mut s, "ABS(UNIX_TIMESTAMP(NOW()) - UNIX_TIMESTAMP()) < 5"),
+        "1"
+    );
     assert_eq!(err(&mut s, "SELECT NOW(7)"), 1426);
     assert_eq!(err(&mut s, "SELECT SEC_TO_TIME(10)"), 1235);
-    assert_eq!(err(&mut s, "SELECT DATE_ADD('2024-01-01', INTERVAL 1 FORTNIGHT)"), 1064);
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT DATE_ADD('2024-01-01', INTERVAL 1 FORTNIGHT)"
+        ),
+        1064
+    );
     assert_eq!(err(&mut s, "SELECT DATEDIFF('2024-01-01')"), 1582);
 }

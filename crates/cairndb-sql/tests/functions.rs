@@ -238,7 +238,14 @@ fn math_functions() {
 #[test]
 fn logarithms_out_of_domain_are_null_with_warning_3020() {
     let (_d, mut s) = session();
-    for e in ["LN(0)", "LOG(-1)", "LOG(1,10)", "LOG(-1,10)", "LOG10(-1)", "LOG2(0)"] {
+    for e in [
+        "LN(0)",
+        "LOG(-1)",
+        "LOG(1,10)",
+        "LOG(-1,10)",
+        "LOG10(-1)",
+        "LOG2(0)",
+    ] {
         assert_eq!(one(&mut s, e), "NULL", "{e}");
         assert_eq!(
             rows(&q(&mut s, "SHOW WARNINGS")),
@@ -314,8 +321,14 @@ fn regular_expressions() {
             ("REGEXP_LIKE('CamelCase', 'CAMELCASE', 'c')", "0"),
             ("REGEXP_LIKE('abc', NULL)", "NULL"),
             ("REGEXP_REPLACE('a b c', 'b', 'X')", "a X c"),
-            ("REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 3)", "abc def X"),
-            ("REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 0)", "X X X"),
+            (
+                "REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 3)",
+                "abc def X",
+            ),
+            (
+                "REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 0)",
+                "X X X",
+            ),
             ("REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 5)", "abc X X"),
             ("REGEXP_REPLACE('abc', '(b)', '[$1]')", "a[b]c"),
             ("REGEXP_SUBSTR('abc def ghi', '[a-z]+')", "abc"),
@@ -338,8 +351,14 @@ fn regular_expressions() {
         &mut s,
         "CREATE TABLE t (id INT PRIMARY KEY, ci VARCHAR(10), cs VARCHAR(10) COLLATE utf8mb4_bin)",
     );
-    q(&mut s, "INSERT INTO t VALUES (1, 'Abc', 'Abc'), (2, 'xyz', 'xyz')");
-    assert_eq!(rows(&q(&mut s, "SELECT id FROM t WHERE ci REGEXP '^a'")), ["1"]);
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 'Abc', 'Abc'), (2, 'xyz', 'xyz')",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE ci REGEXP '^a'")),
+        ["1"]
+    );
     assert_eq!(
         rows(&q(&mut s, "SELECT COUNT(*) FROM t WHERE cs REGEXP '^a'")),
         ["0"]
@@ -380,7 +399,10 @@ fn bit_and_variance_aggregates() {
         ["18446744073709551615|0|0|NULL|NULL"]
     );
     assert_eq!(
-        rows(&q(&mut s, "SELECT VAR_POP(v), VAR_SAMP(v) FROM t WHERE g = 2")),
+        rows(&q(
+            &mut s,
+            "SELECT VAR_POP(v), VAR_SAMP(v) FROM t WHERE g = 2"
+        )),
         ["0|NULL"]
     );
     assert_eq!(
@@ -397,7 +419,10 @@ fn group_concat_with_distinct_order_and_separator() {
     let (_d, mut s) = session();
     q(&mut s, "CREATE DATABASE d");
     q(&mut s, "USE d");
-    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, g INT, v VARCHAR(10))");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, g INT, v VARCHAR(10))",
+    );
     q(
         &mut s,
         "INSERT INTO t VALUES (1,1,'b'),(2,1,'a'),(3,1,'c'),(4,2,'x'),(5,2,NULL),(6,1,'a')",
@@ -411,7 +436,10 @@ fn group_concat_with_distinct_order_and_separator() {
         ["1|b,a,c,a|c|b|a|b1,a2,c3,a6", "2|x|x|x4"]
     );
     assert_eq!(
-        rows(&q(&mut s, "SELECT GROUP_CONCAT(v ORDER BY 1) FROM t WHERE g = 1")),
+        rows(&q(
+            &mut s,
+            "SELECT GROUP_CONCAT(v ORDER BY 1) FROM t WHERE g = 1"
+        )),
         ["a,a,b,c"]
     );
     assert_eq!(

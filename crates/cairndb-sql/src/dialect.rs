@@ -14,7 +14,9 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::{BinaryOperator, Expr, Statement, UnaryOperator};
+use sqlparser::ast::{
+    BinaryOperator, DateTimeField, Expr, Ident, Interval, Statement, UnaryOperator,
+};
 use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -35,6 +37,28 @@ const PREC_UNARY: u8 = 50;
 pub struct CairnDialect;
 
 const MYSQL: MySqlDialect = MySqlDialect {};
+
+/// `INTERVAL expr unit`, MySQL's form: any unit word, the composite
+/// ones (`DAY_HOUR`, `YEAR_MONTH`, ...) included, which the parser's own
+/// interval syntax does not know. The unit is kept as a custom field and
+/// checked when the expression is compiled.
+fn parse_interval(parser: &mut Parser) -> Result<Expr, ParserError> {
+    parser.next_token();
+    let value = parser.parse_expr()?;
+    let unit = parser.next_token();
+    match unit.token {
+        Token::Word(w) if w.quote_style.is_none() => Ok(Expr::Interval(Interval {
+            value: Box::new(value),
+            leading_field: Some(DateTimeField::Custom(Ident::new(w.value))),
+            leading_precision: None,
+            last_field: None,
+            fractional_seconds_precision: None,
+        })),
+        other => Err(ParserError::ParserError(format!(
+            "INTERVAL requires a unit after the value, found {other}"
+        ))),
+    }
+}
 
 fn word_is(t: &Token, kw: Keyword) -> bool {
     matches!(t, Token::Word(w) if w.keyword == kw && w.quote_style.is_none())
@@ -91,6 +115,9 @@ impl Dialect for CairnDialect {
     }
 
     fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if word_is(&parser.peek_token_ref().token, Keyword::INTERVAL) {
+            return Some(parse_interval(parser));
+        }
         let op = match parser.peek_token_ref().token {
             Token::Tilde => UnaryOperator::PGBitwiseNot,
             Token::Minus => UnaryOperator::Minus,
@@ -187,6 +214,11 @@ impl Dialect for CairnDialect {
 
     fn supports_data_type_signed_suffix(&self) -> bool {
         MYSQL.supports_data_type_signed_suffix()
+    }
+
+    fn allow_extract_custom(&self) -> bool {
+        // EXTRACT(DAY_HOUR FROM x) and the other composite units.
+        true
     }
 
     fn supports_cross_join_constraint(&self) -> bool {

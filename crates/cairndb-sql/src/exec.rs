@@ -926,6 +926,77 @@ enum Acc {
     Sum(Option<Value>),
     Avg(Option<Value>, u64),
     MinMax(Option<Value>),
+    /// BIT_AND / BIT_OR / BIT_XOR so far.
+    Bits(u64),
+    /// Rows, mean and sum of squared differences (Welford's recurrence,
+    /// as MySQL computes variances).
+    Var(u64, f64, f64),
+    /// GROUP_CONCAT's values with their ORDER BY keys, and their bytes.
+    Concat(Vec<(Vec<Value>, Vec<u8>)>, u64),
+}
+
+/// The session's `group_concat_max_len`.
+fn concat_cap(env: &dyn Env) -> u64 {
+    env.sys_var("group_concat_max_len")
+        .ok()
+        .and_then(|v| to_i64(&v))
+        .map_or(1024, |n| n.max(4) as u64)
+}
+
+/// GROUP_CONCAT's result: the values in ORDER BY order joined by the
+/// separator, cut at `group_concat_max_len` bytes (on a character
+/// boundary) with warning 1260.
+fn concat_result(
+    items: &[(Vec<Value>, Vec<u8>)],
+    spec: &crate::expr::ConcatSpec,
+    env: &dyn Env,
+    row: usize,
+) -> Value {
+    if items.is_empty() {
+        return Value::Null;
+    }
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    if !spec.order.is_empty() {
+        order.sort_by(|&x, &y| {
+            for (i, (_, desc)) in spec.order.iter().enumerate() {
+                let (a, b) = (&items[x].0[i], &items[y].0[i]);
+                let o = match (a.is_null(), b.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Less,
+                    (false, true) => Ordering::Greater,
+                    _ => compare(a, b, Collation::Utf8mb4GeneralCi).unwrap_or(Ordering::Equal),
+                };
+                let o = if *desc { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let cap = concat_cap(env) as usize;
+    let mut out: Vec<u8> = Vec::new();
+    let mut cut = false;
+    for (n, &i) in order.iter().enumerate() {
+        if n > 0 {
+            out.extend_from_slice(&spec.sep);
+        }
+        out.extend_from_slice(&items[i].1);
+        if out.len() > cap {
+            cut = true;
+            break;
+        }
+    }
+    if cut {
+        // Back to the start of a UTF-8 character.
+        let mut end = cap.min(out.len());
+        while end > 0 && out.get(end).is_some_and(|b| b & 0xC0 == 0x80) {
+            end -= 1;
+        }
+        out.truncate(end);
+        env.warn(1260, format!("Row {row} was cut by GROUP_CONCAT()"));
+    }
+    Value::Str(out)
 }
 
 fn new_acc(a: &AggCall) -> Acc {
@@ -934,6 +1005,12 @@ fn new_acc(a: &AggCall) -> Acc {
         AggFunc::Sum => Acc::Sum(None),
         AggFunc::Avg => Acc::Avg(None, 0),
         AggFunc::Min | AggFunc::Max => Acc::MinMax(None),
+        AggFunc::BitAnd => Acc::Bits(u64::MAX),
+        AggFunc::BitOr | AggFunc::BitXor => Acc::Bits(0),
+        AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => {
+            Acc::Var(0, 0.0, 0.0)
+        }
+        AggFunc::GroupConcat => Acc::Concat(Vec::new(), 0),
     }
 }
 
@@ -998,6 +1075,8 @@ fn numeric(v: Value) -> Value {
 
 fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
     match acc {
+        // Fed with its ORDER BY keys by the grouping loop.
+        Acc::Concat(..) => {}
         Acc::Count(n) => {
             if a.func == AggFunc::CountStar || v.as_ref().is_some_and(|v| !v.is_null()) {
                 *n += 1;
@@ -1040,12 +1119,38 @@ fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlRes
                 }
             }
         }
+        Acc::Bits(b) => {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                let x = match v {
+                    Value::UInt(u) => u,
+                    other => to_i64(&other).unwrap_or(0) as u64,
+                };
+                *b = match a.func {
+                    AggFunc::BitAnd => *b & x,
+                    AggFunc::BitOr => *b | x,
+                    _ => *b ^ x,
+                };
+            }
+        }
+        Acc::Var(n, mean, m2) => {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                let x = crate::expr::num_f64(&v).unwrap_or(0.0);
+                *n += 1;
+                let d = x - *mean;
+                *mean += d / *n as f64;
+                *m2 += d * (x - *mean);
+            }
+        }
     }
     Ok(())
 }
 
-fn finish(acc: &Acc) -> SqlResult<Value> {
+fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value> {
     Ok(match acc {
+        Acc::Concat(items, _) => match &a.concat {
+            Some(spec) => concat_result(items, spec, env, row),
+            None => Value::Null,
+        },
         Acc::Count(n) => Value::Int(*n as i64),
         Acc::Sum(s) => s.clone().unwrap_or(Value::Null),
         Acc::Avg(None, _) | Acc::Avg(_, 0) => Value::Null,
@@ -1061,6 +1166,28 @@ fn finish(acc: &Acc) -> SqlResult<Value> {
             &NoEnv,
         )?,
         Acc::MinMax(m) => m.clone().unwrap_or(Value::Null),
+        Acc::Bits(b) => {
+            if *b <= i64::MAX as u64 {
+                Value::Int(*b as i64)
+            } else {
+                Value::UInt(*b)
+            }
+        }
+        Acc::Var(n, _, m2) => {
+            let (samp, root) = match a.func {
+                AggFunc::StdPop => (false, true),
+                AggFunc::StdSamp => (true, true),
+                AggFunc::VarPop => (false, false),
+                _ => (true, false),
+            };
+            let div = if samp { n.saturating_sub(1) } else { *n };
+            if div == 0 {
+                Value::Null
+            } else {
+                let var = m2 / div as f64;
+                Value::Double(if root { var.sqrt() } else { var })
+            }
+        }
     })
 }
 
@@ -1284,6 +1411,27 @@ pub(crate) fn select_rows(
                         }
                         set.insert(kbuf.clone());
                     }
+                    if let (Some(spec), Some(v)) = (&a.concat, v.as_ref()) {
+                        if v.is_null() {
+                            continue;
+                        }
+                        let keys = spec
+                            .order
+                            .iter()
+                            .map(|(e, _)| eval(e, r, &[], types, s))
+                            .collect::<SqlResult<Vec<_>>>()?;
+                        if let Some(Acc::Concat(items, bytes)) = g.accs.get_mut(k) {
+                            let t = crate::expr::text_of(v);
+                            // Without ORDER BY nothing past the cap is kept.
+                            if spec.order.is_empty() && *bytes > concat_cap(s) {
+                                *bytes += 1;
+                                continue;
+                            }
+                            *bytes += t.len() as u64;
+                            items.push((keys, t));
+                        }
+                        continue;
+                    }
                     let coll = a.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
                         crate::expr::collation_of(e, types)
                     });
@@ -1401,8 +1549,13 @@ pub(crate) fn select_rows(
                 seen: Vec::new(),
             });
         }
-        for g in &groups {
-            let aggs = g.accs.iter().map(finish).collect::<SqlResult<Vec<_>>>()?;
+        for (gi, g) in groups.iter().enumerate() {
+            let aggs = g
+                .accs
+                .iter()
+                .zip(&p.aggs)
+                .map(|(acc, a)| finish(acc, a, s, gi + 1))
+                .collect::<SqlResult<Vec<_>>>()?;
             if let Some(h) = &p.having {
                 if truth(&eval(h, &g.row, &aggs, types, s)?) != Some(true) {
                     continue;

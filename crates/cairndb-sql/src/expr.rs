@@ -184,6 +184,29 @@ pub enum Func {
     Strcmp,
     /// INSERT(str, pos, len, new)
     Insert,
+    /// MD5
+    Md5,
+    /// SHA1 / SHA
+    Sha1,
+    /// SHA2(str, bits)
+    Sha2,
+    /// CRC32
+    Crc32,
+    /// CHAR(n, ...)
+    Char,
+    /// FORMAT(x, d)
+    Format,
+    /// QUOTE
+    Quote,
+    /// `x REGEXP p`, REGEXP_LIKE(x, p[, match_type]); the compiler adds
+    /// the operand's case sensitivity as a last argument.
+    RegexpLike,
+    /// REGEXP_REPLACE(x, p, r[, pos[, occurrence[, match_type]]])
+    RegexpReplace,
+    /// REGEXP_SUBSTR(x, p[, pos[, occurrence[, match_type]]])
+    RegexpSubstr,
+    /// REGEXP_INSTR(x, p[, pos[, occurrence[, return_option[, match_type]]]])
+    RegexpInstr,
     /// TRIM(LEADING x FROM y)
     TrimLeading,
     /// TRIM(TRAILING x FROM y)
@@ -247,6 +270,10 @@ pub enum Func {
     FoundRows,
     /// ROW_COUNT (rows changed by the last statement)
     RowCount,
+    /// A date and time function.
+    Dt(crate::datefuncs::DtFn),
+    /// A math function.
+    Math(crate::mathfuncs::MathFn),
 }
 
 /// A compiled expression.
@@ -445,6 +472,31 @@ pub enum AggFunc {
     Min,
     /// MAX
     Max,
+    /// BIT_AND (BIGINT UNSIGNED; all ones over no rows)
+    BitAnd,
+    /// BIT_OR
+    BitOr,
+    /// BIT_XOR
+    BitXor,
+    /// STD / STDDEV / STDDEV_POP
+    StdPop,
+    /// STDDEV_SAMP
+    StdSamp,
+    /// VARIANCE / VAR_POP
+    VarPop,
+    /// VAR_SAMP
+    VarSamp,
+    /// GROUP_CONCAT([DISTINCT] e, ... [ORDER BY ..] [SEPARATOR s])
+    GroupConcat,
+}
+
+/// GROUP_CONCAT's ORDER BY and SEPARATOR.
+#[derive(Debug, Clone)]
+pub struct ConcatSpec {
+    /// ORDER BY keys, with DESC.
+    pub order: Vec<(Expr, bool)>,
+    /// SEPARATOR (`,` by default).
+    pub sep: Vec<u8>,
 }
 
 /// An aggregate call found while compiling a grouped query.
@@ -456,6 +508,8 @@ pub struct AggCall {
     pub arg: Option<Expr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// GROUP_CONCAT's ORDER BY and SEPARATOR.
+    pub concat: Option<Box<ConcatSpec>>,
 }
 
 /// A window function's kind.
@@ -815,6 +869,52 @@ impl<'a> Compiler<'a> {
                     .collect::<SqlResult<Vec<_>>>()?;
                 balanced(bop, parts)
             }
+            A::BinaryOp {
+                left,
+                op: op @ (ast::BinaryOperator::Plus | ast::BinaryOperator::Minus),
+                right,
+            } if matches!(**right, A::Interval(_))
+                || (matches!(op, ast::BinaryOperator::Plus)
+                    && matches!(**left, A::Interval(_))) =>
+            {
+                // `x + INTERVAL n unit`, `INTERVAL n unit + x`, `x - INTERVAL n unit`.
+                let (x, iv) = match &**right {
+                    A::Interval(iv) => (left, iv),
+                    _ => match &**left {
+                        A::Interval(iv) => (right, iv),
+                        _ => return Err(SqlError::unsupported(e)),
+                    },
+                };
+                let unit = interval_unit(iv)?;
+                let neg = matches!(op, ast::BinaryOperator::Minus);
+                Expr::Func(
+                    Func::Dt(crate::datefuncs::DtFn::AddInterval(unit, neg)),
+                    vec![self.compile(x)?, self.compile(&iv.value)?],
+                )
+            }
+            A::Interval(_) => return Err(SqlError::syntax(format!("unexpected {e}"))),
+            A::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let (x, p) = (self.compile(expr)?, self.compile(pattern)?);
+                let flags = self.regexp_flags(&x, &p);
+                let m = Expr::Func(Func::RegexpLike, vec![x, p, flags]);
+                if *negated {
+                    Expr::Not(Box::new(m))
+                } else {
+                    m
+                }
+            }
+            A::Extract { field, expr, .. } => {
+                let unit = field_unit(field)?;
+                Expr::Func(
+                    Func::Dt(crate::datefuncs::DtFn::Extract(unit)),
+                    vec![self.compile(expr)?],
+                )
+            }
             A::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinOp::Add,
@@ -945,7 +1045,28 @@ impl<'a> Compiler<'a> {
             }
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr)?]),
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr)?]),
-            A::TypedString(ts) => self.value(&ts.value.value)?,
+            A::TypedString(ts) => {
+                // DATE '...' and TIMESTAMP '...' are dates, not strings.
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(t) | ast::Value::DoubleQuotedString(t) => {
+                        Some(t.as_bytes())
+                    }
+                    _ => None,
+                };
+                match (&ts.data_type, text) {
+                    (ast::DataType::Date, Some(t)) => match crate::convert::parse_date_str(t) {
+                        Some(d) => Expr::Const(Value::Date(d)),
+                        None => self.value(&ts.value.value)?,
+                    },
+                    (ast::DataType::Timestamp(..) | ast::DataType::Datetime(_), Some(t)) => {
+                        match crate::convert::parse_datetime_str(t) {
+                            Some(d) => Expr::Const(Value::DateTime(d)),
+                            None => self.value(&ts.value.value)?,
+                        }
+                    }
+                    _ => self.value(&ts.value.value)?,
+                }
+            }
             _ => return Err(SqlError::unsupported(e)),
         })
     }
@@ -1080,6 +1201,18 @@ impl<'a> Compiler<'a> {
                         return Ok(Expr::Func(Func::Now, vec![]))
                     }
                     "current_date" => return Ok(Expr::Func(Func::CurDate, vec![])),
+                    "utc_date" => {
+                        return Ok(Expr::Func(
+                            Func::Dt(crate::datefuncs::DtFn::UtcDate),
+                            vec![],
+                        ))
+                    }
+                    "utc_timestamp" => {
+                        return Ok(Expr::Func(
+                            Func::Dt(crate::datefuncs::DtFn::UtcTimestamp),
+                            vec![],
+                        ))
+                    }
                     "current_user" => return Ok(Expr::Func(Func::CurrentUser, vec![])),
                     _ => {}
                 }
@@ -1235,6 +1368,7 @@ impl<'a> Compiler<'a> {
         if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
             return Err(SqlError::unsupported(f));
         }
+        let mut clauses: &[ast::FunctionArgumentClause] = &[];
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
             ast::FunctionArguments::List(l) => {
@@ -1244,6 +1378,7 @@ impl<'a> Compiler<'a> {
                 );
                 let mut star = false;
                 let mut args = Vec::new();
+                clauses = &l.clauses;
                 for a in &l.args {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
@@ -1262,8 +1397,19 @@ impl<'a> Compiler<'a> {
             "avg" => Some(AggFunc::Avg),
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
+            "bit_and" => Some(AggFunc::BitAnd),
+            "bit_or" => Some(AggFunc::BitOr),
+            "bit_xor" => Some(AggFunc::BitXor),
+            "std" | "stddev" | "stddev_pop" => Some(AggFunc::StdPop),
+            "stddev_samp" => Some(AggFunc::StdSamp),
+            "variance" | "var_pop" => Some(AggFunc::VarPop),
+            "var_samp" => Some(AggFunc::VarSamp),
+            "group_concat" => Some(AggFunc::GroupConcat),
             _ => None,
         };
+        if !clauses.is_empty() && agg != Some(AggFunc::GroupConcat) {
+            return Err(SqlError::unsupported(f));
+        }
         if let Some(func) = agg {
             if !self.wins.is_empty() {
                 return Err(SqlError::unsupported(
@@ -1276,6 +1422,22 @@ impl<'a> Compiler<'a> {
                     "HY000",
                     "Invalid use of group function",
                 ));
+            }
+            if func == AggFunc::GroupConcat {
+                if args.is_empty() {
+                    return Err(wrong_args(&name));
+                }
+                self.allow_agg = false;
+                let r = self.group_concat(&args, clauses);
+                self.allow_agg = true;
+                let (arg, spec) = r?;
+                self.aggs.push(AggCall {
+                    func,
+                    arg: Some(arg),
+                    distinct,
+                    concat: Some(Box::new(spec)),
+                });
+                return Ok(Expr::Agg(self.aggs.len() - 1));
             }
             let arg = match (func, args.as_slice()) {
                 (AggFunc::CountStar, []) => None,
@@ -1300,6 +1462,7 @@ impl<'a> Compiler<'a> {
                 func,
                 arg,
                 distinct,
+                concat: None,
             });
             return Ok(Expr::Agg(self.aggs.len() - 1));
         }
@@ -1310,6 +1473,9 @@ impl<'a> Compiler<'a> {
             };
             let (a, b) = (self.compile(a)?, self.compile(b)?);
             return Ok(Expr::Binary(BinOp::Mod, Box::new(a), Box::new(b)));
+        }
+        if let Some(e) = self.date_function(&name, &args)? {
+            return Ok(e);
         }
         let func = match name.as_str() {
             "concat" => Func::Concat,
@@ -1363,6 +1529,29 @@ impl<'a> Compiler<'a> {
             "rtrim" => Func::Rtrim,
             "strcmp" => Func::Strcmp,
             "insert" => Func::Insert,
+            "md5" => Func::Md5,
+            "sha1" | "sha" => Func::Sha1,
+            "sha2" => Func::Sha2,
+            "crc32" => Func::Crc32,
+            "char" => Func::Char,
+            "format" => Func::Format,
+            "quote" => Func::Quote,
+            "regexp_like" => Func::RegexpLike,
+            "regexp_replace" => Func::RegexpReplace,
+            "regexp_substr" => Func::RegexpSubstr,
+            "regexp_instr" => Func::RegexpInstr,
+            _ if crate::datefuncs::by_name(&name).is_some() => {
+                Func::Dt(crate::datefuncs::by_name(&name).ok_or_else(|| wrong_args(&name))?)
+            }
+            _ if crate::mathfuncs::by_name(&name).is_some() => {
+                Func::Math(crate::mathfuncs::by_name(&name).ok_or_else(|| wrong_args(&name))?)
+            }
+            _ if NOT_SUPPORTED.contains(&name.as_str()) => {
+                return Err(SqlError::unsupported(format!(
+                    "function {}",
+                    name.to_uppercase()
+                )))
+            }
             _ => {
                 return Err(SqlError::new(
                     1305,
@@ -1392,7 +1581,18 @@ impl<'a> Compiler<'a> {
             | Func::Ascii
             | Func::Ord
             | Func::Ltrim
-            | Func::Rtrim => args.len() == 1,
+            | Func::Rtrim
+            | Func::Md5
+            | Func::Sha1
+            | Func::Crc32
+            | Func::Quote => args.len() == 1,
+            Func::Sha2 => args.len() == 2,
+            Func::Format => (2..=3).contains(&args.len()),
+            Func::Char => !args.is_empty(),
+            Func::RegexpLike => (2..=3).contains(&args.len()),
+            Func::RegexpReplace => (3..=6).contains(&args.len()),
+            Func::RegexpSubstr => (2..=5).contains(&args.len()),
+            Func::RegexpInstr => (2..=6).contains(&args.len()),
             Func::Locate => (2..=3).contains(&args.len()),
             Func::Instr
             | Func::Left
@@ -1412,13 +1612,195 @@ impl<'a> Compiler<'a> {
             Func::Round => (1..=2).contains(&args.len()),
             Func::LastInsertId => args.len() <= 1,
             Func::Now | Func::UnixTimestamp => args.len() <= 1,
+            Func::Dt(d) => crate::datefuncs::arity_ok(d, args.len()),
+            Func::Math(m) => crate::mathfuncs::arity_ok(m, args.len()),
             _ => args.is_empty(),
         };
         if !arity_ok {
             return Err(wrong_args(&name));
         }
+        let mut args = args;
+        if matches!(
+            func,
+            Func::RegexpLike | Func::RegexpReplace | Func::RegexpSubstr | Func::RegexpInstr
+        ) {
+            let flags = self.regexp_flags(&args[0], &args[1]);
+            args.push(flags);
+        }
         Ok(Expr::Func(func, args))
     }
+}
+
+/// MySQL functions that need what CairnDB does not have (the TIME type,
+/// time zones): refused with 1235 rather than reported unknown.
+const NOT_SUPPORTED: &[&str] = &[
+    "addtime",
+    "convert_tz",
+    "curtime",
+    "current_time",
+    "maketime",
+    "period_add",
+    "period_diff",
+    "sec_to_time",
+    "subtime",
+    "time",
+    "time_format",
+    "time_to_sec",
+    "timediff",
+    "utc_time",
+    "get_format",
+    "to_seconds",
+];
+
+impl Compiler<'_> {
+    /// GROUP_CONCAT's value (the CONCAT of its arguments, NULL when one
+    /// is) and its ORDER BY and SEPARATOR.
+    fn group_concat(
+        &mut self,
+        args: &[&ast::Expr],
+        clauses: &[ast::FunctionArgumentClause],
+    ) -> SqlResult<(Expr, ConcatSpec)> {
+        let mut parts = args
+            .iter()
+            .map(|a| self.compile(a))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let arg = if parts.len() == 1 {
+            parts.pop().unwrap_or(Expr::Const(Value::Null))
+        } else {
+            Expr::Func(Func::Concat, parts)
+        };
+        let mut spec = ConcatSpec {
+            order: Vec::new(),
+            sep: b",".to_vec(),
+        };
+        for c in clauses {
+            match c {
+                ast::FunctionArgumentClause::OrderBy(items) => {
+                    for o in items {
+                        if o.with_fill.is_some() || o.options.nulls_first.is_some() {
+                            return Err(SqlError::unsupported(o));
+                        }
+                        // `ORDER BY 2`: a position among the arguments.
+                        let key = match &o.expr {
+                            ast::Expr::Value(v) => match &v.value {
+                                ast::Value::Number(n, _) => {
+                                    let k: usize = n.parse().unwrap_or(0);
+                                    match args.get(k.wrapping_sub(1)) {
+                                        Some(a) => self.compile(a)?,
+                                        None => {
+                                            return Err(SqlError::unknown_column(n, "order clause"))
+                                        }
+                                    }
+                                }
+                                _ => self.compile(&o.expr)?,
+                            },
+                            e => self.compile(e)?,
+                        };
+                        spec.order.push((key, o.options.asc == Some(false)));
+                    }
+                }
+                ast::FunctionArgumentClause::Separator(v) => {
+                    spec.sep = match v {
+                        ast::Value::SingleQuotedString(t) | ast::Value::DoubleQuotedString(t) => {
+                            t.clone().into_bytes()
+                        }
+                        other => return Err(SqlError::syntax(format!("SEPARATOR {other}"))),
+                    }
+                }
+                other => return Err(SqlError::unsupported(other)),
+            }
+        }
+        Ok((arg, spec))
+    }
+
+    /// The default match type of a regular expression over `x` and
+    /// pattern `p`: case-sensitive ("c") when either is a column with a
+    /// binary or `utf8mb4_bin` collation, else case-insensitive ("i").
+    fn regexp_flags(&self, x: &Expr, p: &Expr) -> Expr {
+        let sensitive = [x, p].iter().any(|e| match e {
+            Expr::Column(i) => self.scope.cols.get(*i).is_some_and(|c| {
+                c.ty.as_ref().is_some_and(|t| {
+                    matches!(t, ColumnType::Str { .. })
+                        && t.collation() != Collation::Utf8mb4GeneralCi
+                })
+            }),
+            _ => false,
+        });
+        Expr::Const(Value::Str(if sensitive {
+            b"c".to_vec()
+        } else {
+            b"i".to_vec()
+        }))
+    }
+
+    /// The date functions whose arguments are not all expressions: an
+    /// interval (DATE_ADD, DATE_SUB, ADDDATE, SUBDATE) or a unit
+    /// (TIMESTAMPDIFF, TIMESTAMPADD). None for any other function.
+    fn date_function(&mut self, name: &str, args: &[&ast::Expr]) -> SqlResult<Option<Expr>> {
+        use crate::datefuncs::{DtFn, Unit};
+        Ok(Some(match name {
+            "date_add" | "date_sub" | "adddate" | "subdate" => {
+                let [x, n] = args else {
+                    return Err(wrong_args(name));
+                };
+                let neg = name == "date_sub" || name == "subdate";
+                let (unit, n) = match n {
+                    ast::Expr::Interval(iv) => (interval_unit(iv)?, &*iv.value),
+                    // ADDDATE(x, n): n days.
+                    _ if name == "adddate" || name == "subdate" => (Unit::Day, *n),
+                    _ => return Err(SqlError::syntax(format!("{name} needs an INTERVAL"))),
+                };
+                Expr::Func(
+                    Func::Dt(DtFn::AddInterval(unit, neg)),
+                    vec![self.compile(x)?, self.compile(n)?],
+                )
+            }
+            "timestampadd" | "timestampdiff" => {
+                let [u, a, b] = args else {
+                    return Err(wrong_args(name));
+                };
+                let unit = match u {
+                    ast::Expr::Identifier(id) => Unit::parse(&id.value),
+                    _ => None,
+                }
+                .filter(|u| u.is_simple())
+                .ok_or_else(|| SqlError::syntax(format!("bad unit in {name}: {u}")))?;
+                let (a, b) = (self.compile(a)?, self.compile(b)?);
+                if name == "timestampadd" {
+                    Expr::Func(Func::Dt(DtFn::AddInterval(unit, false)), vec![b, a])
+                } else {
+                    Expr::Func(Func::Dt(DtFn::TimestampDiff(unit)), vec![a, b])
+                }
+            }
+            // A seeded RAND continues its sequence from row to row in
+            // MySQL; expressions here keep no state between rows.
+            "rand" if args.len() == 1 => return Err(SqlError::unsupported("RAND(seed)")),
+            _ => return Ok(None),
+        }))
+    }
+}
+
+/// The unit of `INTERVAL n unit`.
+fn interval_unit(iv: &ast::Interval) -> SqlResult<crate::datefuncs::Unit> {
+    if iv.last_field.is_some() {
+        return Err(SqlError::syntax(format!("unexpected INTERVAL {iv}")));
+    }
+    match &iv.leading_field {
+        Some(f) => field_unit(f),
+        None => Err(SqlError::syntax("INTERVAL without a unit")),
+    }
+}
+
+/// A parser date-time field as a MySQL unit.
+fn field_unit(f: &ast::DateTimeField) -> SqlResult<crate::datefuncs::Unit> {
+    use ast::DateTimeField as F;
+    let name = match f {
+        F::Custom(id) => id.value.clone(),
+        F::Week(None) => "WEEK".into(),
+        other => other.to_string(),
+    };
+    crate::datefuncs::Unit::parse(&name)
+        .ok_or_else(|| SqlError::syntax(format!("unknown interval unit {name}")))
 }
 
 /// `parts` joined by the associative `op` into a tree of logarithmic

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{compare, text_of, to_i64, truth, Env, Expr, Func};
-use crate::types::{pack_date, pack_datetime, Collation, Value};
+use crate::types::{Collation, Value};
 
 /// Evaluates `f(args)`; `ev` evaluates an argument.
 pub fn call(
@@ -77,7 +77,18 @@ pub fn call(
         | Func::Ltrim
         | Func::Rtrim
         | Func::Strcmp
-        | Func::Insert => {
+        | Func::Insert
+        | Func::Md5
+        | Func::Sha1
+        | Func::Sha2
+        | Func::Crc32
+        | Func::Char
+        | Func::Format
+        | Func::Quote
+        | Func::RegexpLike
+        | Func::RegexpReplace
+        | Func::RegexpSubstr
+        | Func::RegexpInstr => {
             let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
             return crate::strfuncs::call(f, vals, env);
         }
@@ -223,29 +234,37 @@ pub fn call(
         Func::CurrentUser => Value::Str(env.current_user().into_bytes()),
         Func::FoundRows => Value::Int(env.found_rows() as i64),
         Func::RowCount => Value::Int(env.row_count()),
-        Func::Now | Func::CurDate | Func::UnixTimestamp => {
-            let now = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default();
-            let secs = now.as_secs() as i64;
-            if f == Func::UnixTimestamp {
-                return Ok(Value::Int(secs));
+        Func::Now => {
+            let fsp = match args.first() {
+                Some(a) => to_i64(&ev(a)?).unwrap_or(0),
+                None => 0,
+            };
+            if !(0..=6).contains(&fsp) {
+                return Err(SqlError::new(
+                    1426,
+                    "42000",
+                    format!("Too-big precision {fsp} specified for 'now'. Maximum is 6."),
+                ));
             }
-            let days = secs.div_euclid(86_400);
-            let rem = secs.rem_euclid(86_400);
-            let (y, m, d) = civil_from_days(days);
-            let date = pack_date(y, m, d);
-            if f == Func::CurDate {
-                Value::Date(date)
-            } else {
-                Value::DateTime(pack_datetime(
-                    date,
-                    (rem / 3600) as u32,
-                    ((rem / 60) % 60) as u32,
-                    (rem % 60) as u32,
-                    0,
-                ))
-            }
+            crate::datefuncs::now_value(fsp as u32)
+        }
+        Func::CurDate => crate::datefuncs::today_value(),
+        Func::UnixTimestamp => match args.first() {
+            Some(a) => crate::datefuncs::unix_timestamp(&ev(a)?, env),
+            None => Value::Int(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs() as i64,
+            ),
+        },
+        Func::Dt(d) => {
+            let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
+            return crate::datefuncs::call(d, vals, env);
+        }
+        Func::Math(m) => {
+            let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
+            return crate::mathfuncs::call(m, vals, env);
         }
     })
 }
@@ -311,31 +330,9 @@ fn round(v: Value, f: Func, digits: i64) -> Value {
     }
 }
 
-/// Days since 1970-01-01 to (year, month, day) (Howard Hinnant's
-/// algorithm).
-fn civil_from_days(z: i64) -> (u32, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    (y as u32, m as u32, d as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn civil_dates_from_epoch_days() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-    }
 
     #[test]
     fn rounding_of_decimals_and_doubles() {

@@ -1348,6 +1348,13 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             ci.unsigned = true
         }
         Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
+        Expr::Agg(i)
+            if aggs.get(*i).is_some_and(|a| {
+                matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
+            }) =>
+        {
+            ci.unsigned = true
+        }
         _ => {}
     }
     ci
@@ -1378,6 +1385,11 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
                     Some(OutType::Double | OutType::Float) => OutType::Double,
                     _ => OutType::NewDecimal,
                 },
+                AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor => OutType::LongLong,
+                AggFunc::StdPop | AggFunc::StdSamp | AggFunc::VarPop | AggFunc::VarSamp => {
+                    OutType::Double
+                }
+                AggFunc::GroupConcat => OutType::Blob,
                 AggFunc::Min | AggFunc::Max => a
                     .arg
                     .as_ref()
@@ -1479,7 +1491,18 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
         | Func::FindInSet
         | Func::Ascii
         | Func::Ord
-        | Func::Strcmp => OutType::LongLong,
+        | Func::Strcmp
+        | Func::Crc32
+        | Func::RegexpLike
+        | Func::RegexpInstr => OutType::LongLong,
+        Func::Md5
+        | Func::Sha1
+        | Func::Sha2
+        | Func::Char
+        | Func::Format
+        | Func::Quote
+        | Func::RegexpReplace
+        | Func::RegexpSubstr => OutType::VarString,
         Func::Replace
         | Func::Lpad
         | Func::Rpad
@@ -1509,6 +1532,15 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
         | Func::User
         | Func::CurrentUser => OutType::VarString,
         Func::Now => OutType::DateTime,
+        Func::Dt(d) => {
+            let types: Vec<OutType> = args.iter().map(|e| out_type(e, scope, aggs)).collect();
+            let fmt = match args.get(1) {
+                Some(Expr::Const(Value::Str(f))) => Some(f.as_slice()),
+                _ => None,
+            };
+            crate::datefuncs::out_type(d, &types, fmt)
+        }
+        Func::Math(m) => crate::mathfuncs::out_type(m, &|i| arg(i)),
         Func::CurDate => OutType::Date,
         Func::Abs | Func::Round => numeric(arg(0)),
         Func::Floor | Func::Ceil => match numeric(arg(0)) {

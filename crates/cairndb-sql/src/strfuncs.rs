@@ -70,7 +70,10 @@ fn s(v: String) -> Value {
 /// Evaluates the string function `f` over evaluated `a`.
 pub fn call(f: Func, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
     let any_null = a.iter().any(Value::is_null);
-    let skips_null = matches!(f, Func::ConcatWs | Func::Field | Func::Elt);
+    let skips_null = matches!(
+        f,
+        Func::ConcatWs | Func::Field | Func::Elt | Func::Char | Func::Quote
+    );
     if any_null && !skips_null {
         return Ok(Value::Null);
     }
@@ -326,8 +329,127 @@ pub fn call(f: Func, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             }
             s(src[..start].iter().chain(&new).chain(&src[end..]).collect())
         }
+        Func::Md5 => {
+            use md5::Digest;
+            s(hex_lower(&md5::Md5::digest(text_of(&arg(0)))))
+        }
+        Func::Sha1 => {
+            use sha1::Digest;
+            s(hex_lower(&sha1::Sha1::digest(text_of(&arg(0)))))
+        }
+        Func::Sha2 => {
+            use sha2::Digest;
+            let t = text_of(&arg(0));
+            match int(&arg(1)) {
+                0 | 256 => s(hex_lower(&sha2::Sha256::digest(&t))),
+                224 => s(hex_lower(&sha2::Sha224::digest(&t))),
+                384 => s(hex_lower(&sha2::Sha384::digest(&t))),
+                512 => s(hex_lower(&sha2::Sha512::digest(&t))),
+                _ => Value::Null,
+            }
+        }
+        Func::Crc32 => Value::Int(i64::from(crc32fast::hash(&text_of(&arg(0))))),
+        Func::Char => {
+            // Each integer as its big-endian bytes without leading zeros;
+            // NULLs are skipped.
+            let mut out = Vec::new();
+            for v in a.iter().filter(|v| !v.is_null()) {
+                let n = int(v) as u32;
+                let b = n.to_be_bytes();
+                let skip = b.iter().take_while(|&&x| x == 0).count().min(3);
+                if n != 0 || skip < 4 {
+                    out.extend_from_slice(&b[skip..]);
+                }
+            }
+            Value::Str(out)
+        }
+        Func::Format => format_number(&arg(0), int(&arg(1))),
+        Func::Quote => match arg(0) {
+            Value::Null => Value::Str(b"NULL".to_vec()),
+            v => {
+                let t = text_of(&v);
+                let mut out = Vec::with_capacity(t.len() + 2);
+                out.push(b'\'');
+                for &c in &t {
+                    match c {
+                        b'\\' | b'\'' => out.extend_from_slice(&[b'\\', c]),
+                        0 => out.extend_from_slice(b"\\0"),
+                        26 => out.extend_from_slice(b"\\Z"),
+                        _ => out.push(c),
+                    }
+                }
+                out.push(b'\'');
+                Value::Str(out)
+            }
+        },
+        Func::RegexpLike | Func::RegexpReplace | Func::RegexpSubstr | Func::RegexpInstr => {
+            return crate::regexfuncs::call(f, &a, env);
+        }
         _ => Value::Null,
     })
+}
+
+fn hex_lower(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// FORMAT(x, d): `x` rounded half away from zero to `d` decimals
+/// (0..=30), with `,` between groups of three digits.
+fn format_number(x: &Value, d: i64) -> Value {
+    let d = d.clamp(0, 30) as u8;
+    let text = match x {
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(..) => {
+            let (digits, scale) = match x {
+                Value::Int(i) => (i128::from(*i), 0u8),
+                Value::UInt(u) => (i128::from(*u), 0),
+                Value::Decimal(v, s) => (*v, *s),
+                _ => (0, 0),
+            };
+            let scaled = if scale > d {
+                let p = 10i128.pow(u32::from(scale - d));
+                let (q, r) = (digits / p, digits % p);
+                if r.abs() * 2 >= p {
+                    q + digits.signum()
+                } else {
+                    q
+                }
+            } else {
+                digits.saturating_mul(10i128.pow(u32::from(d - scale)))
+            };
+            crate::types::format_decimal(scaled, d)
+        }
+        other => {
+            let f = crate::expr::num_f64(other).unwrap_or(0.0);
+            if !f.is_finite() {
+                return Value::Str(b"0".to_vec());
+            }
+            let p = 10f64.powi(i32::from(d));
+            let r = (f * p).round() / p;
+            format!("{r:.prec$}", prec = usize::from(d))
+        }
+    };
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text.as_str()),
+    };
+    let (int_part, frac) = t.split_once('.').unwrap_or((t, ""));
+    let mut grouped = String::new();
+    for (i, c) in int_part.chars().enumerate() {
+        if i > 0 && (int_part.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let mut out = String::new();
+    if neg && (int_part.bytes().any(|b| b != b'0') || frac.bytes().any(|b| b != b'0')) {
+        out.push('-');
+    }
+    out.push_str(&grouped);
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    s(out)
 }
 
 fn concat_ws(a: &[Value], env: &dyn Env) -> Value {

@@ -168,3 +168,290 @@ fn wrong_argument_counts_and_unknown_functions() {
     }
     assert_eq!(err(&mut s, "SELECT NO_SUCH_FUNCTION(1)"), 1305);
 }
+
+#[test]
+fn math_functions() {
+    let (_d, mut s) = session();
+    check(
+        &mut s,
+        &[
+            ("POW(2,10)", "1024"),
+            ("POWER(2,-2)", "0.25"),
+            ("SQRT(16)", "4"),
+            ("SQRT(-1)", "NULL"),
+            ("EXP(1)", "2.718281828459045"),
+            ("LN(2)", "0.6931471805599453"),
+            ("LOG(8)", "2.0794415416798357"),
+            ("LOG(2,65536)", "16"),
+            ("LOG2(65536)", "16"),
+            ("LOG10(100)", "2"),
+            ("SIGN(-32)", "-1"),
+            ("SIGN(0)", "0"),
+            ("SIGN(234)", "1"),
+            ("SIGN(-0.5)", "-1"),
+            ("SIGN(NULL)", "NULL"),
+            ("TRUNCATE(1.223,1)", "1.2"),
+            ("TRUNCATE(1.999,1)", "1.9"),
+            ("TRUNCATE(1.999,0)", "1"),
+            ("TRUNCATE(-1.999,1)", "-1.9"),
+            ("TRUNCATE(122,-2)", "100"),
+            ("TRUNCATE(10.28*100,0)", "1028"),
+            ("TRUNCATE(1.5e0, 0)", "1"),
+            ("COS(PI())", "-1"),
+            ("TAN(PI()+1)", "1.5574077246549018"),
+            ("ASIN(0.2)", "0.2013579207903308"),
+            ("ASIN(2)", "NULL"),
+            ("ACOS(1.0001)", "NULL"),
+            ("ACOS(0)", "1.5707963267948966"),
+            ("ATAN(2)", "1.1071487177940904"),
+            ("ATAN(-2,2)", "-0.7853981633974483"),
+            ("ATAN2(PI(),0)", "1.5707963267948966"),
+            ("COT(12)", "-1.5726734063976893"),
+            ("DEGREES(PI())", "180"),
+            ("RADIANS(90)", "1.5707963267948966"),
+            ("CONV('a',16,2)", "1010"),
+            ("CONV('6E',18,8)", "172"),
+            ("CONV(-17,10,-18)", "-H"),
+            ("CONV('zz', 36, 10)", "1295"),
+            ("CONV('1', 1, 10)", "NULL"),
+            ("CONV('ff', 16, -10)", "255"),
+            ("CONV('ffffffffffffffff', 16, -10)", "-1"),
+            ("CONV(NULL, 10, 2)", "NULL"),
+            ("BIN(12)", "1100"),
+            (
+                "BIN(-1)",
+                "1111111111111111111111111111111111111111111111111111111111111111",
+            ),
+            ("OCT(12)", "14"),
+            ("OCT(-1)", "1777777777777777777777"),
+            ("MOD(234, 10)", "4"),
+            ("253 % 7", "1"),
+            ("29 MOD 9", "2"),
+            ("MOD(34.5,3)", "1.5"),
+            ("MOD(-7, 3)", "-1"),
+            ("MOD(7, 0)", "NULL"),
+            ("RAND() < 1 AND RAND() >= 0", "1"),
+        ],
+    );
+}
+
+#[test]
+fn logarithms_out_of_domain_are_null_with_warning_3020() {
+    let (_d, mut s) = session();
+    for e in [
+        "LN(0)",
+        "LOG(-1)",
+        "LOG(1,10)",
+        "LOG(-1,10)",
+        "LOG10(-1)",
+        "LOG2(0)",
+    ] {
+        assert_eq!(one(&mut s, e), "NULL", "{e}");
+        assert_eq!(
+            rows(&q(&mut s, "SHOW WARNINGS")),
+            ["Warning|3020|Invalid argument for logarithm"],
+            "{e}"
+        );
+    }
+    assert_eq!(err(&mut s, "SELECT POW(-8, 1/3)"), 1690);
+    assert_eq!(err(&mut s, "SELECT EXP(1000)"), 1690);
+    assert_eq!(err(&mut s, "SELECT COT(0)"), 1690);
+    assert_eq!(err(&mut s, "SELECT RAND(3)"), 1235);
+}
+
+#[test]
+fn hashes_and_more_string_functions() {
+    let (_d, mut s) = session();
+    check(
+        &mut s,
+        &[
+            ("MD5('testing')", "ae2b1fca515949e5d54fb22b8ed95575"),
+            ("SHA1('abc')", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("SHA('abc')", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            (
+                "SHA2('abc', 224)",
+                "23097d223405d8228642a477bda255b32aadbce4bda0b3f7e36c9da7",
+            ),
+            (
+                "SHA2('abc', 256)",
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            ),
+            (
+                "SHA2('abc', 0)",
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            ),
+            ("SHA2('abc', 100)", "NULL"),
+            ("MD5(NULL)", "NULL"),
+            ("CRC32('MySQL')", "3259397556"),
+            ("CRC32('mysql')", "2501908538"),
+            ("CRC32(NULL)", "NULL"),
+            ("CHAR(77,121,83,81,'76')", "MySQL"),
+            ("CHAR(77,77.3,'77.3')", "MMM"),
+            ("HEX(CHAR(1,0))", "0100"),
+            ("HEX(CHAR(256))", "0100"),
+            ("HEX(CHAR(NULL, 65))", "41"),
+            ("FORMAT(12332.123456, 4)", "12,332.1235"),
+            ("FORMAT(12332.1,4)", "12,332.1000"),
+            ("FORMAT(12332.2,0)", "12,332"),
+            ("FORMAT(-1234567.891, 2)", "-1,234,567.89"),
+            ("FORMAT(0.5, 0)", "1"),
+            ("FORMAT('1234.5', 1)", "1,234.5"),
+            ("FORMAT(NULL, 2)", "NULL"),
+            ("QUOTE('Don\\'t!')", "'Don\\'t!'"),
+            ("QUOTE(NULL)", "NULL"),
+            ("QUOTE('a\\\\b')", "'a\\\\b'"),
+        ],
+    );
+}
+
+#[test]
+fn regular_expressions() {
+    let (_d, mut s) = session();
+    check(
+        &mut s,
+        &[
+            ("'Michael!' REGEXP '.*'", "1"),
+            ("'new*\\n*line' REGEXP 'new\\\\*.\\\\*line'", "0"),
+            ("'a' REGEXP '^[a-d]'", "1"),
+            ("'ABC' REGEXP 'abc'", "1"),
+            ("'ABC' NOT REGEXP 'abc'", "0"),
+            ("'abc' RLIKE 'x'", "0"),
+            ("NULL REGEXP 'x'", "NULL"),
+            ("REGEXP_LIKE('CamelCase', 'CAMELCASE')", "1"),
+            ("REGEXP_LIKE('CamelCase', 'CAMELCASE', 'c')", "0"),
+            ("REGEXP_LIKE('abc', NULL)", "NULL"),
+            ("REGEXP_REPLACE('a b c', 'b', 'X')", "a X c"),
+            (
+                "REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 3)",
+                "abc def X",
+            ),
+            (
+                "REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 1, 0)",
+                "X X X",
+            ),
+            ("REGEXP_REPLACE('abc def ghi', '[a-z]+', 'X', 5)", "abc X X"),
+            ("REGEXP_REPLACE('abc', '(b)', '[$1]')", "a[b]c"),
+            ("REGEXP_SUBSTR('abc def ghi', '[a-z]+')", "abc"),
+            ("REGEXP_SUBSTR('abc def ghi', '[a-z]+', 1, 3)", "ghi"),
+            ("REGEXP_SUBSTR('abc def ghi', '[a-z]+', 1, 4)", "NULL"),
+            ("REGEXP_INSTR('dog cat dog', 'dog')", "1"),
+            ("REGEXP_INSTR('dog cat dog', 'dog', 2)", "9"),
+            ("REGEXP_INSTR('aa aaa aaaa', 'a{4}')", "8"),
+            ("REGEXP_INSTR('aa aaa aaaa', 'a{3}', 1, 1, 1)", "7"),
+        ],
+    );
+    assert_eq!(err(&mut s, "SELECT 'a' REGEXP '(a'"), 3691);
+    assert_eq!(err(&mut s, "SELECT 'a' REGEXP '[a'"), 3696);
+    assert_eq!(err(&mut s, "SELECT REGEXP_SUBSTR('abc', 'b', 9)"), 3686);
+    assert_eq!(err(&mut s, "SELECT REGEXP_LIKE('a', 'a', 'z')"), 1210);
+    // The collation decides case sensitivity.
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, ci VARCHAR(10), cs VARCHAR(10) COLLATE utf8mb4_bin)",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 'Abc', 'Abc'), (2, 'xyz', 'xyz')",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t WHERE ci REGEXP '^a'")),
+        ["1"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT COUNT(*) FROM t WHERE cs REGEXP '^a'")),
+        ["0"]
+    );
+}
+
+#[test]
+fn bit_and_variance_aggregates() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, g INT, v INT)");
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,1,1),(2,1,2),(3,1,4),(4,2,7),(5,2,NULL),\
+         (6,3,2),(7,3,4),(8,3,4),(9,3,4),(10,3,5),(11,3,5),(12,3,7),(13,3,9)",
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT g, BIT_AND(v), BIT_OR(v), BIT_XOR(v) FROM t GROUP BY g ORDER BY g"
+        )),
+        ["1|0|7|7", "2|7|7|7", "3|0|15|8"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT STD(v), STDDEV(v), STDDEV_POP(v), VARIANCE(v), VAR_POP(v), VAR_SAMP(v), \
+             STDDEV_SAMP(v) > 2.13 AND STDDEV_SAMP(v) < 2.14 FROM t WHERE g = 3"
+        )),
+        ["2|2|2|4|4|4.571428571428571|1"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT BIT_AND(v), BIT_OR(v), BIT_XOR(v), STD(v), VAR_SAMP(v) FROM t WHERE g = 9"
+        )),
+        ["18446744073709551615|0|0|NULL|NULL"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT VAR_POP(v), VAR_SAMP(v) FROM t WHERE g = 2"
+        )),
+        ["0|NULL"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT BIT_XOR(DISTINCT v) FROM t WHERE g = 3")),
+        ["13"]
+    );
+    let c = q(&mut s, "SELECT BIT_OR(v), STD(v) FROM t");
+    assert!(c.columns[0].unsigned);
+    assert_eq!(c.columns[1].ty, cairndb_sql::OutType::Double);
+}
+
+#[test]
+fn group_concat_with_distinct_order_and_separator() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, g INT, v VARCHAR(10))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,1,'b'),(2,1,'a'),(3,1,'c'),(4,2,'x'),(5,2,NULL),(6,1,'a')",
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT g, GROUP_CONCAT(v), GROUP_CONCAT(DISTINCT v ORDER BY v DESC SEPARATOR '|'), \
+             GROUP_CONCAT(v, id ORDER BY id) FROM t GROUP BY g ORDER BY g"
+        )),
+        ["1|b,a,c,a|c|b|a|b1,a2,c3,a6", "2|x|x|x4"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT GROUP_CONCAT(v ORDER BY 1) FROM t WHERE g = 1"
+        )),
+        ["a,a,b,c"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT GROUP_CONCAT(v) FROM t WHERE g = 9")),
+        ["NULL"]
+    );
+    q(&mut s, "SET SESSION group_concat_max_len = 5");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t")),
+        ["b,a,c"]
+    );
+    let w = rows(&q(&mut s, "SHOW WARNINGS"));
+    assert_eq!(w.len(), 1);
+    assert!(w[0].starts_with("Warning|1260|Row "), "{w:?}");
+}

@@ -1695,7 +1695,7 @@ fn window_values(p: &SelectPlan, rows: &[Vec<Value>], s: &dyn Env) -> SqlResult<
                     };
                     feed(&mut acc, &w.agg, v, coll)?;
                 }
-                let v = finish(&acc)?;
+                let v = finish(&acc, &w.agg, s, 0)?;
                 for (_, _, i) in part {
                     if let Some(slot) = vals.get_mut(*i) {
                         *slot = v.clone();
@@ -1728,7 +1728,7 @@ fn window_values(p: &SelectPlan, rows: &[Vec<Value>], s: &dyn Env) -> SqlResult<
                         };
                         feed(&mut acc, &w.agg, v, coll)?;
                     }
-                    finish(&acc)?
+                    finish(&acc, &w.agg, s, 0)?
                 } else {
                     Value::Null
                 };

@@ -1342,6 +1342,7 @@ impl<'a> Compiler<'a> {
                     func: agg.unwrap_or(AggFunc::CountStar),
                     arg,
                     distinct: false,
+                    concat: None,
                 },
                 partition,
                 order,

@@ -103,8 +103,9 @@ out="$(cd "$out" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/slt-data.XXXXXX")"
 if [ -n "$bin" ]; then
     # A private copy, so a rebuild during the run changes nothing.
-    cp "$bin" "$work/cairndb" || die "cannot copy $bin"
-    bin="$work/cairndb"
+    mkdir -p "$work/bin"
+    cp "$bin" "$work/bin/cairndb" || die "cannot copy $bin"
+    bin="$work/bin/cairndb"
 fi
 say "files from $dir, results in $out"
 

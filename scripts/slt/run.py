@@ -428,6 +428,7 @@ def fail(out, stats, name, r, detail):
     f = out["failures"]
     if f is not None:
         f.write(f"=== {name}:{r.line}\n{r.sql}\n{detail}\n\n")
+        f.flush()
 
 
 def run_record(r, server, threshold, labels):

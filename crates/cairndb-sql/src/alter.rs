@@ -188,12 +188,6 @@ fn option_value(p: &mut Parser) -> SqlResult<String> {
     }
 }
 
-fn index_column_names(cols: &[ast::IndexColumn]) -> Vec<String> {
-    cols.iter()
-        .map(|c| c.column.expr.to_string().trim_matches('`').to_string())
-        .collect()
-}
-
 /// Parses `ALTER TABLE name clause [, clause]...`.
 fn parse(text: &str) -> SqlResult<(ast::ObjectName, Vec<Op>)> {
     let mut p = parser(text).map_err(parse_error)?;
@@ -371,7 +365,7 @@ fn generic(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
     let mine = match op {
         A::AddConstraint { constraint, .. } => match constraint {
             ast::TableConstraint::PrimaryKey { columns, .. } => {
-                Op::AddPrimary(index_column_names(&columns))
+                Op::AddPrimary(crate::ddl::key_part_names(&columns)?)
             }
             ast::TableConstraint::Unique {
                 name,
@@ -380,12 +374,12 @@ fn generic(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
                 ..
             } => Op::AddIndex {
                 name: index_name.or(name).map(|i| i.value),
-                cols: index_column_names(&columns),
+                cols: crate::ddl::key_part_names(&columns)?,
                 unique: true,
             },
             ast::TableConstraint::Index { name, columns, .. } => Op::AddIndex {
                 name: name.map(|i| i.value),
-                cols: index_column_names(&columns),
+                cols: crate::ddl::key_part_names(&columns)?,
                 unique: false,
             },
             other => return Err(SqlError::unsupported(format!("ADD {other}"))),

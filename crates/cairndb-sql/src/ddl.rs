@@ -88,11 +88,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
                 .as_ref()
                 .map(last)
                 .ok_or_else(|| SqlError::syntax("CREATE INDEX needs a name"))?;
-            let cols: Vec<String> = ci
-                .columns
-                .iter()
-                .map(|c| c.column.expr.to_string().trim_matches('`').to_string())
-                .collect();
+            let cols = key_part_names(&ci.columns)?;
             create_index(s, &ci.table_name, &name, &cols, ci.unique, ci.if_not_exists)?;
             out.ok(0, 0, 0, "");
         }
@@ -566,17 +562,13 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         columns.push(p);
     }
     for con in &ct.constraints {
-        let names = |cols: &[ast::IndexColumn]| -> Vec<String> {
-            cols.iter()
-                .map(|c| c.column.expr.to_string().trim_matches('`').to_string())
-                .collect()
-        };
+        let names = key_part_names;
         match con {
             ast::TableConstraint::PrimaryKey { columns: cs, .. } => {
                 if !pk_cols.is_empty() {
                     return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
                 }
-                pk_cols = names(cs);
+                pk_cols = names(cs)?;
             }
             ast::TableConstraint::Unique {
                 index_name,
@@ -588,11 +580,11 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
                     .as_ref()
                     .or(name.as_ref())
                     .map(|i| i.value.clone()),
-                names(cs),
+                names(cs)?,
             )),
             ast::TableConstraint::Index {
                 name, columns: cs, ..
-            } => keys_.push((name.as_ref().map(|i| i.value.clone()), names(cs))),
+            } => keys_.push((name.as_ref().map(|i| i.value.clone()), names(cs)?)),
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
@@ -1210,4 +1202,23 @@ fn table_comment(ct: &ast::CreateTable) -> SqlResult<String> {
         ));
     }
     Ok(comment)
+}
+
+/// The column names of an index's key parts. A key part that is not a
+/// plain column is refused with 1235: a column prefix (`a(10)`), which
+/// MySQL indexes (and, in a UNIQUE key, constrains) by its first
+/// characters only, and a functional key part (`(a + 1)`).
+pub(crate) fn key_part_names(cols: &[ast::IndexColumn]) -> SqlResult<Vec<String>> {
+    cols.iter()
+        .map(|c| match &c.column.expr {
+            ast::Expr::Identifier(i) => Ok(i.value.clone()),
+            ast::Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
+                Ok(parts[parts.len() - 1].value.clone())
+            }
+            ast::Expr::Function(_) => Err(SqlError::unsupported("index column prefix length")),
+            other => Err(SqlError::unsupported(format!(
+                "functional key part {other}"
+            ))),
+        })
+        .collect()
 }

@@ -1175,6 +1175,11 @@ fn compile_select(
             &sources,
         )?;
     }
+    let filter = if sources.len() > 1 {
+        push_down_where(filter, &mut sources)
+    } else {
+        filter
+    };
     let mut plan = SelectPlan {
         sources,
         width,
@@ -1671,6 +1676,67 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         }
         other => out.push(other),
     }
+}
+
+/// Moves each conjunct of a join's WHERE into the ON of the first
+/// inner-joined source at or after the last source whose slots it reads,
+/// so the nested loop drops a row as soon as the conjunct can be decided
+/// instead of after every table is joined (a cross join of filtered
+/// tables would otherwise build the whole product first). An inner
+/// join's ON says what its WHERE says; a LEFT JOIN's does not, so a
+/// conjunct that needs a left-joined source waits for the next inner one
+/// (checked after the NULL-extended row is made), or stays in the WHERE.
+/// Returns what stays in the WHERE.
+fn push_down_where(filter: Option<Expr>, sources: &mut [Source]) -> Option<Expr> {
+    let f = filter?;
+    let mut conj = Vec::new();
+    conjuncts(&f, &mut conj);
+    let spans: Vec<(usize, usize, bool)> = sources
+        .iter()
+        .map(|s| match s {
+            Source::Table { t, left, .. } => (t.offset, t.offset + t.def.columns.len(), *left),
+            Source::Derived {
+                offset,
+                width,
+                left,
+                ..
+            } => (*offset, offset + width, *left),
+        })
+        .collect();
+    let mut keep: Vec<&Expr> = Vec::new();
+    let mut pushed: Vec<Vec<&Expr>> = vec![Vec::new(); sources.len()];
+    for e in conj {
+        let mut read = Vec::new();
+        slots(e, &mut read);
+        let mut level = Some(0);
+        for slot in read {
+            match spans
+                .iter()
+                .position(|(lo, hi, _)| slot >= *lo && slot < *hi)
+            {
+                Some(l) => level = level.map(|m: usize| m.max(l)),
+                None => level = None,
+            }
+        }
+        let target = level.and_then(|l| (l..spans.len()).find(|i| !spans[*i].2));
+        match target {
+            Some(i) => pushed[i].push(e),
+            None => keep.push(e),
+        }
+    }
+    for (src, extra) in sources.iter_mut().zip(pushed) {
+        if extra.is_empty() {
+            continue;
+        }
+        let on = match src {
+            Source::Table { on, .. } | Source::Derived { on, .. } => on,
+        };
+        let first = on.take();
+        let mut parts: Vec<&Expr> = first.iter().collect();
+        parts.extend(extra);
+        *on = and_all(&parts);
+    }
+    and_all(&keep)
 }
 
 /// The conjunction of `parts` in their order (None for none).

@@ -265,6 +265,12 @@ run_server() { # NAME
         say "$name $w: $o ops/s, avg $a us, p99 $p us, $e errors"
     done
     [ -n "$server_cg" ] && cg_peak "$server_cg" >"$dir/peak-bytes"
+    # The size again after the workloads (their updates and inserts, and
+    # the compactions or page flushes they caused), settled the same way.
+    if [ -z "$smoke" ]; then
+        read -r bytes waited <<<"$(settled_size "$dir/data")"
+        printf '%s\t%s\n' "$name" "$bytes" >>"$out/sizes-after.tsv"
+    fi
     stop_server
 }
 
@@ -302,6 +308,12 @@ done
     echo "On disk after the load (settled): the data directory, and the table's own files"
     echo
     awk -F'\t' '{ printf "- %s: %.1f MB, table %.1f MB\n", $1, $2 / 1048576, $3 / 1048576 }' "$out/sizes.tsv" 2>/dev/null
+    if [ -f "$out/sizes-after.tsv" ]; then
+        echo
+        echo "The data directory after the workloads (settled):"
+        echo
+        awk -F'\t' '{ printf "- %s: %.1f MB\n", $1, $2 / 1048576 }' "$out/sizes-after.tsv"
+    fi
 } >"$out/results.md"
 cat "$out/results.md"
 say "results: $out/results.md"

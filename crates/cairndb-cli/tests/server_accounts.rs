@@ -6,72 +6,13 @@
 //! the connection kept beyond `max_connections` for CONNECTION_ADMIN.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Opts};
 
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn command(dir: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cairndb"));
-    c.arg("server")
-        .arg(format!("--datadir={}", dir.display()))
-        .arg("--port=0")
-        .arg("--worker-threads=2")
-        .arg("--ssl=0")
-        .args(extra);
-    c
-}
-
-/// Starts the server on `dir`; returns once it listens.
-fn start(dir: &Path, extra: &[&str]) -> Server {
-    let mut child = command(dir, extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let mut port = None;
-    for line in BufReader::new(out).lines() {
-        let line = line.unwrap();
-        if let Some(addr) = line.split("listening on ").nth(1) {
-            port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
-            break;
-        }
-    }
-    Server {
-        child,
-        port: port.expect("the server printed where it listens"),
-    }
-}
-
-async fn connect(port: u16, user: &str, pw: &str) -> Result<Conn, mysql_async::Error> {
-    let url = if pw.is_empty() {
-        format!("mysql://{user}@127.0.0.1:{port}/")
-    } else {
-        format!("mysql://{user}:{pw}@127.0.0.1:{port}/")
-    };
-    Conn::new(Opts::from_url(&url).unwrap()).await
-}
-
-fn code(e: mysql_async::Error) -> u16 {
-    match e {
-        mysql_async::Error::Server(s) => s.code,
-        other => panic!("expected a server error, got {other}"),
-    }
-}
+mod common;
+use common::server::{code, command, connect, start, Server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logins_against_stored_hashes() {
@@ -225,4 +166,42 @@ async fn deprecated_user_option_and_the_admin_connection() {
     assert!(err.contains("deprecated"), "{err}");
     let _ = srv_child.kill();
     let _ = srv_child.wait();
+}
+
+/// A connection refused with 1040 after its login gives its slot back
+/// before the error is sent: the account with CONNECTION_ADMIN that
+/// connects right after it gets the connection kept beyond
+/// `max_connections` every time (it could find the refused one still
+/// counted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_frees_its_slot_before_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &["--max-connections=1"]);
+    let mut app = connect(srv.port, "root", "").await.unwrap();
+    app.query_drop("CREATE USER plain IDENTIFIED BY 'p'")
+        .await
+        .unwrap();
+    for _ in 0..20 {
+        assert_eq!(
+            code(connect(srv.port, "plain", "p").await.unwrap_err()),
+            1040
+        );
+        let root = connect(srv.port, "root", "").await.unwrap();
+        root.disconnect().await.unwrap();
+        // The admin connection's own slot is given back when its task
+        // ends: wait for it before the next round.
+        let mut n = 2;
+        for _ in 0..500 {
+            let row: Option<(String, String)> = app
+                .query_first("SHOW STATUS LIKE 'Threads_connected'")
+                .await
+                .unwrap();
+            n = row.and_then(|(_, v)| v.parse().ok()).unwrap_or(2);
+            if n == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(n, 1);
+    }
 }

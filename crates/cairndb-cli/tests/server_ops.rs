@@ -5,69 +5,15 @@
 //! MySQL's formats, `Slow_queries` agreeing with the slow log), and the
 //! net timeouts as variables.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::io::Read;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::*;
-use mysql_async::{Conn, Opts};
+use mysql_async::Conn;
 
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts the server on `dir`; returns once it listens.
-fn start(dir: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cairndb"))
-        .arg("server")
-        .arg(format!("--datadir={}", dir.display()))
-        .arg("--port=0")
-        .arg("--worker-threads=2")
-        .arg("--ssl=0")
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let mut port = None;
-    for line in BufReader::new(out).lines() {
-        let line = line.unwrap();
-        if let Some(addr) = line.split("listening on ").nth(1) {
-            port = addr.rsplit(':').next().and_then(|p| p.trim().parse().ok());
-            break;
-        }
-    }
-    Server {
-        child,
-        port: port.expect("the server printed where it listens"),
-    }
-}
-
-async fn connect(port: u16, user: &str, pw: &str) -> Result<Conn, mysql_async::Error> {
-    let url = if pw.is_empty() {
-        format!("mysql://{user}@127.0.0.1:{port}/")
-    } else {
-        format!("mysql://{user}:{pw}@127.0.0.1:{port}/")
-    };
-    Conn::new(Opts::from_url(&url).unwrap()).await
-}
-
-fn code(e: mysql_async::Error) -> u16 {
-    match e {
-        mysql_async::Error::Server(s) => s.code,
-        other => panic!("expected a server error, got {other}"),
-    }
-}
+mod common;
+use common::server::{code, connect, start};
 
 async fn status(c: &mut Conn, scope: &str, name: &str) -> u64 {
     let row: Option<(String, String)> = c

@@ -353,12 +353,35 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Decrements the open-connection count however the task ends.
-struct Active<'a>(&'a AtomicU32, &'a AtomicU32);
+struct Active<'a> {
+    active: &'a AtomicU32,
+    threads: &'a AtomicU32,
+    released: AtomicBool,
+}
+
+impl<'a> Active<'a> {
+    fn new(active: &'a AtomicU32, threads: &'a AtomicU32) -> Self {
+        Active {
+            active,
+            threads,
+            released: AtomicBool::new(false),
+        }
+    }
+
+    /// Gives the connection's slot back (once): before a refusal is sent,
+    /// so a client told "too many connections" finds the slot free when
+    /// it connects again.
+    fn release(&self) {
+        if !self.released.swap(true, Ordering::Relaxed) {
+            self.active.fetch_sub(1, Ordering::Relaxed);
+            self.threads.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
 
 impl Drop for Active<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-        self.1.fetch_sub(1, Ordering::Relaxed);
+        self.release();
     }
 }
 
@@ -373,7 +396,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     let refuse = before > max;
     let over_limit = before >= max;
     shared.stats.threads.fetch_add(1, Ordering::Relaxed);
-    let _active = Active(&shared.active, &shared.stats.threads);
+    let active = Active::new(&shared.active, &shared.stats.threads);
     let (mut r, mut w) = sock.into_split();
     let ip = peer.ip();
     let host = ip.to_string();
@@ -383,6 +406,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
     let mut framer = Framer::new();
     if refuse {
         shared.stats.max_connections.fetch_add(1, Ordering::Relaxed);
+        active.release();
         out.err(&SqlError::too_many_connections());
         let _ = flush(&mut w, &mut out).await;
         return;
@@ -466,7 +490,8 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
                 tls: Some(info),
                 over_limit,
             };
-            return command_phase(shared, r, w, framer, out, waits, login, conn).await;
+            return command_phase(shared, r, w, framer, out, waits, login, conn, Some(&active))
+                .await;
         }
     };
     shared.hosts.succeeded(ip);
@@ -476,7 +501,7 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
         tls: None,
         over_limit,
     };
-    command_phase(shared, r, w, framer, out, waits, login, conn).await;
+    command_phase(shared, r, w, framer, out, waits, login, conn, Some(&active)).await;
 }
 
 /// The connection phase's options from the server's.
@@ -543,7 +568,7 @@ where
             tls: None,
             over_limit: false,
         };
-        command_phase(&shared, r, w, framer, out, waits, login, conn).await;
+        command_phase(&shared, r, w, framer, out, waits, login, conn, None).await;
     }
 }
 
@@ -1031,6 +1056,7 @@ async fn command_phase<B, R, W>(
     mut waits: Waits<'_>,
     login: Login,
     conn: Conn,
+    active: Option<&Active<'_>>,
 ) where
     B: Backend,
     R: AsyncRead + Unpin + Send + 'static,
@@ -1038,6 +1064,9 @@ async fn command_phase<B, R, W>(
 {
     if conn.over_limit && !login.connection_admin {
         shared.stats.max_connections.fetch_add(1, Ordering::Relaxed);
+        if let Some(a) = active {
+            a.release();
+        }
         out.err(&SqlError::too_many_connections());
         let _ = flush(&mut w, &mut out).await;
         shared.stats.unlogged(waits.rx, out.sent);

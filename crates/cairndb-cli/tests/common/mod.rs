@@ -2,6 +2,8 @@
 //! `cairndb` binary and parsing its db_bench-shaped result lines.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::process::{Command, Output};
 
 /// Runs the built binary.

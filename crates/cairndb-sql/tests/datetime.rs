@@ -2,19 +2,10 @@
 //! the values MySQL 8.0 gives (checked against MySQL's documentation and
 //! a MariaDB 10.11 server where the two agree).
 
-use std::sync::Arc;
-
-use cairndb_sql::{OutType, Session, SqlDb, SqlOptions};
+use cairndb_sql::{OutType, Session};
 
 mod common;
-use common::{err, q, rows};
-
-fn session() -> (tempfile::TempDir, Session) {
-    let dir = tempfile::tempdir().unwrap();
-    let db: Arc<SqlDb> = SqlDb::open(dir.path(), SqlOptions::default()).unwrap();
-    let s = Session::new(db, "root");
-    (dir, s)
-}
+use common::{err, q, rows, session};
 
 fn one(s: &mut Session, expr: &str) -> String {
     let c = q(s, &format!("SELECT {expr}"));

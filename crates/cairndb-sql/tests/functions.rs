@@ -1,19 +1,10 @@
 //! Scalar functions end to end through `Session::query`, with the
 //! values MySQL 8.0 documents for them.
 
-use std::sync::Arc;
-
-use cairndb_sql::{Session, SqlDb, SqlOptions};
+use cairndb_sql::Session;
 
 mod common;
-use common::{err, q, rows};
-
-fn session() -> (tempfile::TempDir, Session) {
-    let dir = tempfile::tempdir().unwrap();
-    let db: Arc<SqlDb> = SqlDb::open(dir.path(), SqlOptions::default()).unwrap();
-    let s = Session::new(db, "root");
-    (dir, s)
-}
+use common::{err, q, rows, session};
 
 /// `SELECT expr` as text.
 fn one(s: &mut Session, expr: &str) -> String {

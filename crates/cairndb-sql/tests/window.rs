@@ -3,15 +3,13 @@
 //! the forms not implemented are refused with 1235 wherever they appear.
 
 mod common;
-use common::{err, open, q, rows};
+use common::{err, q, rows};
 
 use cairndb_sql::Session;
 
 /// A session on a fresh database `d` with `t(id)` holding 1, 2, 3.
 fn session() -> (tempfile::TempDir, Session) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
-    let mut s = Session::new(db, "root");
+    let (dir, mut s) = common::session();
     q(&mut s, "CREATE DATABASE d");
     q(&mut s, "USE d");
     q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, g INT)");

@@ -11,6 +11,14 @@ pub fn open(dir: &std::path::Path) -> Arc<SqlDb> {
     SqlDb::open(dir, SqlOptions::default()).unwrap()
 }
 
+/// A root session on a new database in a temporary directory (kept as
+/// long as the directory is).
+pub fn session() -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Session::new(open(dir.path()), "root");
+    (dir, s)
+}
+
 /// Runs `sql`, which must succeed; its output.
 pub fn q(s: &mut Session, sql: &str) -> Collect {
     let mut c = Collect::default();

@@ -701,6 +701,29 @@ mod tests {
         out.buf
     }
 
+    /// The payload of the one binary-protocol row `f` writes under `cols`.
+    fn binary_row(cols: &[Column], f: impl FnOnce(&mut Encoder<'_>)) -> Vec<u8> {
+        let mut out = Out::default();
+        let mut metas = Vec::new();
+        let mut spill = NoSpill;
+        let mut e = Encoder::new(
+            &mut out,
+            &mut spill,
+            &mut metas,
+            CapabilityFlags::CLIENT_DEPRECATE_EOF,
+            true,
+            StatusFlags::empty(),
+        );
+        e.begin_result_set(cols);
+        f(&mut e);
+        e.end_result_set(0);
+        e.finish(StatusFlags::empty());
+        packets(&out.buf)
+            .get(1 + cols.len())
+            .map(|p| p.1.clone())
+            .unwrap_or_default()
+    }
+
     /// Splits a buffer into (seq, payload) packets.
     fn packets(mut b: &[u8]) -> Vec<(u8, Vec<u8>)> {
         let mut v = Vec::new();
@@ -810,50 +833,36 @@ mod tests {
             Column::new("d", ColumnType::MYSQL_TYPE_DATETIME),
             Column::new("e", ColumnType::MYSQL_TYPE_TIME),
         ];
-        let mut out = Out::default();
-        let mut metas = Vec::new();
-        let mut spill = NoSpill;
-        let mut e = Encoder::new(
-            &mut out,
-            &mut spill,
-            &mut metas,
-            CapabilityFlags::CLIENT_DEPRECATE_EOF,
-            true,
-            StatusFlags::empty(),
-        );
-        e.begin_result_set(&cols);
-        let r = e.row();
-        r.int(7);
-        r.null();
-        r.double(1.5);
-        r.datetime(DateTime {
-            year: 2024,
-            month: 2,
-            day: 29,
-            hour: 1,
-            minute: 2,
-            second: 3,
-            micros: 0,
+        let row = binary_row(&cols, |e| {
+            let r = e.row();
+            r.int(7);
+            r.null();
+            r.double(1.5);
+            r.datetime(DateTime {
+                year: 2024,
+                month: 2,
+                day: 29,
+                hour: 1,
+                minute: 2,
+                second: 3,
+                micros: 0,
+            });
+            r.time(Time {
+                negative: true,
+                days: 1,
+                hours: 2,
+                minutes: 3,
+                seconds: 4,
+                micros: 5,
+            });
+            r.finish();
         });
-        r.time(Time {
-            negative: true,
-            days: 1,
-            hours: 2,
-            minutes: 3,
-            seconds: 4,
-            micros: 5,
-        });
-        r.finish();
-        e.end_result_set(0);
-        e.finish(StatusFlags::empty());
-        let p = packets(&out.buf);
-        let row = &p[6].1;
         let mut want = vec![0u8, 0b0000_1000];
         want.extend(7i32.to_le_bytes());
         want.extend(1.5f64.to_le_bytes());
         want.extend([7, 0xE8, 0x07, 2, 29, 1, 2, 3]);
         want.extend([12, 1, 1, 0, 0, 0, 2, 3, 4, 5, 0, 0, 0]);
-        assert_eq!(row, &want);
+        assert_eq!(row, want);
     }
 
     #[test]
@@ -865,32 +874,18 @@ mod tests {
             Column::new("b", ColumnType::MYSQL_TYPE_BLOB),
             Column::new("c", ColumnType::MYSQL_TYPE_LONG),
         ];
-        let mut out = Out::default();
-        let mut metas = Vec::new();
-        let mut spill = NoSpill;
-        let mut e = Encoder::new(
-            &mut out,
-            &mut spill,
-            &mut metas,
-            CapabilityFlags::CLIENT_DEPRECATE_EOF,
-            true,
-            StatusFlags::empty(),
-        );
-        e.begin_result_set(&cols);
-        let r = e.row();
-        r.bytes(b" 42 ");
-        r.bytes(&[0xFF, 0x00, 0x80]);
-        r.bytes(b" 42 ");
-        r.finish();
-        e.end_result_set(0);
-        e.finish(StatusFlags::empty());
-        let p = packets(&out.buf);
-        let row = &p[4].1;
+        let row = binary_row(&cols, |e| {
+            let r = e.row();
+            r.bytes(b" 42 ");
+            r.bytes(&[0xFF, 0x00, 0x80]);
+            r.bytes(b" 42 ");
+            r.finish();
+        });
         let mut want = vec![0u8, 0];
         want.extend([4, b' ', b'4', b'2', b' ']);
         want.extend([3, 0xFF, 0x00, 0x80]);
         want.extend(42i32.to_le_bytes());
-        assert_eq!(row, &want);
+        assert_eq!(row, want);
     }
 
     #[test]

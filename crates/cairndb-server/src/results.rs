@@ -570,24 +570,13 @@ impl RowWriter for Encoder<'_> {
         if !self.binary_enc() {
             return self.out.buf.put_lenenc_str(v);
         }
-        let ty = c.ty;
-        let width = int_width(ty);
-        if width.is_none()
-            && !matches!(
-                ty,
-                ColumnType::MYSQL_TYPE_FLOAT | ColumnType::MYSQL_TYPE_DOUBLE
-            )
-            && !is_time(ty)
-            && !is_temporal(ty)
-        {
-            // A string column (the common case): its bytes as they are,
-            // never validated or parsed as text.
-            return self.out.buf.put_lenenc_str(v);
-        }
-        let text = std::str::from_utf8(v).unwrap_or("").trim();
+        // Only numbers are read as text; a string column (the common
+        // case) goes out as its bytes, never validated or parsed.
+        let text = || std::str::from_utf8(v).unwrap_or("").trim();
         let buf = self.buf();
-        match (width, ty) {
+        match (int_width(c.ty), c.ty) {
             (Some(w), _) => {
+                let text = text();
                 let n = text
                     .parse::<i64>()
                     .map(|x| x as u64)
@@ -596,10 +585,10 @@ impl RowWriter for Encoder<'_> {
                 put_bin_int(buf, w, n)
             }
             (None, ColumnType::MYSQL_TYPE_FLOAT) => {
-                buf.extend_from_slice(&text.parse::<f32>().unwrap_or(0.0).to_le_bytes())
+                buf.extend_from_slice(&text().parse::<f32>().unwrap_or(0.0).to_le_bytes())
             }
             (None, ColumnType::MYSQL_TYPE_DOUBLE) => {
-                buf.extend_from_slice(&text.parse::<f64>().unwrap_or(0.0).to_le_bytes())
+                buf.extend_from_slice(&text().parse::<f64>().unwrap_or(0.0).to_le_bytes())
             }
             (None, ty) if is_time(ty) => put_bin_time(buf, &parse_time(v).unwrap_or_default()),
             (None, ty) if is_temporal(ty) => put_bin_datetime(

@@ -1008,7 +1008,7 @@ fn explain_rows(
     out: &mut dyn Output,
 ) {
     let n = id.to_string();
-    for src in &sel.sources {
+    for (level, src) in sel.sources.iter().enumerate() {
         let (table, ty, key, extra) = match src {
             Source::Table { t, access, .. } => match access {
                 Access::Full => (t.alias.clone(), "ALL", String::new(), String::new()),
@@ -1048,6 +1048,13 @@ fn explain_rows(
                 "Using where".into()
             } else {
                 format!("{extra}; Using where")
+            };
+        }
+        if matches!(sel.hash_joins.get(level), Some(Some(_))) {
+            extra = if extra.is_empty() {
+                "Using join buffer (hash join)".into()
+            } else {
+                format!("{extra}; Using join buffer (hash join)")
             };
         }
         if !sel.order.is_empty() && !sel.order_by_index {

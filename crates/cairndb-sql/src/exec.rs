@@ -19,6 +19,7 @@
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use cairndb::{DbIterator, ReadOptions, Snapshot, Transaction, TransactionIterator};
 
@@ -28,6 +29,7 @@ use std::sync::Arc;
 use crate::expr::{
     compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet, WinFunc,
 };
+use crate::hashjoin::{self, HashJoin, HashState, HashTable};
 use crate::keys;
 use crate::output::Output;
 use crate::plan::{
@@ -1291,6 +1293,15 @@ pub(crate) fn select_rows(
             }
         }
     }
+    let jd = JoinData {
+        derived,
+        hashes: RefCell::new(
+            (0..p.hash_joins.len())
+                .map(|_| HashState::Unbuilt)
+                .collect(),
+        ),
+        key: RefCell::new(Vec::new()),
+    };
     let windowed = !p.windows.is_empty();
     let sorted = !p.order.is_empty() && !p.order_by_index;
     let grouped = p.grouped();
@@ -1493,7 +1504,7 @@ pub(crate) fn select_rows(
             if let Err(e) = sink(rd, &row) {
                 err = Some(e);
             }
-        } else if let Err(e) = join(s, rd, p, fr, 0, &mut row, &derived, scratch, &mut sink) {
+        } else if let Err(e) = join(s, rd, p, fr, 0, &mut row, &jd, scratch, &mut sink) {
             err = Some(e);
         }
     }
@@ -1846,6 +1857,15 @@ pub(crate) fn assign(slot: &mut Value, v: &Value) {
 
 type Sink<'a> = dyn FnMut(&mut Reader, &[Value]) -> SqlResult<bool> + 'a;
 
+/// What one execution's joins share: the derived tables' rows (in
+/// source order) and the hash tables of sources read by hash join.
+struct JoinData {
+    derived: Vec<Arc<Vec<Vec<Value>>>>,
+    hashes: RefCell<Vec<HashState>>,
+    /// The probe key of the current row.
+    key: RefCell<Vec<u8>>,
+}
+
 /// The nested loop over `p.sources[level..]`; returns false to stop.
 #[allow(clippy::too_many_arguments)]
 fn join(
@@ -1855,12 +1875,27 @@ fn join(
     fr: Option<&Frame>,
     level: usize,
     row: &mut Vec<Value>,
-    derived: &[Arc<Vec<Vec<Value>>>],
+    jd: &JoinData,
     scratch: &mut Scratch,
     sink: &mut Sink,
 ) -> SqlResult<bool> {
     let Some(src) = p.sources.get(level) else {
         return sink(rd, row);
+    };
+    let on_holds = |rd: &mut Reader, row: &[Value], on: &Option<Expr>| -> SqlResult<bool> {
+        let Some(c) = on else {
+            return Ok(true);
+        };
+        let hit = if p.correlated {
+            eval(c, row, &[], &p.types, &Cx::new(s, fr, rd))?
+        } else {
+            eval(c, row, &[], &p.types, s)?
+        };
+        Ok(truth(&hit) == Some(true))
+    };
+    let hashed = match p.hash_joins.get(level) {
+        Some(Some(hj)) => hash_table(s, fr, rd, p, level, hj, row, jd, scratch)?.map(|t| (hj, t)),
+        _ => None,
     };
     match src {
         Source::Derived {
@@ -1874,31 +1909,53 @@ fn join(
                 .iter()
                 .filter(|s| matches!(s, Source::Derived { .. }))
                 .count();
+            let rows = jd
+                .derived
+                .get(di)
+                .map(|d| d.as_slice())
+                .unwrap_or_default();
             let mut matched = false;
-            for r in derived.get(di).map(|d| d.as_slice()).unwrap_or_default() {
+            let mut visit = |rd: &mut Reader,
+                             row: &mut Vec<Value>,
+                             scratch: &mut Scratch,
+                             r: &[Value]|
+             -> SqlResult<bool> {
                 for (k, v) in r.iter().enumerate() {
                     row[offset + k] = v.clone();
                 }
-                if let Some(c) = on {
-                    let hit = if p.correlated {
-                        eval(c, row, &[], &p.types, &Cx::new(s, fr, rd))?
-                    } else {
-                        eval(c, row, &[], &p.types, s)?
-                    };
-                    if truth(&hit) != Some(true) {
-                        continue;
-                    }
+                if !on_holds(rd, row, on)? {
+                    return Ok(true);
                 }
                 matched = true;
-                if !join(s, rd, p, fr, level + 1, row, derived, scratch, sink)? {
-                    return Ok(false);
+                join(s, rd, p, fr, level + 1, row, jd, scratch, sink)
+            };
+            let cands = match &hashed {
+                Some((hj, t)) => t.candidates(hj, row, &mut jd.key.borrow_mut()),
+                None => None,
+            };
+            match cands {
+                Some(list) => {
+                    for &i in list.iter() {
+                        if let Some(r) = rows.get(i as usize) {
+                            if !visit(rd, row, scratch, r)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+                None => {
+                    for r in rows {
+                        if !visit(rd, row, scratch, r)? {
+                            return Ok(false);
+                        }
+                    }
                 }
             }
             if *left && !matched {
                 for k in 0..*width {
                     row[offset + k] = Value::Null;
                 }
-                return join(s, rd, p, fr, level + 1, row, derived, scratch, sink);
+                return join(s, rd, p, fr, level + 1, row, jd, scratch, sink);
             }
             Ok(true)
         }
@@ -1910,51 +1967,149 @@ fn join(
         } => {
             let mut matched = false;
             let mut cont = true;
-            let single = p.sources.len() == 1;
             let mut each =
                 |rd: &mut Reader, row: &mut Vec<Value>, scratch: &mut Scratch| -> SqlResult<bool> {
-                    if let Some(c) = on {
-                        let hit = if p.correlated {
-                            eval(c, row, &[], &p.types, &Cx::new(s, fr, rd))?
-                        } else {
-                            eval(c, row, &[], &p.types, s)?
-                        };
-                        if truth(&hit) != Some(true) {
-                            return Ok(true);
-                        }
+                    if !on_holds(rd, row, on)? {
+                        return Ok(true);
                     }
                     matched = true;
-                    join(s, rd, p, fr, level + 1, row, derived, scratch, sink)
+                    join(s, rd, p, fr, level + 1, row, jd, scratch, sink)
                 };
-            let _ = single;
-            scan_table(
-                s,
-                fr,
-                rd,
-                t,
-                access,
-                row,
-                scratch,
-                &mut |rd, row, scratch| {
-                    let r = each(rd, row, scratch)?;
-                    if !r {
-                        cont = false;
+            if let Some((hj, tab)) = &hashed {
+                let cands = tab.candidates(hj, row, &mut jd.key.borrow_mut());
+                let n = t.def.columns.len();
+                let mut visit = |i: u32, row: &mut Vec<Value>, scratch: &mut Scratch| {
+                    let Some(r) = tab.rows.get(i as usize) else {
+                        return Ok(true);
+                    };
+                    for (k, v) in r.iter().take(n).enumerate() {
+                        assign(&mut row[t.offset + k], v);
                     }
-                    Ok(r)
-                },
-            )?;
-            if !cont {
-                return Ok(false);
+                    each(rd, row, scratch)
+                };
+                match cands {
+                    Some(list) => {
+                        for &i in list.iter() {
+                            if !visit(i, row, scratch)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                    None => {
+                        for i in 0..u32::try_from(tab.rows.len()).unwrap_or(u32::MAX) {
+                            if !visit(i, row, scratch)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+            } else {
+                scan_table(
+                    s,
+                    fr,
+                    rd,
+                    t,
+                    access,
+                    row,
+                    scratch,
+                    &mut |rd, row, scratch| {
+                        let r = each(rd, row, scratch)?;
+                        if !r {
+                            cont = false;
+                        }
+                        Ok(r)
+                    },
+                )?;
+                if !cont {
+                    return Ok(false);
+                }
             }
             if *left && !matched {
                 for k in 0..t.def.columns.len() {
                     row[t.offset + k] = Value::Null;
                 }
-                return join(s, rd, p, fr, level + 1, row, derived, scratch, sink);
+                return join(s, rd, p, fr, level + 1, row, jd, scratch, sink);
             }
             Ok(true)
         }
     }
+}
+
+/// The hash table of the source at `level`, built on first use in this
+/// execution (None: it is too large, and the source is read by the
+/// nested loop).
+#[allow(clippy::too_many_arguments)]
+fn hash_table(
+    s: &Session,
+    fr: Option<&Frame>,
+    rd: &mut Reader,
+    p: &SelectPlan,
+    level: usize,
+    hj: &HashJoin,
+    row: &mut Vec<Value>,
+    jd: &JoinData,
+    scratch: &mut Scratch,
+) -> SqlResult<Option<Rc<HashTable>>> {
+    match jd.hashes.borrow().get(level) {
+        Some(HashState::Built(t)) => return Ok(Some(Rc::clone(t))),
+        Some(HashState::TooBig) | None => return Ok(None),
+        Some(HashState::Unbuilt) => {}
+    }
+    let built = match p.sources.get(level) {
+        Some(Source::Table { t, .. }) => {
+            // The source's slots are overwritten for each candidate
+            // anyway; the scan may use them now.
+            let n = t.def.columns.len();
+            let mut held: Vec<Vec<Value>> = Vec::new();
+            let mut bytes = 0usize;
+            let mut too_big = false;
+            scan_table(
+                s,
+                fr,
+                rd,
+                t,
+                &Access::Full,
+                row,
+                scratch,
+                &mut |_, row, _| {
+                    let r = row.get(t.offset..t.offset + n).unwrap_or_default().to_vec();
+                    bytes += hashjoin::row_bytes(&r);
+                    if bytes > hashjoin::HASH_JOIN_MAX_BYTES {
+                        too_big = true;
+                        return Ok(false);
+                    }
+                    held.push(r);
+                    Ok(true)
+                },
+            )?;
+            (!too_big).then(|| HashTable::build(hj, t.offset, &[], held))
+        }
+        Some(Source::Derived { offset, .. }) => {
+            let di = p.sources[..level]
+                .iter()
+                .filter(|s| matches!(s, Source::Derived { .. }))
+                .count();
+            let rows = jd
+                .derived
+                .get(di)
+                .map(|d| d.as_slice())
+                .unwrap_or_default();
+            Some(HashTable::build(hj, *offset, rows, Vec::new()))
+        }
+        None => None,
+    };
+    let state = match built {
+        Some(t) => HashState::Built(Rc::new(t)),
+        None => HashState::TooBig,
+    };
+    let out = match &state {
+        HashState::Built(t) => Some(Rc::clone(t)),
+        _ => None,
+    };
+    if let Some(slot) = jd.hashes.borrow_mut().get_mut(level) {
+        *slot = state;
+    }
+    Ok(out)
 }
 
 type RowFn<'a> = dyn FnMut(&mut Reader, &mut Vec<Value>, &mut Scratch) -> SqlResult<bool> + 'a;

@@ -23,6 +23,7 @@ pub mod exec;
 pub mod expr;
 pub mod funcs;
 mod globals;
+mod hashjoin;
 mod infoschema;
 pub mod keys;
 pub mod mathfuncs;

@@ -284,6 +284,9 @@ pub struct SelectPlan {
     /// Window functions of the select list (`Expr::Agg(k)` reads window
     /// k's value; such a query has no plain aggregates nor GROUP BY).
     pub windows: Vec<crate::expr::WinCall>,
+    /// The hash join each source is read by, by level (None: the nested
+    /// loop; empty: none has one). [`crate::hashjoin`].
+    pub hash_joins: Vec<Option<crate::hashjoin::HashJoin>>,
 }
 
 impl SelectPlan {
@@ -682,6 +685,7 @@ pub(crate) fn set_plan(
         outer_refs,
         correlated: false,
         windows: Vec::new(),
+        hash_joins: Vec::new(),
     })
 }
 
@@ -1200,8 +1204,10 @@ fn compile_select(
         outer_refs,
         correlated,
         windows,
+        hash_joins: Vec::new(),
     };
     choose_access_paths(&mut plan);
+    plan.hash_joins = crate::hashjoin::plan(&plan);
     Ok(plan)
 }
 
@@ -2497,6 +2503,7 @@ fn single_table_scan(
             outer_refs: Vec::new(),
             correlated: false,
             windows: Vec::new(),
+            hash_joins: Vec::new(),
         },
         scope,
     ))

@@ -1909,11 +1909,7 @@ fn join(
                 .iter()
                 .filter(|s| matches!(s, Source::Derived { .. }))
                 .count();
-            let rows = jd
-                .derived
-                .get(di)
-                .map(|d| d.as_slice())
-                .unwrap_or_default();
+            let rows = jd.derived.get(di).map(|d| d.as_slice()).unwrap_or_default();
             let mut matched = false;
             let mut visit = |rd: &mut Reader,
                              row: &mut Vec<Value>,
@@ -2089,11 +2085,7 @@ fn hash_table(
                 .iter()
                 .filter(|s| matches!(s, Source::Derived { .. }))
                 .count();
-            let rows = jd
-                .derived
-                .get(di)
-                .map(|d| d.as_slice())
-                .unwrap_or_default();
+            let rows = jd.derived.get(di).map(|d| d.as_slice()).unwrap_or_default();
             Some(HashTable::build(hj, *offset, rows, Vec::new()))
         }
         None => None,

@@ -57,6 +57,9 @@ pub struct ColumnOrigin {
 pub struct Scope {
     /// Slots.
     pub cols: Vec<ScopeColumn>,
+    /// Slots of USING / NATURAL join columns named unqualified through
+    /// their twin of the other side: reachable only qualified.
+    pub merged: Vec<usize>,
 }
 
 impl Scope {
@@ -67,6 +70,7 @@ impl Scope {
         for (i, c) in self.cols.iter().enumerate() {
             if c.name.eq_ignore_ascii_case(name)
                 && table.is_none_or(|t| c.table.eq_ignore_ascii_case(t))
+                && (table.is_some() || !self.merged.contains(&i))
             {
                 if found.is_some() {
                     return Err(SqlError::new(

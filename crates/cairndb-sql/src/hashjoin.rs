@@ -278,7 +278,10 @@ impl HashTable {
             None => Some(Cow::Borrowed(&[])),
             Some(false) => None,
             Some(true) => {
-                let hit = self.map.get(key.as_slice()).map_or(&[][..], |l| l.as_slice());
+                let hit = self
+                    .map
+                    .get(key.as_slice())
+                    .map_or(&[][..], |l| l.as_slice());
                 if self.always.is_empty() {
                     return Some(Cow::Borrowed(hit));
                 }
@@ -307,7 +310,10 @@ mod tests {
     fn general_ci_keys_fold_case_and_trailing_spaces() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let k = HashKey::Str(Collation::Utf8mb4GeneralCi);
-        assert_eq!(key_part(&mut a, &Value::Str(b"Abc  ".to_vec()), k), Part::Key);
+        assert_eq!(
+            key_part(&mut a, &Value::Str(b"Abc  ".to_vec()), k),
+            Part::Key
+        );
         assert_eq!(key_part(&mut b, &Value::Str(b"aBC".to_vec()), k), Part::Key);
         assert_eq!(a, b);
     }
@@ -320,7 +326,10 @@ mod tests {
         assert_eq!(a, b);
         let mut c = Vec::new();
         assert_eq!(key_part(&mut c, &Value::Null, HashKey::Int), Part::Null);
-        assert_eq!(key_part(&mut c, &Value::Double(1.0), HashKey::Int), Part::Other);
+        assert_eq!(
+            key_part(&mut c, &Value::Double(1.0), HashKey::Int),
+            Part::Other
+        );
     }
 
     #[test]

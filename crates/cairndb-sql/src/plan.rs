@@ -19,6 +19,7 @@
 //! follows the statement's text: projection, FROM/ON, WHERE, GROUP BY,
 //! HAVING, ORDER BY, LIMIT.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use sqlparser::ast;
@@ -834,7 +835,7 @@ fn compile_select(
     struct Pending<'a> {
         kind: PendingKind,
         left: bool,
-        on: Option<&'a ast::Expr>,
+        on: Option<Cow<'a, ast::Expr>>,
     }
     enum PendingKind {
         Table(TableRef),
@@ -956,20 +957,59 @@ fn compile_select(
         [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => &[],
         all => all,
     };
+    // Slots in the order `*` lists them: FROM order, except that a USING
+    // or NATURAL join lists its common columns first, once.
+    let mut star: Vec<usize> = Vec::new();
     for twj in from {
-        let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
-        pending.push(Pending {
-            kind: k,
-            left: false,
-            on: None,
-        });
-        for j in &twj.joins {
-            let (left, on) = match &j.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, constraint(c)?),
-                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
-                    (true, constraint(c)?)
+        // This item's slots in `*` order (a join's USING list looks in it).
+        let mut tw_star: Vec<usize> = Vec::new();
+        let mut joins = twj.joins.as_slice();
+        let lo = scope.cols.len();
+        match joins.first().map(|j| &j.join_operator) {
+            Some(ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c)) => {
+                // `a RIGHT JOIN b ON ...` is read as `b LEFT JOIN a ON ...`
+                // and listed as a, b.
+                let j = &joins[0];
+                let kb = add_factor(&j.relation, false, None, &mut scope, &mut types, params)?;
+                let mid = scope.cols.len();
+                let ka = add_factor(&twj.relation, true, None, &mut scope, &mut types, params)?;
+                let a: Vec<usize> = (mid..scope.cols.len()).collect();
+                let b: Vec<usize> = (lo..mid).collect();
+                tw_star = a.clone();
+                let on = join_condition(c, &mut scope, &mut tw_star, &a, &b, true)?;
+                pending.push(Pending {
+                    kind: kb,
+                    left: false,
+                    on: None,
+                });
+                pending.push(Pending {
+                    kind: ka,
+                    left: true,
+                    on,
+                });
+                joins = &joins[1..];
+            }
+            _ => {
+                let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
+                tw_star.extend(lo..scope.cols.len());
+                pending.push(Pending {
+                    kind: k,
+                    left: false,
+                    on: None,
+                });
+            }
+        }
+        for j in joins {
+            let (left, c) = match &j.join_operator {
+                ast::JoinOperator::Join(c)
+                | ast::JoinOperator::Inner(c)
+                | ast::JoinOperator::CrossJoin(c) => (false, c),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
+                ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_) => {
+                    return Err(SqlError::unsupported(
+                        "RIGHT JOIN after another join (make the joins before it a derived table)",
+                    ))
                 }
-                ast::JoinOperator::CrossJoin(c) => (false, constraint(c)?),
                 other => {
                     return Err(SqlError::unsupported(
                         format!("{other:?}")
@@ -980,9 +1020,14 @@ fn compile_select(
                     ))
                 }
             };
-            let k = add_factor(&j.relation, left, on, &mut scope, &mut types, params)?;
+            let before = scope.cols.len();
+            let k = add_factor(&j.relation, left, None, &mut scope, &mut types, params)?;
+            let right: Vec<usize> = (before..scope.cols.len()).collect();
+            let prev = tw_star.clone();
+            let on = join_condition(c, &mut scope, &mut tw_star, &prev, &right, false)?;
             pending.push(Pending { kind: k, left, on });
         }
+        star.extend(tw_star);
     }
 
     // Projection (first in the text).
@@ -1001,9 +1046,11 @@ fn compile_select(
                 if pending.is_empty() {
                     return Err(SqlError::new(1096, "HY000", "No tables used"));
                 }
-                for (i, sc) in scope.cols.iter().enumerate() {
-                    proj.push(Expr::Column(i));
-                    columns.push(column_info_for_slot(sc, &sc.name));
+                for &i in &star {
+                    if let Some(sc) = scope.cols.get(i) {
+                        proj.push(Expr::Column(i));
+                        columns.push(column_info_for_slot(sc, &sc.name));
+                    }
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
@@ -1066,7 +1113,7 @@ fn compile_select(
     c.allow_win = false;
     let mut sources = Vec::new();
     for p in pending {
-        let on = match p.on {
+        let on = match &p.on {
             Some(e) => Some(c.compile(e)?),
             None => None,
         };
@@ -1277,17 +1324,131 @@ fn is_dual(f: &ast::TableFactor) -> bool {
     }
 }
 
-fn constraint(c: &ast::JoinConstraint) -> SqlResult<Option<&ast::Expr>> {
-    match c {
-        ast::JoinConstraint::On(e) => Ok(Some(e)),
-        ast::JoinConstraint::None => Ok(None),
-        other => Err(SqlError::unsupported(
-            format!("join {other:?}")
-                .chars()
-                .take(40)
-                .collect::<String>(),
-        )),
+/// A join's condition: its ON, or the equalities its USING list or
+/// NATURAL says, between `left` (the slots of the join's left side, in
+/// `*` order) and `right` (the joined item's). A USING column is listed
+/// once by `*` and named unqualified as one column: the left one's
+/// (`right_wins`: the right one's, for RIGHT JOIN); the other is then
+/// reachable only qualified. `star` becomes the joined result's `*`
+/// order: the common columns, then the rest of the left, then the rest
+/// of the right (for RIGHT JOIN the right's rest first, as MySQL).
+fn join_condition<'a>(
+    c: &'a ast::JoinConstraint,
+    scope: &mut Scope,
+    star: &mut Vec<usize>,
+    left: &[usize],
+    right: &[usize],
+    right_wins: bool,
+) -> SqlResult<Option<Cow<'a, ast::Expr>>> {
+    let names: Vec<String> = match c {
+        ast::JoinConstraint::On(e) => {
+            star.extend_from_slice(right);
+            return Ok(Some(Cow::Borrowed(e)));
+        }
+        ast::JoinConstraint::None => {
+            star.extend_from_slice(right);
+            return Ok(None);
+        }
+        ast::JoinConstraint::Using(list) => list
+            .iter()
+            .map(|n| object_parts(n).last().cloned().unwrap_or_default())
+            .collect(),
+        ast::JoinConstraint::Natural => {
+            // In the order of the side listed first (the right one for
+            // RIGHT JOIN).
+            let (first, second) = if right_wins {
+                (right, left)
+            } else {
+                (left, right)
+            };
+            let mut common = Vec::new();
+            for &l in first {
+                let Some(lc) = scope.cols.get(l) else {
+                    continue;
+                };
+                let in_right = second.iter().any(|&r| {
+                    scope
+                        .cols
+                        .get(r)
+                        .is_some_and(|rc| rc.name.eq_ignore_ascii_case(&lc.name))
+                });
+                if in_right
+                    && !common
+                        .iter()
+                        .any(|n: &String| n.eq_ignore_ascii_case(&lc.name))
+                {
+                    common.push(lc.name.clone());
+                }
+            }
+            common
+        }
+    };
+    let find = |slots: &[usize], name: &str| -> SqlResult<usize> {
+        let mut hit = slots.iter().copied().filter(|&i| {
+            scope
+                .cols
+                .get(i)
+                .is_some_and(|c| c.name.eq_ignore_ascii_case(name))
+        });
+        match (hit.next(), hit.next()) {
+            (Some(i), None) => Ok(i),
+            (Some(_), Some(_)) => Err(SqlError::new(
+                1052,
+                "23000",
+                format!("Column '{name}' in from clause is ambiguous"),
+            )),
+            (None, _) => Err(SqlError::unknown_column(name, "from clause")),
+        }
+    };
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for n in &names {
+        let l = find(left, n)?;
+        let r = find(right, n)?;
+        if !pairs.iter().any(|p| p.0 == l) {
+            pairs.push((l, r));
+        }
     }
+    let ident = |i: usize| {
+        let sc = scope.cols.get(i);
+        ast::Expr::CompoundIdentifier(vec![
+            ast::Ident::new(sc.map(|c| c.table.clone()).unwrap_or_default()),
+            ast::Ident::new(sc.map(|c| c.name.clone()).unwrap_or_default()),
+        ])
+    };
+    let mut cond: Option<ast::Expr> = None;
+    for &(l, r) in &pairs {
+        let eq = ast::Expr::BinaryOp {
+            left: Box::new(ident(l)),
+            op: ast::BinaryOperator::Eq,
+            right: Box::new(ident(r)),
+        };
+        cond = Some(match cond {
+            None => eq,
+            Some(prev) => ast::Expr::BinaryOp {
+                left: Box::new(prev),
+                op: ast::BinaryOperator::And,
+                right: Box::new(eq),
+            },
+        });
+    }
+    let mut order: Vec<usize> = pairs
+        .iter()
+        .map(|&(l, r)| if right_wins { r } else { l })
+        .collect();
+    let left_rest = left.iter().filter(|i| !pairs.iter().any(|p| p.0 == **i));
+    let right_rest = right.iter().filter(|i| !pairs.iter().any(|p| p.1 == **i));
+    if right_wins {
+        order.extend(right_rest);
+        order.extend(left_rest);
+    } else {
+        order.extend(left_rest);
+        order.extend(right_rest);
+    }
+    for &(l, r) in &pairs {
+        scope.merged.push(if right_wins { l } else { r });
+    }
+    *star = order;
+    Ok(cond.map(Cow::Owned))
 }
 
 fn column_info_for_slot(sc: &ScopeColumn, label: &str) -> ColumnInfo {

@@ -98,10 +98,7 @@ fn hash_join_left_join_keeps_unmatched_and_null_key_rows() {
         "a.k = b.k",
         "a.k + 0 = b.k",
     );
-    assert_eq!(
-        got,
-        vec!["1|11", "2|13", "3|NULL", "4|NULL", "5|11"]
-    );
+    assert_eq!(got, vec!["1|11", "2|13", "3|NULL", "4|NULL", "5|11"]);
 }
 
 #[test]
@@ -114,7 +111,10 @@ fn hash_join_strings_compare_under_their_collation() {
         "a.name = b.name",
         "CONCAT(a.name) = b.name",
     );
-    assert_eq!(got, vec!["1|10", "1|11", "2|10", "2|11", "4|13", "5|10", "5|11"]);
+    assert_eq!(
+        got,
+        vec!["1|10", "1|11", "2|10", "2|11", "4|13", "5|10", "5|11"]
+    );
     // utf8mb4_bin: case counts, trailing spaces do not.
     let got = same(
         &mut s,
@@ -160,22 +160,34 @@ fn hash_join_over_derived_tables_and_three_tables() {
 #[test]
 fn hash_join_shows_in_explain() {
     let (_d, mut s) = session();
-    let c = q(&mut s, "EXPLAIN SELECT a.id, b.id FROM a JOIN b ON a.k = b.k");
+    let c = q(
+        &mut s,
+        "EXPLAIN SELECT a.id, b.id FROM a JOIN b ON a.k = b.k",
+    );
     let extra: Vec<String> = c
         .rows
         .iter()
         .map(|row| common::text(row.last().unwrap_or(&cairndb_sql::Value::Null)))
         .collect();
     assert_eq!(extra.len(), 2);
-    assert!(extra[1].contains("Using join buffer (hash join)"), "{extra:?}");
+    assert!(
+        extra[1].contains("Using join buffer (hash join)"),
+        "{extra:?}"
+    );
     assert!(!extra[0].contains("hash join"), "{extra:?}");
 }
 
 #[test]
 fn hash_join_of_two_tables_without_indexes_over_many_rows() {
     let (_d, mut s) = session();
-    q(&mut s, "CREATE TABLE big1 (id INT PRIMARY KEY, g INT, v INT)");
-    q(&mut s, "CREATE TABLE big2 (id INT PRIMARY KEY, g INT, w INT)");
+    q(
+        &mut s,
+        "CREATE TABLE big1 (id INT PRIMARY KEY, g INT, v INT)",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE big2 (id INT PRIMARY KEY, g INT, w INT)",
+    );
     for chunk in 0..20 {
         let vals: Vec<String> = (0..1000)
             .map(|i| {
@@ -183,8 +195,14 @@ fn hash_join_of_two_tables_without_indexes_over_many_rows() {
                 format!("({id}, {}, {})", id % 5000, id % 7)
             })
             .collect();
-        q(&mut s, &format!("INSERT INTO big1 VALUES {}", vals.join(",")));
-        q(&mut s, &format!("INSERT INTO big2 VALUES {}", vals.join(",")));
+        q(
+            &mut s,
+            &format!("INSERT INTO big1 VALUES {}", vals.join(",")),
+        );
+        q(
+            &mut s,
+            &format!("INSERT INTO big2 VALUES {}", vals.join(",")),
+        );
     }
     // 20,000 x 20,000 rows; each g value is on 4 rows of each side.
     let got = r(

@@ -60,6 +60,7 @@
 //!   its tables refer to, `docs/format/blob.md`).
 //! * Only tables hold blob references: the WAL and memtables hold values.
 
+pub mod checkpoint;
 mod commit;
 mod compact;
 mod durable;
@@ -244,6 +245,9 @@ pub(crate) struct DbInner {
     /// `log`, after the record that prepares or decides one is written.
     prepared: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
     gc_lock: Mutex<()>,
+    /// `disable_file_deletions` calls not yet undone; while nonzero the
+    /// collector deletes nothing (`checkpoint.rs`). Changed under `gc_lock`.
+    deletions_disabled: AtomicU64,
     closed: AtomicBool,
     counters: Counters,
     /// The info log and the event listeners.

@@ -360,6 +360,19 @@ impl Fs for MemFs {
         }
     }
 
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        let mut ns = self.ns.lock();
+        if ns.live.keys().any(|p| p.parent() == Some(path)) {
+            return Err(Error::io(
+                "rmdir",
+                path,
+                std::io::Error::other("directory not empty"),
+            ));
+        }
+        ns.dirs.remove(path);
+        Ok(())
+    }
+
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         let mut ns = self.ns.lock();
         let mut p = Some(path);
@@ -379,9 +392,11 @@ impl Fs for MemFs {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
             ));
         }
+        // Files and subdirectories, as `readdir` lists them.
         Ok(ns
             .live
             .keys()
+            .chain(ns.dirs.iter())
             .filter(|p| p.parent() == Some(path))
             .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
             .collect())

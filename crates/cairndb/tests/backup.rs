@@ -373,7 +373,10 @@ fn flipped_byte_is_found_by_verify_and_refused_by_restore_naming_the_file() {
 
 /// What a backup engine over `fault` must show after a failed or good
 /// operation: the backups `want`, each verified, the newest restorable.
-fn check_engine(mem: &MemFs, want: &[(u32, BTreeMap<Vec<u8>, Vec<u8>>)], restore_to: &str) {
+/// The expected contents of each kept backup.
+type Kept = [(u32, BTreeMap<Vec<u8>, Vec<u8>>)];
+
+fn check_engine(mem: &MemFs, want: &Kept, restore_to: &str) {
     let eng = mem_engine(mem, "/bk");
     let ids: Vec<u32> = eng.get_backup_info().iter().map(|b| b.backup_id).collect();
     assert_eq!(ids, want.iter().map(|(id, _)| *id).collect::<Vec<_>>());
@@ -465,6 +468,7 @@ fn a_fault_at_any_file_operation_of_create_or_restore_spares_earlier_backups() {
             }
         }
     }
+    eprintln!("{failures} failed backups in {round} rounds");
     assert!(failures > 20, "only {failures} faults made a backup fail");
     // Restore: a fault anywhere fails it cleanly and changes no backup.
     let (last_id, last) = want.last().cloned().unwrap();

@@ -554,3 +554,27 @@ fn backup_without_flush_copies_the_wal_tail() {
         .all(|f| !f.ends_with(".sst")));
     assert_eq!(restore_and_read(&eng, id, &fs, "/r").len(), 500);
 }
+
+#[test]
+fn posix_link_file_links_and_falls_back_to_a_copy_across_file_systems() {
+    use std::os::unix::fs::MetadataExt;
+    let fs = PosixFs::shared();
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("a.sst");
+    std::fs::write(&src, b"table bytes").unwrap();
+    fs.link_file(&src, &t.path().join("b.sst")).unwrap();
+    assert_eq!(std::fs::metadata(&src).unwrap().nlink(), 2);
+    // An existing target is an error, not an overwrite.
+    assert!(fs.link_file(&src, &t.path().join("b.sst")).is_err());
+    // Another file system (when /dev/shm is one): EXDEV, so a copy.
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && std::fs::metadata(shm).unwrap().dev() != std::fs::metadata(t.path()).unwrap().dev()
+    {
+        let other = tempfile::tempdir_in(shm).unwrap();
+        let dst = other.path().join("c.sst");
+        fs.link_file(&src, &dst).unwrap();
+        assert_eq!(std::fs::read(&dst).unwrap(), b"table bytes");
+        assert_eq!(std::fs::metadata(&src).unwrap().nlink(), 2);
+    }
+}

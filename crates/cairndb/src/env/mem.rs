@@ -498,4 +498,32 @@ mod tests {
         drop(l);
         fs.lock(p).unwrap();
     }
+
+    #[test]
+    fn list_dir_shows_subdirectories_and_remove_dir_wants_them_empty() -> Result<()> {
+        let fs = MemFs::new();
+        let sub = Path::new("/bk/private/1");
+        fs.create_dir_all(sub)?;
+        let mut f = fs.create(&sub.join("CURRENT"))?;
+        f.append(b"x")?;
+        drop(f);
+        assert_eq!(
+            fs.list_dir(Path::new("/bk/private"))?,
+            vec!["1".to_string()]
+        );
+        assert!(fs.remove_dir(sub).is_err());
+        fs.remove_file(&sub.join("CURRENT"))?;
+        fs.remove_dir(sub)?;
+        assert!(!fs.exists(sub));
+        assert!(fs.list_dir(Path::new("/bk/private"))?.is_empty());
+        // The default link is a copy.
+        let d = Path::new("/db");
+        fs.create_dir_all(d)?;
+        let mut f = fs.create(&d.join("a"))?;
+        f.append(b"bytes")?;
+        drop(f);
+        fs.link_file(&d.join("a"), &d.join("b"))?;
+        assert_eq!(fs.read_all(&d.join("b"))?, b"bytes".to_vec());
+        Ok(())
+    }
 }

@@ -394,6 +394,11 @@ fn check_engine(mem: &MemFs, want: &Kept, restore_to: &str) {
         );
     }
     assert!(mem
+        .list_dir(Path::new("/bk/shared"))
+        .unwrap()
+        .iter()
+        .all(|n| !n.ends_with(".tmp")));
+    assert!(mem
         .list_dir(Path::new("/bk/meta"))
         .unwrap()
         .iter()
@@ -470,6 +475,29 @@ fn a_fault_at_any_file_operation_of_create_or_restore_spares_earlier_backups() {
     }
     eprintln!("{failures} failed backups in {round} rounds");
     assert!(failures > 20, "only {failures} faults made a backup fail");
+    // A backup cut short whose clean-up fails too (as a crash leaves it):
+    // its files stay until the next open, which removes them.
+    {
+        fill(&db, 5000, 300, "cut");
+        let mut eng = BackupEngine::open_with(
+            "/bk",
+            BackupEngineOptions {
+                fs: Arc::new(fault.clone()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        fault.inject(FaultRule::new(FaultOp::Rename, EIO).on_path("/bk/meta"));
+        fault.inject(FaultRule::new(FaultOp::Remove, EIO));
+        let next = want.last().unwrap().0 + 1;
+        assert!(eng.create_new_backup(&db).is_err());
+        fault.clear();
+        drop(eng);
+        assert!(mem.exists(Path::new(&format!("/bk/private/{next}/CURRENT"))));
+        assert!(mem.exists(Path::new(&format!("/bk/meta/{next}.tmp"))));
+        check_engine(&mem, &want, "/restore-cut");
+        assert!(!mem.exists(Path::new(&format!("/bk/private/{next}"))));
+    }
     // Restore: a fault anywhere fails it cleanly and changes no backup.
     let (last_id, last) = want.last().cloned().unwrap();
     for op in ops {

@@ -606,3 +606,37 @@ fn posix_link_file_links_and_falls_back_to_a_copy_across_file_systems() {
         assert_eq!(std::fs::metadata(&src).unwrap().nlink(), 2);
     }
 }
+
+/// Blob files are captured like tables: linked into a checkpoint, shared
+/// between backups, and the values read back from either.
+#[test]
+fn blob_files_come_along_in_checkpoints_and_backups() {
+    let fs = MemFs::new();
+    let mut o = common::small_options(Arc::new(fs.clone()));
+    o.enable_blob_files = true;
+    o.min_blob_size = 100;
+    let db = Db::open("/db", o.clone()).unwrap();
+    for i in 0..400u32 {
+        let v = format!("{i:04}").repeat(50);
+        db.put(&w(), format!("b{i:04}").as_bytes(), v.as_bytes())
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let live = db.live_files(false).unwrap();
+    let blobs = live.files.iter().filter(|f| f.ends_with(".blob")).count() as u64;
+    assert!(blobs > 0, "{live:?}");
+    let expected = contents(&db);
+    Checkpoint::create(&db, "/cp").unwrap();
+    let cp = Db::open("/cp", o.clone()).unwrap();
+    assert_eq!(contents(&cp), expected);
+    cp.close().unwrap();
+    let mut eng = mem_engine(&fs, "/bk");
+    eng.create_new_backup(&db).unwrap();
+    let id = eng.create_new_backup(&db).unwrap();
+    let s = eng.last_copy_stats();
+    assert_eq!(s.files_reused, live.files.len() as u64 - 2, "{s:?}");
+    eng.verify_backup(id).unwrap();
+    eng.restore_db_from_backup(id, "/restored").unwrap();
+    let r = Db::open("/restored", o).unwrap();
+    assert_eq!(contents(&r), expected);
+}

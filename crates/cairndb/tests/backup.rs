@@ -640,3 +640,70 @@ fn blob_files_come_along_in_checkpoints_and_backups() {
     let r = Db::open("/restored", o).unwrap();
     assert_eq!(contents(&r), expected);
 }
+
+/// Transactions committing while a checkpoint is taken: each commits a
+/// counter to two keys at once; the checkpoint holds both keys equal (whole
+/// transactions) and at least what was acknowledged before it began.
+#[test]
+fn checkpoint_under_transaction_writers_holds_whole_transactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = common::small_options(PosixFs::shared());
+    let tdb = Arc::new(
+        TransactionDb::open(
+            dir.path().join("db"),
+            o.clone(),
+            TransactionDbOptions::default(),
+        )
+        .unwrap(),
+    );
+    const WRITERS: usize = 2;
+    let acked: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut handles = Vec::new();
+    for wi in 0..WRITERS {
+        let (tdb, acked, stop) = (tdb.clone(), acked.clone(), stop.clone());
+        handles.push(std::thread::spawn(move || {
+            let mut c = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                c += 1;
+                let mut t = tdb.begin(&w(), &TransactionOptions::default());
+                let v = c.to_string();
+                t.put(format!("a{wi}").as_bytes(), v.as_bytes()).unwrap();
+                t.put(format!("b{wi}").as_bytes(), v.as_bytes()).unwrap();
+                t.put(format!("fill{wi}-{}", c % 300).as_bytes(), &[b'f'; 100])
+                    .unwrap();
+                t.commit().unwrap();
+                acked[wi].store(c, Ordering::SeqCst);
+            }
+        }));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    for (i, flush_at) in [u64::MAX, 0].into_iter().enumerate() {
+        let before: Vec<u64> = acked.iter().map(|a| a.load(Ordering::SeqCst)).collect();
+        let cp = dir.path().join(format!("cp{i}"));
+        Checkpoint::new(tdb.db())
+            .create_checkpoint(&cp, flush_at)
+            .unwrap();
+        let copy = Db::open(&cp, o.clone()).unwrap();
+        for (wi, b) in before.iter().enumerate() {
+            let get = |k: String| {
+                copy.get(&r(), k.as_bytes())
+                    .unwrap()
+                    .map(|v| String::from_utf8(v).unwrap().parse::<u64>().unwrap())
+                    .unwrap_or(0)
+            };
+            let (a, bb) = (get(format!("a{wi}")), get(format!("b{wi}")));
+            assert_eq!(a, bb, "checkpoint {i}: writer {wi}'s transaction is split");
+            assert!(
+                a >= *b,
+                "checkpoint {i}: writer {wi} has {a}, {b} acknowledged before"
+            );
+        }
+        copy.close().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        h.join().unwrap();
+    }
+}

@@ -19,7 +19,7 @@
 //! | lock | protects | held across I/O | taken under it |
 //! |---|---|---|---|
 //! | `compaction_lock` | one compaction at a time (background, or every pass of a `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs`, `sv` |
-//! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables`, `obsolete_blobs` |
+//! | `gc_lock` | one file collection at a time; changes of the deletion pin (`disable_file_deletions`) | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool`, `prepared` |
 //! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |

@@ -707,3 +707,38 @@ fn checkpoint_under_transaction_writers_holds_whole_transactions() {
         h.join().unwrap();
     }
 }
+
+/// A damaged metadata file is not a backup: left out of the list, reported,
+/// and the shared files stay (it may name them); the other backups work.
+#[test]
+fn damaged_metadata_is_reported_and_its_backup_not_listed() {
+    let fs = MemFs::new();
+    let db = Db::open("/db", common::small_options(Arc::new(fs.clone()))).unwrap();
+    fill(&db, 0, 1000, "a");
+    let mut eng = mem_engine(&fs, "/bk");
+    let b1 = eng.create_new_backup(&db).unwrap();
+    fill(&db, 1000, 1000, "b");
+    let b2 = eng.create_new_backup(&db).unwrap();
+    let expected = contents(&db);
+    drop(eng);
+    flip_byte(&fs, Path::new(&format!("/bk/meta/{b1}")), 20);
+    let shared_before = fs.list_dir(Path::new("/bk/shared")).unwrap().len();
+    let mut eng = mem_engine(&fs, "/bk");
+    let ids: Vec<u32> = eng.get_backup_info().iter().map(|b| b.backup_id).collect();
+    assert_eq!(ids, vec![b2]);
+    let bad = eng.corrupt_backups();
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0].0, b1.to_string());
+    assert!(
+        bad[0].1.to_string().contains("checksum mismatch"),
+        "{}",
+        bad[0].1
+    );
+    assert_eq!(
+        fs.list_dir(Path::new("/bk/shared")).unwrap().len(),
+        shared_before
+    );
+    assert_eq!(restore_and_read(&eng, b2, &fs, "/r"), expected);
+    // A new backup does not take the damaged one's id.
+    assert!(eng.create_new_backup(&db).unwrap() > b2);
+}

@@ -1,6 +1,7 @@
 //! The `cairndb` command-line tool. Each subcommand lives in its own module
 //! and takes the arguments after its name.
 
+mod backup;
 mod bench;
 mod compare;
 mod dump;
@@ -15,6 +16,8 @@ commands:
   compare   run RocksDB's db_bench, LevelDB and CairnDB side by side
   stress    random concurrent load checked against a crash-proof oracle
   verify    check every checksum, the MANIFEST and key order of a database
+  checkpoint make an openable copy of a live database (`cairndb checkpoint DB DIR`)
+  backup    incremental backups (`cairndb backup create|list|verify|restore|purge`)
   dump      print an sst, wal, manifest or blob file (`cairndb dump sst|wal|manifest|blob FILE`)
   server    the MySQL-compatible SQL server (`cairndb server --datadir=DIR [--port=3306]`)
   sql-check check that every SQL table's indexes agree with its rows (`--datadir=DIR`)
@@ -29,6 +32,8 @@ fn main() {
         Some("stress") => stress::main(rest),
         Some("verify") => verify::main(rest),
         Some("dump") => dump::main(rest),
+        Some("checkpoint") => backup::checkpoint_main(rest),
+        Some("backup") => backup::main(rest),
         Some("compare") => compare::main(rest),
         Some("server") => server::main(rest),
         Some("sql-check") => server::check_main(rest),

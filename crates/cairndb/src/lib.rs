@@ -37,6 +37,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+mod backup;
 mod db;
 pub mod env;
 #[doc(hidden)]
@@ -50,7 +51,9 @@ pub(crate) use internals::{
     version, wal,
 };
 
+pub use backup::{BackupCopyStats, BackupEngine, BackupEngineOptions, BackupId, BackupInfo};
 pub use batch::WriteBatch;
+pub use db::checkpoint::{Checkpoint, LiveFiles};
 pub use db::events::{
     BlobFileCreationInfo, BlobFileCreationReason, BlobFileDeletionInfo, CompactionJobInfo,
     EventListener, FlushJobInfo, WriteStallCause, WriteStallInfo,

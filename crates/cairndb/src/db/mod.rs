@@ -19,7 +19,7 @@
 //! | lock | protects | held across I/O | taken under it |
 //! |---|---|---|---|
 //! | `compaction_lock` | one compaction at a time (background, or every pass of a `compact_range`) | yes: the whole compaction | `gc_lock`, `versions`, `state`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs`, `sv` |
-//! | `gc_lock` | one file collection at a time | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables`, `obsolete_blobs` |
+//! | `gc_lock` | one file collection at a time; changes of the deletion pin (`disable_file_deletions`) | yes: listing, unlinks | `state`, `recycle_pool`, `pending_outputs`, `versions`, `closed_logs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `log` | the WAL writer, the mutable memtable's identity, sequence assignment | yes: WAL append and sync (the group-commit point), a switch's new WAL, table reads of an optimistic commit's conflict check | `state`, `sv` (read), `pipeline.queue`, `closed_logs`, `recycle_pool`, `prepared` |
 //! | `versions` | the version set, MANIFEST | yes: MANIFEST append and sync | `state`, `sv`, `pending_outputs`, `obsolete_tables`, `obsolete_blobs` |
 //! | `state` | memtables, background error, flags (with `state_cv`) | no | `sv` |
@@ -60,6 +60,7 @@
 //!   its tables refer to, `docs/format/blob.md`).
 //! * Only tables hold blob references: the WAL and memtables hold values.
 
+pub mod checkpoint;
 mod commit;
 mod compact;
 mod durable;
@@ -244,6 +245,9 @@ pub(crate) struct DbInner {
     /// `log`, after the record that prepares or decides one is written.
     prepared: Mutex<BTreeMap<Vec<u8>, Vec<u8>>>,
     gc_lock: Mutex<()>,
+    /// `disable_file_deletions` calls not yet undone; while nonzero the
+    /// collector deletes nothing (`checkpoint.rs`). Changed under `gc_lock`.
+    deletions_disabled: AtomicU64,
     closed: AtomicBool,
     counters: Counters,
     /// The info log and the event listeners.

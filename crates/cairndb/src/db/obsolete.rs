@@ -121,6 +121,11 @@ impl DbInner {
     fn collect_obsolete_files(&self) -> Vec<BlobFileDeletionInfo> {
         let mut deleted = Vec::new();
         let _g = self.gc_lock.lock();
+        // Deletion pinned (`disable_file_deletions`, a checkpoint or backup
+        // copying files): nothing goes, not even into the recycle pool.
+        if self.deletions_disabled.load(Ordering::SeqCst) > 0 {
+            return deleted;
+        }
         if self.state.lock().bg_error.is_some() {
             return deleted;
         }

@@ -272,6 +272,7 @@ impl Db {
             obsolete_blobs: Mutex::new(Vec::new()),
             prepared: Mutex::new(prepared),
             gc_lock: Mutex::new(()),
+            deletions_disabled: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             counters: Counters::default(),
             events,

@@ -317,6 +317,16 @@ impl Fs for FaultFs {
         self.fail(FaultOp::Rename, "rename", from)?;
         self.inner.rename(from, to)
     }
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        self.fail(FaultOp::Remove, "rmdir", path)?;
+        self.inner.remove_dir(path)
+    }
+    fn link_file(&self, src: &Path, dst: &Path) -> Result<()> {
+        // A copy through this file system, so that its reads, writes and
+        // sync can fail too.
+        self.fail(FaultOp::Create, "link", dst)?;
+        super::copy_file(self, src, dst, None).map(|_| ())
+    }
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         self.inner.create_dir_all(path)
     }

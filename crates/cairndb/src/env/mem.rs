@@ -360,6 +360,19 @@ impl Fs for MemFs {
         }
     }
 
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        let mut ns = self.ns.lock();
+        if ns.live.keys().any(|p| p.parent() == Some(path)) {
+            return Err(Error::io(
+                "rmdir",
+                path,
+                std::io::Error::other("directory not empty"),
+            ));
+        }
+        ns.dirs.remove(path);
+        Ok(())
+    }
+
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         let mut ns = self.ns.lock();
         let mut p = Some(path);
@@ -379,9 +392,11 @@ impl Fs for MemFs {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such directory"),
             ));
         }
+        // Files and subdirectories, as `readdir` lists them.
         Ok(ns
             .live
             .keys()
+            .chain(ns.dirs.iter())
             .filter(|p| p.parent() == Some(path))
             .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
             .collect())
@@ -482,5 +497,33 @@ mod tests {
         assert!(matches!(fs.lock(p), Err(Error::LockFileHeld { .. })));
         drop(l);
         fs.lock(p).unwrap();
+    }
+
+    #[test]
+    fn list_dir_shows_subdirectories_and_remove_dir_wants_them_empty() -> Result<()> {
+        let fs = MemFs::new();
+        let sub = Path::new("/bk/private/1");
+        fs.create_dir_all(sub)?;
+        let mut f = fs.create(&sub.join("CURRENT"))?;
+        f.append(b"x")?;
+        drop(f);
+        assert_eq!(
+            fs.list_dir(Path::new("/bk/private"))?,
+            vec!["1".to_string()]
+        );
+        assert!(fs.remove_dir(sub).is_err());
+        fs.remove_file(&sub.join("CURRENT"))?;
+        fs.remove_dir(sub)?;
+        assert!(!fs.exists(sub));
+        assert!(fs.list_dir(Path::new("/bk/private"))?.is_empty());
+        // The default link is a copy.
+        let d = Path::new("/db");
+        fs.create_dir_all(d)?;
+        let mut f = fs.create(&d.join("a"))?;
+        f.append(b"bytes")?;
+        drop(f);
+        fs.link_file(&d.join("a"), &d.join("b"))?;
+        assert_eq!(fs.read_all(&d.join("b"))?, b"bytes".to_vec());
+        Ok(())
     }
 }

@@ -186,6 +186,19 @@ pub trait Fs: Send + Sync {
     /// of the same path, from this process or another, fails with `Error::LockFileHeld`.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 
+    /// Removes an empty directory. Default: nothing (the directory stays).
+    fn remove_dir(&self, _path: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    /// Makes `dst` (which must not exist) hold the bytes of `src`: a hard
+    /// link where the file system can make one (an immutable table or blob
+    /// file then costs no copy), else a copy, synced. Default: the copy
+    /// ([`copy_file`]).
+    fn link_file(&self, src: &Path, dst: &Path) -> Result<()> {
+        copy_file(self, src, dst, None).map(|_| ())
+    }
+
     /// Reads a whole (small) file.
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         let mut f = self.open_sequential(path)?;
@@ -216,6 +229,45 @@ pub trait Fs: Send + Sync {
         }
         Ok(())
     }
+}
+
+/// Copies `src` to a new file `dst` through `fs` (the first `limit` bytes
+/// when given; a file shorter than that is a `Corruption` error) and syncs
+/// it. Returns the bytes copied.
+pub fn copy_file<F: Fs + ?Sized>(
+    fs: &F,
+    src: &Path,
+    dst: &Path,
+    limit: Option<u64>,
+) -> Result<u64> {
+    let mut r = fs.open_sequential(src)?;
+    let mut w = fs.create(dst)?;
+    let mut buf = vec![0u8; 256 << 10];
+    let mut done = 0u64;
+    loop {
+        let want = match limit {
+            Some(l) => (l - done).min(buf.len() as u64) as usize,
+            None => buf.len(),
+        };
+        if want == 0 {
+            break;
+        }
+        let n = r.read(&mut buf[..want])?;
+        if n == 0 {
+            if let Some(l) = limit {
+                return Err(Error::corruption(
+                    src,
+                    done,
+                    format!("file ends at {done} bytes, {l} expected"),
+                ));
+            }
+            break;
+        }
+        w.append(&buf[..n])?;
+        done += n as u64;
+    }
+    w.sync()?;
+    Ok(done)
 }
 
 fn tmp_path(path: &Path) -> PathBuf {

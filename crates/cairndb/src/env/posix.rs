@@ -735,6 +735,21 @@ impl Fs for PosixFs {
         std::fs::rename(from, to).map_err(|e| Error::io("rename", from, e))
     }
 
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        std::fs::remove_dir(path).map_err(|e| Error::io("rmdir", path, e))
+    }
+
+    fn link_file(&self, src: &Path, dst: &Path) -> Result<()> {
+        // Another file system (EXDEV), or one without hard links: copy.
+        match std::fs::hard_link(src, dst) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(Error::io("link", dst, e))
+            }
+            Err(_) => super::copy_file(self, src, dst, None).map(|_| ()),
+        }
+    }
+
     fn create_dir_all(&self, path: &Path) -> Result<()> {
         std::fs::create_dir_all(path).map_err(|e| Error::io("mkdir", path, e))
     }

@@ -114,12 +114,19 @@ impl VersionSet {
         self.manifest_number
     }
 
+    /// Bytes written to the MANIFEST being written.
+    pub fn manifest_size(&self) -> u64 {
+        self.manifest.as_ref().map_or(0, |w| w.file_size())
+    }
+
     /// Allocates a file number.
     pub fn new_file_number(&self) -> u64 {
         self.next_file_number.fetch_add(1, Ordering::SeqCst)
     }
 
-    fn snapshot_edit(&self) -> VersionEdit {
+    /// An edit that recreates the whole current state in an empty MANIFEST
+    /// (a new MANIFEST's first record, or a checkpoint's).
+    pub fn snapshot_edit(&self) -> VersionEdit {
         let mut e = VersionEdit {
             format_version: Some(if self.current.blob_files.is_empty() {
                 MANIFEST_FORMAT_VERSION
@@ -384,6 +391,11 @@ fn apply(v: &mut Version, edit: &VersionEdit) -> std::result::Result<(), String>
     // A blob file whose every record is garbage leaves the version.
     v.blob_files.retain(|_, b| b.garbage_count < b.meta.count);
     Ok(())
+}
+
+/// The bytes of a CURRENT file naming MANIFEST `name`.
+pub fn set_current_bytes(name: &str) -> Vec<u8> {
+    format!("{name}\n").into_bytes()
 }
 
 /// Points CURRENT at MANIFEST-`number`, atomically and durably.

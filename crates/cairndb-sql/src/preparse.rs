@@ -75,6 +75,169 @@ fn push_stmt<'a>(out: &mut Vec<&'a str>, s: &'a str) {
     }
 }
 
+/// The server version executable comments are compared with: 8.0.36,
+/// as [`crate::SERVER_VERSION`] says.
+const COMMENT_VERSION: u32 = 80036;
+
+/// `sql` with MySQL's executable comments resolved, as MySQL's lexer
+/// does: `/*! body */` and `/*!NNNNN body */` with NNNNN at most the
+/// server's version (8.0.36) become their body; a later version's, and
+/// MariaDB's `/*M!NNNNNN ... */`, become a space (a MySQL server reads
+/// them as plain comments). Quotes and ordinary comments are kept as
+/// they are. Borrowed when there is none (the common case).
+pub fn executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains("/*!") && !sql.contains("/*M!") {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    // Bytes copied through so far.
+    let mut from = 0;
+    let mut i = 0;
+    // Inside a kept executable comment: its `*/` is dropped.
+    let mut in_exec = false;
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    while i < b.len() {
+        match at(i) {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() {
+                    let c = at(i);
+                    if c == b'\\' && q != b'`' {
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    if c == q {
+                        if at(i) == q {
+                            i += 1;
+                            continue;
+                        }
+                        break;
+                    }
+                }
+            }
+            b'#' => {
+                while i < b.len() && at(i) != b'\n' {
+                    i += 1;
+                }
+            }
+            b'-' if at(i + 1) == b'-' && matches!(at(i + 2), b' ' | b'\t' | b'\n' | b'\r' | 0) => {
+                while i < b.len() && at(i) != b'\n' {
+                    i += 1;
+                }
+            }
+            b'*' if in_exec && at(i + 1) == b'/' => {
+                out.push_str(sql.get(from..i).unwrap_or_default());
+                out.push(' ');
+                i += 2;
+                from = i;
+                in_exec = false;
+            }
+            b'/' if at(i + 1) == b'*' => {
+                let mariadb = at(i + 2) == b'M' && at(i + 3) == b'!';
+                if at(i + 2) != b'!' && !mariadb {
+                    // An ordinary comment, kept.
+                    i += 2;
+                    while i < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
+                        i += 1;
+                    }
+                    i += 2;
+                    continue;
+                }
+                out.push_str(sql.get(from..i).unwrap_or_default());
+                out.push(' ');
+                i += if mariadb { 4 } else { 3 };
+                let digits = i;
+                while at(i).is_ascii_digit() && i - digits < 6 {
+                    i += 1;
+                }
+                let version = sql
+                    .get(digits..i)
+                    .and_then(|d| d.parse::<u32>().ok())
+                    .unwrap_or(0);
+                if !mariadb && version <= COMMENT_VERSION {
+                    in_exec = true;
+                    from = i;
+                } else {
+                    // Skipped whole, to its end.
+                    while i < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
+                        i += 1;
+                    }
+                    i = (i + 2).min(b.len());
+                    from = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(sql.get(from.min(sql.len())..).unwrap_or_default());
+    std::borrow::Cow::Owned(out)
+}
+
+/// `sql` without the select options of MySQL that change no result
+/// (`SQL_NO_CACHE`, `SQL_CACHE`, `HIGH_PRIORITY`, `STRAIGHT_JOIN`,
+/// `SQL_SMALL_RESULT`, `SQL_BIG_RESULT`, `SQL_BUFFER_RESULT`) after its
+/// leading `SELECT [ALL | DISTINCT]`, which the parser does not know
+/// (mysqldump sends `SELECT /*!40001 SQL_NO_CACHE */ ...`). Only the
+/// first words are looked at; borrowed when there is none.
+pub fn select_options(sql: &str) -> std::borrow::Cow<'_, str> {
+    const DROP: [&str; 7] = [
+        "SQL_NO_CACHE",
+        "SQL_CACHE",
+        "HIGH_PRIORITY",
+        "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT",
+        "SQL_BIG_RESULT",
+        "SQL_BUFFER_RESULT",
+    ];
+    let body = sql.trim_start();
+    let lead = sql.len() - body.len();
+    let word_at = |at: usize| -> (usize, usize) {
+        let rest = sql.get(at..).unwrap_or_default();
+        let start = at + (rest.len() - rest.trim_start().len());
+        let len = sql
+            .get(start..)
+            .unwrap_or_default()
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            .count();
+        (start, start + len)
+    };
+    let (s0, e0) = word_at(lead);
+    if !sql.get(s0..e0).is_some_and(|w| w.eq_ignore_ascii_case("SELECT")) {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let mut at = e0;
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    loop {
+        let (s, e) = word_at(at);
+        let Some(w) = sql.get(s..e).filter(|w| !w.is_empty()) else {
+            break;
+        };
+        if DROP.iter().any(|d| d.eq_ignore_ascii_case(w)) {
+            cuts.push((s, e));
+        } else if !["ALL", "DISTINCT", "DISTINCTROW"]
+            .iter()
+            .any(|d| d.eq_ignore_ascii_case(w))
+        {
+            break;
+        }
+        at = e;
+    }
+    if cuts.is_empty() {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut from = 0;
+    for (s, e) in cuts {
+        out.push_str(sql.get(from..s).unwrap_or_default());
+        from = e;
+    }
+    out.push_str(sql.get(from..).unwrap_or_default());
+    std::borrow::Cow::Owned(out)
+}
+
 /// `s` without leading comments (`/* */`, `-- `, `#`), except MySQL's
 /// executable comments `/*! ... */`, whose content is kept.
 pub fn strip_comments(s: &str) -> &str {
@@ -884,6 +1047,32 @@ fn render(t: &[Tok]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn select_options_that_change_nothing_are_dropped() {
+        let o = |x: &str| select_options(x).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(o("SELECT  SQL_NO_CACHE `id` FROM t"), "SELECT `id` FROM t");
+        assert_eq!(o("select distinct sql_cache high_priority a from t"), "select distinct a from t");
+        assert_eq!(o("SELECT sql_no_cache_col FROM t"), "SELECT sql_no_cache_col FROM t");
+        assert!(matches!(select_options("SELECT 1"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(select_options("UPDATE t SET a=1"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn executable_comments_run_their_body_by_version() {
+        let e = |x: &str| executable_comments(x).into_owned();
+        assert_eq!(e("/*!40100 SET @@SQL_MODE='' */").trim(), "SET @@SQL_MODE=''");
+        assert_eq!(e("SELECT /*! 1 + */ 1").split_whitespace().collect::<Vec<_>>(), vec!["SELECT", "1", "+", "1"]);
+        assert_eq!(e("SELECT 1 /*!90000 + 5 */").trim(), "SELECT 1");
+        assert_eq!(e("/*M!100100 SET x=1 */ SELECT 2").trim(), "SELECT 2");
+        assert_eq!(e("/*M!999999\\- enable the sandbox mode */").trim(), "");
+        // Quotes and plain comments are left alone.
+        assert_eq!(e("SELECT '/*!50000 no */' /*!50000 , 3 */"), "SELECT '/*!50000 no */'   , 3  ");
+        assert!(matches!(executable_comments("SELECT 1 /* x */"), std::borrow::Cow::Borrowed(_)));
+        // mysqldump's view header.
+        let v = e("/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`localhost` SQL SECURITY DEFINER */\n/*!50001 VIEW `v` AS select 1 AS `a` */");
+        assert_eq!(v.split_whitespace().collect::<Vec<_>>().join(" "), "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `v` AS select 1 AS `a`");
+    }
 
     #[test]
     fn splits_at_top_level_semicolons_only() {

@@ -566,6 +566,10 @@ impl Session {
             self.db.globals.logs.general(self.conn_id, "Query", &shown);
         }
         let slow_text = (logs & crate::querylog::SLOW != 0).then(|| shown.clone());
+        // mysqldump's `/*!40101 SET ... */` and the like.
+        let expanded = crate::preparse::executable_comments(sql);
+        let plain = crate::preparse::select_options(&expanded);
+        let sql: &str = &plain;
         let started = self.begin_statement(crate::status::Com::of(sql), shown);
         let (r, rows) = if slow_text.is_some() {
             let mut count = RowCount { out, rows: 0 };

@@ -261,6 +261,15 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 .or_else(|| s.current_db.clone())
                 .ok_or_else(SqlError::no_database)?;
             crate::acl::check_sees_table(s, &db, &table)?;
+            let view_name = sqlparser::ast::ObjectName::from(vec![
+                sqlparser::ast::Ident::new(db.clone()),
+                sqlparser::ast::Ident::new(table.clone()),
+            ]);
+            if s.db.table(&db, &table).is_err() {
+                if let Some((vdb, v)) = crate::view::find(s, &view_name) {
+                    return view_columns(s, &vdb, &v, full, &pat, out);
+                }
+            }
             let def = s.db.table(&db, &table)?;
             if full {
                 header(
@@ -572,4 +581,109 @@ pub fn create_table_text(def: &TableDef) -> String {
 /// escaped.
 fn sql_quoted(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\'', "''")
+}
+
+/// SHOW [FULL] COLUMNS of a view: its columns' types as its query gives
+/// them (a table column's own type; a computed one's from its result
+/// type), with no key, default or extra.
+fn view_columns(
+    s: &Session,
+    db: &str,
+    v: &crate::catalog::ViewDef,
+    full: bool,
+    pat: &Option<String>,
+    out: &mut dyn Output,
+) -> SqlResult<()> {
+    let plan = crate::view::expand(s, db, v)?;
+    if full {
+        header(
+            out,
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+        );
+    } else {
+        header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
+    }
+    for (k, ci) in plan.columns.iter().enumerate() {
+        if !matches(&ci.name, pat) {
+            continue;
+        }
+        let ty = match plan.proj.get(k) {
+            Some(crate::expr::Expr::Column(i)) => plan.types.get(*i).copied().flatten(),
+            _ => None,
+        };
+        let (ty_sql, coll) = match ty {
+            Some(ty) => (
+                ty.sql(),
+                ty.is_text().then(|| ty.collation().name().to_string()),
+            ),
+            None => (
+                out_type_sql(ci),
+                (ci.charset != 63).then(|| "utf8mb4_general_ci".to_string()),
+            ),
+        };
+        let null = if ci.not_null { "NO" } else { "YES" };
+        if full {
+            out.row(&[
+                t(&ci.name),
+                t(&ty_sql),
+                coll.map_or(Value::Null, |c| t(&c)),
+                t(null),
+                t(""),
+                Value::Null,
+                t(""),
+                t("select,insert,update,references"),
+                t(""),
+            ]);
+        } else {
+            out.row(&[t(&ci.name), t(&ty_sql), t(null), t(""), Value::Null, t("")]);
+        }
+    }
+    out.end(0);
+    Ok(())
+}
+
+/// The SQL type a computed result column of `ci` would be declared as.
+fn out_type_sql(ci: &ColumnInfo) -> String {
+    use crate::output::OutType as O;
+    let uns = if ci.unsigned { " unsigned" } else { "" };
+    match ci.ty {
+        O::Tiny => format!("tinyint{uns}"),
+        O::Short => format!("smallint{uns}"),
+        O::Int24 => format!("mediumint{uns}"),
+        O::Long => format!("int{uns}"),
+        O::LongLong => format!("bigint{uns}"),
+        O::NewDecimal => {
+            let scale = u32::from(ci.decimals);
+            let digits = ci
+                .length
+                .saturating_sub(u32::from(scale > 0) + u32::from(!ci.unsigned))
+                .clamp(1, 65);
+            format!("decimal({digits},{scale}){uns}")
+        }
+        O::Float => "float".into(),
+        O::Double => "double".into(),
+        O::Date => "date".into(),
+        O::DateTime => "datetime".into(),
+        O::Timestamp => "timestamp".into(),
+        O::Null => "binary(0)".into(),
+        O::Blob => if ci.charset == 63 { "longblob" } else { "longtext" }.into(),
+        _ => {
+            let chars = if ci.charset == 63 { ci.length } else { ci.length / 4 };
+            if ci.charset == 63 {
+                format!("varbinary({chars})")
+            } else {
+                format!("varchar({chars})")
+            }
+        }
+    }
 }

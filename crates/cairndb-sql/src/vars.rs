@@ -80,8 +80,14 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
             "sql_mode",
             s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
         ),
+        ("sql_big_selects", Value::Int(1)),
+        ("sql_buffer_result", Value::Int(0)),
+        ("sql_log_off", Value::Int(0)),
+        ("sql_notes", Value::Int(1)),
+        ("sql_quote_show_create", Value::Int(1)),
         ("sql_safe_updates", Value::Int(0)),
         ("sql_select_limit", Value::UInt(u64::MAX)),
+        ("sql_warnings", Value::Int(0)),
         // No Unix socket is served: NULL, so a client that reads it to
         // reconnect through the socket (mysql_async) stays on TCP.
         ("socket", Value::Null),

@@ -328,6 +328,10 @@ impl Compiler<'_> {
         over: &ast::WindowType,
         name: &str,
     ) -> SqlResult<Expr> {
+        if name == "nth_value_from_last" {
+            // `NTH_VALUE(..) FROM LAST`, renamed by the preparser.
+            return Err(SqlError::unsupported("NTH_VALUE .. FROM LAST"));
+        }
         if !self.allow_win {
             return Err(misplaced(name));
         }

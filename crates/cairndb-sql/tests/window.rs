@@ -246,6 +246,36 @@ fn window_first_last_nth_value_read_the_frame() {
             "6|NULL|NULL|NULL|NULL",
         ]
     );
+    // FROM FIRST is the default; FROM LAST is refused.
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id, NTH_VALUE(v, 3) from  first OVER (ORDER BY id), \
+             NTH_VALUE(v, 1) FROM FIRST RESPECT NULLS OVER w FROM r WINDOW w AS () ORDER BY id"
+        )),
+        vec![
+            "1|NULL|10",
+            "2|NULL|10",
+            "3|20|10",
+            "4|20|10",
+            "5|20|10",
+            "6|20|10"
+        ]
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT NTH_VALUE(v, (1)) FROM LAST OVER (ORDER BY id) FROM r"
+        ),
+        1235
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT 'NTH_VALUE(x) FROM LAST' FROM r WHERE id = 1"
+        )),
+        vec!["NTH_VALUE(x) FROM LAST"]
+    );
     assert_eq!(
         rows(&q(
             &mut s,
@@ -629,4 +659,40 @@ fn window_sliding_frame_over_many_rows_is_linear() {
     // The last 1001 numbers: 18,999,000 + ... ; a window of 201 in RANGE.
     assert_eq!(rows(&q(&mut s, sql)), vec!["19519500|1|201"]);
     assert!(t.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn window_frame_offsets_may_be_parameters() {
+    let (_d, mut s) = session();
+    ranked(&mut s);
+    q(&mut s, "SET @n = 1");
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id, SUM(v) OVER (ORDER BY id ROWS BETWEEN @n PRECEDING AND CURRENT ROW), \
+             LAG(v, @n) OVER (ORDER BY id) FROM r ORDER BY id"
+        )),
+        vec![
+            "1|10|NULL",
+            "2|20|10",
+            "3|30|10",
+            "4|50|20",
+            "5|60|30",
+            "6|30|30"
+        ]
+    );
+    q(&mut s, "SET @n = -1");
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT SUM(v) OVER (ORDER BY id ROWS @n PRECEDING) FROM r"
+        ),
+        3586
+    );
+    assert_eq!(
+        err(&mut s, "SELECT LAG(v, @n) OVER (ORDER BY id) FROM r"),
+        1210
+    );
+    q(&mut s, "SET @n = NULL");
+    assert_eq!(err(&mut s, "SELECT NTILE(@n) OVER () FROM r"), 1210);
 }

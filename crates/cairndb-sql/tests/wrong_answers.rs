@@ -42,10 +42,7 @@ fn window_functions_are_refused() {
         vec!["3", "3", "3"]
     );
     assert_eq!(
-        rows(&q(
-            &mut s,
-            "SELECT id FROM t WHERE id > 2 WINDOW w AS ()"
-        )),
+        rows(&q(&mut s, "SELECT id FROM t WHERE id > 2 WINDOW w AS ()")),
         vec!["3"]
     );
     assert_eq!(

@@ -460,14 +460,14 @@ impl Compiler<'_> {
         }
         let mut partition = Vec::new();
         for e in &spec.partition {
-            if matches!(e, ast::Expr::Value(_)) {
+            if is_position(e) {
                 return Err(positional(&spec.name));
             }
             partition.push(self.compile(e)?);
         }
         let mut order = Vec::new();
         for o in &spec.order {
-            if matches!(o.expr, ast::Expr::Value(_)) {
+            if is_position(&o.expr) {
                 return Err(positional(&spec.name));
             }
             order.push((self.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
@@ -631,6 +631,11 @@ impl Compiler<'_> {
         let end = bound(&end, self)?;
         Ok(Frame { rows, start, end })
     }
+}
+
+/// An integer literal, which older MySQL releases read as a position.
+fn is_position(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)))
 }
 
 fn positional(wname: &str) -> SqlError {
@@ -1110,10 +1115,12 @@ fn one_window(
                             }
                             while let Some(&b) = queue.back() {
                                 let o = compare(&args[b], &v, arg_coll);
+                                // Equal values keep the first one, as
+                                // the plain aggregate does.
                                 let dominated = if w.agg.func == AggFunc::Min {
-                                    o != Some(Ordering::Less)
+                                    o == Some(Ordering::Greater)
                                 } else {
-                                    o != Some(Ordering::Greater)
+                                    o == Some(Ordering::Less)
                                 };
                                 if dominated {
                                     queue.pop_back();

@@ -629,6 +629,7 @@ fn window_argument_and_frame_errors_as_mysql() {
             3596,
         ),
         ("SELECT SUM(v) OVER (ORDER BY 1) FROM r", 3592),
+        ("SELECT SUM(v) OVER (PARTITION BY 2) FROM r", 3592),
         ("SELECT id FROM r GROUP BY id HAVING RANK() OVER () > 0", 3593),
         ("SELECT id FROM r GROUP BY ROW_NUMBER() OVER ()", 3593),
         ("SELECT SUM(ROW_NUMBER() OVER ()) FROM r", 3593),
@@ -695,4 +696,59 @@ fn window_frame_offsets_may_be_parameters() {
     );
     q(&mut s, "SET @n = NULL");
     assert_eq!(err(&mut s, "SELECT NTILE(@n) OVER () FROM r"), 1210);
+}
+
+#[test]
+fn window_frames_over_strings_and_decimals_as_mariadb() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "CREATE TABLE s (id INT PRIMARY KEY, name VARCHAR(10), p DECIMAL(6,2))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO s VALUES (1,'b',1.10),(2,'A',2.25),(3,'c',NULL),(4,'a',4.00),(5,'B',0.50),\
+         (6,NULL,3.30)",
+    );
+    // MIN / MAX under the column's collation (case-insensitive); of
+    // equal values the first (a sliding MIN once gave the last, 'a').
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id, MIN(name) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+             MAX(name) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), \
+             AVG(p) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+             SUM(p) OVER (ORDER BY p DESC RANGE BETWEEN 1 PRECEDING AND 1.5 FOLLOWING), \
+             SUM(p) OVER (ORDER BY name, id ROWS 1 PRECEDING) FROM s ORDER BY id"
+        )),
+        vec![
+            "1|A|b|1.675000|1.60|5.10",
+            "2|A|b|1.675000|3.35|5.55",
+            "3|A|c|3.125000|NULL|0.50",
+            "4|a|c|2.250000|7.30|6.25",
+            "5|a|c|2.600000|1.60|1.60",
+            "6|B|B|1.900000|9.55|3.30",
+        ]
+    );
+}
+
+#[test]
+fn window_in_a_view_and_a_derived_table() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "CREATE VIEW vw AS SELECT id, g, LAG(id) OVER (PARTITION BY g ORDER BY id) AS prev, \
+         SUM(id) OVER w AS run FROM t WINDOW w AS (ORDER BY id ROWS 1 PRECEDING)",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT * FROM vw ORDER BY id")),
+        vec!["1|1|NULL|1", "2|1|1|3", "3|2|NULL|5"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT MAX(c) FROM (SELECT CUME_DIST() OVER (ORDER BY g) AS c FROM t) AS x"
+        )),
+        vec!["1"]
+    );
 }

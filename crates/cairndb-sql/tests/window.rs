@@ -752,3 +752,34 @@ fn window_in_a_view_and_a_derived_table() {
         vec!["1"]
     );
 }
+
+#[test]
+fn window_prepared_offsets_are_checked_per_execution() {
+    let (_d, mut s) = session();
+    ranked(&mut s);
+    let p = s
+        .prepare(
+            "SELECT id, SUM(v) OVER (ORDER BY id ROWS BETWEEN ? PRECEDING AND CURRENT ROW), \
+             NTILE(?) OVER (ORDER BY id) FROM r ORDER BY id",
+        )
+        .unwrap();
+    assert_eq!(p.params, 2);
+    let run = |s: &mut Session, params: &[cairndb_sql::Value]| {
+        let mut c = cairndb_sql::Collect::default();
+        s.execute(p.id, params, &mut c).map(|_| rows(&c))
+    };
+    use cairndb_sql::Value as V;
+    assert_eq!(
+        run(&mut s, &[V::Int(0), V::Int(3)]).unwrap(),
+        vec!["1|10|1", "2|10|1", "3|20|2", "4|30|2", "5|30|3", "6|NULL|3"]
+    );
+    assert_eq!(
+        run(&mut s, &[V::Int(5), V::Int(1)]).unwrap(),
+        vec!["1|10|1", "2|20|1", "3|40|1", "4|70|1", "5|100|1", "6|100|1"]
+    );
+    assert_eq!(
+        run(&mut s, &[V::Int(-1), V::Int(1)]).unwrap_err().code,
+        3586
+    );
+    assert_eq!(run(&mut s, &[V::Int(1), V::Int(0)]).unwrap_err().code, 1210);
+}

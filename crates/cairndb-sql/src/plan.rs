@@ -1124,6 +1124,11 @@ fn compile_select(
     let aggs = std::mem::take(&mut c.aggs);
     let windows = std::mem::take(&mut c.wins);
     if !windows.is_empty() {
+        for w in &windows {
+            if let Some(note) = w.ignored_frame_note() {
+                s.warn("Note", 3599, note);
+            }
+        }
         bind_windows(
             &windows,
             &aggs,

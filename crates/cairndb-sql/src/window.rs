@@ -123,6 +123,25 @@ pub struct WinCall {
     pub fname: String,
     /// The window's name, for errors (`<unnamed window>`).
     pub wname: String,
+    /// Whether the window has a frame clause.
+    pub explicit_frame: bool,
+}
+
+impl WinCall {
+    /// MySQL's note 3599 for a function that ignores its window's frame
+    /// clause (the ranking functions, LAG / LEAD).
+    pub fn ignored_frame_note(&self) -> Option<String> {
+        let ignores = !matches!(
+            self.func,
+            WinFunc::Agg | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue
+        );
+        (ignores && self.explicit_frame).then(|| {
+            format!(
+                "Window function '{}' ignores the frame clause of window '{}' and aggregates over the whole partition",
+                self.fname, self.wname
+            )
+        })
+    }
 }
 
 fn err(code: u16, msg: String) -> SqlError {
@@ -494,6 +513,7 @@ impl Compiler<'_> {
             frame,
             fname: name.to_string(),
             wname: spec.name.clone(),
+            explicit_frame: spec.frame.is_some(),
         })
     }
 

@@ -783,3 +783,19 @@ fn window_prepared_offsets_are_checked_per_execution() {
     );
     assert_eq!(run(&mut s, &[V::Int(1), V::Int(0)]).unwrap_err().code, 1210);
 }
+
+#[test]
+fn window_frame_ignored_by_a_ranking_function_gives_note_3599() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "SELECT RANK() OVER (ORDER BY id ROWS 1 PRECEDING), SUM(id) OVER (ORDER BY id ROWS 1 PRECEDING) FROM t",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SHOW WARNINGS")),
+        vec![
+            "Note|3599|Window function 'rank' ignores the frame clause of window \
+             '<unnamed window>' and aggregates over the whole partition"
+        ]
+    );
+}

@@ -921,7 +921,7 @@ pub(crate) fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
 
 /// One aggregate's running state.
 #[derive(Clone)]
-enum Acc {
+pub(crate) enum Acc {
     Count(u64),
     Sum(Option<Value>),
     Avg(Option<Value>, u64),
@@ -999,7 +999,7 @@ fn concat_result(
     Value::Str(out)
 }
 
-fn new_acc(a: &AggCall) -> Acc {
+pub(crate) fn new_acc(a: &AggCall) -> Acc {
     match a.func {
         AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
         AggFunc::Sum => Acc::Sum(None),
@@ -1075,7 +1075,7 @@ pub(crate) fn numeric(v: Value) -> Value {
     }
 }
 
-fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
+pub(crate) fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
     match acc {
         // Fed with its ORDER BY keys by the grouping loop.
         Acc::Concat(..) => {}
@@ -1147,7 +1147,7 @@ fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlRes
     Ok(())
 }
 
-fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value> {
+pub(crate) fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value> {
     Ok(match acc {
         Acc::Concat(items, _) => match &a.concat {
             Some(spec) => concat_result(items, spec, env, row),

@@ -430,6 +430,13 @@ impl Compiler<'_> {
             "avg" => (WinFunc::Agg, AggFunc::Avg, 1, 0..=0),
             "min" => (WinFunc::Agg, AggFunc::Min, 1, 0..=0),
             "max" => (WinFunc::Agg, AggFunc::Max, 1, 0..=0),
+            "bit_and" => (WinFunc::Agg, AggFunc::BitAnd, 1, 0..=0),
+            "bit_or" => (WinFunc::Agg, AggFunc::BitOr, 1, 0..=0),
+            "bit_xor" => (WinFunc::Agg, AggFunc::BitXor, 1, 0..=0),
+            "std" | "stddev" | "stddev_pop" => (WinFunc::Agg, AggFunc::StdPop, 1, 0..=0),
+            "stddev_samp" => (WinFunc::Agg, AggFunc::StdSamp, 1, 0..=0),
+            "variance" | "var_pop" => (WinFunc::Agg, AggFunc::VarPop, 1, 0..=0),
+            "var_samp" => (WinFunc::Agg, AggFunc::VarSamp, 1, 0..=0),
             _ => return Err(SqlError::unsupported(format!("window function {name}"))),
         };
         if star && (func != WinFunc::Agg || !args.is_empty()) {
@@ -1095,6 +1102,47 @@ fn one_window(
                         _ => Value::Null,
                     };
                     set(j, v);
+                }
+            }
+            WinFunc::Agg
+                if !matches!(
+                    w.agg.func,
+                    AggFunc::Count
+                        | AggFunc::CountStar
+                        | AggFunc::Sum
+                        | AggFunc::Avg
+                        | AggFunc::Min
+                        | AggFunc::Max
+                ) =>
+            {
+                // BIT_* / STD / VARIANCE: fed as the frame grows from
+                // the partition's start, else over each row's frame.
+                let from_start = matches!(w.frame.start, Bound::UnboundedPreceding);
+                let mut acc = crate::exec::new_acc(&w.agg);
+                let mut fed = 0;
+                for j in 0..m {
+                    let (r, a) = row_of(part[j].2);
+                    let (lo, hi) = frame_at(
+                        &start,
+                        &end,
+                        j,
+                        part,
+                        &peers,
+                        asc,
+                        key_coll,
+                        (r, a),
+                        types,
+                        s,
+                    )?;
+                    if !from_start {
+                        acc = crate::exec::new_acc(&w.agg);
+                        fed = lo;
+                    }
+                    for k in fed.max(lo)..hi {
+                        crate::exec::feed(&mut acc, &w.agg, Some(arg_at(k)), arg_coll)?;
+                    }
+                    fed = fed.max(hi);
+                    set(j, crate::exec::finish(&acc, &w.agg, s, 0)?);
                 }
             }
             WinFunc::Agg => {

@@ -641,6 +641,7 @@ fn window_argument_and_frame_errors_as_mysql() {
         ("SELECT SUM(v) OVER (ORDER BY id GROUPS 1 PRECEDING) FROM r", 1235),
         ("SELECT SUM((SELECT 1)) OVER () FROM r", 1235),
         ("SELECT GROUP_CONCAT(v) OVER () FROM r", 1235),
+        ("SELECT BIT_OR(DISTINCT v) OVER () FROM r", 1235),
     ] {
         assert_eq!(err(&mut s, sql), code, "{sql}");
     }
@@ -796,6 +797,28 @@ fn window_frame_ignored_by_a_ranking_function_gives_note_3599() {
         vec![
             "Note|3599|Window function 'rank' ignores the frame clause of window \
              '<unnamed window>' and aggregates over the whole partition"
+        ]
+    );
+}
+
+#[test]
+fn window_bit_and_variance_aggregates_over_frames() {
+    let (_d, mut s) = session();
+    ranked(&mut s);
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT id, BIT_OR(v) OVER (ORDER BY id), BIT_XOR(v) OVER (ORDER BY id ROWS 1 PRECEDING), \
+             BIT_AND(v) OVER (), VAR_POP(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), \
+             STDDEV_SAMP(v) OVER (PARTITION BY v) FROM r ORDER BY id"
+        )),
+        vec![
+            "1|10|10|0|0|0",
+            "2|10|0|0|22.222222222222218|0",
+            "3|30|30|0|66.66666666666667|NULL",
+            "4|30|10|0|22.222222222222218|0",
+            "5|30|0|0|0|0",
+            "6|30|30|0|0|NULL",
         ]
     );
 }

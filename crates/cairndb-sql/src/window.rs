@@ -306,6 +306,9 @@ pub fn check_window_clause(named: &[ast::NamedWindowDefinition]) -> SqlResult<()
     for d in named {
         let spec = lookup(named, &d.0.value)?;
         resolve(named, &spec, &d.0.value)?;
+        if let Some(fr) = &spec.window_frame {
+            frame_shape(fr, &d.0.value)?;
+        }
     }
     Ok(())
 }
@@ -531,42 +534,8 @@ impl Compiler<'_> {
         order: &[(Expr, bool)],
         wname: &str,
     ) -> SqlResult<Frame> {
-        let rows = match fr.units {
-            ast::WindowFrameUnits::Rows => true,
-            ast::WindowFrameUnits::Range => false,
-            ast::WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS")),
-        };
-        let end = fr
-            .end_bound
-            .clone()
-            .unwrap_or(ast::WindowFrameBound::CurrentRow);
+        let (rows, end) = frame_shape(fr, wname)?;
         use ast::WindowFrameBound as B;
-        if matches!(fr.start_bound, B::Following(None)) {
-            return Err(err(
-                3584,
-                format!("Window '{wname}': frame start cannot be UNBOUNDED FOLLOWING."),
-            ));
-        }
-        if matches!(end, B::Preceding(None)) {
-            return Err(err(
-                3585,
-                format!("Window '{wname}': frame end cannot be UNBOUNDED PRECEDING."),
-            ));
-        }
-        let illegal = || {
-            err(
-                3586,
-                format!(
-                    "Window '{wname}': frame start or end is negative, NULL or of non-integral type"
-                ),
-            )
-        };
-        match (&fr.start_bound, &end) {
-            (B::CurrentRow, B::Preceding(Some(_)))
-            | (B::Following(Some(_)), B::CurrentRow)
-            | (B::Following(Some(_)), B::Preceding(Some(_))) => return Err(illegal()),
-            _ => {}
-        }
         let bound = |b: &B, c: &mut Self| -> SqlResult<Bound> {
             let (x, preceding) = match b {
                 B::CurrentRow => return Ok(Bound::CurrentRow),
@@ -663,6 +632,59 @@ impl Compiler<'_> {
 /// An integer literal, which older MySQL releases read as a position.
 fn is_position(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)))
+}
+
+/// A frame clause's unit (ROWS: true) and end, with the checks that
+/// need no types: 1235 for GROUPS, 3584 / 3585 for an unbounded start
+/// following or end preceding, 3586 for an end before the start, 3596
+/// for an INTERVAL in a ROWS frame.
+fn frame_shape(fr: &ast::WindowFrame, wname: &str) -> SqlResult<(bool, ast::WindowFrameBound)> {
+    let rows = match fr.units {
+        ast::WindowFrameUnits::Rows => true,
+        ast::WindowFrameUnits::Range => false,
+        ast::WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS")),
+    };
+    let end = fr
+        .end_bound
+        .clone()
+        .unwrap_or(ast::WindowFrameBound::CurrentRow);
+    use ast::WindowFrameBound as B;
+    if matches!(fr.start_bound, B::Following(None)) {
+        return Err(err(
+            3584,
+            format!("Window '{wname}': frame start cannot be UNBOUNDED FOLLOWING."),
+        ));
+    }
+    if matches!(end, B::Preceding(None)) {
+        return Err(err(
+            3585,
+            format!("Window '{wname}': frame end cannot be UNBOUNDED PRECEDING."),
+        ));
+    }
+    match (&fr.start_bound, &end) {
+        (B::CurrentRow, B::Preceding(Some(_)))
+        | (B::Following(Some(_)), B::CurrentRow)
+        | (B::Following(Some(_)), B::Preceding(Some(_))) => {
+            return Err(err(
+                3586,
+                format!(
+                    "Window '{wname}': frame start or end is negative, NULL or of non-integral type"
+                ),
+            ))
+        }
+        _ => {}
+    }
+    for b in [&fr.start_bound, &end] {
+        if let B::Preceding(Some(x)) | B::Following(Some(x)) = b {
+            if rows && matches!(**x, ast::Expr::Interval(_)) {
+                return Err(err(
+                    3596,
+                    format!("Window '{wname}': INTERVAL can only be used with RANGE frames."),
+                ));
+            }
+        }
+    }
+    Ok((rows, end))
 }
 
 fn positional(wname: &str) -> SqlError {

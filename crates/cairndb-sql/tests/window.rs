@@ -469,6 +469,15 @@ fn window_named_windows_refine_as_mysql() {
             3583,
         ),
         ("SELECT id FROM t WINDOW w AS (), W AS ()", 3591),
+        // An unused window's frame is checked too.
+        (
+            "SELECT id FROM t WINDOW w AS (ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING)",
+            3585,
+        ),
+        (
+            "SELECT id FROM t WINDOW w AS (ORDER BY id ROWS INTERVAL 1 DAY PRECEDING)",
+            3596,
+        ),
     ] {
         assert_eq!(err(&mut s, sql), code, "{sql}");
     }

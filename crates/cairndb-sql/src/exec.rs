@@ -27,7 +27,7 @@ use crate::error::{SqlError, SqlResult};
 use std::sync::Arc;
 
 use crate::expr::{
-    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet, WinFunc,
+    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet,
 };
 use crate::hashjoin::{self, HashJoin, HashState, HashTable};
 use crate::keys;
@@ -890,7 +890,7 @@ pub(crate) fn effective_filter<'p>(s: &dyn Env, p: &'p SelectPlan) -> SqlResult<
 /// A string is its length (4 bytes) and its weights, written in place (no
 /// buffer of its own per value); the keys only hash and compare for
 /// equality, they need not sort.
-fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
+pub(crate) fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
     match v {
         Value::Null => out.push(0),
         Value::Str(s) => {
@@ -923,7 +923,7 @@ fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
 
 /// One aggregate's running state.
 #[derive(Clone)]
-enum Acc {
+pub(crate) enum Acc {
     Count(u64),
     Sum(Option<Value>),
     Avg(Option<Value>, u64),
@@ -1001,7 +1001,7 @@ fn concat_result(
     Value::Str(out)
 }
 
-fn new_acc(a: &AggCall) -> Acc {
+pub(crate) fn new_acc(a: &AggCall) -> Acc {
     match a.func {
         AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
         AggFunc::Sum => Acc::Sum(None),
@@ -1016,7 +1016,8 @@ fn new_acc(a: &AggCall) -> Acc {
     }
 }
 
-fn add(a: &Value, b: &Value) -> SqlResult<Value> {
+/// `a + b` as SUM adds (integers as decimals).
+pub(crate) fn add(a: &Value, b: &Value) -> SqlResult<Value> {
     // Integers sum as decimals (MySQL's SUM of INT is DECIMAL).
     let a = match a {
         Value::Int(i) => Value::Decimal(i128::from(*i), 0),
@@ -1067,7 +1068,8 @@ impl Env for NoEnv {
     }
 }
 
-fn numeric(v: Value) -> Value {
+/// A value as SUM / AVG read it (strings as doubles, dates as numbers).
+pub(crate) fn numeric(v: Value) -> Value {
     match v {
         Value::Str(s) => Value::Double(crate::expr::str_to_f64(&s)),
         Value::Date(_) | Value::DateTime(_) => Value::Int(to_i64(&v).unwrap_or(0)),
@@ -1075,7 +1077,7 @@ fn numeric(v: Value) -> Value {
     }
 }
 
-fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
+pub(crate) fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlResult<()> {
     match acc {
         // Fed with its ORDER BY keys by the grouping loop.
         Acc::Concat(..) => {}
@@ -1147,7 +1149,7 @@ fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation) -> SqlRes
     Ok(())
 }
 
-fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value> {
+pub(crate) fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value> {
     Ok(match acc {
         Acc::Concat(items, _) => match &a.concat {
             Some(spec) => concat_result(items, spec, env, row),
@@ -1156,17 +1158,7 @@ fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value>
         Acc::Count(n) => Value::Int(*n as i64),
         Acc::Sum(s) => s.clone().unwrap_or(Value::Null),
         Acc::Avg(None, _) | Acc::Avg(_, 0) => Value::Null,
-        Acc::Avg(Some(s), n) => eval(
-            &Expr::Binary(
-                crate::expr::BinOp::Div,
-                Box::new(Expr::Const(s.clone())),
-                Box::new(Expr::Const(Value::Int(*n as i64))),
-            ),
-            &[],
-            &[],
-            &[],
-            &NoEnv,
-        )?,
+        Acc::Avg(Some(s), n) => avg_of(s, *n)?,
         Acc::MinMax(m) => m.clone().unwrap_or(Value::Null),
         Acc::Bits(b) => {
             if *b <= i64::MAX as u64 {
@@ -1191,6 +1183,23 @@ fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlResult<Value>
             }
         }
     })
+}
+
+/// AVG's value from the sum of `n` values.
+pub(crate) fn avg_of(sum: &Value, n: u64) -> SqlResult<Value> {
+    eval(
+        &Expr::Binary(
+            crate::expr::BinOp::Div,
+            Box::new(Expr::Const(sum.clone())),
+            Box::new(Expr::Const(Value::Int(
+                i64::try_from(n).unwrap_or(i64::MAX),
+            ))),
+        ),
+        &[],
+        &[],
+        &[],
+        &NoEnv,
+    )
 }
 
 struct Group {
@@ -1305,8 +1314,9 @@ pub(crate) fn select_rows(
     let windowed = !p.windows.is_empty();
     let sorted = !p.order.is_empty() && !p.order_by_index;
     let grouped = p.grouped();
-    // A windowed query's rows after WHERE (its windows need them all).
-    let mut win_rows: Vec<Vec<Value>> = Vec::new();
+    // A windowed query's rows after WHERE (after HAVING, with their
+    // aggregates, when grouped): its windows need them all.
+    let mut win_rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
     let mut row = std::mem::take(&mut scratch.row);
     recycle(&mut row, &mut scratch.strs);
     row.resize(p.width, Value::Null);
@@ -1372,8 +1382,8 @@ pub(crate) fn select_rows(
                     return Ok(true);
                 }
             }
-            if windowed {
-                win_rows.push(r.to_vec());
+            if windowed && !grouped {
+                win_rows.push((r.to_vec(), Vec::new()));
                 return Ok(true);
             }
             if grouped {
@@ -1521,11 +1531,39 @@ pub(crate) fn select_rows(
     } else {
         s
     };
+    if grouped {
+        // An aggregate without GROUP BY over no rows still has one row.
+        if groups.is_empty() && p.group.is_empty() {
+            groups.push(Group {
+                row: vec![Value::Null; p.width],
+                accs: p.aggs.iter().map(new_acc).collect(),
+                seen: Vec::new(),
+            });
+        }
+    }
     if windowed {
-        let vals = window_values(p, &win_rows, s)?;
+        if grouped {
+            for (gi, g) in groups.iter().enumerate() {
+                let aggs = g
+                    .accs
+                    .iter()
+                    .zip(&p.aggs)
+                    .map(|(acc, a)| finish(acc, a, s, gi + 1))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                if let Some(h) = &p.having {
+                    if truth(&eval(h, &g.row, &aggs, types, s)?) != Some(true) {
+                        continue;
+                    }
+                }
+                win_rows.push((g.row.clone(), aggs));
+            }
+        }
+        let vals = crate::window::window_values(&p.windows, &win_rows, types, s)?;
         let none = Vec::new();
-        for (i, r) in win_rows.iter().enumerate() {
-            let w = vals.get(i).unwrap_or(&none);
+        for (i, (r, aggs)) in win_rows.iter_mut().enumerate() {
+            // The group's aggregates, then the window values.
+            aggs.extend_from_slice(vals.get(i).unwrap_or(&none));
+            let w = &*aggs;
             let mut b = p
                 .proj
                 .iter()
@@ -1552,14 +1590,6 @@ pub(crate) fn select_rows(
             sort_rows(&mut buffered, &p.order, &key_slot, types);
         }
     } else if grouped {
-        // An aggregate without GROUP BY over no rows still has one row.
-        if groups.is_empty() && p.group.is_empty() {
-            groups.push(Group {
-                row: vec![Value::Null; p.width],
-                accs: p.aggs.iter().map(new_acc).collect(),
-                seen: Vec::new(),
-            });
-        }
         for (gi, g) in groups.iter().enumerate() {
             let aggs = g
                 .accs
@@ -1625,146 +1655,13 @@ pub(crate) fn select_rows(
 }
 
 /// Compares two values of a sort key under `coll`, NULL first.
-fn sort_cmp(x: &Value, y: &Value, coll: Collation) -> Ordering {
+pub(crate) fn sort_cmp(x: &Value, y: &Value, coll: Collation) -> Ordering {
     match (x.is_null(), y.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
         _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
     }
-}
-
-/// The window functions' values for each row of `rows` (the rows after
-/// WHERE, in their order): `out[i][k]` is window k's value at row i.
-/// Rows are partitioned by PARTITION BY, ordered by the window's ORDER
-/// BY (stable, NULL first, the sort code's collations); an aggregate
-/// covers MySQL's default frame: the whole partition without ORDER BY,
-/// else the partition up to the current row and its peers.
-fn window_values(p: &SelectPlan, rows: &[Vec<Value>], s: &dyn Env) -> SqlResult<Vec<Vec<Value>>> {
-    let types = &p.types;
-    let mut out: Vec<Vec<Value>> = vec![Vec::with_capacity(p.windows.len()); rows.len()];
-    for w in &p.windows {
-        let colls: Vec<Collation> = w
-            .order
-            .iter()
-            .map(|(e, _)| crate::expr::collation_of(e, types))
-            .collect();
-        // (partition key, ORDER BY values, row index)
-        let mut keyed: Vec<(Vec<u8>, Vec<Value>, usize)> = Vec::with_capacity(rows.len());
-        for (i, r) in rows.iter().enumerate() {
-            let mut pk = Vec::new();
-            for e in &w.partition {
-                let v = eval(e, r, &[], types, s)?;
-                group_key(&mut pk, &v, crate::expr::collation_of(e, types));
-            }
-            let ov = w
-                .order
-                .iter()
-                .map(|(e, _)| eval(e, r, &[], types, s))
-                .collect::<SqlResult<Vec<_>>>()?;
-            keyed.push((pk, ov, i));
-        }
-        let order_cmp = |a: &[Value], b: &[Value]| -> Ordering {
-            for (k, (_, asc)) in w.order.iter().enumerate() {
-                let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
-                let (x, y) = (a.get(k), b.get(k));
-                let o = match (x, y) {
-                    (Some(x), Some(y)) => sort_cmp(x, y, coll),
-                    _ => Ordering::Equal,
-                };
-                let o = if *asc { o } else { o.reverse() };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        };
-        keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order_cmp(&a.1, &b.1)));
-        let mut vals: Vec<Value> = vec![Value::Null; rows.len()];
-        let mut start = 0;
-        while start < keyed.len() {
-            let mut end = start + 1;
-            while end < keyed.len() && keyed[end].0 == keyed[start].0 {
-                end += 1;
-            }
-            let part = keyed.get(start..end).unwrap_or_default();
-            let coll = w.agg.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
-                crate::expr::collation_of(e, types)
-            });
-            let mut acc = new_acc(&w.agg);
-            if w.func == WinFunc::Agg && w.order.is_empty() {
-                for (_, _, i) in part {
-                    let v = match &w.agg.arg {
-                        Some(e) => Some(eval(
-                            e,
-                            rows.get(*i).map_or(&[][..], |r| r.as_slice()),
-                            &[],
-                            types,
-                            s,
-                        )?),
-                        None => None,
-                    };
-                    feed(&mut acc, &w.agg, v, coll)?;
-                }
-                let v = finish(&acc, &w.agg, s, 0)?;
-                for (_, _, i) in part {
-                    if let Some(slot) = vals.get_mut(*i) {
-                        *slot = v.clone();
-                    }
-                }
-                start = end;
-                continue;
-            }
-            // Peer groups in order.
-            let mut g = 0;
-            let mut dense = 0i64;
-            while g < part.len() {
-                let mut h = g + 1;
-                while h < part.len() && order_cmp(&part[h].1, &part[g].1) == Ordering::Equal {
-                    h += 1;
-                }
-                dense += 1;
-                let peers = part.get(g..h).unwrap_or_default();
-                let agg_val = if w.func == WinFunc::Agg {
-                    for (_, _, i) in peers {
-                        let v = match &w.agg.arg {
-                            Some(e) => Some(eval(
-                                e,
-                                rows.get(*i).map_or(&[][..], |r| r.as_slice()),
-                                &[],
-                                types,
-                                s,
-                            )?),
-                            None => None,
-                        };
-                        feed(&mut acc, &w.agg, v, coll)?;
-                    }
-                    finish(&acc, &w.agg, s, 0)?
-                } else {
-                    Value::Null
-                };
-                for (n, (_, _, i)) in peers.iter().enumerate() {
-                    let v = match w.func {
-                        WinFunc::RowNumber => {
-                            Value::Int(i64::try_from(g + n + 1).unwrap_or(i64::MAX))
-                        }
-                        WinFunc::Rank => Value::Int(i64::try_from(g + 1).unwrap_or(i64::MAX)),
-                        WinFunc::DenseRank => Value::Int(dense),
-                        WinFunc::Agg => agg_val.clone(),
-                    };
-                    if let Some(slot) = vals.get_mut(*i) {
-                        *slot = v;
-                    }
-                }
-                g = h;
-            }
-            start = end;
-        }
-        for (o, v) in out.iter_mut().zip(vals) {
-            o.push(v);
-        }
-    }
-    Ok(out)
 }
 
 /// Where each ORDER BY term's value sits in a buffered row (the

@@ -516,33 +516,7 @@ pub struct AggCall {
     pub concat: Option<Box<ConcatSpec>>,
 }
 
-/// A window function's kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WinFunc {
-    /// ROW_NUMBER().
-    RowNumber,
-    /// RANK().
-    Rank,
-    /// DENSE_RANK().
-    DenseRank,
-    /// An aggregate over the window's frame (MySQL's default frame).
-    Agg,
-}
-
-/// A window function call of a select list: its value per row is
-/// computed after WHERE, before ORDER BY / LIMIT.
-#[derive(Clone, Debug)]
-pub struct WinCall {
-    /// Which.
-    pub func: WinFunc,
-    /// The aggregate (`WinFunc::Agg`), or COUNT(*) standing for the
-    /// BIGINT ranking functions (its type).
-    pub agg: AggCall,
-    /// PARTITION BY.
-    pub partition: Vec<Expr>,
-    /// The window's ORDER BY: expression and ascending.
-    pub order: Vec<(Expr, bool)>,
-}
+pub use crate::window::{WinCall, WinFunc};
 
 /// What evaluation may read besides the row.
 pub trait Env {
@@ -616,10 +590,13 @@ pub struct Compiler<'a> {
     /// Whether a correlated subquery was compiled.
     pub correlated_subqueries: bool,
     /// Window functions met (when `allow_win`); window k reads as
-    /// `Expr::Agg(k)` of a query that has no plain aggregates.
+    /// `Expr::Agg(crate::window::WIN_BASE + k)` until the planner
+    /// renumbers it past the query's aggregates.
     pub wins: Vec<WinCall>,
-    /// Whether window functions may appear (a select list).
+    /// Whether window functions may appear (a select list, ORDER BY).
     pub allow_win: bool,
+    /// The query's WINDOW clause.
+    pub named_windows: &'a [ast::NamedWindowDefinition],
 }
 
 impl<'a> Compiler<'a> {
@@ -638,6 +615,7 @@ impl<'a> Compiler<'a> {
             correlated_subqueries: false,
             wins: Vec::new(),
             allow_win: false,
+            named_windows: &[],
         }
     }
 
@@ -1265,105 +1243,6 @@ impl<'a> Compiler<'a> {
         }))
     }
 
-    /// A window function call `f OVER (...)` of a select list. Named
-    /// windows, explicit frames and the functions not listed in
-    /// [`WinFunc`] are refused (1235).
-    fn window(&mut self, f: &ast::Function, over: &ast::WindowType, name: &str) -> SqlResult<Expr> {
-        if !self.allow_win || !self.aggs.is_empty() {
-            return Err(SqlError::unsupported(
-                "window functions outside a select list without aggregates",
-            ));
-        }
-        let spec = match over {
-            ast::WindowType::WindowSpec(w) if w.window_name.is_none() => w,
-            _ => return Err(SqlError::unsupported("named windows")),
-        };
-        if spec.window_frame.is_some() {
-            return Err(SqlError::unsupported("window frames"));
-        }
-        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
-            return Err(SqlError::unsupported(f));
-        }
-        let (args, distinct, star) = match &f.args {
-            ast::FunctionArguments::None => (Vec::new(), false, false),
-            ast::FunctionArguments::List(l) => {
-                let distinct = matches!(
-                    l.duplicate_treatment,
-                    Some(ast::DuplicateTreatment::Distinct)
-                );
-                let mut star = false;
-                let mut args = Vec::new();
-                for a in &l.args {
-                    match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
-                        other => return Err(SqlError::unsupported(other)),
-                    }
-                }
-                (args, distinct, star)
-            }
-            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported(f)),
-        };
-        if distinct {
-            return Err(SqlError::unsupported(format!("{name}(DISTINCT ..) OVER")));
-        }
-        let (func, agg) = match name {
-            "row_number" => (WinFunc::RowNumber, None),
-            "rank" => (WinFunc::Rank, None),
-            "dense_rank" => (WinFunc::DenseRank, None),
-            "count" if star => (WinFunc::Agg, Some(AggFunc::CountStar)),
-            "count" => (WinFunc::Agg, Some(AggFunc::Count)),
-            "sum" => (WinFunc::Agg, Some(AggFunc::Sum)),
-            "avg" => (WinFunc::Agg, Some(AggFunc::Avg)),
-            "min" => (WinFunc::Agg, Some(AggFunc::Min)),
-            "max" => (WinFunc::Agg, Some(AggFunc::Max)),
-            _ => return Err(SqlError::unsupported(format!("window function {name}"))),
-        };
-        // Arguments and the window's expressions: no nested windows; an
-        // aggregate or a subquery there is refused below (1235).
-        let (agg_was, subs_was) = (self.allow_agg, self.subqueries);
-        self.allow_agg = true;
-        self.allow_win = false;
-        let r = (|| -> SqlResult<WinCall> {
-            let arg = match (agg, args.as_slice()) {
-                (None, []) | (Some(AggFunc::CountStar), []) => None,
-                (Some(AggFunc::CountStar), _) | (None, _) => return Err(wrong_args(name)),
-                (Some(_), [a]) => Some(self.compile(a)?),
-                (Some(_), _) => return Err(wrong_args(name)),
-            };
-            let partition = spec
-                .partition_by
-                .iter()
-                .map(|e| self.compile(e))
-                .collect::<SqlResult<Vec<_>>>()?;
-            let mut order = Vec::new();
-            for o in &spec.order_by {
-                order.push((self.compile(&o.expr)?, o.options.asc.unwrap_or(true)));
-            }
-            Ok(WinCall {
-                func,
-                agg: AggCall {
-                    func: agg.unwrap_or(AggFunc::CountStar),
-                    arg,
-                    distinct: false,
-                    concat: None,
-                },
-                partition,
-                order,
-            })
-        })();
-        self.allow_agg = agg_was;
-        self.allow_win = true;
-        let w = r?;
-        if self.subqueries != subs_was || !self.aggs.is_empty() {
-            return Err(SqlError::unsupported(
-                "subqueries or aggregates in a window function",
-            ));
-        }
-        self.wins.push(w);
-        Ok(Expr::Agg(self.wins.len() - 1))
-    }
-
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = f.name.to_string().to_ascii_lowercase();
         // Window functions would otherwise run as plain aggregates.
@@ -1416,11 +1295,6 @@ impl<'a> Compiler<'a> {
             return Err(SqlError::unsupported(f));
         }
         if let Some(func) = agg {
-            if !self.wins.is_empty() {
-                return Err(SqlError::unsupported(
-                    "window functions in a query with aggregates",
-                ));
-            }
             if !self.allow_agg {
                 return Err(SqlError::new(
                     1111,
@@ -1432,9 +1306,11 @@ impl<'a> Compiler<'a> {
                 if args.is_empty() {
                     return Err(wrong_args(&name));
                 }
+                let win_was = std::mem::replace(&mut self.allow_win, false);
                 self.allow_agg = false;
                 let r = self.group_concat(&args, clauses);
                 self.allow_agg = true;
+                self.allow_win = win_was;
                 let (arg, spec) = r?;
                 self.aggs.push(AggCall {
                     func,
@@ -1448,9 +1324,11 @@ impl<'a> Compiler<'a> {
                 (AggFunc::CountStar, []) => None,
                 (_, [a]) => {
                     // An aggregate's argument cannot itself aggregate.
+                    let win_was = std::mem::replace(&mut self.allow_win, false);
                     self.allow_agg = false;
                     let r = self.compile(a);
                     self.allow_agg = true;
+                    self.allow_win = win_was;
                     let r = r?;
                     // Over enclosing queries' columns only, MySQL
                     // aggregates it in the outer query.
@@ -1786,7 +1664,7 @@ impl Compiler<'_> {
 }
 
 /// The unit of `INTERVAL n unit`.
-fn interval_unit(iv: &ast::Interval) -> SqlResult<crate::datefuncs::Unit> {
+pub(crate) fn interval_unit(iv: &ast::Interval) -> SqlResult<crate::datefuncs::Unit> {
     if iv.last_field.is_some() {
         return Err(SqlError::syntax(format!("unexpected INTERVAL {iv}")));
     }
@@ -1857,7 +1735,7 @@ fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
     }
 }
 
-fn wrong_args(name: &str) -> SqlError {
+pub(crate) fn wrong_args(name: &str) -> SqlError {
     SqlError::new(
         1582,
         "42000",

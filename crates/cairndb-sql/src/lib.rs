@@ -40,6 +40,7 @@ mod strfuncs;
 pub mod types;
 mod vars;
 mod view;
+pub mod window;
 
 pub use acl::{AccountAuth, Plugin};
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};

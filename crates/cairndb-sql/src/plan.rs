@@ -824,7 +824,7 @@ fn compile_select(
     outer: &[&Scope],
 ) -> SqlResult<SelectPlan> {
     if !sel.named_window.is_empty() {
-        return Err(SqlError::unsupported("window functions (WINDOW)"));
+        crate::window::check_window_clause(&sel.named_window)?;
     }
     if sel.qualify.is_some() {
         return Err(SqlError::unsupported("QUALIFY"));
@@ -1035,6 +1035,7 @@ fn compile_select(
     let mut c = Compiler::new(&scope);
     c.allow_agg = true;
     c.allow_win = true;
+    c.named_windows = &sel.named_window;
     c.next_param = *params;
     c.sub = Some(&planner);
     c.outer = outer.to_vec();
@@ -1081,26 +1082,12 @@ fn compile_select(
             ast::SelectItem::UnnamedExpr(e) => {
                 let x = c.compile(e)?;
                 let label = label_of(e);
-                let wagg;
-                let aggs = if c.wins.is_empty() {
-                    &c.aggs
-                } else {
-                    wagg = win_types(&c);
-                    &wagg
-                };
-                columns.push(info_for_expr(&x, &label, &scope, aggs));
+                columns.push(info_for_expr(&x, &label, &scope, &c.aggs));
                 proj.push(x);
             }
             ast::SelectItem::ExprWithAlias { expr, alias } => {
                 let x = c.compile(expr)?;
-                let wagg;
-                let aggs = if c.wins.is_empty() {
-                    &c.aggs
-                } else {
-                    wagg = win_types(&c);
-                    &wagg
-                };
-                let mut info = info_for_expr(&x, &alias.value, &scope, aggs);
+                let mut info = info_for_expr(&x, &alias.value, &scope, &c.aggs);
                 info.name = alias.value.clone();
                 columns.push(info);
                 proj.push(x);
@@ -1163,6 +1150,7 @@ fn compile_select(
         None => None,
     };
     let mut order = Vec::new();
+    c.allow_win = true;
     if let Some(ob) = order_by {
         match &ob.kind {
             ast::OrderByKind::Expressions(list) => {
@@ -1175,6 +1163,7 @@ fn compile_select(
         }
     }
     c.allow_agg = false;
+    c.allow_win = false;
     let (limit, offset) = limit_exprs(&mut c, limit_clause)?;
     let lock = locks.first().map(|l| l.lock_type == ast::LockType::Update);
     let distinct = match &sel.distinct {
@@ -1185,10 +1174,22 @@ fn compile_select(
     *params = c.next_param;
     let aggs = std::mem::take(&mut c.aggs);
     let windows = std::mem::take(&mut c.wins);
-    if !windows.is_empty() && (!aggs.is_empty() || !group.is_empty() || having.is_some()) {
-        return Err(SqlError::unsupported(
-            "window functions in a query with GROUP BY, HAVING or aggregates",
-        ));
+    if !windows.is_empty() {
+        for w in &windows {
+            if let Some(note) = w.ignored_frame_note() {
+                s.warn("Note", 3599, note);
+            }
+        }
+        bind_windows(
+            &windows,
+            &aggs,
+            &mut proj,
+            &mut columns,
+            &mut order,
+            &group,
+            &having,
+            &scope,
+        )?;
     }
     let subqueries = c.subqueries > 0
         || sources
@@ -1213,6 +1214,7 @@ fn compile_select(
         let mut win_exprs: Vec<Expr> = Vec::new();
         for w in &windows {
             win_exprs.extend(w.agg.arg.iter().cloned());
+            win_exprs.extend(w.extra.iter().cloned());
             win_exprs.extend(w.partition.iter().cloned());
             win_exprs.extend(w.order.iter().map(|(e, _)| e.clone()));
         }
@@ -1258,10 +1260,50 @@ fn compile_select(
     Ok(plan)
 }
 
-/// The aggregates the `Expr::Agg`s of a windowed select list stand
-/// for, for typing (window k's).
-fn win_types(c: &Compiler) -> Vec<AggCall> {
-    c.wins.iter().map(|w| w.agg.clone()).collect()
+/// Binds a query's window functions: a window in GROUP BY or HAVING
+/// (through a select-list alias) is refused (3594); the select list's
+/// and ORDER BY's window references are renumbered past the aggregates
+/// (window k is `Expr::Agg(aggs.len() + k)`), and the select list's
+/// window columns typed.
+#[allow(clippy::too_many_arguments)]
+fn bind_windows(
+    windows: &[crate::expr::WinCall],
+    aggs: &[AggCall],
+    proj: &mut [Expr],
+    columns: &mut [ColumnInfo],
+    order: &mut [(Expr, bool)],
+    group: &[Expr],
+    having: &Option<Expr>,
+    scope: &Scope,
+) -> SqlResult<()> {
+    if group
+        .iter()
+        .chain(having.iter())
+        .any(crate::window::has_window)
+    {
+        return Err(SqlError::new(
+            3594,
+            "HY000",
+            "You cannot use the alias of an expression containing a window function in this context.'",
+        ));
+    }
+    let typed: Vec<AggCall> = aggs
+        .iter()
+        .cloned()
+        .chain(windows.iter().map(|w| w.agg.clone()))
+        .collect();
+    for (x, info) in proj.iter_mut().zip(columns.iter_mut()) {
+        if crate::window::has_window(x) {
+            crate::window::renumber(x, aggs.len())?;
+            let name = info.name.clone();
+            *info = info_for_expr(x, &name, scope, &typed);
+            info.name = name;
+        }
+    }
+    for (x, _) in order.iter_mut() {
+        crate::window::renumber(x, aggs.len())?;
+    }
+    Ok(())
 }
 
 /// Checks SELECT on each column a query reads from the tables it reads

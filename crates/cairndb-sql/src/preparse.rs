@@ -771,6 +771,11 @@ fn same_charset(cs: &str) -> &str {
 /// Rewrites forms `sqlparser` rejects into equivalent ones it reads.
 fn rewrite(s: &str) -> String {
     let up = s.to_ascii_uppercase();
+    if up.contains("NTH_VALUE") {
+        if let Some(r) = nth_value_from(s, &up) {
+            return rewrite(&r);
+        }
+    }
     if let Some(p) = up.rfind("LOCK IN SHARE MODE") {
         let mut r = String::with_capacity(s.len());
         r.push_str(s.get(..p).unwrap_or(s));
@@ -779,6 +784,89 @@ fn rewrite(s: &str) -> String {
         return r;
     }
     s.to_string()
+}
+
+/// `NTH_VALUE(..) FROM FIRST` without `FROM FIRST` (the default), and
+/// `NTH_VALUE(..) FROM LAST` as a call of `NTH_VALUE_FROM_LAST`, which
+/// the compiler refuses (1235); None when no call has either (`up`: `s`
+/// in upper case).
+fn nth_value_from(s: &str, up: &str) -> Option<String> {
+    let b = up.as_bytes();
+    let word_end = |i: usize| {
+        b.get(i)
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    };
+    let skip_ws = |mut i: usize| {
+        while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+            i += 1;
+        }
+        i
+    };
+    let mut pos = 0;
+    let mut outer_quote = None::<u8>;
+    while let Some(&c) = b.get(pos) {
+        pos += 1;
+        match outer_quote {
+            Some(q) if c == q => outer_quote = None,
+            Some(q) if c == b'\\' && q != b'`' => pos += 1,
+            Some(_) => {}
+            None if c == b'\'' || c == b'"' || c == b'`' => outer_quote = Some(c),
+            None => {}
+        }
+        let at = pos - 1;
+        let starts = outer_quote.is_none()
+            && up.get(at..).is_some_and(|t| t.starts_with("NTH_VALUE"))
+            && (at == 0 || word_end(at - 1));
+        if !starts {
+            continue;
+        }
+        let from = at + "NTH_VALUE".len();
+        pos = from;
+        let open = skip_ws(from);
+        if b.get(open) != Some(&b'(') {
+            continue;
+        }
+        // The matching parenthesis, outside quotes.
+        let (mut i, mut depth, mut quote) = (open, 0usize, None::<u8>);
+        while let Some(&c) = b.get(i) {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == b'\'' || c == b'"' || c == b'`' => quote = Some(c),
+                None if c == b'(' => depth += 1,
+                None if c == b')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                None => {}
+            }
+            i += 1;
+        }
+        let f = skip_ws(i + 1);
+        if !(up.get(f..).is_some_and(|t| t.starts_with("FROM")) && word_end(f + 4)) {
+            continue;
+        }
+        let w = skip_ws(f + 4);
+        let last = if up.get(w..).is_some_and(|t| t.starts_with("FIRST")) && word_end(w + 5) {
+            false
+        } else if up.get(w..).is_some_and(|t| t.starts_with("LAST")) && word_end(w + 4) {
+            true
+        } else {
+            continue;
+        };
+        let end = w + if last { 4 } else { 5 };
+        let mut r = String::with_capacity(s.len() + 10);
+        r.push_str(s.get(..from)?);
+        if last {
+            r.push_str("_FROM_LAST");
+        }
+        r.push_str(s.get(from..=i)?);
+        r.push_str(s.get(end..)?);
+        return Some(r);
+    }
+    None
 }
 
 /// `[db.]name` at token `i`.

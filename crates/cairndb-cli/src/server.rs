@@ -1114,6 +1114,13 @@ impl cairndb_server::Session for SqlConn {
         self.s.poll_durable(cx).map_err(to_wire)
     }
 
+    fn query_bytes(&mut self, sql: &[u8], out: &mut dyn Results) {
+        match cairndb_sql::preparse::binary_literals(sql) {
+            Some(text) => self.query(&text, out),
+            None => out.error(cairndb_server::SqlError::invalid_utf8()),
+        }
+    }
+
     fn query(&mut self, sql: &str, out: &mut dyn Results) {
         let stmts = split_statements(sql);
         if stmts.is_empty() {

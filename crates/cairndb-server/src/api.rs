@@ -147,6 +147,14 @@ pub trait Session: Send + 'static {
     /// With multi-statements off a second statement is a syntax error.
     fn query(&mut self, sql: &str, out: &mut dyn Results);
 
+    /// COM_QUERY whose text is not UTF-8 (raw bytes in a string literal,
+    /// as mysqldump writes binary columns). By default error 1300; a
+    /// session that can read such text overrides it.
+    fn query_bytes(&mut self, sql: &[u8], out: &mut dyn Results) {
+        let _ = sql;
+        out.error(SqlError::invalid_utf8());
+    }
+
     /// COM_STMT_PREPARE. `stmt` is the id the protocol layer gave the
     /// statement (unique within the connection, never reused); `execute`,
     /// `close_statement` and `reset_statement` name it.

@@ -193,16 +193,16 @@ impl<S: Session> Core<S> {
                 Err(_) => out.err(&SqlError::invalid_utf8()),
             },
             // COM_QUERY
-            0x03 => match std::str::from_utf8(c.rest()) {
-                Ok(sql) => {
-                    let status = self.session.status();
-                    let mut enc =
-                        Encoder::new(out, spill, &mut self.cols, self.caps, false, status);
-                    self.session.query(sql, &mut enc);
-                    enc.finish(self.session.status());
+            0x03 => {
+                let bytes = c.rest();
+                let status = self.session.status();
+                let mut enc = Encoder::new(out, spill, &mut self.cols, self.caps, false, status);
+                match std::str::from_utf8(bytes) {
+                    Ok(sql) => self.session.query(sql, &mut enc),
+                    Err(_) => self.session.query_bytes(bytes, &mut enc),
                 }
-                Err(_) => out.err(&SqlError::invalid_utf8()),
-            },
+                enc.finish(self.session.status());
+            }
             // COM_FIELD_LIST: deprecated; an empty list of fields.
             0x04 => {
                 out.eof(self.caps, self.session.status(), 0);

@@ -75,6 +75,82 @@ fn push_stmt<'a>(out: &mut Vec<&'a str>, s: &'a str) {
     }
 }
 
+/// A query text that is not UTF-8 made into one: each quoted string
+/// literal whose bytes are not UTF-8 (mysqldump writes binary columns'
+/// bytes raw inside quotes) becomes the hex literal of those bytes
+/// (`X'..'`, escapes and doubled quotes resolved as MySQL reads them);
+/// everything else is copied. None when a byte outside a string literal
+/// is not UTF-8 (error 1300 then).
+pub fn binary_literals(sql: &[u8]) -> Option<String> {
+    let mut out: Vec<u8> = Vec::with_capacity(sql.len() * 2);
+    let mut i = 0;
+    let at = |i: usize| sql.get(i).copied().unwrap_or(0);
+    let mut plain_from = 0;
+    while i < sql.len() {
+        match at(i) {
+            q @ (b'\'' | b'"') => {
+                let start = i;
+                let mut bytes = Vec::new();
+                i += 1;
+                let mut closed = false;
+                while i < sql.len() {
+                    let c = at(i);
+                    if c == b'\\' && i + 1 < sql.len() {
+                        let e = at(i + 1);
+                        match e {
+                            b'0' => bytes.push(0),
+                            b'b' => bytes.push(8),
+                            b'n' => bytes.push(b'\n'),
+                            b'r' => bytes.push(b'\r'),
+                            b't' => bytes.push(b'\t'),
+                            b'Z' => bytes.push(26),
+                            b'%' | b'_' => bytes.extend_from_slice(&[b'\\', e]),
+                            other => bytes.push(other),
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    if c == q {
+                        if at(i) == q {
+                            bytes.push(q);
+                            i += 1;
+                            continue;
+                        }
+                        closed = true;
+                        break;
+                    }
+                    bytes.push(c);
+                }
+                if !closed {
+                    return None;
+                }
+                let literal = sql.get(start..i)?;
+                if std::str::from_utf8(literal).is_ok() {
+                    continue;
+                }
+                out.extend_from_slice(sql.get(plain_from..start)?);
+                out.extend_from_slice(b"X'");
+                for b in bytes {
+                    out.extend_from_slice(format!("{b:02X}").as_bytes());
+                }
+                out.push(b'\'');
+                plain_from = i;
+            }
+            b'`' => {
+                i += 1;
+                while i < sql.len() && at(i) != b'`' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out.extend_from_slice(sql.get(plain_from.min(sql.len())..)?);
+    String::from_utf8(out).ok()
+}
+
 /// The server version executable comments are compared with: 8.0.36,
 /// as [`crate::SERVER_VERSION`] says.
 const COMMENT_VERSION: u32 = 80036;
@@ -205,7 +281,10 @@ pub fn select_options(sql: &str) -> std::borrow::Cow<'_, str> {
         (start, start + len)
     };
     let (s0, e0) = word_at(lead);
-    if !sql.get(s0..e0).is_some_and(|w| w.eq_ignore_ascii_case("SELECT")) {
+    if !sql
+        .get(s0..e0)
+        .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"))
+    {
         return std::borrow::Cow::Borrowed(sql);
     }
     let mut at = e0;
@@ -1138,25 +1217,68 @@ mod tests {
 
     #[test]
     fn select_options_that_change_nothing_are_dropped() {
-        let o = |x: &str| select_options(x).split_whitespace().collect::<Vec<_>>().join(" ");
+        let o = |x: &str| {
+            select_options(x)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
         assert_eq!(o("SELECT  SQL_NO_CACHE `id` FROM t"), "SELECT `id` FROM t");
-        assert_eq!(o("select distinct sql_cache high_priority a from t"), "select distinct a from t");
-        assert_eq!(o("SELECT sql_no_cache_col FROM t"), "SELECT sql_no_cache_col FROM t");
-        assert!(matches!(select_options("SELECT 1"), std::borrow::Cow::Borrowed(_)));
-        assert!(matches!(select_options("UPDATE t SET a=1"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            o("select distinct sql_cache high_priority a from t"),
+            "select distinct a from t"
+        );
+        assert_eq!(
+            o("SELECT sql_no_cache_col FROM t"),
+            "SELECT sql_no_cache_col FROM t"
+        );
+        assert!(matches!(
+            select_options("SELECT 1"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            select_options("UPDATE t SET a=1"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn binary_literals_become_hex_literals() {
+        let sql = b"INSERT INTO t VALUES (1,'ok\\'s','ab\\0\xff\xfe''x',\"\xff\")";
+        assert_eq!(
+            binary_literals(sql).as_deref(),
+            Some("INSERT INTO t VALUES (1,'ok\\'s',X'616200FFFE2778',X'FF')")
+        );
+        // A bad byte outside a literal, or an unclosed literal.
+        assert_eq!(binary_literals(b"SELECT \xff"), None);
+        assert_eq!(binary_literals(b"SELECT '\xff"), None);
     }
 
     #[test]
     fn executable_comments_run_their_body_by_version() {
         let e = |x: &str| executable_comments(x).into_owned();
-        assert_eq!(e("/*!40100 SET @@SQL_MODE='' */").trim(), "SET @@SQL_MODE=''");
-        assert_eq!(e("SELECT /*! 1 + */ 1").split_whitespace().collect::<Vec<_>>(), vec!["SELECT", "1", "+", "1"]);
+        assert_eq!(
+            e("/*!40100 SET @@SQL_MODE='' */").trim(),
+            "SET @@SQL_MODE=''"
+        );
+        assert_eq!(
+            e("SELECT /*! 1 + */ 1")
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            vec!["SELECT", "1", "+", "1"]
+        );
         assert_eq!(e("SELECT 1 /*!90000 + 5 */").trim(), "SELECT 1");
         assert_eq!(e("/*M!100100 SET x=1 */ SELECT 2").trim(), "SELECT 2");
         assert_eq!(e("/*M!999999\\- enable the sandbox mode */").trim(), "");
         // Quotes and plain comments are left alone.
-        assert_eq!(e("SELECT '/*!50000 no */' /*!50000 , 3 */"), "SELECT '/*!50000 no */'   , 3  ");
-        assert!(matches!(executable_comments("SELECT 1 /* x */"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            e("SELECT '/*!50000 no */' /*!50000 , 3 */"),
+            "SELECT '/*!50000 no */'   , 3  "
+        );
+        assert!(matches!(
+            executable_comments("SELECT 1 /* x */"),
+            std::borrow::Cow::Borrowed(_)
+        ));
         // mysqldump's view header.
         let v = e("/*!50001 CREATE ALGORITHM=UNDEFINED */\n/*!50013 DEFINER=`root`@`localhost` SQL SECURITY DEFINER */\n/*!50001 VIEW `v` AS select 1 AS `a` */");
         assert_eq!(v.split_whitespace().collect::<Vec<_>>().join(" "), "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `v` AS select 1 AS `a`");

@@ -676,9 +676,18 @@ fn out_type_sql(ci: &ColumnInfo) -> String {
         O::DateTime => "datetime".into(),
         O::Timestamp => "timestamp".into(),
         O::Null => "binary(0)".into(),
-        O::Blob => if ci.charset == 63 { "longblob" } else { "longtext" }.into(),
+        O::Blob => if ci.charset == 63 {
+            "longblob"
+        } else {
+            "longtext"
+        }
+        .into(),
         _ => {
-            let chars = if ci.charset == 63 { ci.length } else { ci.length / 4 };
+            let chars = if ci.charset == 63 {
+                ci.length
+            } else {
+                ci.length / 4
+            };
             if ci.charset == 63 {
                 format!("varbinary({chars})")
             } else {

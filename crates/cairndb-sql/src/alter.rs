@@ -197,7 +197,8 @@ fn option_value(p: &mut Parser) -> SqlResult<String> {
 
 /// Parses `ALTER TABLE name clause [, clause]...`.
 fn parse(text: &str) -> SqlResult<(ast::ObjectName, Vec<Op>)> {
-    let mut p = parser(text).map_err(parse_error)?;
+    let expanded = crate::session::expand_80016(text);
+    let mut p = parser(&expanded).map_err(parse_error)?;
     if !eat_words(&mut p, &["ALTER", "TABLE"]) {
         return Err(near(&p));
     }
@@ -609,8 +610,8 @@ impl<'a> Work<'a> {
         self.fks
             .iter()
             .find(|fk| {
-                let by_pk = except.is_some()
-                    && self.pk.as_ref().is_some_and(|pk| leads(pk, &fk.columns));
+                let by_pk =
+                    except.is_some() && self.pk.as_ref().is_some_and(|pk| leads(pk, &fk.columns));
                 let by_ix = self
                     .indexes
                     .iter()
@@ -1466,12 +1467,7 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
 /// Checks the rows of the altered table (already under `new`'s ids)
 /// against the constraints `names` added: CHECKs always, foreign keys
 /// when `foreign_key_checks` is on.
-fn check_new_constraints(
-    s: &Session,
-    db: &str,
-    new: &TableDef,
-    names: &[String],
-) -> SqlResult<()> {
+fn check_new_constraints(s: &Session, db: &str, new: &TableDef, names: &[String]) -> SqlResult<()> {
     let mut t = new.clone();
     t.referenced_by.clear();
     t.checks.retain(|c| names.contains(&c.name));

@@ -171,6 +171,11 @@ pub(crate) fn new_check(
     enforced: bool,
     t: &TableDef,
 ) -> SqlResult<CheckDef> {
+    // `CHECK ((a > 0))` is stored as `a > 0`.
+    let mut expr = expr;
+    while let ast::Expr::Nested(inner) = expr {
+        expr = inner;
+    }
     let text = expr.to_string();
     let toks = Tokenizer::new(&crate::dialect::CairnDialect, &text)
         .tokenize()
@@ -467,7 +472,11 @@ pub(crate) fn prepare_fks(
         }
         for a in [fk.on_delete, fk.on_update] {
             if a == FkAction::SetNull {
-                if let Some(c) = cols.iter().map(|c| &child.columns[*c]).find(|c| !c.nullable) {
+                if let Some(c) = cols
+                    .iter()
+                    .map(|c| &child.columns[*c])
+                    .find(|c| !c.nullable)
+                {
                     return Err(SqlError::new(
                         1830,
                         "HY000",
@@ -661,8 +670,9 @@ impl Cons {
         let mut fks = Vec::new();
         if fkc {
             for fk in &def.foreign_keys {
-                let cols = positions(def, &fk.columns)
-                    .ok_or_else(|| SqlError::internal(format!("foreign key {} is damaged", fk.name)))?;
+                let cols = positions(def, &fk.columns).ok_or_else(|| {
+                    SqlError::internal(format!("foreign key {} is damaged", fk.name))
+                })?;
                 let self_ref = fk.ref_db.eq_ignore_ascii_case(db)
                     && fk.ref_table.eq_ignore_ascii_case(&def.name);
                 let parent = if self_ref {
@@ -734,7 +744,12 @@ impl Cons {
                 return Err(child_error(&self.db, &self.def.name, &f.fk));
             };
             // A row that references itself.
-            if f.self_ref && pcols.iter().zip(&vals).all(|(pc, v)| row.get(*pc) == Some(v)) {
+            if f.self_ref
+                && pcols
+                    .iter()
+                    .zip(&vals)
+                    .all(|(pc, v)| row.get(*pc) == Some(v))
+            {
                 continue;
             }
             let Some(pv) = converted(p, pcols, &vals) else {
@@ -803,7 +818,10 @@ fn parent_changed(
         let Some(fk) = child.foreign_keys.iter().find(|f| f.name == r.fk).cloned() else {
             continue;
         };
-        let (Some(pcols), Some(ccols)) = (positions(def, &fk.ref_columns), positions(&child, &fk.columns)) else {
+        let (Some(pcols), Some(ccols)) = (
+            positions(def, &fk.ref_columns),
+            positions(&child, &fk.columns),
+        ) else {
             continue;
         };
         let vals: Vec<Value> = pcols
@@ -827,7 +845,11 @@ fn parent_changed(
         let mut prefix = Vec::new();
         row::index_prefix(&child, &ix, &cv, &mut prefix);
         let child_db = r.db.as_str();
-        let rule = if new.is_some() { fk.on_update } else { fk.on_delete };
+        let rule = if new.is_some() {
+            fk.on_update
+        } else {
+            fk.on_delete
+        };
         let keys = keys_under(rd, &child, &ix, &prefix, usize::MAX)?;
         for k in keys {
             let mut buf = Vec::new();
@@ -880,15 +902,7 @@ fn parent_changed(
                     }
                     crate::dml::update_row(rd, &child, &k, &crow, &nrow, 0)?;
                     updating.push(child.primary.id);
-                    let r = parent_changed(
-                        s,
-                        rd,
-                        &child,
-                        &crow,
-                        Some(&nrow),
-                        depth + 1,
-                        updating,
-                    );
+                    let r = parent_changed(s, rd, &child, &crow, Some(&nrow), depth + 1, updating);
                     updating.pop();
                     r?;
                 }
@@ -924,11 +938,7 @@ fn delete_secondary(rd: &mut Reader, t: &TableDef, row: &[Value], hidden: u64) -
 /// (ALTER TABLE ... ADD): 1452 or 3819 for the first row that fails.
 /// Reads at the latest data in a transaction of its own (DDL excludes
 /// writers), which is then dropped.
-pub(crate) fn check_existing(
-    s: &Session,
-    db: &str,
-    t: &Arc<TableDef>,
-) -> SqlResult<()> {
+pub(crate) fn check_existing(s: &Session, db: &str, t: &Arc<TableDef>) -> SqlResult<()> {
     let Some(cons) = Cons::for_table(s, db, t)? else {
         return Ok(());
     };

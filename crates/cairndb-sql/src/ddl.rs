@@ -782,8 +782,9 @@ fn drop_table(
             })
         };
         if let Some(r) = def.referenced_by.iter().find(|r| {
-            !(r.db.eq_ignore_ascii_case(&dbname) && r.table.eq_ignore_ascii_case(&def.name))
-                && !dropping(&r.db, &r.table)
+            let itself =
+                r.db.eq_ignore_ascii_case(&dbname) && r.table.eq_ignore_ascii_case(&def.name);
+            !itself && !dropping(&r.db, &r.table)
         }) {
             let child = db
                 .table(&r.db, &r.table)

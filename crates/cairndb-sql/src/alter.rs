@@ -1429,13 +1429,6 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
     let enc = catalog::encode_table(&o.new)?;
     let old_key = catalog::table_key(&dbname, &def.name);
     let new_key = catalog::table_key(&new_db, &o.new.name);
-    db.with_txn(|t| {
-        dict_header(t, next)?;
-        if old_key != new_key {
-            t.delete(&old_key)?;
-        }
-        put_dict(t, &new_key, &enc)
-    })?;
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.remove(&def.name.to_lowercase());
     }
@@ -1443,6 +1436,37 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         d.tables
             .insert(o.new.name.to_lowercase(), Arc::new(o.new.clone()));
     }
+    // Foreign keys that reference a renamed table follow it.
+    let mut children = Vec::new();
+    if old_key != new_key {
+        for (d, t) in
+            crate::constraints::retarget(&mut cat, &dbname, &def.name, &new_db, &o.new.name)
+        {
+            if let Some(c) = cat.dbs.get(&d).and_then(|x| x.tables.get(&t)) {
+                children.push((catalog::table_key(&d, &t), catalog::encode_table(c)?));
+            }
+        }
+    }
+    let enc = match cat
+        .dbs
+        .get(&new_db.to_lowercase())
+        .and_then(|d| d.tables.get(&o.new.name.to_lowercase()))
+    {
+        Some(t) => catalog::encode_table(t)?,
+        None => enc,
+    };
+    db.with_txn(|t| {
+        dict_header(t, next)?;
+        if old_key != new_key {
+            t.delete(&old_key)?;
+        }
+        for (k, v) in &children {
+            if *k != new_key {
+                put_dict(t, k, v)?;
+            }
+        }
+        put_dict(t, &new_key, &enc)
+    })?;
     db.install_catalog(cat);
     if o.rebuild || o.new.auto_increment_floor != def.auto_increment_floor {
         // Loaded again from the table (and its floor) at the next use.
@@ -1745,6 +1769,10 @@ pub(crate) fn rename_tables(s: &mut Session, list: &[ast::RenameTable]) -> SqlRe
         }
         touched.push((sdb.to_lowercase(), sname.to_lowercase()));
         touched.push((ddb.to_lowercase(), dname.to_lowercase()));
+        let ddb_name = cat.database(&ddb).map_or(ddb.clone(), |d| d.name.clone());
+        touched.extend(crate::constraints::retarget(
+            &mut cat, &sdb, &def.name, &ddb_name, &dname,
+        ));
     }
     touched.sort();
     touched.dedup();

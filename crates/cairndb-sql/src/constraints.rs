@@ -1054,3 +1054,35 @@ pub(crate) fn add_check(
     t.checks.push(c);
     Ok(())
 }
+
+/// After table `old_db.old` became `new_db.new` in `cat`: every foreign
+/// key that referenced it (the table's own included) references the new
+/// name. Returns the tables changed (lower-case database and name), whose
+/// dictionary entries the caller writes with the rename.
+pub(crate) fn retarget(
+    cat: &mut crate::catalog::Catalog,
+    old_db: &str,
+    old: &str,
+    new_db: &str,
+    new: &str,
+) -> Vec<(String, String)> {
+    let mut changed = Vec::new();
+    for (dname, d) in cat.dbs.iter_mut() {
+        for (tname, t) in d.tables.iter_mut() {
+            let hits = |f: &ForeignKeyDef| {
+                f.ref_db.eq_ignore_ascii_case(old_db) && f.ref_table.eq_ignore_ascii_case(old)
+            };
+            if !t.foreign_keys.iter().any(hits) {
+                continue;
+            }
+            let mut nt = (**t).clone();
+            for f in nt.foreign_keys.iter_mut().filter(|f| hits(f)) {
+                f.ref_db = new_db.to_string();
+                f.ref_table = new.to_string();
+            }
+            *t = Arc::new(nt);
+            changed.push((dname.clone(), tname.clone()));
+        }
+    }
+    changed
+}

@@ -703,3 +703,26 @@ fn alter_add_check_not_enforced_in_mysql_comment() {
     q(&mut s, "INSERT INTO t VALUES (-1)");
     assert!(create_text(&mut s, "t").contains("/*!80016 NOT ENFORCED */"));
 }
+
+#[test]
+fn renamed_parent_and_self_referencing_table_keep_their_keys() {
+    let (_d, mut s) = session();
+    parent_child(&mut s, "ON DELETE CASCADE");
+    q(&mut s, "RENAME TABLE p TO p2");
+    assert!(create_text(&mut s, "c").contains("REFERENCES `p2` (`id`)"));
+    assert_eq!(err(&mut s, "INSERT INTO c VALUES (9, 9)"), 1452);
+    q(&mut s, "ALTER TABLE p2 RENAME TO p3");
+    q(&mut s, "DELETE FROM p3 WHERE id = 1");
+    assert_eq!(all(&mut s, "c"), ["3|2"]);
+    q(
+        &mut s,
+        "CREATE TABLE tree (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) REFERENCES tree (id))",
+    );
+    q(&mut s, "INSERT INTO tree VALUES (1, NULL), (2, 1)");
+    q(&mut s, "RENAME TABLE tree TO tree2");
+    assert!(create_text(&mut s, "tree2").contains("REFERENCES `tree2` (`id`)"));
+    assert_eq!(err(&mut s, "INSERT INTO tree2 VALUES (3, 7)"), 1452);
+    assert_eq!(err(&mut s, "DELETE FROM tree2 WHERE id = 1"), 1451);
+    // After a restart too.
+    drop(s);
+}

@@ -1323,6 +1323,12 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
     }
     let mut o = w.finish()?;
     check_algorithm(&o)?;
+    // Other tables' foreign keys that reference this one.
+    let fk_children = if crate::constraints::fk_checks(s) && !def.referenced_by.is_empty() {
+        crate::constraints::children_after_alter(&cat, &dbname, &def, &o.new, &o.srcs)?
+    } else {
+        Vec::new()
+    };
     let added_constraints = !o.new_fks.is_empty() || !o.new_checks.is_empty();
     let mut added_names: Vec<String> = Vec::new();
     for (name, e, enforced) in std::mem::take(&mut o.new_checks) {
@@ -1436,15 +1442,27 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         d.tables
             .insert(o.new.name.to_lowercase(), Arc::new(o.new.clone()));
     }
+    let mut dirty = Vec::new();
+    for (d, t, c) in fk_children {
+        if let Some(x) = cat.dbs.get_mut(&d) {
+            x.tables.insert(t.clone(), Arc::new(c));
+            dirty.push((d, t));
+        }
+    }
     // Foreign keys that reference a renamed table follow it.
-    let mut children = Vec::new();
     if old_key != new_key {
-        for (d, t) in
-            crate::constraints::retarget(&mut cat, &dbname, &def.name, &new_db, &o.new.name)
-        {
-            if let Some(c) = cat.dbs.get(&d).and_then(|x| x.tables.get(&t)) {
-                children.push((catalog::table_key(&d, &t), catalog::encode_table(c)?));
-            }
+        dirty.extend(crate::constraints::retarget(
+            &mut cat,
+            &dbname,
+            &def.name,
+            &new_db,
+            &o.new.name,
+        ));
+    }
+    let mut children = Vec::new();
+    for (d, t) in dirty {
+        if let Some(c) = cat.dbs.get(&d).and_then(|x| x.tables.get(&t)) {
+            children.push((catalog::table_key(&d, &t), catalog::encode_table(c)?));
         }
     }
     let enc = match cat

@@ -1086,3 +1086,70 @@ pub(crate) fn retarget(
     }
     changed
 }
+
+/// ALTER TABLE of a parent: the foreign keys of other tables that
+/// reference `old` (in database `db`) must still find their columns and
+/// an index leading with them in `new` (1829 for a dropped column, 1553
+/// for a dropped index). `srcs[i]` is new column i's position in `old`:
+/// a renamed referenced column is renamed in the children's keys too.
+/// Returns the children changed, with their new definitions.
+pub(crate) fn children_after_alter(
+    cat: &crate::catalog::Catalog,
+    db: &str,
+    old: &TableDef,
+    new: &TableDef,
+    srcs: &[Option<usize>],
+) -> SqlResult<Vec<(String, String, TableDef)>> {
+    let mut out: Vec<(String, String, TableDef)> = Vec::new();
+    for r in &old.referenced_by {
+        if r.db.eq_ignore_ascii_case(db) && r.table.eq_ignore_ascii_case(&old.name) {
+            continue;
+        }
+        let Ok(child) = cat.table(&r.db, &r.table) else {
+            continue;
+        };
+        let mut nc = match out.iter().position(|(d, t, _)| *d == r.db && *t == r.table) {
+            Some(i) => out.remove(i).2,
+            None => (*child).clone(),
+        };
+        let Some(fk) = nc.foreign_keys.iter_mut().find(|f| f.name == r.fk) else {
+            continue;
+        };
+        let mut pcols = Vec::new();
+        for c in fk.ref_columns.iter_mut() {
+            let Some(o) = old.column(c) else {
+                continue;
+            };
+            let Some(i) = srcs.iter().position(|s| *s == Some(o)) else {
+                return Err(SqlError::new(
+                    1829,
+                    "HY000",
+                    format!(
+                        "Cannot drop column '{c}': needed in a foreign key constraint '{}' of table '{}'",
+                        r.fk, child.name
+                    ),
+                ));
+            };
+            if let Some(nc_) = new.columns.get(i) {
+                *c = nc_.name.clone();
+            }
+            pcols.push(i);
+        }
+        if leading_index(new, &pcols).is_none() {
+            let old_cols = positions(old, &fk.ref_columns).unwrap_or_default();
+            let name =
+                leading_index(old, &old_cols).map_or("PRIMARY".to_string(), |ix| ix.name.clone());
+            return Err(SqlError::new(
+                1553,
+                "HY000",
+                format!("Cannot drop index '{name}': needed in a foreign key constraint"),
+            ));
+        }
+        out.push((r.db.clone(), r.table.clone(), nc));
+    }
+    out.retain(|(d, t, nc)| {
+        cat.table(d, t)
+            .is_ok_and(|c| c.foreign_keys != nc.foreign_keys)
+    });
+    Ok(out)
+}

@@ -726,3 +726,27 @@ fn renamed_parent_and_self_referencing_table_keep_their_keys() {
     // After a restart too.
     drop(s);
 }
+
+#[test]
+fn altering_a_parent_keeps_its_children_keys_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    parent_child(&mut s, "");
+    assert_eq!(err(&mut s, "ALTER TABLE p DROP PRIMARY KEY"), 1553);
+    assert_eq!(err(&mut s, "ALTER TABLE p DROP COLUMN id"), 1829);
+    // A renamed referenced column is renamed in the child's key.
+    q(&mut s, "ALTER TABLE p RENAME COLUMN id TO pk");
+    assert!(create_text(&mut s, "c").contains("REFERENCES `p` (`pk`)"));
+    assert_eq!(err(&mut s, "INSERT INTO c VALUES (9, 9)"), 1452);
+    // A copy of the parent (new index ids) keeps working.
+    q(&mut s, "ALTER TABLE p ADD COLUMN w INT FIRST");
+    q(&mut s, "INSERT INTO c VALUES (9, 2)");
+    assert_eq!(err(&mut s, "DELETE FROM p WHERE pk = 2"), 1451);
+    q(&mut s, "RENAME TABLE p TO p2");
+    // The children's keys were written to the dictionary with the change.
+    drop(s);
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "USE d");
+    assert!(create_text(&mut s, "c").contains("REFERENCES `p2` (`pk`)"));
+    assert_eq!(err(&mut s, "DELETE FROM p2 WHERE pk = 2"), 1451);
+}

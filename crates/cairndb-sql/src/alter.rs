@@ -95,6 +95,8 @@ enum Op {
     DropForeignKey(String),
     /// `DROP CHECK name`.
     DropCheck(String),
+    /// `ALTER {CHECK | CONSTRAINT} name [NOT] ENFORCED`.
+    EnforceCheck(String, bool),
     /// `ADD [CONSTRAINT name] FOREIGN KEY ...` (read in `run`, which knows
     /// the database).
     AddForeignKey(Box<ast::TableConstraint>),
@@ -269,6 +271,16 @@ fn clause(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
                 eat_words(p, &["AS"]);
             }
             Op::RenameTable(p.parse_object_name(false).map_err(parse_error)?)
+        }
+        "ALTER" if matches!(word_at(p, 1).as_deref(), Some("CHECK" | "CONSTRAINT")) => {
+            p.next_token();
+            p.next_token();
+            let name = ident(p)?;
+            let on = !eat_words(p, &["NOT"]);
+            if !eat_words(p, &["ENFORCED"]) {
+                return Err(near(p));
+            }
+            Op::EnforceCheck(name, on)
         }
         "ALTER" if word_is(p, 1, "INDEX") => {
             eat_words(p, &["ALTER", "INDEX"]);
@@ -525,6 +537,8 @@ struct Work<'a> {
     /// Foreign keys and CHECKs added, checked in `run`.
     new_fks: Vec<ast::TableConstraint>,
     new_checks: Vec<(Option<String>, ast::Expr, bool)>,
+    /// CHECKs turned from NOT ENFORCED to ENFORCED (the rows are checked).
+    enforced_now: Vec<String>,
 }
 
 fn cant_drop(name: &str) -> SqlError {
@@ -597,6 +611,7 @@ impl<'a> Work<'a> {
             checks: old.checks.clone(),
             new_fks: Vec::new(),
             new_checks: Vec::new(),
+            enforced_now: Vec::new(),
         }
     }
 
@@ -927,6 +942,23 @@ impl<'a> Work<'a> {
                     })?;
                 self.checks.remove(i);
             }
+            Op::EnforceCheck(name, on) => {
+                let c = self
+                    .checks
+                    .iter_mut()
+                    .find(|c| same_name(&c.name, &name))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            3821,
+                            "HY000",
+                            format!("Check constraint '{name}' is not found in the table."),
+                        )
+                    })?;
+                if on && !c.enforced {
+                    self.enforced_now.push(c.name.clone());
+                }
+                c.enforced = on;
+            }
             Op::AddForeignKey(c) => self.new_fks.push(*c),
             Op::AddCheck(name, e, enforced) => self.new_checks.push((name, *e, enforced)),
             Op::DropPrimary => self.drop_primary()?,
@@ -1078,9 +1110,10 @@ impl<'a> Work<'a> {
             });
         }
         let srcs: Vec<Option<usize>> = self.cols.iter().map(|c| c.src).collect();
-        let (new_fks, new_checks) = (
+        let (new_fks, new_checks, enforced_now) = (
             std::mem::take(&mut self.new_fks),
             std::mem::take(&mut self.new_checks),
+            std::mem::take(&mut self.enforced_now),
         );
         let new = TableDef {
             name: old.name.clone(),
@@ -1141,6 +1174,7 @@ impl<'a> Work<'a> {
         Ok(Outcome {
             new_fks,
             new_checks,
+            enforced_now,
             new,
             srcs,
             rebuild,
@@ -1159,6 +1193,7 @@ struct Outcome {
     /// the rows in `run`).
     new_fks: Vec<ast::TableConstraint>,
     new_checks: Vec<(Option<String>, ast::Expr, bool)>,
+    enforced_now: Vec<String>,
     new: TableDef,
     /// Per new column, its position in the old table (None: added).
     srcs: Vec<Option<usize>>,
@@ -1329,8 +1364,9 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
     } else {
         Vec::new()
     };
-    let added_constraints = !o.new_fks.is_empty() || !o.new_checks.is_empty();
-    let mut added_names: Vec<String> = Vec::new();
+    let added_constraints =
+        !o.new_fks.is_empty() || !o.new_checks.is_empty() || !o.enforced_now.is_empty();
+    let mut added_names: Vec<String> = std::mem::take(&mut o.enforced_now);
     for (name, e, enforced) in std::mem::take(&mut o.new_checks) {
         let db_checks = crate::constraints::names_in_db(&cat, &dbname, Some(&def.name), true);
         crate::constraints::add_check(&mut o.new, name, &e, enforced, &db_checks)?;

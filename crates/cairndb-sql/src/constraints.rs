@@ -573,6 +573,32 @@ pub(crate) fn prepare_fks(
         }
         child.foreign_keys.push(fk);
     }
+    action_columns_unchecked(child)
+}
+
+/// 3823: a column a foreign key's CASCADE or SET NULL changes may not be
+/// read by a CHECK (MySQL 8.0).
+fn action_columns_unchecked(t: &TableDef) -> SqlResult<()> {
+    let acts = |a: FkAction| matches!(a, FkAction::Cascade | FkAction::SetNull);
+    for fk in t
+        .foreign_keys
+        .iter()
+        .filter(|f| acts(f.on_delete) || acts(f.on_update))
+    {
+        for col in &fk.columns {
+            let quoted = format!("`{}`", col.replace('`', "``"));
+            if let Some(c) = t.checks.iter().find(|c| c.expr.contains(&quoted)) {
+                return Err(SqlError::new(
+                    3823,
+                    "HY000",
+                    format!(
+                        "Column '{col}' cannot be used in a check constraint '{}': needed in a foreign key constraint '{}' referential action.",
+                        c.name, fk.name
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -1052,7 +1078,7 @@ pub(crate) fn add_check(
     }
     let c = new_check(&name, e, enforced, t)?;
     t.checks.push(c);
-    Ok(())
+    action_columns_unchecked(t)
 }
 
 /// After table `old_db.old` became `new_db.new` in `cat`: every foreign

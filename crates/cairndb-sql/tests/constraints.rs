@@ -750,3 +750,51 @@ fn altering_a_parent_keeps_its_children_keys_working() {
     assert!(create_text(&mut s, "c").contains("REFERENCES `p2` (`pk`)"));
     assert_eq!(err(&mut s, "DELETE FROM p2 WHERE pk = 2"), 1451);
 }
+
+#[test]
+fn alter_check_enforced_and_not_enforced() {
+    let (_d, mut s) = session();
+    db(&mut s);
+    q(
+        &mut s,
+        "CREATE TABLE t (a INT, CONSTRAINT pos CHECK (a > 0))",
+    );
+    q(&mut s, "ALTER TABLE t ALTER CHECK pos NOT ENFORCED");
+    q(&mut s, "INSERT INTO t VALUES (-1)");
+    assert!(create_text(&mut s, "t").contains("CHECK ((`a` > 0)) /*!80016 NOT ENFORCED */"));
+    // Enforcing it again checks the rows there.
+    assert_eq!(
+        err(&mut s, "ALTER TABLE t ALTER CONSTRAINT pos ENFORCED"),
+        3819
+    );
+    q(&mut s, "DELETE FROM t");
+    q(&mut s, "ALTER TABLE t ALTER CONSTRAINT pos ENFORCED");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (-1)"), 3819);
+    assert_eq!(err(&mut s, "ALTER TABLE t ALTER CHECK nope ENFORCED"), 3821);
+}
+
+#[test]
+fn check_on_a_referential_action_column_is_3823() {
+    let (_d, mut s) = session();
+    db(&mut s);
+    q(&mut s, "CREATE TABLE p (id INT PRIMARY KEY)");
+    let (code, msg) = fail(
+        &mut s,
+        "CREATE TABLE c (pid INT, CONSTRAINT ck CHECK (pid > 0), CONSTRAINT fk FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE)",
+    );
+    assert_eq!(code, 3823);
+    assert_eq!(
+        msg,
+        "Column 'pid' cannot be used in a check constraint 'ck': needed in a foreign key constraint 'fk' referential action."
+    );
+    // RESTRICT is no referential action.
+    q(
+        &mut s,
+        "CREATE TABLE c (pid INT, CHECK (pid > 0), FOREIGN KEY (pid) REFERENCES p (id))",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE c2 (pid INT, FOREIGN KEY (pid) REFERENCES p (id) ON UPDATE SET NULL)",
+    );
+    assert_eq!(err(&mut s, "ALTER TABLE c2 ADD CHECK (pid < 5)"), 3823);
+}

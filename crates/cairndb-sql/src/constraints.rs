@@ -781,12 +781,9 @@ impl Cons {
             let Some(pv) = converted(p, pcols, &vals) else {
                 return Err(child_error(&self.db, &self.def.name, &f.fk));
             };
+            // The index's leading columns are the referenced ones.
             let mut prefix = Vec::new();
-            let lead: Vec<Value> = {
-                // The index's leading columns are the referenced ones.
-                pv
-            };
-            row::index_prefix(p, ix, &lead, &mut prefix);
+            row::index_prefix(p, ix, &pv, &mut prefix);
             let mut found = false;
             for k in keys_under(rd, p, ix, &prefix, 16)? {
                 let mut buf = Vec::new();
@@ -892,7 +889,7 @@ fn parent_changed(
             if again != prefix {
                 continue;
             }
-            let child_name = child_display_name(&child, child_db);
+            let child_name = child_display_name(s, &child, child_db);
             match rule {
                 FkAction::NoAction | FkAction::Restrict => {
                     return Err(parent_error(&child_name.0, &child_name.1, &fk));
@@ -939,8 +936,13 @@ fn parent_changed(
 }
 
 /// The child's database and table names as created.
-fn child_display_name(child: &TableDef, db_lower: &str) -> (String, String) {
-    (db_lower.to_string(), child.name.clone())
+fn child_display_name(s: &Session, child: &TableDef, db_lower: &str) -> (String, String) {
+    let db =
+        s.db.catalog
+            .read()
+            .database(db_lower)
+            .map_or_else(|| db_lower.to_string(), |d| d.name.clone());
+    (db, child.name.clone())
 }
 
 fn depth_error() -> SqlError {
@@ -982,7 +984,7 @@ pub(crate) fn check_existing(s: &Session, db: &str, t: &Arc<TableDef>) -> SqlRes
         subs: Default::default(),
     };
     let (lo, hi) = crate::keys::index_bounds(t.primary.id);
-    let mut keys = Vec::new();
+    let mut rows = Vec::new();
     {
         let mut it = s.db.db.db().iter(&cairndb::ReadOptions {
             iterate_lower_bound: Some(lo.clone()),
@@ -994,9 +996,9 @@ pub(crate) fn check_existing(s: &Session, db: &str, t: &Arc<TableDef>) -> SqlRes
         while it.valid() {
             row::decode_row_into(t, it.key(), it.value(), &mut r, &mut Vec::new())
                 .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", t.name)))?;
-            keys.push(r.clone());
-            if keys.len() >= 1024 {
-                for row in keys.drain(..) {
+            rows.push(r.clone());
+            if rows.len() >= 1024 {
+                for row in rows.drain(..) {
                     cons.check_row(s, &mut rd, &row, None)?;
                 }
             }
@@ -1004,7 +1006,7 @@ pub(crate) fn check_existing(s: &Session, db: &str, t: &Arc<TableDef>) -> SqlRes
         }
         it.status()?;
     }
-    for row in keys {
+    for row in rows {
         cons.check_row(s, &mut rd, &row, None)?;
     }
     Ok(())

@@ -91,8 +91,17 @@ enum Op {
     DropIndex(String),
     /// `DROP CONSTRAINT name`: a unique index by that name.
     DropConstraint(String),
-    /// `DROP FOREIGN KEY` / `DROP CHECK`: there are none to drop.
-    DropMissing(String),
+    /// `DROP FOREIGN KEY name`.
+    DropForeignKey(String),
+    /// `DROP CHECK name`.
+    DropCheck(String),
+    /// `ALTER {CHECK | CONSTRAINT} name [NOT] ENFORCED`.
+    EnforceCheck(String, bool),
+    /// `ADD [CONSTRAINT name] FOREIGN KEY ...` (read in `run`, which knows
+    /// the database).
+    AddForeignKey(Box<ast::TableConstraint>),
+    /// `ADD [CONSTRAINT name] CHECK (expr) [[NOT] ENFORCED]`.
+    AddCheck(Option<String>, Box<ast::Expr>, bool),
     DropPrimary,
     RenameIndex(String, String),
     IndexVisibility(String, bool),
@@ -190,7 +199,8 @@ fn option_value(p: &mut Parser) -> SqlResult<String> {
 
 /// Parses `ALTER TABLE name clause [, clause]...`.
 fn parse(text: &str) -> SqlResult<(ast::ObjectName, Vec<Op>)> {
-    let mut p = parser(text).map_err(parse_error)?;
+    let expanded = crate::session::expand_80016(text);
+    let mut p = parser(&expanded).map_err(parse_error)?;
     if !eat_words(&mut p, &["ALTER", "TABLE"]) {
         return Err(near(&p));
     }
@@ -244,7 +254,7 @@ fn clause(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
         }
         "DROP" if word_is(p, 1, "CHECK") => {
             eat_words(p, &["DROP", "CHECK"]);
-            Op::DropMissing(ident(p)?)
+            Op::DropCheck(ident(p)?)
         }
         "RENAME" if matches!(word_at(p, 1).as_deref(), Some("INDEX" | "KEY")) => {
             eat_words(p, &["RENAME"]);
@@ -261,6 +271,16 @@ fn clause(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
                 eat_words(p, &["AS"]);
             }
             Op::RenameTable(p.parse_object_name(false).map_err(parse_error)?)
+        }
+        "ALTER" if matches!(word_at(p, 1).as_deref(), Some("CHECK" | "CONSTRAINT")) => {
+            p.next_token();
+            p.next_token();
+            let name = ident(p)?;
+            let on = !eat_words(p, &["NOT"]);
+            if !eat_words(p, &["ENFORCED"]) {
+                return Err(near(p));
+            }
+            Op::EnforceCheck(name, on)
         }
         "ALTER" if word_is(p, 1, "INDEX") => {
             eat_words(p, &["ALTER", "INDEX"]);
@@ -382,6 +402,12 @@ fn generic(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
                 cols: crate::ddl::key_part_names(&columns)?,
                 unique: false,
             },
+            c @ ast::TableConstraint::ForeignKey { .. } => Op::AddForeignKey(Box::new(c)),
+            ast::TableConstraint::Check {
+                name,
+                expr,
+                enforced,
+            } => Op::AddCheck(name.map(|n| n.value), expr, enforced.unwrap_or(true)),
             other => return Err(SqlError::unsupported(format!("ADD {other}"))),
         },
         A::AddColumn {
@@ -395,7 +421,7 @@ fn generic(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
         }
         A::DropPrimaryKey { .. } => Op::DropPrimary,
         A::DropIndex { name } => Op::DropIndex(name.value),
-        A::DropForeignKey { name, .. } => Op::DropMissing(name.value),
+        A::DropForeignKey { name, .. } => Op::DropForeignKey(name.value),
         A::DropConstraint { name, .. } => Op::DropConstraint(name.value),
         A::RenameColumn {
             old_column_name,
@@ -504,6 +530,15 @@ struct Work<'a> {
     force: bool,
     algorithm: Option<ast::AlterTableAlgorithm>,
     lock: Option<ast::AlterTableLock>,
+    /// The foreign keys kept (by name; columns by name).
+    fks: Vec<crate::row::ForeignKeyDef>,
+    /// The CHECKs kept.
+    checks: Vec<crate::row::CheckDef>,
+    /// Foreign keys and CHECKs added, checked in `run`.
+    new_fks: Vec<ast::TableConstraint>,
+    new_checks: Vec<(Option<String>, ast::Expr, bool)>,
+    /// CHECKs turned from NOT ENFORCED to ENFORCED (the rows are checked).
+    enforced_now: Vec<String>,
 }
 
 fn cant_drop(name: &str) -> SqlError {
@@ -572,7 +607,34 @@ impl<'a> Work<'a> {
             force: false,
             algorithm: None,
             lock: None,
+            fks: old.foreign_keys.clone(),
+            checks: old.checks.clone(),
+            new_fks: Vec::new(),
+            new_checks: Vec::new(),
+            enforced_now: Vec::new(),
         }
+    }
+
+    /// The foreign key that needs index `except` (an index of `indexes`;
+    /// None: the primary key) because no other index leads with its
+    /// columns.
+    fn fk_needing(&self, except: Option<usize>) -> Option<String> {
+        let leads = |cols: &[String], fk: &[String]| {
+            cols.len() >= fk.len() && cols.iter().zip(fk).all(|(a, b)| same_name(a, b))
+        };
+        self.fks
+            .iter()
+            .find(|fk| {
+                let by_pk =
+                    except.is_some() && self.pk.as_ref().is_some_and(|pk| leads(pk, &fk.columns));
+                let by_ix = self
+                    .indexes
+                    .iter()
+                    .enumerate()
+                    .any(|(i, ix)| Some(i) != except && leads(&ix.cols, &fk.columns));
+                !by_pk && !by_ix
+            })
+            .map(|fk| fk.name.clone())
     }
 
     fn find(&self, name: &str) -> Option<usize> {
@@ -613,6 +675,14 @@ impl<'a> Work<'a> {
         }
         for ix in &mut self.indexes {
             fix(&mut ix.cols);
+        }
+        let self_ref = |fk: &crate::row::ForeignKeyDef| same_name(&fk.ref_table, &self.old.name);
+        let selfs: Vec<bool> = self.fks.iter().map(self_ref).collect();
+        for (fk, selfr) in self.fks.iter_mut().zip(selfs) {
+            fix(&mut fk.columns);
+            if selfr {
+                fix(&mut fk.ref_columns);
+            }
         }
     }
 
@@ -685,6 +755,8 @@ impl<'a> Work<'a> {
         if p.unique {
             self.add_index(None, vec![name], true)?;
         }
+        self.new_checks
+            .extend(p.checks.into_iter().map(|(n, e)| (n, e, true)));
         Ok(())
     }
 
@@ -757,6 +829,21 @@ impl<'a> Work<'a> {
             }
             Op::DropColumn(name) => {
                 let i = self.find(&name).ok_or_else(|| cant_drop(&name))?;
+                if let Some(fk) = self
+                    .fks
+                    .iter()
+                    .find(|fk| fk.columns.iter().any(|c| same_name(c, &name)))
+                {
+                    return Err(SqlError::new(
+                        1828,
+                        "HY000",
+                        format!(
+                            "Cannot drop column '{name}': needed in a foreign key constraint '{}'",
+                            fk.name
+                        ),
+                    ));
+                }
+
                 self.cols.remove(i);
                 self.drop_refs(&name);
             }
@@ -799,17 +886,81 @@ impl<'a> Work<'a> {
             Op::DropIndex(name) if same_name(&name, "PRIMARY") => self.drop_primary()?,
             Op::DropIndex(name) => {
                 let i = self.index(&name).ok_or_else(|| cant_drop(&name))?;
+                if self.fk_needing(Some(i)).is_some() {
+                    return Err(SqlError::new(
+                        1553,
+                        "HY000",
+                        format!("Cannot drop index '{name}': needed in a foreign key constraint"),
+                    ));
+                }
                 self.indexes.remove(i);
             }
             Op::DropConstraint(name) => {
-                let i = self
+                if let Some(i) = self
                     .indexes
                     .iter()
                     .position(|ix| ix.unique && same_name(&ix.name, &name))
-                    .ok_or_else(|| cant_drop(&name))?;
-                self.indexes.remove(i);
+                {
+                    let n = self
+                        .indexes
+                        .get(i)
+                        .map(|ix| ix.name.clone())
+                        .unwrap_or_default();
+                    return self.apply(s, Op::DropIndex(n));
+                }
+                if self.fks.iter().any(|f| same_name(&f.name, &name)) {
+                    return self.apply(s, Op::DropForeignKey(name));
+                }
+                if self.checks.iter().any(|c| same_name(&c.name, &name)) {
+                    return self.apply(s, Op::DropCheck(name));
+                }
+                return Err(SqlError::new(
+                    3940,
+                    "HY000",
+                    format!("Constraint '{name}' does not exist."),
+                ));
             }
-            Op::DropMissing(name) => return Err(cant_drop(&name)),
+            Op::DropForeignKey(name) => {
+                let i = self
+                    .fks
+                    .iter()
+                    .position(|f| same_name(&f.name, &name))
+                    .ok_or_else(|| cant_drop(&name))?;
+                self.fks.remove(i);
+            }
+            Op::DropCheck(name) => {
+                let i = self
+                    .checks
+                    .iter()
+                    .position(|c| same_name(&c.name, &name))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            3821,
+                            "HY000",
+                            format!("Check constraint '{name}' is not found in the table."),
+                        )
+                    })?;
+                self.checks.remove(i);
+            }
+            Op::EnforceCheck(name, on) => {
+                let c = self
+                    .checks
+                    .iter_mut()
+                    .find(|c| same_name(&c.name, &name))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            3821,
+                            "HY000",
+                            format!("Check constraint '{name}' is not found in the table."),
+                        )
+                    })?;
+                if on && !c.enforced {
+                    self.enforced_now.push(c.name.clone());
+                }
+                c.enforced = on;
+            }
+            Op::AddForeignKey(c) => self.new_fks.push(*c),
+            Op::AddCheck(name, e, enforced) => self.new_checks.push((name, *e, enforced)),
             Op::DropPrimary => self.drop_primary()?,
             Op::RenameIndex(from, to) => {
                 let missing = || {
@@ -959,6 +1110,11 @@ impl<'a> Work<'a> {
             });
         }
         let srcs: Vec<Option<usize>> = self.cols.iter().map(|c| c.src).collect();
+        let (new_fks, new_checks, enforced_now) = (
+            std::mem::take(&mut self.new_fks),
+            std::mem::take(&mut self.new_checks),
+            std::mem::take(&mut self.enforced_now),
+        );
         let new = TableDef {
             name: old.name.clone(),
             columns: self.cols.into_iter().map(|c| c.def).collect(),
@@ -972,6 +1128,9 @@ impl<'a> Work<'a> {
             secondary,
             comment: self.comment,
             auto_increment_floor: self.auto_increment.unwrap_or(old.auto_increment_floor),
+            foreign_keys: self.fks,
+            checks: self.checks,
+            referenced_by: old.referenced_by.clone(),
         };
         // The rows keep their bytes when every column is where it was with
         // the same storage, under the same primary key.
@@ -1013,6 +1172,9 @@ impl<'a> Work<'a> {
             Level::Instant
         };
         Ok(Outcome {
+            new_fks,
+            new_checks,
+            enforced_now,
             new,
             srcs,
             rebuild,
@@ -1027,6 +1189,11 @@ impl<'a> Work<'a> {
 
 /// What an ALTER comes to.
 struct Outcome {
+    /// Foreign keys and CHECKs to add (checked against the catalog and
+    /// the rows in `run`).
+    new_fks: Vec<ast::TableConstraint>,
+    new_checks: Vec<(Option<String>, ast::Expr, bool)>,
+    enforced_now: Vec<String>,
     new: TableDef,
     /// Per new column, its position in the old table (None: added).
     srcs: Vec<Option<usize>>,
@@ -1191,6 +1358,41 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
     }
     let mut o = w.finish()?;
     check_algorithm(&o)?;
+    // Other tables' foreign keys that reference this one.
+    let fk_children = if crate::constraints::fk_checks(s) && !def.referenced_by.is_empty() {
+        crate::constraints::children_after_alter(&cat, &dbname, &def, &o.new, &o.srcs)?
+    } else {
+        Vec::new()
+    };
+    let added_constraints =
+        !o.new_fks.is_empty() || !o.new_checks.is_empty() || !o.enforced_now.is_empty();
+    let mut added_names: Vec<String> = std::mem::take(&mut o.enforced_now);
+    for (name, e, enforced) in std::mem::take(&mut o.new_checks) {
+        let db_checks = crate::constraints::names_in_db(&cat, &dbname, Some(&def.name), true);
+        crate::constraints::add_check(&mut o.new, name, &e, enforced, &db_checks)?;
+        if let Some(c) = o.new.checks.last() {
+            added_names.push(c.name.clone());
+        }
+    }
+    if !o.new_fks.is_empty() {
+        let mut fks = Vec::new();
+        for c in std::mem::take(&mut o.new_fks) {
+            if let Some(fk) = crate::constraints::fk_from_ast(&c, &dbname)? {
+                fks.push(fk);
+            }
+        }
+        let db_fks = crate::constraints::names_in_db(&cat, &dbname, Some(&def.name), false);
+        let parent_of = |d: &str, t: &str| cat.table(d, t).ok();
+        let before = o.new.foreign_keys.len();
+        crate::constraints::prepare_fks(s, &dbname, &mut o.new, fks, &db_fks, &parent_of)?;
+        added_names.extend(
+            o.new
+                .foreign_keys
+                .iter()
+                .skip(before)
+                .map(|f| f.name.clone()),
+        );
+    }
     let (new_db, new_name) = match &o.rename {
         Some(n) => {
             let (d, t) = qualify(&object_parts(n), Some(&dbname))?;
@@ -1246,6 +1448,13 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
                 .filter(|ix| new_ids.contains(&ix.id))
                 .try_for_each(|ix| backfill(&db, &o.new, ix))
         };
+        let filled = filled.and_then(|()| {
+            if added_constraints {
+                check_new_constraints(s, &dbname, &o.new, &added_names)
+            } else {
+                Ok(())
+            }
+        });
         if let Err(e) = filled {
             // The ids stay used (the dictionary says so): the catalog
             // hands out the ones after them.
@@ -1255,17 +1464,13 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         }
         db.ddl_step("alter:copied");
     }
+    if new_ids.is_empty() && added_constraints {
+        check_new_constraints(s, &dbname, &o.new, &added_names)?;
+    }
     // The switch: one synced dictionary transaction.
     let enc = catalog::encode_table(&o.new)?;
     let old_key = catalog::table_key(&dbname, &def.name);
     let new_key = catalog::table_key(&new_db, &o.new.name);
-    db.with_txn(|t| {
-        dict_header(t, next)?;
-        if old_key != new_key {
-            t.delete(&old_key)?;
-        }
-        put_dict(t, &new_key, &enc)
-    })?;
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.remove(&def.name.to_lowercase());
     }
@@ -1273,6 +1478,49 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         d.tables
             .insert(o.new.name.to_lowercase(), Arc::new(o.new.clone()));
     }
+    let mut dirty = Vec::new();
+    for (d, t, c) in fk_children {
+        if let Some(x) = cat.dbs.get_mut(&d) {
+            x.tables.insert(t.clone(), Arc::new(c));
+            dirty.push((d, t));
+        }
+    }
+    // Foreign keys that reference a renamed table follow it.
+    if old_key != new_key {
+        dirty.extend(crate::constraints::retarget(
+            &mut cat,
+            &dbname,
+            &def.name,
+            &new_db,
+            &o.new.name,
+        ));
+    }
+    let mut children = Vec::new();
+    for (d, t) in dirty {
+        if let Some(c) = cat.dbs.get(&d).and_then(|x| x.tables.get(&t)) {
+            children.push((catalog::table_key(&d, &t), catalog::encode_table(c)?));
+        }
+    }
+    let enc = match cat
+        .dbs
+        .get(&new_db.to_lowercase())
+        .and_then(|d| d.tables.get(&o.new.name.to_lowercase()))
+    {
+        Some(t) => catalog::encode_table(t)?,
+        None => enc,
+    };
+    db.with_txn(|t| {
+        dict_header(t, next)?;
+        if old_key != new_key {
+            t.delete(&old_key)?;
+        }
+        for (k, v) in &children {
+            if *k != new_key {
+                put_dict(t, k, v)?;
+            }
+        }
+        put_dict(t, &new_key, &enc)
+    })?;
     db.install_catalog(cat);
     if o.rebuild || o.new.auto_increment_floor != def.auto_increment_floor {
         // Loaded again from the table (and its floor) at the next use.
@@ -1292,6 +1540,17 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         &format!("Records: {affected}  Duplicates: 0  Warnings: 0"),
     );
     Ok(())
+}
+
+/// Checks the rows of the altered table (already under `new`'s ids)
+/// against the constraints `names` added: CHECKs always, foreign keys
+/// when `foreign_key_checks` is on.
+fn check_new_constraints(s: &Session, db: &str, new: &TableDef, names: &[String]) -> SqlResult<()> {
+    let mut t = new.clone();
+    t.referenced_by.clear();
+    t.checks.retain(|c| names.contains(&c.name));
+    t.foreign_keys.retain(|f| names.contains(&f.name));
+    crate::constraints::check_existing(s, db, &Arc::new(t))
 }
 
 /// A copied table's AUTO_INCREMENT goes on from where the old one was
@@ -1564,6 +1823,10 @@ pub(crate) fn rename_tables(s: &mut Session, list: &[ast::RenameTable]) -> SqlRe
         }
         touched.push((sdb.to_lowercase(), sname.to_lowercase()));
         touched.push((ddb.to_lowercase(), dname.to_lowercase()));
+        let ddb_name = cat.database(&ddb).map_or(ddb.clone(), |d| d.name.clone());
+        touched.extend(crate::constraints::retarget(
+            &mut cat, &sdb, &def.name, &ddb_name, &dname,
+        ));
     }
     touched.sort();
     touched.dedup();

@@ -252,7 +252,41 @@ impl Catalog {
             });
             d.views.insert(v.name.to_lowercase(), Arc::new(v));
         }
+        cat.link_foreign_keys();
         Ok(cat)
+    }
+
+    /// Works out every table's `referenced_by` from the foreign keys the
+    /// tables hold; a table whose list changes gets a new `Arc`. Run on
+    /// every catalog installed, so DML finds a parent's children without
+    /// looking further when it has none.
+    pub fn link_foreign_keys(&mut self) {
+        let mut refs: BTreeMap<(String, String), Vec<crate::row::ChildRef>> = BTreeMap::new();
+        for (dbname, d) in &self.dbs {
+            for (tname, t) in &d.tables {
+                for fk in &t.foreign_keys {
+                    refs.entry((fk.ref_db.to_lowercase(), fk.ref_table.to_lowercase()))
+                        .or_default()
+                        .push(crate::row::ChildRef {
+                            db: dbname.clone(),
+                            table: tname.clone(),
+                            fk: fk.name.clone(),
+                        });
+                }
+            }
+        }
+        for (dbname, d) in self.dbs.iter_mut() {
+            for (tname, t) in d.tables.iter_mut() {
+                let want = refs
+                    .remove(&(dbname.clone(), tname.clone()))
+                    .unwrap_or_default();
+                if t.referenced_by != want {
+                    let mut nt = (**t).clone();
+                    nt.referenced_by = want;
+                    *t = Arc::new(nt);
+                }
+            }
+        }
     }
 
     /// A database by name (case-insensitive).

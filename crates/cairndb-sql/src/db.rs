@@ -397,7 +397,8 @@ impl SqlDb {
     }
 
     /// Installs a changed catalog (DDL), bumping the schema epoch.
-    pub(crate) fn install_catalog(&self, cat: Catalog) {
+    pub(crate) fn install_catalog(&self, mut cat: Catalog) {
+        cat.link_foreign_keys();
         *self.catalog.write() = cat;
         self.schema_epoch.fetch_add(1, Ordering::AcqRel);
     }

@@ -123,7 +123,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
             match object_type {
                 ast::ObjectType::Table => {
                     for n in names {
-                        drop_table(s, n, *if_exists)?;
+                        drop_table(s, n, *if_exists, names)?;
                     }
                 }
                 ast::ObjectType::Database | ast::ObjectType::Schema => {
@@ -409,6 +409,8 @@ pub(crate) struct ParsedColumn {
     pub(crate) unique: bool,
     /// An explicit `NULL`.
     pub(crate) explicit_null: bool,
+    /// Inline `[CONSTRAINT name] CHECK (expr)`s.
+    pub(crate) checks: Vec<(Option<String>, ast::Expr)>,
 }
 
 /// Reads a column definition; text columns without `COLLATE` get
@@ -434,8 +436,14 @@ pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResu
     let mut auto = false;
     let mut primary = false;
     let mut unique = false;
+    let mut checks = Vec::new();
     for o in &c.options {
         match &o.option {
+            ast::ColumnOption::Check(e) => {
+                checks.push((o.name.as_ref().map(|n| n.value.clone()), e.clone()))
+            }
+            // MySQL 8.0 parses an inline REFERENCES and ignores it.
+            ast::ColumnOption::ForeignKey { .. } => {}
             ast::ColumnOption::Null => {
                 nullable = true;
                 explicit_null = true;
@@ -486,6 +494,7 @@ pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResu
         primary,
         unique,
         explicit_null,
+        checks,
     })
 }
 
@@ -551,8 +560,11 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     let mut pk_cols: Vec<String> = Vec::new();
     let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
     let mut keys_: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let mut fks = Vec::new();
+    let mut checks: Vec<(Option<String>, ast::Expr, bool)> = Vec::new();
     for c in &ct.columns {
         let p = parse_column(c, table_coll)?;
+        checks.extend(p.checks.iter().map(|(n, e)| (n.clone(), e.clone(), true)));
         if p.primary {
             pk_cols.push(p.def.name.clone());
         }
@@ -585,6 +597,20 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             ast::TableConstraint::Index {
                 name, columns: cs, ..
             } => keys_.push((name.as_ref().map(|i| i.value.clone()), names(cs)?)),
+            ast::TableConstraint::ForeignKey { .. } => {
+                if let Some(fk) = crate::constraints::fk_from_ast(con, &dbname)? {
+                    fks.push(fk);
+                }
+            }
+            ast::TableConstraint::Check {
+                name,
+                expr,
+                enforced,
+            } => checks.push((
+                name.as_ref().map(|n| n.value.clone()),
+                (**expr).clone(),
+                enforced.unwrap_or(true),
+            )),
             other => return Err(SqlError::unsupported(format!("constraint {other}"))),
         }
     }
@@ -682,7 +708,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
             unique,
         });
     }
-    let def = TableDef {
+    let mut def = TableDef {
         name: tname.clone(),
         columns: defs,
         hidden_pk: pk.is_empty(),
@@ -690,7 +716,22 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         secondary,
         comment: table_comment(ct)?,
         auto_increment_floor: 0,
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
+        referenced_by: Vec::new(),
     };
+    let db_checks = crate::constraints::names_in_db(&cat, &dbname, None, true);
+    for (name, e, enforced) in checks {
+        crate::constraints::add_check(&mut def, name, &e, enforced, &db_checks)?;
+    }
+    if !fks.is_empty() {
+        let db_fks = crate::constraints::names_in_db(&cat, &dbname, None, false);
+        let parent_of = |d: &str, t: &str| cat.table(d, t).ok();
+        crate::constraints::prepare_fks(s, &dbname, &mut def, fks, &db_fks, &parent_of)?;
+        for ix in def.secondary.iter_mut().filter(|ix| ix.id == 0) {
+            ix.id = take_id();
+        }
+    }
     let enc = catalog::encode_table(&def)?;
     db.with_txn(|t| {
         dict_header(t, next)?;
@@ -704,7 +745,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
     Ok(())
 }
 
-fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlResult<()> {
+fn drop_table(
+    s: &mut Session,
+    name: &ast::ObjectName,
+    if_exists: bool,
+    all: &[ast::ObjectName],
+) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
@@ -727,6 +773,32 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> SqlRe
         }
         Err(e) => return Err(e),
     };
+    if crate::constraints::fk_checks(s) {
+        // A parent goes only with its children (3730).
+        let dropping = |cdb: &str, ct: &str| {
+            all.iter().any(|n| {
+                table_name(s, n)
+                    .is_ok_and(|(d, t)| d.eq_ignore_ascii_case(cdb) && t.eq_ignore_ascii_case(ct))
+            })
+        };
+        if let Some(r) = def.referenced_by.iter().find(|r| {
+            let itself =
+                r.db.eq_ignore_ascii_case(&dbname) && r.table.eq_ignore_ascii_case(&def.name);
+            !itself && !dropping(&r.db, &r.table)
+        }) {
+            let child = db
+                .table(&r.db, &r.table)
+                .map_or(r.table.clone(), |c| c.name.clone());
+            return Err(SqlError::new(
+                3730,
+                "HY000",
+                format!(
+                    "Cannot drop table '{}' referenced by a foreign key constraint '{}' on table '{child}'.",
+                    def.name, r.fk
+                ),
+            ));
+        }
+    }
     let mut cat = db.catalog.read().clone();
     db.with_txn(|t| {
         t.delete(&catalog::table_key(&dbname, &def.name))?;
@@ -751,6 +823,15 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
     let _schema = schema_write(s, &db)?;
     // Read under the DDL lock (see `create_index`).
     let (dbname, def) = resolve_table(s, name)?;
+    if crate::constraints::fk_checks(s) {
+        if let Some((cdb, ct, fk)) = crate::constraints::first_child(&def, &dbname) {
+            return Err(SqlError::new(
+                1701,
+                "42000",
+                format!("Cannot truncate a table referenced in a foreign key constraint (`{cdb}`.`{ct}`, CONSTRAINT `{fk}`)"),
+            ));
+        }
+    }
     let mut cat = db.catalog.read().clone();
     let mut new_def = (*def).clone();
     // AUTO_INCREMENT starts again, as in MySQL.

@@ -7,6 +7,10 @@
 //! is checked against the latest data and the transaction's own writes
 //! under a lock on the unique value. The transaction's commit makes the
 //! statement's (or transaction's) writes visible atomically.
+//!
+//! FOREIGN KEY and CHECK constraints (`constraints.rs`) are looked up once
+//! per statement; a table without any (and without children) runs the
+//! loops below with nothing added per row.
 
 use std::collections::HashSet;
 
@@ -214,6 +218,8 @@ pub(crate) fn insert(
             sources.push(vals);
         }
     }
+    // Constraints: asked once; None for a table without any.
+    let cons = crate::constraints::Cons::for_table(s, &p.t.db, &p.t.def)?;
     let mut affected = 0u64;
     let mut auto_first: Option<u64> = None;
     let (mut k, mut v) = (
@@ -241,7 +247,14 @@ pub(crate) fn insert(
             row::decode_row_into(t, &k, &existing_buf, &mut old, &mut Vec::new())
                 .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", t.name)))?;
             if p.replace {
+                if let Some(c) = &cons {
+                    c.check_row(s, rd, &row, None)?;
+                }
                 delete_secondary(rd, t, &old, 0)?;
+                if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+                    txn(rd)?.delete(&k)?;
+                    c.row_deleted(s, rd, &old)?;
+                }
                 affected += 1;
             } else if !p.on_dup.is_empty() {
                 // ON DUPLICATE KEY UPDATE: old row slots, then VALUES().
@@ -254,7 +267,13 @@ pub(crate) fn insert(
                     ctx[*c] = new[*c].clone();
                 }
                 if new != old {
+                    if let Some(c) = &cons {
+                        c.check_row(s, rd, &new, Some(&old))?;
+                    }
                     update_row(rd, t, &k, &old, &new, row_no)?;
+                    if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+                        c.row_updated(s, rd, &old, &new)?;
+                    }
                     affected += 2;
                 }
                 continue;
@@ -285,6 +304,17 @@ pub(crate) fn insert(
             }
             return Err(SqlError::duplicate_key(&val, &format!("{}.{ix}", t.name)));
         }
+        if let Some(c) = &cons {
+            if !exists || !p.replace {
+                if let Err(e) = c.check_row(s, rd, &row, None) {
+                    if p.ignore && matches!(e.code, 1452 | 3819) {
+                        s.warn("Warning", e.code, e.message);
+                        continue;
+                    }
+                    return Err(e);
+                }
+            }
+        }
         row::row_value(t, &row, &mut v);
         txn(rd)?.put(&k, &v)?;
         put_secondary(rd, t, &row, hidden)?;
@@ -302,7 +332,7 @@ pub(crate) fn insert(
 }
 
 /// Replaces row `old` (at primary key `k`) with `new`.
-fn update_row(
+pub(crate) fn update_row(
     rd: &mut Reader,
     t: &TableDef,
     k: &[u8],
@@ -494,6 +524,18 @@ fn hidden_rows(
     Ok(out)
 }
 
+/// The row at `k` as it is now in the transaction (None: deleted).
+fn reread(rd: &mut Reader, t: &TableDef, k: &[u8]) -> SqlResult<Option<Vec<Value>>> {
+    let mut buf = Vec::new();
+    if !txn(rd)?.get_for_update_into(&Default::default(), k, true, &mut buf)? {
+        return Ok(None);
+    }
+    let mut r = vec![Value::Null; t.columns.len()];
+    row::decode_row_into(t, k, &buf, &mut r, &mut Vec::new())
+        .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", t.name)))?;
+    Ok(Some(r))
+}
+
 /// Runs an UPDATE.
 pub(crate) fn update(
     s: &Session,
@@ -506,9 +548,18 @@ pub(crate) fn update(
         return Err(SqlError::internal("update without a table"));
     };
     let def = t.def.clone();
+    let cons = crate::constraints::Cons::for_table(s, &t.db, &def)?;
     let rows = locked_rows(s, rd, &p.scan, scratch)?;
     let (mut matched, mut changed) = (0u64, 0u64);
     for (n, (k, old)) in rows.into_iter().enumerate() {
+        // A cascade of this statement may have changed or removed it.
+        let old = match cons.as_ref().filter(|c| c.is_parent()) {
+            Some(_) => match reread(rd, &def, &k)? {
+                Some(r) => r,
+                None => continue,
+            },
+            None => old,
+        };
         matched += 1;
         let mut new = old.clone();
         for (c, e) in &p.sets {
@@ -524,7 +575,13 @@ pub(crate) fn update(
         if new == old {
             continue;
         }
+        if let Some(c) = &cons {
+            c.check_row(s, rd, &new, Some(&old))?;
+        }
         update_row(rd, &def, &k, &old, &new, n as u64 + 1)?;
+        if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+            c.row_updated(s, rd, &old, &new)?;
+        }
         changed += 1;
     }
     let affected = if s.client_found_rows {
@@ -557,12 +614,24 @@ pub(crate) fn delete(
         return Err(SqlError::internal("delete without a table"));
     };
     let def = t.def.clone();
+    let cons = crate::constraints::Cons::for_table(s, &t.db, &def)?;
     let rows = locked_rows(s, rd, &p.scan, scratch)?;
     let mut n = 0u64;
     for (k, old) in rows {
+        let old = match cons.as_ref().filter(|c| c.is_parent()) {
+            // A cascade of this statement may have changed or removed it.
+            Some(_) => match reread(rd, &def, &k)? {
+                Some(r) => r,
+                None => continue,
+            },
+            None => old,
+        };
         let hidden = hidden_of(&def, &k);
         txn(rd)?.delete(&k)?;
         delete_secondary(rd, &def, &old, hidden)?;
+        if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+            c.row_deleted(s, rd, &old)?;
+        }
         n += 1;
     }
     out.ok(n, 0, s.warning_count(), "");

@@ -1,5 +1,7 @@
 //! `information_schema` tables clients read for metadata (SCHEMATA,
-//! TABLES, VIEWS, COLUMNS, STATISTICS) and for monitoring (PROCESSLIST,
+//! TABLES, VIEWS, COLUMNS, STATISTICS, and the constraints:
+//! TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS,
+//! CHECK_CONSTRAINTS) and for monitoring (PROCESSLIST,
 //! GLOBAL_STATUS, SESSION_STATUS), built from the catalog and the session
 //! registry as constant rows when a statement is planned (a cached plan
 //! is rebuilt after DDL). Rows show only what the session's account may
@@ -33,6 +35,22 @@ fn t(s: &str) -> Value {
 
 fn n(v: i64) -> Value {
     Value::Int(v)
+}
+
+/// The tables the session may see, with their database's name.
+fn visible_tables(
+    s: &Session,
+    cat: &crate::catalog::Catalog,
+) -> Vec<(String, std::sync::Arc<crate::row::TableDef>)> {
+    let mut out = Vec::new();
+    for d in cat.dbs.values() {
+        for tb in d.tables.values() {
+            if crate::acl::sees_table(s, &d.name, &tb.name) {
+                out.push((d.name.clone(), tb.clone()));
+            }
+        }
+    }
+    out
 }
 
 /// The table's name, column names and rows.
@@ -414,6 +432,163 @@ pub(crate) fn table(
             "COLLATION_CONNECTION",
             "DATABASE_COLLATION",
         ]),
+        "TABLE_CONSTRAINTS" => {
+            for (d, tb) in visible_tables(s, &cat) {
+                let mut add = |name: &str, kind: &str, enforced: bool| {
+                    rows.push(vec![
+                        t("def"),
+                        t(&d),
+                        t(name),
+                        t(&d),
+                        t(&tb.name),
+                        t(kind),
+                        t(if enforced { "YES" } else { "NO" }),
+                    ]);
+                };
+                if !tb.hidden_pk {
+                    add("PRIMARY", "PRIMARY KEY", true);
+                }
+                for ix in tb.secondary.iter().filter(|ix| ix.unique) {
+                    add(&ix.name, "UNIQUE", true);
+                }
+                for fk in &tb.foreign_keys {
+                    add(&fk.name, "FOREIGN KEY", true);
+                }
+                for c in &tb.checks {
+                    add(&c.name, "CHECK", c.enforced);
+                }
+            }
+            cols(&[
+                "CONSTRAINT_CATALOG",
+                "CONSTRAINT_SCHEMA",
+                "CONSTRAINT_NAME",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "CONSTRAINT_TYPE",
+                "ENFORCED",
+            ])
+        }
+        "KEY_COLUMN_USAGE" => {
+            for (d, tb) in visible_tables(s, &cat) {
+                let keys = (!tb.hidden_pk)
+                    .then_some(&tb.primary)
+                    .into_iter()
+                    .chain(tb.secondary.iter().filter(|ix| ix.unique));
+                for ix in keys {
+                    for (k, c) in ix.columns.iter().enumerate() {
+                        rows.push(vec![
+                            t("def"),
+                            t(&d),
+                            t(&ix.name),
+                            t("def"),
+                            t(&d),
+                            t(&tb.name),
+                            t(&tb.columns[*c].name),
+                            n(k as i64 + 1),
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                        ]);
+                    }
+                }
+                for fk in &tb.foreign_keys {
+                    for (k, (c, rc)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
+                        rows.push(vec![
+                            t("def"),
+                            t(&d),
+                            t(&fk.name),
+                            t("def"),
+                            t(&d),
+                            t(&tb.name),
+                            t(c),
+                            n(k as i64 + 1),
+                            n(k as i64 + 1),
+                            t(&fk.ref_db),
+                            t(&fk.ref_table),
+                            t(rc),
+                        ]);
+                    }
+                }
+            }
+            cols(&[
+                "CONSTRAINT_CATALOG",
+                "CONSTRAINT_SCHEMA",
+                "CONSTRAINT_NAME",
+                "TABLE_CATALOG",
+                "TABLE_SCHEMA",
+                "TABLE_NAME",
+                "COLUMN_NAME",
+                "ORDINAL_POSITION",
+                "POSITION_IN_UNIQUE_CONSTRAINT",
+                "REFERENCED_TABLE_SCHEMA",
+                "REFERENCED_TABLE_NAME",
+                "REFERENCED_COLUMN_NAME",
+            ])
+        }
+        "REFERENTIAL_CONSTRAINTS" => {
+            for (d, tb) in visible_tables(s, &cat) {
+                for fk in &tb.foreign_keys {
+                    // The parent's key the constraint matches.
+                    let unique = cat.table(&fk.ref_db, &fk.ref_table).ok().and_then(|p| {
+                        let cols: Option<Vec<usize>> =
+                            fk.ref_columns.iter().map(|c| p.column(c)).collect();
+                        let cols = cols?;
+                        let all = (!p.hidden_pk)
+                            .then_some(&p.primary)
+                            .into_iter()
+                            .chain(p.secondary.iter());
+                        all.filter(|ix| ix.unique && ix.columns == cols)
+                            .map(|ix| ix.name.clone())
+                            .next()
+                    });
+                    rows.push(vec![
+                        t("def"),
+                        t(&d),
+                        t(&fk.name),
+                        t("def"),
+                        t(&fk.ref_db),
+                        unique.as_deref().map_or(Value::Null, t),
+                        t("NONE"),
+                        t(fk.on_update.sql()),
+                        t(fk.on_delete.sql()),
+                        t(&tb.name),
+                        t(&fk.ref_table),
+                    ]);
+                }
+            }
+            cols(&[
+                "CONSTRAINT_CATALOG",
+                "CONSTRAINT_SCHEMA",
+                "CONSTRAINT_NAME",
+                "UNIQUE_CONSTRAINT_CATALOG",
+                "UNIQUE_CONSTRAINT_SCHEMA",
+                "UNIQUE_CONSTRAINT_NAME",
+                "MATCH_OPTION",
+                "UPDATE_RULE",
+                "DELETE_RULE",
+                "TABLE_NAME",
+                "REFERENCED_TABLE_NAME",
+            ])
+        }
+        "CHECK_CONSTRAINTS" => {
+            for (d, tb) in visible_tables(s, &cat) {
+                for c in &tb.checks {
+                    rows.push(vec![
+                        t("def"),
+                        t(&d),
+                        t(&c.name),
+                        t(&format!("({})", c.expr)),
+                    ]);
+                }
+            }
+            cols(&[
+                "CONSTRAINT_CATALOG",
+                "CONSTRAINT_SCHEMA",
+                "CONSTRAINT_NAME",
+                "CHECK_CLAUSE",
+            ])
+        }
         _ => {
             return Err(SqlError::new(
                 1109,

@@ -10,6 +10,7 @@ mod acl;
 mod alter;
 pub mod catalog;
 pub mod check;
+mod constraints;
 pub mod convert;
 pub mod cte;
 pub mod datefuncs;

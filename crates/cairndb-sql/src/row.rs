@@ -95,6 +95,91 @@ pub struct TableDef {
     /// least this (0: no floor; absent from definitions without one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub auto_increment_floor: u64,
+    /// FOREIGN KEY constraints of this (child) table, in creation order.
+    /// Absent from definitions without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// CHECK constraints, in creation order. Absent from definitions
+    /// without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckDef>,
+    /// The foreign keys of other tables (or this one) that reference this
+    /// table: not stored, worked out from the whole catalog whenever it
+    /// is installed (`Catalog::link_foreign_keys`).
+    #[serde(skip)]
+    pub referenced_by: Vec<ChildRef>,
+}
+
+/// What a foreign key does to child rows when the parent row is deleted
+/// or its referenced columns change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum FkAction {
+    /// `NO ACTION` (also when no action is given): as RESTRICT in InnoDB.
+    #[default]
+    NoAction,
+    /// `RESTRICT`.
+    Restrict,
+    /// `CASCADE`.
+    Cascade,
+    /// `SET NULL`.
+    SetNull,
+}
+
+impl FkAction {
+    /// Its SQL spelling.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint, stored with the child table. Columns are
+/// kept by name (so column moves in either table need no rewrite).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ForeignKeyDef {
+    /// The constraint's name (`<table>_ibfk_N` when none was given).
+    pub name: String,
+    /// The child's columns, in order.
+    pub columns: Vec<String>,
+    /// The parent's database, as written.
+    pub ref_db: String,
+    /// The parent table, as written.
+    pub ref_table: String,
+    /// The parent's columns, in order.
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    #[serde(default)]
+    pub on_delete: FkAction,
+    /// ON UPDATE.
+    #[serde(default)]
+    pub on_update: FkAction,
+}
+
+/// A CHECK constraint.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CheckDef {
+    /// The constraint's name (`<table>_chk_N` when none was given).
+    pub name: String,
+    /// The condition, as SQL text (identifiers in backquotes).
+    pub expr: String,
+    /// `ENFORCED` (the default) or `NOT ENFORCED`.
+    pub enforced: bool,
+}
+
+/// A foreign key that references a table: the child's database, table
+/// and constraint name (lower-case database and table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildRef {
+    /// The child's database (lower-case).
+    pub db: String,
+    /// The child table (lower-case).
+    pub table: String,
+    /// The constraint's name.
+    pub fk: String,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -730,6 +815,9 @@ mod tests {
             ],
             comment: String::new(),
             auto_increment_floor: 0,
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+            referenced_by: Vec::new(),
         }
     }
 

@@ -1197,6 +1197,15 @@ impl Drop for Session {
 /// Parses one statement with the MySQL dialect, with the ORDER BY of a
 /// single-table UPDATE (which sqlparser does not parse) apart.
 pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::OrderByExpr>)> {
+    // SHOW CREATE TABLE prints `/*!80016 NOT ENFORCED */` after a CHECK,
+    // as MySQL does: its content is read (the parser skips comments).
+    let expanded;
+    let text = if text.contains("/*!80016 ") {
+        expanded = expand_80016(text);
+        expanded.as_str()
+    } else {
+        text
+    };
     let Some((update, order)) = split_update_order_by(text) else {
         return Ok((parse_one(text)?, Vec::new()));
     };
@@ -1210,6 +1219,28 @@ pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::Orde
         _ => return Err(SqlError::syntax(format!("bad ORDER BY of UPDATE: {order}"))),
     };
     Ok((st, list))
+}
+
+/// `text` with each `/*!80016 ... */` replaced by its content.
+pub(crate) fn expand_80016(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("/*!80016 ") {
+        out.push_str(rest.get(..i).unwrap_or_default());
+        let after = rest.get(i + 9..).unwrap_or_default();
+        match after.find("*/") {
+            Some(e) => {
+                out.push_str(after.get(..e).unwrap_or_default());
+                rest = after.get(e + 2..).unwrap_or_default();
+            }
+            None => {
+                out.push_str(rest.get(i..).unwrap_or_default());
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `UPDATE .. ORDER BY o [LIMIT n]` split into `UPDATE .. [LIMIT n]` and

@@ -236,7 +236,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 }
             };
             header(out, &["Table", "Create Table"]);
-            out.row(&[t(&def.name), t(&create_table_text(&def))]);
+            out.row(&[t(&def.name), t(&create_table_text(&def, &db))]);
             out.end(0);
         }
         Show::CreateDatabase(db) => {
@@ -530,8 +530,10 @@ pub(crate) fn status_rows(s: &Session, global: bool) -> Vec<(String, String)> {
     rows
 }
 
-/// The CREATE TABLE statement of a table, as SHOW CREATE TABLE prints it.
-pub fn create_table_text(def: &TableDef) -> String {
+/// The CREATE TABLE statement of a table of database `db`, as SHOW
+/// CREATE TABLE prints it (a foreign key's parent in another database is
+/// printed with its database).
+pub fn create_table_text(def: &TableDef, db: &str) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  `{}` {}", c.name, c.type_sql());
@@ -565,6 +567,19 @@ pub fn create_table_text(def: &TableDef) -> String {
     for ix in &def.secondary {
         let kind = if ix.unique { "UNIQUE KEY" } else { "KEY" };
         lines.push(format!("  {kind} `{}` ({})", ix.name, names(&ix.columns)));
+    }
+    for fk in &def.foreign_keys {
+        lines.push(format!("  {}", crate::constraints::fk_sql(db, fk)));
+    }
+    // MySQL lists CHECKs by name.
+    let mut checks: Vec<_> = def.checks.iter().collect();
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    for c in checks {
+        let mut l = format!("  CONSTRAINT `{}` CHECK (({}))", c.name, c.expr);
+        if !c.enforced {
+            l.push_str(" /*!80016 NOT ENFORCED */");
+        }
+        lines.push(l);
     }
     let mut text = format!(
         "CREATE TABLE `{}` (\n{}\n) ENGINE=CairnDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",

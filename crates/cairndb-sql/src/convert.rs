@@ -180,6 +180,11 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
                     row,
                 ));
             }
+            let mut s = s;
+            if kind == StrKind::Binary {
+                // BINARY(n) holds exactly n bytes: right-padded with 0x00.
+                s.resize(s.len().max(max_len as usize), 0);
+            }
             Value::Str(s)
         }
         ColumnType::Date => match &v {

@@ -63,6 +63,9 @@ pub(crate) fn table(
     let cat = s.db.catalog.read();
     let cols = |names: &[&str]| names.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut rows = Vec::new();
+    // Views whose columns COLUMNS lists, once the catalog is released
+    // (a view's query is compiled to know them).
+    let mut views: Vec<(String, std::sync::Arc<crate::catalog::ViewDef>)> = Vec::new();
     let names = match table.to_ascii_uppercase().as_str() {
         "SCHEMATA" => {
             for d in cat.dbs.values().filter(|d| crate::acl::sees_db(s, &d.name)) {
@@ -176,6 +179,11 @@ pub(crate) fn table(
         }
         "COLUMNS" => {
             for d in cat.dbs.values() {
+                for v in d.views.values() {
+                    if crate::acl::sees_table(s, &d.name, &v.name) {
+                        views.push((d.name.clone(), v.clone()));
+                    }
+                }
                 for tb in d
                     .tables
                     .values()
@@ -597,5 +605,48 @@ pub(crate) fn table(
             ))
         }
     };
+    drop(cat);
+    for (db, v) in views {
+        // A view that no longer compiles (a table it reads was dropped)
+        // lists no columns, as MySQL shows it with a warning.
+        let Ok(list) = crate::show::view_column_types(s, &db, &v) else {
+            continue;
+        };
+        for (i, c) in list.into_iter().enumerate() {
+            let data_type = c
+                .type_sql
+                .split(['(', ' '])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let (cs, coll) = match &c.collation {
+                Some(coll) => (t("utf8mb4"), t(coll)),
+                None => (Value::Null, Value::Null),
+            };
+            rows.push(vec![
+                t("def"),
+                t(&db),
+                t(&v.name),
+                t(&c.name),
+                n(i as i64 + 1),
+                Value::Null,
+                t(if c.nullable { "YES" } else { "NO" }),
+                t(&data_type),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                cs,
+                coll,
+                t(&c.type_sql),
+                t(""),
+                t(""),
+                t("select,insert,update,references"),
+                t(""),
+                t(""),
+            ]);
+        }
+    }
     Ok((table.to_ascii_uppercase(), names, rows))
 }

@@ -609,7 +609,6 @@ fn view_columns(
     pat: &Option<String>,
     out: &mut dyn Output,
 ) -> SqlResult<()> {
-    let plan = crate::view::expand(s, db, v)?;
     if full {
         header(
             out,
@@ -628,15 +627,63 @@ fn view_columns(
     } else {
         header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
     }
-    for (k, ci) in plan.columns.iter().enumerate() {
-        if !matches(&ci.name, pat) {
+    for c in view_column_types(s, db, v)? {
+        if !matches(&c.name, pat) {
             continue;
         }
+        let null = if c.nullable { "YES" } else { "NO" };
+        if full {
+            out.row(&[
+                t(&c.name),
+                t(&c.type_sql),
+                c.collation.as_deref().map_or(Value::Null, t),
+                t(null),
+                t(""),
+                Value::Null,
+                t(""),
+                t("select,insert,update,references"),
+                t(""),
+            ]);
+        } else {
+            out.row(&[
+                t(&c.name),
+                t(&c.type_sql),
+                t(null),
+                t(""),
+                Value::Null,
+                t(""),
+            ]);
+        }
+    }
+    out.end(0);
+    Ok(())
+}
+
+/// A view column as SHOW COLUMNS and information_schema.COLUMNS show
+/// it.
+pub(crate) struct ViewColumn {
+    pub name: String,
+    pub type_sql: String,
+    pub nullable: bool,
+    /// The collation of a text column.
+    pub collation: Option<String>,
+}
+
+/// The columns of view `v` of `db`: a table column's own type, a
+/// computed one's from its result type.
+pub(crate) fn view_column_types(
+    s: &Session,
+    db: &str,
+    v: &crate::catalog::ViewDef,
+) -> SqlResult<Vec<ViewColumn>> {
+    let plan = crate::view::expand(s, db, v)?;
+    let mut out = Vec::with_capacity(plan.columns.len());
+    for (k, ci) in plan.columns.iter().enumerate() {
         let ty = match plan.proj.get(k) {
             Some(crate::expr::Expr::Column(i)) => plan.types.get(*i).copied().flatten(),
             _ => None,
         };
-        let (ty_sql, coll) = match ty {
+        let (type_sql, collation) = match ty {
             Some(ty) => (
                 ty.sql(),
                 ty.is_text().then(|| ty.collation().name().to_string()),
@@ -646,25 +693,14 @@ fn view_columns(
                 (ci.charset != 63).then(|| "utf8mb4_general_ci".to_string()),
             ),
         };
-        let null = if ci.not_null { "NO" } else { "YES" };
-        if full {
-            out.row(&[
-                t(&ci.name),
-                t(&ty_sql),
-                coll.map_or(Value::Null, |c| t(&c)),
-                t(null),
-                t(""),
-                Value::Null,
-                t(""),
-                t("select,insert,update,references"),
-                t(""),
-            ]);
-        } else {
-            out.row(&[t(&ci.name), t(&ty_sql), t(null), t(""), Value::Null, t("")]);
-        }
+        out.push(ViewColumn {
+            name: ci.name.clone(),
+            type_sql,
+            nullable: !ci.not_null,
+            collation,
+        });
     }
-    out.end(0);
-    Ok(())
+    Ok(out)
 }
 
 /// The SQL type a computed result column of `ci` would be declared as.

@@ -526,7 +526,11 @@ pub(crate) fn run_ddl(s: &mut Session, d: ViewDdl, out: &mut dyn Output) -> SqlR
         (None, false) => return Err(SqlError::no_such_table(&dbname, &vname)),
         _ => {}
     }
-    let user = format!("`{}`@`%`", s.user);
+    // The definer by default is CURRENT_USER(): the account matched.
+    let user = match &s.who {
+        Some(w) => format!("`{}`@`{}`", w.account_user, w.account_host),
+        None => format!("`{}`@`localhost`", s.user),
+    };
     let def = ViewDef {
         name: old
             .as_ref()

@@ -111,7 +111,7 @@ fn create_or_replace_alter_and_drop_views() {
     );
     assert_eq!(
         r(&mut s, "SHOW CREATE VIEW v2"),
-        ["v2|CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`%` SQL SECURITY DEFINER VIEW `v2` AS SELECT 1 AS one WITH CASCADED CHECK OPTION|utf8mb4|utf8mb4_general_ci"]
+        ["v2|CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `v2` AS SELECT 1 AS one WITH CASCADED CHECK OPTION|utf8mb4|utf8mb4_general_ci"]
     );
     q(&mut s, "DROP VIEW v, v2");
     assert_eq!(err(&mut s, "SELECT * FROM v"), 1146);

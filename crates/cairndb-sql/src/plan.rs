@@ -1376,6 +1376,8 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             Value::Str(_) => OutType::VarString,
             Value::Date(_) => OutType::Date,
             Value::DateTime(_) => OutType::DateTime,
+            Value::Time(_) => OutType::Time,
+            Value::Member(..) => OutType::String,
         },
         Expr::Column(i) => scope
             .cols

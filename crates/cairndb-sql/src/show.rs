@@ -9,7 +9,7 @@ use crate::output::{ColumnInfo, Output};
 use crate::preparse::{Show, VarScope};
 use crate::row::TableDef;
 use crate::session::Session;
-use crate::types::{Collation, Value};
+use crate::types::{Collation, ColumnType, Value};
 
 fn t(s: &str) -> Value {
     Value::Str(s.as_bytes().to_vec())
@@ -526,7 +526,9 @@ pub fn create_table_text(def: &TableDef) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  `{}` {}", c.name, c.type_sql());
-        if c.ty.is_text() && c.ty.collation() != Collation::Utf8mb4GeneralCi {
+        if (c.ty.is_text() || matches!(c.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }))
+            && c.ty.collation() != Collation::Utf8mb4GeneralCi
+        {
             l.push_str(&format!(" COLLATE {}", c.ty.collation().name()));
         }
         if !c.nullable {
@@ -535,7 +537,7 @@ pub fn create_table_text(def: &TableDef) -> String {
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");
         } else if let Some(d) = &c.default {
-            l.push_str(&format!(" DEFAULT '{}'", d.to_string().replace('\'', "''")));
+            l.push_str(&format!(" DEFAULT {}", default_sql(c, d)));
         } else if c.nullable {
             l.push_str(" DEFAULT NULL");
         }
@@ -566,6 +568,18 @@ pub fn create_table_text(def: &TableDef) -> String {
         text.push_str(&format!(" COMMENT='{}'", sql_quoted(&def.comment)));
     }
     text
+}
+
+/// A column's DEFAULT as SHOW CREATE TABLE prints it: quoted, a BIT as
+/// `b'101'`, a TIME with the column's fractional digits.
+fn default_sql(c: &crate::row::ColumnDef, d: &Value) -> String {
+    match (c.ty, d) {
+        (ColumnType::Bit { .. }, Value::UInt(n)) => format!("b'{n:b}'"),
+        (ColumnType::Time { fsp }, Value::Time(us)) => {
+            format!("'{}'", crate::types::format_time(*us, Some(fsp)))
+        }
+        _ => format!("'{}'", d.to_string().replace('\'', "''")),
+    }
 }
 
 /// A string's body as SHOW CREATE TABLE quotes it: `'` doubled, `\\`

@@ -392,10 +392,7 @@ pub fn to_column_ignoring(
             Value::Int(0)
         }
         (1292, ColumnType::Time { fsp }) => {
-            warn(
-                1265,
-                format!("Data truncated for column '{}' at row {row}", col.name),
-            );
+            warn(1292, e.message);
             let us = time_of_value(&keep).map_or(0, |us| round_micros(us, fsp));
             Value::Time(us.clamp(-TIME_MAX_MICROS, TIME_MAX_MICROS))
         }

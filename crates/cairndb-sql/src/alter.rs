@@ -975,15 +975,14 @@ impl<'a> Work<'a> {
         };
         // The rows keep their bytes when every column is where it was with
         // the same storage, under the same primary key.
-        let same_rows =
-            new.columns.len() == old.columns.len()
-                && srcs.iter().enumerate().all(|(i, s)| *s == Some(i))
-                && new.columns.iter().zip(&old.columns).all(|(n, o)| {
-                    n.nullable == o.nullable
-                        && ((n.ty == o.ty && n.elements == o.elements) || widened(o.ty, n.ty))
-                })
-                && new.hidden_pk == old.hidden_pk
-                && new.primary.columns == old.primary.columns;
+        let same_rows = new.columns.len() == old.columns.len()
+            && srcs.iter().enumerate().all(|(i, s)| *s == Some(i))
+            && new.columns.iter().zip(&old.columns).all(|(n, o)| {
+                n.nullable == o.nullable
+                    && ((n.ty == o.ty && n.elements == o.elements) || widened(o.ty, n.ty))
+            })
+            && new.hidden_pk == old.hidden_pk
+            && new.primary.columns == old.primary.columns;
         let copy_forced = self.force || self.algorithm == Some(ast::AlterTableAlgorithm::Copy);
         let rebuild = copy_forced || !same_rows;
         let retyped = srcs.iter().zip(&new.columns).any(|(s, n)| {

@@ -264,9 +264,8 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
             Value::Int(y)
         }
         ColumnType::Time { fsp } => {
-            let us = time_of_value(&v).ok_or_else(|| {
-                bad_time("time", v.to_string().as_bytes(), name, row)
-            })?;
+            let us = time_of_value(&v)
+                .ok_or_else(|| bad_time("time", v.to_string().as_bytes(), name, row))?;
             let us = round_micros(us, fsp);
             if us.abs() > TIME_MAX_MICROS {
                 return Err(bad_time("time", v.to_string().as_bytes(), name, row));

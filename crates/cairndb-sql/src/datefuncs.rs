@@ -626,7 +626,10 @@ fn time_arg(v: &Value, env: &dyn Env) -> Option<i64> {
     match crate::convert::time_of_value(v) {
         Some(us) if us.abs() > crate::types::TIME_MAX_MICROS => {
             env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
-            Some(us.clamp(-crate::types::TIME_MAX_MICROS, crate::types::TIME_MAX_MICROS))
+            Some(us.clamp(
+                -crate::types::TIME_MAX_MICROS,
+                crate::types::TIME_MAX_MICROS,
+            ))
         }
         Some(us) => Some(us),
         None => {

@@ -408,7 +408,9 @@ fn column_type(dt: &ast::DataType, collation: Collation) -> SqlResult<ColumnType
             }
             ColumnType::Bit { bits: n as u8 }
         }
-        D::Custom(name, args) if args.is_empty() && name.to_string().eq_ignore_ascii_case("year") => {
+        D::Custom(name, args)
+            if args.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+        {
             ColumnType::Year
         }
         D::JSON => return Err(SqlError::unsupported("column type JSON")),

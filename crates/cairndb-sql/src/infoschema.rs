@@ -188,10 +188,13 @@ pub(crate) fn table(
                                 (n(m.unwrap_or(0) as i64), Value::Null, Value::Null)
                             }
                             ColumnType::Set { .. } => {
-                                let m: usize = c.elements.iter().map(|e| e.chars().count() + 1).sum();
+                                let m: usize =
+                                    c.elements.iter().map(|e| e.chars().count() + 1).sum();
                                 (n(m.saturating_sub(1) as i64), Value::Null, Value::Null)
                             }
-                            ColumnType::Bit { bits } => (Value::Null, n(i64::from(bits)), Value::Null),
+                            ColumnType::Bit { bits } => {
+                                (Value::Null, n(i64::from(bits)), Value::Null)
+                            }
                             _ => (Value::Null, Value::Null, Value::Null),
                         };
                         let key = if tb.in_pk(i) {

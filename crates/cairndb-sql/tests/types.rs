@@ -72,7 +72,13 @@ fn enum_stores_index_sorts_by_it_and_reads_as_string() {
         warnings(&mut s),
         ["Warning|1265|Data truncated for column 'e' at row 1"]
     );
-    assert_eq!(one(&mut s, "SELECT CONCAT('[', e, ']'), e+0 FROM t WHERE id = 5"), "[]|0");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT CONCAT('[', e, ']'), e+0 FROM t WHERE id = 5"
+        ),
+        "[]|0"
+    );
     assert_eq!(one(&mut s, "SELECT id FROM t ORDER BY e LIMIT 1"), "5");
     q(&mut s, "UPDATE t SET e = 'small' WHERE id = 5");
     assert_eq!(one(&mut s, "SELECT e FROM t WHERE id = 5"), "small");
@@ -102,7 +108,10 @@ fn enum_definitions_are_checked() {
     assert_eq!(err(&mut s, "CREATE TABLE t (s SET('a','a'))"), 1291);
     let many: Vec<String> = (0..65).map(|i| format!("'m{i}'")).collect();
     assert_eq!(
-        err(&mut s, &format!("CREATE TABLE t (s SET({}))", many.join(","))),
+        err(
+            &mut s,
+            &format!("CREATE TABLE t (s SET({}))", many.join(","))
+        ),
         1097
     );
     assert_eq!(err(&mut s, "CREATE TABLE t (j JSON)"), 1235);
@@ -115,7 +124,10 @@ fn enum_definitions_are_checked() {
             members.join(",")
         ),
     );
-    q(&mut s, "INSERT INTO big VALUES (1,'m299'),(2,'m0'),(3,'m255'),(4,256)");
+    q(
+        &mut s,
+        "INSERT INTO big VALUES (1,'m299'),(2,'m0'),(3,'m255'),(4,256)",
+    );
     assert_eq!(
         all(&mut s, "SELECT id, e, e+0 FROM big ORDER BY e+0, id"),
         ["2|m0|1", "3|m255|256", "4|m255|256", "1|m299|300"]
@@ -151,7 +163,10 @@ fn set_takes_lists_in_any_order_and_shows_definition_order() {
     );
     assert_eq!(all(&mut s, "SELECT id FROM t WHERE s = 'a,c'"), ["1"]);
     assert_eq!(
-        all(&mut s, "SELECT id FROM t WHERE FIND_IN_SET('c', s) ORDER BY id"),
+        all(
+            &mut s,
+            "SELECT id FROM t WHERE FIND_IN_SET('c', s) ORDER BY id"
+        ),
         ["1", "4"]
     );
     assert_eq!(
@@ -202,7 +217,10 @@ fn year_reads_two_and_four_digits() {
     assert_eq!(one(&mut s, "SELECT y FROM t WHERE id = 11"), "0");
     q(&mut s, "CREATE TABLE py (y YEAR PRIMARY KEY)");
     q(&mut s, "INSERT INTO py VALUES (2000),(1999),(0),(2155)");
-    assert_eq!(all(&mut s, "SELECT y FROM py"), ["0", "1999", "2000", "2155"]);
+    assert_eq!(
+        all(&mut s, "SELECT y FROM py"),
+        ["0", "1999", "2000", "2155"]
+    );
 }
 
 #[test]
@@ -236,11 +254,17 @@ fn time_parses_clamps_and_orders_negative_values() {
         ["2", "6", "8"]
     );
     assert_eq!(
-        all(&mut s, "SELECT id FROM t WHERE t BETWEEN '-01:00:00' AND '10:11:12' ORDER BY id"),
+        all(
+            &mut s,
+            "SELECT id FROM t WHERE t BETWEEN '-01:00:00' AND '10:11:12' ORDER BY id"
+        ),
         ["2", "4", "7", "8"]
     );
     assert_eq!(
-        one(&mut s, "SELECT t + 0, HOUR(t), MINUTE(t), SECOND(t), MICROSECOND(t) FROM t WHERE id = 3"),
+        one(
+            &mut s,
+            "SELECT t + 0, HOUR(t), MINUTE(t), SECOND(t), MICROSECOND(t) FROM t WHERE id = 3"
+        ),
         "260304|26|3|4|0"
     );
     assert_eq!(err(&mut s, "INSERT INTO t VALUES (9,'839:00:00')"), 1292);
@@ -258,7 +282,10 @@ fn time_parses_clamps_and_orders_negative_values() {
         all(&mut s, "SELECT t FROM pt"),
         ["-100:00:00", "-00:00:01", "00:00:00", "01:00:00"]
     );
-    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM pt WHERE t >= '-00:00:01'"), "3");
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM pt WHERE t >= '-00:00:01'"),
+        "3"
+    );
 }
 
 #[test]
@@ -405,10 +432,19 @@ fn alter_table_adds_and_modifies_the_new_types() {
     // VARCHAR to ENUM converts by string; a new member at the end keeps
     // the others' indexes.
     q(&mut s, "ALTER TABLE t MODIFY v ENUM('a','b')");
-    assert_eq!(all(&mut s, "SELECT id, v+0 FROM t ORDER BY v"), ["2|1", "1|2"]);
-    q(&mut s, "ALTER TABLE t MODIFY v ENUM('a','b','c'), ADD KEY (v)");
+    assert_eq!(
+        all(&mut s, "SELECT id, v+0 FROM t ORDER BY v"),
+        ["2|1", "1|2"]
+    );
+    q(
+        &mut s,
+        "ALTER TABLE t MODIFY v ENUM('a','b','c'), ADD KEY (v)",
+    );
     q(&mut s, "INSERT INTO t (id, v) VALUES (3,'c')");
-    assert_eq!(all(&mut s, "SELECT id, v FROM t ORDER BY v"), ["2|a", "1|b", "3|c"]);
+    assert_eq!(
+        all(&mut s, "SELECT id, v FROM t ORDER BY v"),
+        ["2|a", "1|b", "3|c"]
+    );
     assert_eq!(err(&mut s, "ALTER TABLE t MODIFY v ENUM('a')"), 1265);
     q(&mut s, "ALTER TABLE t MODIFY v SET('a','b','c')");
     assert_eq!(one(&mut s, "SELECT v+0 FROM t WHERE id = 3"), "4");
@@ -447,7 +483,13 @@ fn prepared_statements_bind_and_return_the_new_types() {
     let types: Vec<OutType> = c.columns.iter().map(|c| c.ty).collect();
     assert_eq!(
         types,
-        [OutType::String, OutType::Year, OutType::Time, OutType::Bit, OutType::LongLong]
+        [
+            OutType::String,
+            OutType::Year,
+            OutType::Time,
+            OutType::Bit,
+            OutType::LongLong
+        ]
     );
     assert!(c.columns[0].is_enum);
 }
@@ -474,10 +516,7 @@ fn the_new_types_survive_reopening() {
         all(&mut s, "SELECT e, s, y, tm, b+0 FROM t"),
         ["b|p,q|1987|-10:00:00.000001|4095", "a|q|0|10:00:00|1"]
     );
-    assert_eq!(
-        all(&mut s, "SELECT e FROM t WHERE s = 'q'"),
-        ["a"]
-    );
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE s = 'q'"), ["a"]);
 }
 
 /// A dictionary record and a row written before the new types existed

@@ -2090,9 +2090,21 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let mut consumed: Vec<usize> = Vec::new();
             let mut int_keys = true;
             for &col in &ix.columns {
-                let b = bounds_for(t.offset + col, &conj, avail);
+                let mut b = bounds_for(t.offset + col, &conj, avail);
                 let cdef = &def.columns[col];
                 int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
+                // ENUM and SET keys order by index, not by the strings a
+                // range compares: only points of them are looked up.
+                if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }) {
+                    b.lo = None;
+                    b.hi = None;
+                    if b.alts
+                        .as_ref()
+                        .is_some_and(|l| l.iter().any(|a| matches!(a, KeyAlt::Range(..))))
+                    {
+                        b.alts = None;
+                    }
+                }
                 if let Some(e) = b.eq {
                     consumed.extend(b.eq_src);
                     ia.eq.push(e);

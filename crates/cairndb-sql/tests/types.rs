@@ -547,3 +547,45 @@ fn a_table_written_before_the_new_types_still_reads() {
     row_value(&t, &row, &mut v2);
     assert_eq!((k2.as_slice(), v2), (&key[..], value));
 }
+
+#[test]
+fn enum_ranges_compare_strings_not_indexes() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (e ENUM('z','y','x') PRIMARY KEY, n INT, s SET('q','p'), KEY (s))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES ('x',1,'p'),('z',2,'q'),('y',3,'p,q')",
+    );
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e > 'y'"), ["z"]);
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e >= 'y'"), ["z", "y"]);
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e < 'y'"), ["x"]);
+    assert_eq!(
+        all(&mut s, "SELECT e FROM t WHERE e BETWEEN 'x' AND 'y'"),
+        ["y", "x"]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT e FROM t WHERE e IN ('x', 'z')"),
+        ["z", "x"]
+    );
+    assert_eq!(all(&mut s, "SELECT n FROM t WHERE s > 'p'"), ["2", "3"]);
+    assert_eq!(
+        all(&mut s, "SELECT n FROM t WHERE e > 1 ORDER BY n"),
+        ["1", "3"]
+    );
+    // MIN and MAX of an ENUM compare strings, as MySQL's do.
+    assert_eq!(one(&mut s, "SELECT MIN(e), MAX(e) FROM t"), "x|z");
+}
+
+#[test]
+fn unsupported_literals_and_types_are_refused() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT b'101' + 0, b'1' = 1"), "5|1");
+    assert_eq!(one(&mut s, "SELECT 0x41"), "A");
+    // `0b0101` is not read as a number: an error, never a silent `0`.
+    assert_eq!(err(&mut s, "SELECT 0b0101"), 1054);
+}

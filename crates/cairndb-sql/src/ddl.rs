@@ -408,8 +408,10 @@ fn column_type(dt: &ast::DataType, collation: Collation) -> SqlResult<ColumnType
             }
             ColumnType::Bit { bits: n as u8 }
         }
+        // YEAR(4), deprecated, is YEAR.
         D::Custom(name, args)
-            if args.is_empty() && name.to_string().eq_ignore_ascii_case("year") =>
+            if (args.is_empty() || args.as_slice() == ["4"])
+                && name.to_string().eq_ignore_ascii_case("year") =>
         {
             ColumnType::Year
         }

@@ -227,7 +227,7 @@ pub(crate) fn table(
                             n(i as i64 + 1),
                             c.default
                                 .as_ref()
-                                .map_or(Value::Null, |v| t(&v.to_string())),
+                                .map_or(Value::Null, |v| t(&crate::show::default_text(c, v))),
                             t(if c.nullable { "YES" } else { "NO" }),
                             t(&data_type),
                             charlen.clone(),

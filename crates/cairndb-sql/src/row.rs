@@ -972,4 +972,64 @@ mod tests {
             }
         }
     }
+
+    fn key_of(ty: ColumnType, v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_key_value(&mut out, &ty, true, v);
+        out
+    }
+
+    #[test]
+    fn new_type_keys_order_as_sql_and_round_trip() {
+        let c = Collation::Utf8mb4GeneralCi;
+        let cases: Vec<(ColumnType, Vec<Value>)> = vec![
+            (
+                ColumnType::Time { fsp: 6 },
+                [-838 * 3_600_000_000i64, -1, 0, 1, 3_600_000_000]
+                    .map(Value::Time)
+                    .to_vec(),
+            ),
+            (
+                ColumnType::Year,
+                [0i64, 1901, 1999, 2155].map(Value::Int).to_vec(),
+            ),
+            (
+                ColumnType::Bit { bits: 64 },
+                [0u64, 1, 1 << 63, u64::MAX].map(Value::UInt).to_vec(),
+            ),
+            (
+                ColumnType::Enum {
+                    count: 300,
+                    collation: c,
+                },
+                [0u64, 1, 255, 256, 300]
+                    .map(|n| Value::Member(n, Vec::new()))
+                    .to_vec(),
+            ),
+            (
+                ColumnType::Set {
+                    count: 20,
+                    collation: c,
+                },
+                [0u64, 1, 2, 3, 1 << 19]
+                    .map(|n| Value::Member(n, Vec::new()))
+                    .to_vec(),
+            ),
+        ];
+        for (ty, vals) in cases {
+            let keys: Vec<Vec<u8>> = vals.iter().map(|v| key_of(ty, v)).collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{ty:?}");
+            assert!(key_of(ty, &Value::Null) < keys[0]);
+            for (k, v) in keys.iter().zip(&vals) {
+                let mut cur = k.as_slice();
+                assert_eq!(get_key_value(&mut cur, &ty, true).as_ref(), Some(v));
+                assert!(cur.is_empty());
+                let mut stored = Vec::new();
+                put_stored(&mut stored, &ty, v);
+                let mut cur = stored.as_slice();
+                assert_eq!(get_stored(&mut cur, &ty).as_ref(), Some(v));
+                assert!(cur.is_empty());
+            }
+        }
+    }
 }

@@ -304,7 +304,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 let default = c
                     .default
                     .as_ref()
-                    .map_or(Value::Null, |v| t(&v.to_string()));
+                    .map_or(Value::Null, |v| t(&default_text(c, v)));
                 let extra = if c.auto_increment {
                     "auto_increment"
                 } else {
@@ -312,7 +312,9 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 };
                 let null = if c.nullable { "YES" } else { "NO" };
                 if full {
-                    let coll = if c.ty.is_text() {
+                    let coll = if c.ty.is_text()
+                        || matches!(c.ty, ColumnType::Enum { .. } | ColumnType::Set { .. })
+                    {
                         t(c.ty.collation().name())
                     } else {
                         Value::Null
@@ -574,11 +576,20 @@ pub fn create_table_text(def: &TableDef) -> String {
 /// `b'101'`, a TIME with the column's fractional digits.
 fn default_sql(c: &crate::row::ColumnDef, d: &Value) -> String {
     match (c.ty, d) {
+        (ColumnType::Bit { .. }, Value::UInt(_)) => default_text(c, d),
+        _ => format!("'{}'", default_text(c, d).replace('\'', "''")),
+    }
+}
+
+/// A column's DEFAULT as SHOW COLUMNS and information_schema show it: a
+/// BIT as `b'101'`, a TIME with the column's fractional digits, a YEAR
+/// with four digits, the rest as their text.
+pub(crate) fn default_text(c: &crate::row::ColumnDef, d: &Value) -> String {
+    match (c.ty, d) {
         (ColumnType::Bit { .. }, Value::UInt(n)) => format!("b'{n:b}'"),
-        (ColumnType::Time { fsp }, Value::Time(us)) => {
-            format!("'{}'", crate::types::format_time(*us, Some(fsp)))
-        }
-        _ => format!("'{}'", d.to_string().replace('\'', "''")),
+        (ColumnType::Time { fsp }, Value::Time(us)) => crate::types::format_time(*us, Some(fsp)),
+        (ColumnType::Year, Value::Int(y)) => format!("{y:04}"),
+        _ => d.to_string(),
     }
 }
 

@@ -399,6 +399,19 @@ fn show_create_table_and_information_schema() {
         ]
     );
     assert_eq!(
+        all(&mut s, "SELECT COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd2' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION"),
+        ["a", "NULL", "2000", "01:02:03.000", "NULL", "NULL"]
+    );
+    q(
+        &mut s,
+        "CREATE TABLE y4 (y YEAR(4) DEFAULT 0, b BIT(3) DEFAULT 6)",
+    );
+    assert_eq!(
+        all(&mut s, "SHOW COLUMNS FROM y4"),
+        ["y|year|YES||0000|", "b|bit(3)|YES||b'110'|"]
+    );
+    assert_eq!(err(&mut s, "CREATE TABLE y2 (y YEAR(2))"), 1235);
+    assert_eq!(
         all(&mut s, "SHOW COLUMNS FROM t")
             .iter()
             .map(|r| r.split('|').take(2).collect::<Vec<_>>().join("|"))

@@ -43,6 +43,8 @@ async fn enum_set_year_time_and_bit_over_text_and_binary_protocol() {
     let cols = rows[0].columns_ref();
     assert_eq!(cols[0].column_type(), ColumnType::MYSQL_TYPE_STRING);
     assert!(cols[0].flags().contains(ColumnFlags::ENUM_FLAG));
+    assert_eq!(cols[0].column_length(), 4);
+    assert_eq!(cols[1].column_length(), 20);
     assert_eq!(cols[1].column_type(), ColumnType::MYSQL_TYPE_STRING);
     assert!(cols[1].flags().contains(ColumnFlags::SET_FLAG));
     assert_eq!(cols[2].column_type(), ColumnType::MYSQL_TYPE_YEAR);

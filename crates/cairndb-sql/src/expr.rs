@@ -48,7 +48,8 @@ pub struct ColumnOrigin {
     pub unique_key: bool,
     /// First column of another secondary index.
     pub multiple_key: bool,
-    /// Declared display width (BOOL / TINYINT(1)).
+    /// Declared display width (BOOL / TINYINT(1)), or the length of an
+    /// ENUM or SET column.
     pub display_width: Option<u32>,
 }
 

@@ -501,7 +501,7 @@ fn add_table_scope(
                 auto_increment: c.auto_increment,
                 unique_key: first_of(true),
                 multiple_key: first_of(false),
-                display_width: c.display_width,
+                display_width: c.display_width.or_else(|| c.member_length()),
             }),
         });
         types.push(Some(c.ty));

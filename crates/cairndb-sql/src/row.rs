@@ -71,6 +71,23 @@ impl ColumnDef {
         }
     }
 
+    /// The display length MySQL sends for an ENUM (its longest member)
+    /// or SET (all members and their commas) column: characters times 4
+    /// (utf8mb4). None for other types.
+    pub fn member_length(&self) -> Option<u32> {
+        let chars = |e: &String| e.chars().count() as u32;
+        let n = match self.ty {
+            ColumnType::Enum { .. } => self.elements.iter().map(chars).max().unwrap_or(0),
+            ColumnType::Set { .. } => {
+                let sum: u32 = self.elements.iter().map(|e| chars(e) + 1).sum();
+                sum.saturating_sub(1)
+            }
+            _ => return None,
+        };
+        let mult = if self.ty.collation() == Collation::Binary { 1 } else { 4 };
+        Some(n.saturating_mul(mult))
+    }
+
     /// The string of ENUM index `i` (1-based; 0 and out of range: empty).
     pub fn enum_text(&self, i: u64) -> Vec<u8> {
         usize::try_from(i)

@@ -1016,6 +1016,9 @@ struct Adapter<'a> {
     out: &'a mut dyn Results,
     /// The connection's column definitions of its last result set.
     cols: &'a mut Vec<Column>,
+    /// Whether a column of the result set is a YEAR or a BIT, whose
+    /// integers go out in their own forms (set by `columns`).
+    special: bool,
 }
 
 impl Output for Adapter<'_> {
@@ -1030,6 +1033,9 @@ impl Output for Adapter<'_> {
             self.cols.clear();
             self.cols.extend(cols.iter().map(column));
         }
+        self.special = cols
+            .iter()
+            .any(|c| matches!(c.ty, OutType::Year | OutType::Bit));
         self.out.begin_result_set(self.cols);
     }
 
@@ -1039,7 +1045,8 @@ impl Output for Adapter<'_> {
             match v {
                 Value::Null => w.null(),
                 Value::Int(y)
-                    if (0..1000).contains(y)
+                    if self.special
+                        && (0..1000).contains(y)
                         && self
                             .cols
                             .get(i)
@@ -1050,10 +1057,11 @@ impl Output for Adapter<'_> {
                 }
                 Value::Int(i) => w.int(*i),
                 Value::UInt(u)
-                    if self
-                        .cols
-                        .get(i)
-                        .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_BIT) =>
+                    if self.special
+                        && self
+                            .cols
+                            .get(i)
+                            .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_BIT) =>
                 {
                     // BIT(n) goes out as its (n + 7) / 8 big-endian bytes.
                     let n = self.cols.get(i).map_or(64, |c| c.length).clamp(1, 64);
@@ -1186,6 +1194,7 @@ impl cairndb_server::Session for SqlConn {
                 let mut a = Adapter {
                     out: &mut *out,
                     cols,
+                    special: false,
                 };
                 s.query(st, &mut a)
             });
@@ -1216,6 +1225,7 @@ impl cairndb_server::Session for SqlConn {
             let mut a = Adapter {
                 out: &mut *out,
                 cols,
+                special: false,
             };
             s.execute(stmt, &vals, &mut a)
         });

@@ -84,7 +84,11 @@ impl ColumnDef {
             }
             _ => return None,
         };
-        let mult = if self.ty.collation() == Collation::Binary { 1 } else { 4 };
+        let mult = if self.ty.collation() == Collation::Binary {
+            1
+        } else {
+            4
+        };
         Some(n.saturating_mul(mult))
     }
 

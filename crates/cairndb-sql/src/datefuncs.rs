@@ -276,6 +276,7 @@ pub fn out_type(
     match f {
         DtFn::AddInterval(unit, _) => match args.first() {
             Some(T::Date) if unit.is_date_unit() => T::Date,
+            Some(T::Time) if !unit.is_date_unit() => T::Time,
             Some(T::Date | T::DateTime | T::Timestamp) => T::DateTime,
             Some(T::Null) => T::Null,
             _ => T::VarString,
@@ -1283,6 +1284,13 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
     Ok(match f {
         DtFn::AddInterval(unit, neg) => {
             let x = arg(0);
+            // A TIME plus a time interval is a TIME.
+            if let (Value::Time(t), false) = (&x, unit.is_date_unit()) {
+                return Ok(match interval(unit, &arg(1), neg) {
+                    Some(iv) if iv.months == 0 => time_result(i128::from(*t) + iv.micros, env),
+                    _ => Value::Null,
+                });
+            }
             let (dt, has_time) = match read(&x) {
                 None => return Ok(Value::Null),
                 Some(Err(t)) => return Ok(bad_value(env, &t)),
@@ -1562,6 +1570,31 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
         }
         DtFn::Extract(unit) => {
             let x = arg(0);
+            // The parts of a TIME carry its sign; its hours may pass 23.
+            if let Value::Time(t) = x {
+                let sign = if t < 0 { -1 } else { 1 };
+                let a = t.unsigned_abs();
+                let secs = (a / 1_000_000) as i64;
+                let (h, mi, s, us) = (
+                    secs / 3600,
+                    (secs / 60) % 60,
+                    secs % 60,
+                    (a % 1_000_000) as i64,
+                );
+                let part = match unit {
+                    Unit::Hour => Some(h),
+                    Unit::Minute => Some(mi),
+                    Unit::Second => Some(s),
+                    Unit::Microsecond => Some(us),
+                    Unit::HourMinute => Some(h * 100 + mi),
+                    Unit::HourSecond => Some((h * 100 + mi) * 100 + s),
+                    Unit::MinuteSecond => Some(mi * 100 + s),
+                    _ => None,
+                };
+                if let Some(p) = part {
+                    return Ok(int(sign * p));
+                }
+            }
             let (dt, _) = match read(&x) {
                 Some(Ok(r)) => r,
                 _ => return Ok(bad_value(env, &x.to_string())),

@@ -315,6 +315,11 @@ fn time_functions() {
         ("HOUR('838:00:00')", "838"),
         ("SEC_TO_TIME(4000000)", "838:59:59"),
         ("LENGTH(CURTIME())", "8"),
+        ("TIME('10:00:00') + INTERVAL 90 MINUTE", "11:30:00"),
+        ("TIME('-01:00:00') - INTERVAL 1 SECOND", "-01:00:01"),
+        ("EXTRACT(HOUR FROM TIME('-01:59:59'))", "-1"),
+        ("EXTRACT(MINUTE FROM TIME('100:20:00'))", "20"),
+        ("EXTRACT(HOUR FROM TIME('100:20:00'))", "100"),
         ("CURRENT_TIME = CURTIME()", "1"),
     ];
     for (e, want) in cases {

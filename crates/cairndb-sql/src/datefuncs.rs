@@ -1643,6 +1643,28 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
                 _ => dt.value(true),
             }
         }
+        // A TIME where a date-time is needed: today's date plus the time,
+        // as MySQL reads one.
+        _ if matches!(a.first(), Some(Value::Time(_))) => {
+            let Some(Value::Time(t)) = a.first() else {
+                return Ok(Value::Null);
+            };
+            let midnight = Dt {
+                h: 0,
+                mi: 0,
+                s: 0,
+                us: 0,
+                ..now(0)
+            };
+            let Some(dt) = dt_of_unix_micros(unix_micros(&midnight) + i128::from(*t)) else {
+                return Ok(Value::Null);
+            };
+            let mut b = a.clone();
+            if let Some(first) = b.first_mut() {
+                *first = dt.value(false);
+            }
+            return call(f, b, env);
+        }
         _ => {
             // The rest need a whole date.
             let Some((dt, _)) = full_date(&arg(0), env) else {

@@ -320,6 +320,7 @@ fn time_functions() {
         ("EXTRACT(HOUR FROM TIME('-01:59:59'))", "-1"),
         ("EXTRACT(MINUTE FROM TIME('100:20:00'))", "20"),
         ("EXTRACT(HOUR FROM TIME('100:20:00'))", "100"),
+        ("DATE_FORMAT(TIME('10:20:30'), '%H.%i.%s')", "10.20.30"),
         ("CURRENT_TIME = CURTIME()", "1"),
     ];
     for (e, want) in cases {

@@ -456,6 +456,8 @@ pub enum CastTo {
     Decimal(u8),
     /// DOUBLE / FLOAT / REAL
     Double,
+    /// TIME(fsp)
+    Time(u8),
 }
 
 /// Aggregate functions.
@@ -1878,6 +1880,7 @@ fn cast_target(dt: &ast::DataType) -> SqlResult<CastTo> {
             _ => 0,
         }),
         D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastTo::Double,
+        D::Time(fsp, ast::TimezoneInfo::None) => CastTo::Time(fsp.unwrap_or(0).min(6) as u8),
         other => return Err(SqlError::unsupported(format!("CAST AS {other}"))),
     })
 }
@@ -2813,7 +2816,7 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             CastTo::Signed | CastTo::Unsigned => (t.parse::<i128>().is_ok(), "INTEGER"),
             CastTo::Double => (t.parse::<f64>().is_ok(), "DOUBLE"),
             CastTo::Decimal(_) => (parse_number(t).is_ok(), "DECIMAL"),
-            CastTo::Char => (true, ""),
+            CastTo::Char | CastTo::Time(_) => (true, ""),
         };
         if !whole {
             env.warn(
@@ -2839,6 +2842,20 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
         CastTo::Decimal(s) => num(v)
             .and_then(|n| to_dec(n, s))
             .map_or(Value::Null, |d| Value::Decimal(d, s)),
+        CastTo::Time(fsp) => match crate::convert::time_of_value(v) {
+            Some(us) => {
+                let max = crate::types::TIME_MAX_MICROS;
+                let us = crate::convert::round_micros(us, fsp);
+                if us.abs() > max {
+                    env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+                }
+                Value::Time(us.clamp(-max, max))
+            }
+            None => {
+                env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+                Value::Null
+            }
+        },
     }
 }
 

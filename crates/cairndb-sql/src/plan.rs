@@ -1353,6 +1353,7 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             ci.unsigned = true
         }
         Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
+        Expr::Cast(_, CastTo::Time(fsp)) => ci.decimals = *fsp,
         Expr::Agg(i)
             if aggs.get(*i).is_some_and(|a| {
                 matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
@@ -1451,6 +1452,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             CastTo::Char => OutType::VarString,
             CastTo::Decimal(_) => OutType::NewDecimal,
             CastTo::Double => OutType::Double,
+            CastTo::Time(_) => OutType::Time,
         },
         Expr::SysVar(name) => match crate::vars::default_of(name) {
             Some(Value::Int(_) | Value::UInt(_)) => OutType::LongLong,

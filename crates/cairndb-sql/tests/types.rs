@@ -321,6 +321,10 @@ fn time_functions() {
         ("EXTRACT(MINUTE FROM TIME('100:20:00'))", "20"),
         ("EXTRACT(HOUR FROM TIME('100:20:00'))", "100"),
         ("DATE_FORMAT(TIME('10:20:30'), '%H.%i.%s')", "10.20.30"),
+        ("CAST('10:20:30.129' AS TIME(2))", "10:20:30.130000"),
+        ("CAST(-102030 AS TIME)", "-10:20:30"),
+        ("CAST('2024-01-01 08:00:00' AS TIME)", "08:00:00"),
+        ("CAST('nope' AS TIME)", "NULL"),
         ("CURRENT_TIME = CURTIME()", "1"),
     ];
     for (e, want) in cases {

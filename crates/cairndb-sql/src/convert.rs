@@ -599,10 +599,16 @@ pub fn parse_time_str(s: &[u8]) -> Option<i64> {
         let h: i64 = it.next()?.parse().ok()?;
         let m: i64 = it.next()?.parse().ok()?;
         let s: i64 = it.next().unwrap_or("0").parse().ok()?;
-        if it.next().is_some() || m > 59 || s > 59 {
+        if it.next().is_some()
+            || !(0..=59).contains(&m)
+            || !(0..=59).contains(&s)
+            || h < 0
+            || days < 0
+        {
             return None;
         }
-        ((days * 24 + h).min(1_000_000) * 3600 + m * 60 + s) * 1_000_000 + us
+        let hours = days.saturating_mul(24).saturating_add(h).min(1_000_000);
+        (hours * 3600 + m * 60 + s) * 1_000_000 + us
     } else {
         if days != 0 || !hms.bytes().all(|b| b.is_ascii_digit()) || hms.is_empty() {
             return None;

@@ -1464,7 +1464,7 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             if !(0..60).contains(&m) || !(0.0..60.0).contains(&sec) {
                 return Ok(Value::Null);
             }
-            let mag = (i128::from(h.abs()) * 3600 + i128::from(m) * 60) * 1_000_000
+            let mag = (i128::from(h.unsigned_abs()) * 3600 + i128::from(m) * 60) * 1_000_000
                 + (sec * 1e6).round() as i128;
             time_result(if h < 0 { -mag } else { mag }, env)
         }

@@ -325,6 +325,15 @@ fn time_functions() {
         ("CAST(-102030 AS TIME)", "-10:20:30"),
         ("CAST('2024-01-01 08:00:00' AS TIME)", "08:00:00"),
         ("CAST('nope' AS TIME)", "NULL"),
+        // Extreme inputs clamp or are NULL, never overflow.
+        (
+            "CAST('99999999999999999 9223372036854775807:00:00' AS TIME)",
+            "838:59:59",
+        ),
+        ("CAST('1:-5:00' AS TIME)", "NULL"),
+        ("MAKETIME(-9223372036854775808, 0, 0)", "-838:59:59"),
+        ("SEC_TO_TIME(-9223372036854775808)", "-838:59:59"),
+        ("TIME(18446744073709551615)", "838:59:59"),
         ("CURRENT_TIME = CURTIME()", "1"),
     ];
     for (e, want) in cases {

@@ -1,6 +1,7 @@
 //! Conversion of values to a column's type before they are stored, with
 //! MySQL's strict-mode errors (out of range 1264, too long 1406, bad value
-//! 1366/1292), and the parsing of date and time strings.
+//! 1366/1292, no ENUM/SET member 1265) and the values INSERT IGNORE keeps
+//! instead, and the parsing of date and TIME strings.
 
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{str_to_f64, to_i64};

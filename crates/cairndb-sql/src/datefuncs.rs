@@ -1,6 +1,9 @@
 //! Date and time functions (DATE_ADD and `+ INTERVAL`, DATEDIFF,
 //! TIMESTAMPDIFF, DATE_FORMAT, STR_TO_DATE, EXTRACT, YEAR .. WEEK,
-//! FROM_UNIXTIME, TO_DAYS, ...) with MySQL 8.0's semantics.
+//! FROM_UNIXTIME, TO_DAYS, ...) and TIME functions (TIME, TIMEDIFF,
+//! ADDTIME, SEC_TO_TIME, TIME_FORMAT, CURTIME, ...) with MySQL 8.0's
+//! semantics. A TIME result beyond +-838:59:59 is clamped with warning
+//! 1292.
 //!
 //! Arguments are evaluated first. A DATE or DATETIME value is used as it
 //! is; a string or a number is read as MySQL reads one (`2024-1-5`,

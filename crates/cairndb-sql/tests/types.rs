@@ -618,6 +618,16 @@ fn unsupported_literals_and_types_are_refused() {
     let (_d, mut s) = session();
     assert_eq!(one(&mut s, "SELECT b'101' + 0, b'1' = 1"), "5|1");
     assert_eq!(one(&mut s, "SELECT 0x41"), "A");
-    // `0b0101` is not read as a number: an error, never a silent `0`.
-    assert_eq!(err(&mut s, "SELECT 0b0101"), 1054);
+    // `0b0101` is a bit-value literal; inside strings, names and
+    // comments it stays as written.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT 0b0101 + 0, '0b11', 0b1 /* 0b11 */, 0b11 = b'11'"
+        ),
+        "5|0b11|1|1"
+    );
+    assert_eq!(one(&mut s, "SELECT 0b0101 AS `0b1`"), "5");
+    // `0B01` and `0b012` are no literals (MySQL's error too).
+    assert_eq!(err(&mut s, "SELECT 0b012"), 1054);
 }

@@ -941,6 +941,9 @@ fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
         OutType::DateTime => ColumnType::MYSQL_TYPE_DATETIME,
         OutType::Timestamp => ColumnType::MYSQL_TYPE_TIMESTAMP,
         OutType::Null => ColumnType::MYSQL_TYPE_NULL,
+        OutType::Year => ColumnType::MYSQL_TYPE_YEAR,
+        OutType::Time => ColumnType::MYSQL_TYPE_TIME,
+        OutType::Bit => ColumnType::MYSQL_TYPE_BIT,
     };
     let mut flags = ColumnFlags::empty();
     if c.not_null {
@@ -967,6 +970,15 @@ fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
     if matches!(c.ty, OutType::Blob) {
         flags |= ColumnFlags::BLOB_FLAG;
     }
+    if c.is_enum {
+        flags |= ColumnFlags::ENUM_FLAG;
+    }
+    if c.is_set {
+        flags |= ColumnFlags::SET_FLAG;
+    }
+    if matches!(c.ty, OutType::Year) {
+        flags |= ColumnFlags::ZEROFILL_FLAG;
+    }
     if matches!(
         c.ty,
         OutType::Tiny
@@ -977,6 +989,7 @@ fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
             | OutType::NewDecimal
             | OutType::Float
             | OutType::Double
+            | OutType::Year
     ) {
         flags |= ColumnFlags::NUM_FLAG;
     }
@@ -1003,6 +1016,9 @@ struct Adapter<'a> {
     out: &'a mut dyn Results,
     /// The connection's column definitions of its last result set.
     cols: &'a mut Vec<Column>,
+    /// Whether a column of the result set is a YEAR or a BIT, whose
+    /// integers go out in their own forms (set by `columns`).
+    special: bool,
 }
 
 impl Output for Adapter<'_> {
@@ -1017,15 +1033,41 @@ impl Output for Adapter<'_> {
             self.cols.clear();
             self.cols.extend(cols.iter().map(column));
         }
+        self.special = cols
+            .iter()
+            .any(|c| matches!(c.ty, OutType::Year | OutType::Bit));
         self.out.begin_result_set(self.cols);
     }
 
     fn row(&mut self, values: &[Value]) {
         let w = self.out.row();
-        for v in values {
+        for (i, v) in values.iter().enumerate() {
             match v {
                 Value::Null => w.null(),
+                Value::Int(y)
+                    if self.special
+                        && (0..1000).contains(y)
+                        && self
+                            .cols
+                            .get(i)
+                            .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_YEAR) =>
+                {
+                    // YEAR is ZEROFILL: 0 is `0000`.
+                    w.bytes(format!("{y:04}").as_bytes())
+                }
                 Value::Int(i) => w.int(*i),
+                Value::UInt(u)
+                    if self.special
+                        && self
+                            .cols
+                            .get(i)
+                            .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_BIT) =>
+                {
+                    // BIT(n) goes out as its (n + 7) / 8 big-endian bytes.
+                    let n = self.cols.get(i).map_or(64, |c| c.length).clamp(1, 64);
+                    let be = u.to_be_bytes();
+                    w.bytes(be.get(8 - n.div_ceil(8) as usize..).unwrap_or(&be))
+                }
                 Value::UInt(u) => w.uint(*u),
                 Value::Double(f) => w.double(*f),
                 Value::Decimal(d, s) => {
@@ -1049,6 +1091,20 @@ impl Output for Adapter<'_> {
                         micros: us,
                     });
                 }
+                Value::Time(us) => {
+                    let a = us.unsigned_abs();
+                    let secs = a / 1_000_000;
+                    let hours = secs / 3600;
+                    w.time(cairndb_server::Time {
+                        negative: *us < 0,
+                        days: (hours / 24) as u32,
+                        hours: (hours % 24) as u8,
+                        minutes: ((secs / 60) % 60) as u8,
+                        seconds: (secs % 60) as u8,
+                        micros: (a % 1_000_000) as u32,
+                    });
+                }
+                Value::Member(_, s) => w.bytes(s),
             }
         }
         w.finish();
@@ -1083,9 +1139,11 @@ fn param(v: &cairndb_server::Value<'_>) -> Value {
             ))
         }
         W::Time(t) => {
-            let hours = t.days * 24 + u32::from(t.hours);
-            let sign = if t.negative { "-" } else { "" };
-            Value::Str(format!("{sign}{hours:02}:{:02}:{:02}", t.minutes, t.seconds).into_bytes())
+            let secs = (i64::from(t.days) * 24 + i64::from(t.hours)) * 3600
+                + i64::from(t.minutes) * 60
+                + i64::from(t.seconds);
+            let us = secs * 1_000_000 + i64::from(t.micros);
+            Value::Time(if t.negative { -us } else { us })
         }
     }
 }
@@ -1143,6 +1201,7 @@ impl cairndb_server::Session for SqlConn {
                 let mut a = Adapter {
                     out: &mut *out,
                     cols,
+                    special: false,
                 };
                 s.query(st, &mut a)
             });
@@ -1173,6 +1232,7 @@ impl cairndb_server::Session for SqlConn {
             let mut a = Adapter {
                 out: &mut *out,
                 cols,
+                special: false,
             };
             s.execute(stmt, &vals, &mut a)
         });

@@ -1134,19 +1134,19 @@ impl<'a> Work<'a> {
         };
         // The rows keep their bytes when every column is where it was with
         // the same storage, under the same primary key.
-        let same_rows =
-            new.columns.len() == old.columns.len()
-                && srcs.iter().enumerate().all(|(i, s)| *s == Some(i))
-                && new.columns.iter().zip(&old.columns).all(|(n, o)| {
-                    n.nullable == o.nullable && (n.ty == o.ty || widened(o.ty, n.ty))
-                })
-                && new.hidden_pk == old.hidden_pk
-                && new.primary.columns == old.primary.columns;
+        let same_rows = new.columns.len() == old.columns.len()
+            && srcs.iter().enumerate().all(|(i, s)| *s == Some(i))
+            && new.columns.iter().zip(&old.columns).all(|(n, o)| {
+                n.nullable == o.nullable
+                    && ((n.ty == o.ty && n.elements == o.elements) || widened(o.ty, n.ty))
+            })
+            && new.hidden_pk == old.hidden_pk
+            && new.primary.columns == old.primary.columns;
         let copy_forced = self.force || self.algorithm == Some(ast::AlterTableAlgorithm::Copy);
         let rebuild = copy_forced || !same_rows;
         let retyped = srcs.iter().zip(&new.columns).any(|(s, n)| {
             s.and_then(|i| old.columns.get(i))
-                .is_some_and(|o| o.ty != n.ty && !widened(o.ty, n.ty))
+                .is_some_and(|o| (o.ty != n.ty || o.elements != n.elements) && !widened(o.ty, n.ty))
         });
         let added = new.secondary.iter().any(|ix| ix.id == 0);
         let dropped: Vec<u32> = old
@@ -1159,7 +1159,7 @@ impl<'a> Work<'a> {
             .columns
             .iter()
             .zip(&old.columns)
-            .any(|(n, o)| n.ty != o.ty);
+            .any(|(n, o)| n.ty != o.ty || n.elements != o.elements);
         let level = if rebuild {
             if retyped {
                 Level::Copy
@@ -1685,7 +1685,7 @@ fn copy_rows(
         .map(|c| match &c.default {
             Some(v) => v.clone(),
             None if c.nullable => Value::Null,
-            None => crate::convert::implicit_default(c.ty),
+            None => crate::convert::implicit_default_of(c),
         })
         .collect();
     let mut auto_next = new.auto_increment_floor.max(1);
@@ -1709,7 +1709,10 @@ fn copy_rows(
             let val = match srcs.get(j).copied().flatten() {
                 Some(i) => {
                     let val = orow.get(i).cloned().unwrap_or(Value::Null);
-                    let same = old.columns.get(i).is_some_and(|o| o.ty == col.ty);
+                    let same = old
+                        .columns
+                        .get(i)
+                        .is_some_and(|o| o.ty == col.ty && o.elements == col.elements);
                     if same && (col.nullable || !val.is_null()) {
                         val
                     } else {

@@ -1,11 +1,12 @@
 //! Conversion of values to a column's type before they are stored, with
 //! MySQL's strict-mode errors (out of range 1264, too long 1406, bad value
-//! 1366/1292), and the parsing of date and time strings.
+//! 1366/1292, no ENUM/SET member 1265) and the values INSERT IGNORE keeps
+//! instead, and the parsing of date and TIME strings.
 
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{str_to_f64, to_i64};
 use crate::row::ColumnDef;
-use crate::types::{pack_date, pack_datetime, ColumnType, StrKind, Value};
+use crate::types::{pack_date, pack_datetime, ColumnType, StrKind, Value, TIME_MAX_MICROS};
 
 /// Parses `YYYY-MM-DD` (also `YYYYMMDD`) into a packed date.
 pub fn parse_date_str(s: &[u8]) -> Option<i64> {
@@ -198,6 +199,104 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
                     .ok_or_else(|| bad_time("date", other.to_string().as_bytes(), name, row))?,
             ),
         },
+        ColumnType::Enum { count, collation } => {
+            let n = match &v {
+                Value::Member(_, s) | Value::Str(s) => {
+                    match col
+                        .elements
+                        .iter()
+                        .position(|e| collation.cmp(e.as_bytes(), s) == std::cmp::Ordering::Equal)
+                    {
+                        Some(i) => i as u64 + 1,
+                        None => match std::str::from_utf8(s).ok().map(str::trim) {
+                            Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+                                t.parse::<u64>().unwrap_or(u64::MAX)
+                            }
+                            _ => return Err(truncated(name, row)),
+                        },
+                    }
+                }
+                other => match to_i64(other) {
+                    Some(i) if i > 0 => i as u64,
+                    _ => return Err(truncated(name, row)),
+                },
+            };
+            if n == 0 || n > u64::from(count) {
+                return Err(truncated(name, row));
+            }
+            col.member(n)
+        }
+        ColumnType::Set { count, .. } => {
+            let (mask, bad) = set_mask(&v, col);
+            let all = if count >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << count) - 1
+            };
+            if bad || mask & !all != 0 {
+                return Err(truncated(name, row));
+            }
+            col.member(mask)
+        }
+        ColumnType::Year => {
+            let y = match &v {
+                Value::Date(d) => i64::from(crate::types::unpack_date(*d).0),
+                Value::DateTime(t) => {
+                    i64::from(crate::types::unpack_date(crate::types::unpack_datetime(*t).0).0)
+                }
+                Value::Str(s) | Value::Member(_, s) => {
+                    let t = String::from_utf8_lossy(s);
+                    let t = t.trim();
+                    let Ok(n) = t.parse::<i64>() else {
+                        let f = str_to_f64(s);
+                        if t.is_empty() || (f == 0.0 && !t.starts_with(['0', '.', '-', '+'])) {
+                            return Err(SqlError::incorrect_value("integer", t, name, row));
+                        }
+                        return to_column(Value::Int(f.round() as i64), col, row);
+                    };
+                    // A one- or two-digit string: '0'..'69' are 2000..2069.
+                    if t.len() <= 2 && (0..70).contains(&n) {
+                        2000 + n
+                    } else {
+                        year_of_number(n).ok_or_else(|| SqlError::out_of_range(name, row))?
+                    }
+                }
+                other => to_i64(other).unwrap_or(-1),
+            };
+            let y = match &v {
+                Value::Str(_) | Value::Member(..) => y,
+                _ => year_of_number(y).ok_or_else(|| SqlError::out_of_range(name, row))?,
+            };
+            Value::Int(y)
+        }
+        ColumnType::Time { fsp } => {
+            let us = time_of_value(&v)
+                .ok_or_else(|| bad_time("time", v.to_string().as_bytes(), name, row))?;
+            let us = round_micros(us, fsp);
+            if us.abs() > TIME_MAX_MICROS {
+                return Err(bad_time("time", v.to_string().as_bytes(), name, row));
+            }
+            Value::Time(us)
+        }
+        ColumnType::Bit { bits } => {
+            let n = match &v {
+                Value::Str(s) | Value::Member(_, s) => {
+                    if s.len() > 8 {
+                        return Err(SqlError::data_too_long(name, row));
+                    }
+                    s.iter().fold(0u64, |a, b| (a << 8) | u64::from(*b))
+                }
+                Value::UInt(u) => *u,
+                other => match to_i64(other) {
+                    Some(i) if i >= 0 => i as u64,
+                    _ => return Err(SqlError::data_too_long(name, row)),
+                },
+            };
+            if bits < 64 && n >> bits != 0 {
+                return Err(SqlError::data_too_long(name, row));
+            }
+            Value::UInt(n)
+        }
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => match &v {
             Value::DateTime(t) => Value::DateTime(*t),
             Value::Date(d) => Value::DateTime(pack_datetime(*d, 0, 0, 0, 0)),
@@ -276,9 +375,46 @@ pub fn to_column_ignoring(
             warn(1264, e.message);
             Value::Decimal(if negative { -max } else { max }, scale)
         }
-        (1048, ty) => {
+        (1048, _) => {
             warn(1048, e.message);
-            implicit_default(ty)
+            implicit_default_of(col)
+        }
+        (1265, ColumnType::Enum { .. }) => {
+            warn(1265, e.message);
+            Value::Member(0, Vec::new())
+        }
+        (1265, ColumnType::Set { count, .. }) => {
+            warn(1265, e.message);
+            let all = if count >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << count) - 1
+            };
+            col.member(set_mask(&keep, col).0 & all)
+        }
+        (1264, ColumnType::Year) => {
+            warn(1264, e.message);
+            Value::Int(0)
+        }
+        (1292, ColumnType::Time { fsp }) => {
+            warn(1292, e.message);
+            let us = time_of_value(&keep).map_or(0, |us| round_micros(us, fsp));
+            Value::Time(us.clamp(-TIME_MAX_MICROS, TIME_MAX_MICROS))
+        }
+        (1406, ColumnType::Bit { bits }) => {
+            warn(
+                1264,
+                format!("Out of range value for column '{}' at row {row}", col.name),
+            );
+            Value::UInt(if bits >= 64 || negative {
+                if negative {
+                    0
+                } else {
+                    u64::MAX
+                }
+            } else {
+                (1u64 << bits) - 1
+            })
         }
         _ => return Err(e),
     };
@@ -298,7 +434,194 @@ pub fn implicit_default(ty: ColumnType) -> Value {
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(pack_datetime(pack_date(0, 0, 0), 0, 0, 0, 0))
         }
+        // An ENUM NOT NULL without a default takes its first member; the
+        // caller that has the column fills the string in.
+        ColumnType::Enum { .. } => Value::Member(1, Vec::new()),
+        ColumnType::Set { .. } => Value::Member(0, Vec::new()),
+        ColumnType::Year => Value::Int(0),
+        ColumnType::Time { .. } => Value::Time(0),
+        ColumnType::Bit { .. } => Value::UInt(0),
     }
+}
+
+/// A column's implicit default with an ENUM's first member's string.
+pub fn implicit_default_of(col: &ColumnDef) -> Value {
+    let mut v = implicit_default(col.ty);
+    crate::row::fill_member(col, &mut v);
+    v
+}
+
+/// 1265: a value that is no member of an ENUM or SET (strict mode).
+fn truncated(col: &str, row: u64) -> SqlError {
+    SqlError::new(
+        1265,
+        "01000",
+        format!("Data truncated for column '{col}' at row {row}"),
+    )
+}
+
+/// A SET's bitmask of `v` (a comma list of members in any order, or a
+/// number), and whether some part was no member.
+fn set_mask(v: &Value, col: &ColumnDef) -> (u64, bool) {
+    let coll = col.ty.collation();
+    match v {
+        Value::Str(s) | Value::Member(_, s) => {
+            if s.is_empty() {
+                return (0, false);
+            }
+            let mut mask = 0u64;
+            let mut bad = false;
+            for part in s.split(|b| *b == b',') {
+                match col
+                    .elements
+                    .iter()
+                    .position(|e| coll.cmp(e.as_bytes(), part) == std::cmp::Ordering::Equal)
+                {
+                    Some(i) if i < 64 => mask |= 1u64 << i,
+                    _ => bad = true,
+                }
+            }
+            if bad {
+                // A number written as a string is a bitmask.
+                if let Some(n) = std::str::from_utf8(s)
+                    .ok()
+                    .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|t| t.parse::<u64>().ok())
+                {
+                    return (n, false);
+                }
+            }
+            (mask, bad)
+        }
+        Value::UInt(u) => (*u, false),
+        other => match to_i64(other) {
+            Some(i) if i >= 0 => (i as u64, false),
+            _ => (0, true),
+        },
+    }
+}
+
+/// A YEAR from a number: 0 is 0000, 1..=69 are 2001..=2069, 70..=99 are
+/// 1970..=1999, 1901..=2155 are themselves; None for the rest.
+fn year_of_number(n: i64) -> Option<i64> {
+    match n {
+        0 => Some(0),
+        1..=69 => Some(2000 + n),
+        70..=99 => Some(1900 + n),
+        1901..=2155 => Some(n),
+        _ => None,
+    }
+}
+
+/// Rounds signed microseconds to `fsp` fractional digits.
+pub fn round_micros(us: i64, fsp: u8) -> i64 {
+    if fsp >= 6 {
+        return us;
+    }
+    let p = 10i64.pow(6 - u32::from(fsp));
+    let q = us.abs() / p;
+    let r = us.abs() % p;
+    let q = if r * 2 >= p { q + 1 } else { q };
+    us.signum() * q * p
+}
+
+/// A TIME (signed microseconds, not clamped) from a value: a TIME, the
+/// time of a DATETIME, `[-][D ]HH:MM[:SS[.frac]]`, `[-]HHMMSS[.frac]`,
+/// or a number read as HHMMSS. None for what is no time.
+pub fn time_of_value(v: &Value) -> Option<i64> {
+    match v {
+        Value::Time(us) => Some(*us),
+        Value::DateTime(t) => {
+            let (_, h, mi, s, us) = crate::types::unpack_datetime(*t);
+            Some(
+                (i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(s)) * 1_000_000
+                    + i64::from(us),
+            )
+        }
+        Value::Date(_) => Some(0),
+        Value::Str(s) | Value::Member(_, s) => parse_time_str(s),
+        Value::Int(i) => hhmmss(i.unsigned_abs(), 0, *i < 0),
+        Value::UInt(u) => hhmmss(*u, 0, false),
+        Value::Decimal(d, sc) => {
+            let p = 10i128.pow(u32::from(*sc));
+            let int = (d.abs() / p) as u64;
+            let frac = d.abs() % p;
+            let us = (frac * 1_000_000 / p) as i64;
+            hhmmss(int, us, *d < 0)
+        }
+        Value::Double(f) => {
+            let a = f.abs();
+            let int = a.trunc() as u64;
+            let us = ((a - a.trunc()) * 1e6).round() as i64;
+            hhmmss(int, us, *f < 0.0)
+        }
+        Value::Null => None,
+    }
+}
+
+fn hhmmss(n: u64, us: i64, neg: bool) -> Option<i64> {
+    let (h, m, s) = (n / 10_000, (n / 100) % 100, n % 100);
+    if m > 59 || s > 59 {
+        return None;
+    }
+    let t = (i64::try_from(h).ok()?.min(1_000_000) * 3600 + (m * 60 + s) as i64) * 1_000_000 + us;
+    Some(if neg { -t } else { t })
+}
+
+/// Parses a TIME string: `[-][D ]HH:MM[:SS[.frac]]` or
+/// `[-]HHMMSS[.frac]` (also `MMSS`, `SS`); a DATETIME string gives its
+/// time. Signed microseconds, not clamped.
+pub fn parse_time_str(s: &[u8]) -> Option<i64> {
+    let t = std::str::from_utf8(s).ok()?.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if t.len() >= 10 && t.as_bytes().get(4) == Some(&b'-') {
+        let dt = parse_datetime_str(t.as_bytes())?;
+        return time_of_value(&Value::DateTime(dt));
+    }
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r.trim_start()),
+        None => (false, t),
+    };
+    let (main, frac) = t.split_once('.').unwrap_or((t, ""));
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let us: i64 = if frac.is_empty() {
+        0
+    } else {
+        let f6: String = frac.chars().chain(std::iter::repeat('0')).take(7).collect();
+        // Seven digits: round the sixth.
+        let n: i64 = f6.parse().ok()?;
+        (n + 5) / 10
+    };
+    let (days, hms) = match main.split_once(' ') {
+        Some((d, rest)) => (d.trim().parse::<i64>().ok()?, rest.trim()),
+        None => (0, main),
+    };
+    let total = if hms.contains(':') {
+        let mut it = hms.split(':');
+        let h: i64 = it.next()?.parse().ok()?;
+        let m: i64 = it.next()?.parse().ok()?;
+        let s: i64 = it.next().unwrap_or("0").parse().ok()?;
+        if it.next().is_some()
+            || !(0..=59).contains(&m)
+            || !(0..=59).contains(&s)
+            || h < 0
+            || days < 0
+        {
+            return None;
+        }
+        let hours = days.saturating_mul(24).saturating_add(h).min(1_000_000);
+        (hours * 3600 + m * 60 + s) * 1_000_000 + us
+    } else {
+        if days != 0 || !hms.bytes().all(|b| b.is_ascii_digit()) || hms.is_empty() {
+            return None;
+        }
+        hhmmss(hms.parse().ok()?, us, false)?
+    };
+    Some(if neg { -total } else { total })
 }
 
 fn bad_time(kind: &str, s: &[u8], col: &str, row: u64) -> SqlError {
@@ -337,6 +660,7 @@ mod tests {
             auto_increment: false,
             display_width: None,
             comment: String::new(),
+            elements: Vec::new(),
         }
     }
 

@@ -1,6 +1,9 @@
 //! Date and time functions (DATE_ADD and `+ INTERVAL`, DATEDIFF,
 //! TIMESTAMPDIFF, DATE_FORMAT, STR_TO_DATE, EXTRACT, YEAR .. WEEK,
-//! FROM_UNIXTIME, TO_DAYS, ...) with MySQL 8.0's semantics.
+//! FROM_UNIXTIME, TO_DAYS, ...) and TIME functions (TIME, TIMEDIFF,
+//! ADDTIME, SEC_TO_TIME, TIME_FORMAT, CURTIME, ...) with MySQL 8.0's
+//! semantics. A TIME result beyond +-838:59:59 is clamped with warning
+//! 1292.
 //!
 //! Arguments are evaluated first. A DATE or DATETIME value is used as it
 //! is; a string or a number is read as MySQL reads one (`2024-1-5`,
@@ -186,6 +189,24 @@ pub enum DtFn {
     UtcDate,
     /// UTC_TIMESTAMP([fsp])
     UtcTimestamp,
+    /// TIME(x)
+    Time,
+    /// TIME_TO_SEC(t)
+    TimeToSec,
+    /// SEC_TO_TIME(n)
+    SecToTime,
+    /// TIMEDIFF(a, b)
+    TimeDiff,
+    /// ADDTIME(a, t)
+    AddTime,
+    /// SUBTIME(a, t)
+    SubTime,
+    /// TIME_FORMAT(t, fmt)
+    TimeFormat,
+    /// CURTIME([fsp]), CURRENT_TIME, UTC_TIME
+    CurTime,
+    /// MAKETIME(h, m, s)
+    MakeTime,
 }
 
 /// The function called `name` (lower-case), for those called with plain
@@ -219,6 +240,15 @@ pub fn by_name(name: &str) -> Option<DtFn> {
         "from_days" => DtFn::FromDays,
         "utc_date" => DtFn::UtcDate,
         "utc_timestamp" => DtFn::UtcTimestamp,
+        "time" => DtFn::Time,
+        "time_to_sec" => DtFn::TimeToSec,
+        "sec_to_time" => DtFn::SecToTime,
+        "timediff" => DtFn::TimeDiff,
+        "addtime" => DtFn::AddTime,
+        "subtime" => DtFn::SubTime,
+        "time_format" => DtFn::TimeFormat,
+        "curtime" | "current_time" | "utc_time" => DtFn::CurTime,
+        "maketime" => DtFn::MakeTime,
         _ => return None,
     })
 }
@@ -231,7 +261,9 @@ pub fn arity_ok(f: DtFn, n: usize) -> bool {
         DtFn::TimestampDiff(_) => n == 2,
         DtFn::Week | DtFn::YearWeek | DtFn::FromUnixtime => (1..=2).contains(&n),
         DtFn::UtcDate => n == 0,
-        DtFn::UtcTimestamp => n <= 1,
+        DtFn::UtcTimestamp | DtFn::CurTime => n <= 1,
+        DtFn::TimeDiff | DtFn::AddTime | DtFn::SubTime | DtFn::TimeFormat => n == 2,
+        DtFn::MakeTime => n == 3,
         _ => n == 1,
     }
 }
@@ -247,6 +279,7 @@ pub fn out_type(
     match f {
         DtFn::AddInterval(unit, _) => match args.first() {
             Some(T::Date) if unit.is_date_unit() => T::Date,
+            Some(T::Time) if !unit.is_date_unit() => T::Time,
             Some(T::Date | T::DateTime | T::Timestamp) => T::DateTime,
             Some(T::Null) => T::Null,
             _ => T::VarString,
@@ -258,7 +291,14 @@ pub fn out_type(
         DtFn::Date | DtFn::LastDay | DtFn::MakeDate | DtFn::FromDays | DtFn::UtcDate => T::Date,
         DtFn::FromUnixtime if args.len() > 1 => T::VarString,
         DtFn::FromUnixtime | DtFn::UtcTimestamp => T::DateTime,
-        DtFn::DateFormat | DtFn::DayName | DtFn::MonthName => T::VarString,
+        DtFn::DateFormat | DtFn::DayName | DtFn::MonthName | DtFn::TimeFormat => T::VarString,
+        DtFn::Time | DtFn::SecToTime | DtFn::TimeDiff | DtFn::CurTime | DtFn::MakeTime => T::Time,
+        DtFn::AddTime | DtFn::SubTime => match args.first() {
+            Some(T::DateTime | T::Timestamp | T::Date) => T::DateTime,
+            Some(T::Time) => T::Time,
+            Some(T::Null) => T::Null,
+            _ => T::VarString,
+        },
         _ => T::LongLong,
     }
 }
@@ -562,6 +602,86 @@ fn read(v: &Value) -> Option<Result<(Dt, bool), String>> {
             }
         }
         Value::Str(s) => parse_dt_str(s).ok_or_else(|| String::from_utf8_lossy(s).into_owned()),
+        Value::Member(_, s) => {
+            parse_dt_str(s).ok_or_else(|| String::from_utf8_lossy(s).into_owned())
+        }
+        // A TIME read as a date-time: its time of day on the zero date.
+        Value::Time(us) => {
+            let a = us.rem_euclid(86_400_000_000);
+            Ok((
+                Dt {
+                    y: 0,
+                    m: 0,
+                    d: 0,
+                    h: (a / 3_600_000_000) as u32,
+                    mi: ((a / 60_000_000) % 60) as u32,
+                    s: ((a / 1_000_000) % 60) as u32,
+                    us: (a % 1_000_000) as u32,
+                },
+                true,
+            ))
+        }
+    })
+}
+
+/// A TIME argument (signed microseconds), clamped to +-838:59:59 with
+/// warning 1292 when beyond; None (warning 1292) for what is no time.
+fn time_arg(v: &Value, env: &dyn Env) -> Option<i64> {
+    match crate::convert::time_of_value(v) {
+        Some(us) if us.abs() > crate::types::TIME_MAX_MICROS => {
+            env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+            Some(us.clamp(
+                -crate::types::TIME_MAX_MICROS,
+                crate::types::TIME_MAX_MICROS,
+            ))
+        }
+        Some(us) => Some(us),
+        None => {
+            env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+            None
+        }
+    }
+}
+
+/// A TIME result, clamped with warning 1292.
+fn time_result(us: i128, env: &dyn Env) -> Value {
+    let max = i128::from(crate::types::TIME_MAX_MICROS);
+    if us.abs() > max {
+        let shown = crate::types::format_time(us.clamp(-max * 10, max * 10) as i64, None);
+        env.warn(1292, format!("Truncated incorrect time value: '{shown}'"));
+    }
+    Value::Time(us.clamp(-max, max) as i64)
+}
+
+/// Whether `v` is a date-time (not a time) for TIMEDIFF and ADDTIME.
+fn is_datetime_arg(v: &Value) -> bool {
+    match v {
+        Value::Date(_) | Value::DateTime(_) => true,
+        Value::Str(s) | Value::Member(_, s) => {
+            let t = String::from_utf8_lossy(s);
+            let t = t.trim();
+            t.len() >= 8 && t.as_bytes().get(4) == Some(&b'-') && parse_dt_str(s).is_some()
+        }
+        _ => false,
+    }
+}
+
+/// The date-time `us` microseconds after 1970-01-01 (UTC).
+fn dt_of_unix_micros(us: i128) -> Option<Dt> {
+    let days = i64::try_from(us.div_euclid(86_400_000_000)).ok()?;
+    let rem = us.rem_euclid(86_400_000_000) as i64;
+    let (y, m, d) = civil_from_days(days);
+    if !(0..=9999).contains(&y) {
+        return None;
+    }
+    Some(Dt {
+        y,
+        m,
+        d,
+        h: (rem / 3_600_000_000) as u32,
+        mi: ((rem / 60_000_000) % 60) as u32,
+        s: ((rem / 1_000_000) % 60) as u32,
+        us: (rem % 1_000_000) as u32,
     })
 }
 
@@ -1154,6 +1274,10 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             let fsp = a.first().and_then(to_i64).unwrap_or(0).clamp(0, 6) as u32;
             return Ok(now_value(fsp));
         }
+        DtFn::CurTime => {
+            let fsp = a.first().and_then(to_i64).unwrap_or(0).clamp(0, 6) as u32;
+            return Ok(Value::Time(now(fsp).day_micros()));
+        }
         _ => {}
     }
     if a.iter().any(Value::is_null) && !matches!(f, DtFn::Week | DtFn::YearWeek) {
@@ -1163,6 +1287,13 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
     Ok(match f {
         DtFn::AddInterval(unit, neg) => {
             let x = arg(0);
+            // A TIME plus a time interval is a TIME.
+            if let (Value::Time(t), false) = (&x, unit.is_date_unit()) {
+                return Ok(match interval(unit, &arg(1), neg) {
+                    Some(iv) if iv.months == 0 => time_result(i128::from(*t) + iv.micros, env),
+                    _ => Value::Null,
+                });
+            }
             let (dt, has_time) = match read(&x) {
                 None => return Ok(Value::Null),
                 Some(Err(t)) => return Ok(bad_value(env, &t)),
@@ -1305,12 +1436,124 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
                 }
             }
         }
+        DtFn::Time => match time_arg(&arg(0), env) {
+            Some(us) => Value::Time(us),
+            None => Value::Null,
+        },
+        DtFn::TimeToSec => match time_arg(&arg(0), env) {
+            Some(us) => int(us / 1_000_000),
+            None => Value::Null,
+        },
+        DtFn::SecToTime => {
+            let x = arg(0);
+            let us: i128 = match &x {
+                Value::Int(i) => i128::from(*i) * 1_000_000,
+                Value::UInt(u) => i128::from(*u) * 1_000_000,
+                Value::Decimal(d, sc) => {
+                    let sc = u32::from(*sc);
+                    if sc <= 6 {
+                        d * 10i128.pow(6 - sc)
+                    } else {
+                        d / 10i128.pow(sc - 6)
+                    }
+                }
+                v => (num_f64(v).unwrap_or(0.0) * 1e6).round() as i128,
+            };
+            time_result(us, env)
+        }
+        DtFn::MakeTime => {
+            let (h, m) = (to_i64(&arg(0)).unwrap_or(0), to_i64(&arg(1)).unwrap_or(-1));
+            let sec = num_f64(&arg(2)).unwrap_or(-1.0);
+            if !(0..60).contains(&m) || !(0.0..60.0).contains(&sec) {
+                return Ok(Value::Null);
+            }
+            let mag = (i128::from(h.unsigned_abs()) * 3600 + i128::from(m) * 60) * 1_000_000
+                + (sec * 1e6).round() as i128;
+            time_result(if h < 0 { -mag } else { mag }, env)
+        }
+        DtFn::TimeDiff => {
+            let (x, y) = (arg(0), arg(1));
+            match (is_datetime_arg(&x), is_datetime_arg(&y)) {
+                (true, true) => {
+                    let (Some(Ok((p, _))), Some(Ok((q, _)))) = (read(&x), read(&y)) else {
+                        return Ok(Value::Null);
+                    };
+                    time_result(unix_micros(&p) - unix_micros(&q), env)
+                }
+                (false, false) => match (time_arg(&x, env), time_arg(&y, env)) {
+                    (Some(p), Some(q)) => time_result(i128::from(p) - i128::from(q), env),
+                    _ => Value::Null,
+                },
+                // A date-time and a time: MySQL's NULL.
+                _ => Value::Null,
+            }
+        }
+        DtFn::AddTime | DtFn::SubTime => {
+            let (x, y) = (arg(0), arg(1));
+            if is_datetime_arg(&y) {
+                return Ok(Value::Null);
+            }
+            let Some(d) = time_arg(&y, env) else {
+                return Ok(Value::Null);
+            };
+            let d = i128::from(if f == DtFn::SubTime { -d } else { d });
+            if is_datetime_arg(&x) {
+                let Some(Ok((p, _))) = read(&x) else {
+                    return Ok(Value::Null);
+                };
+                let Some(r) = dt_of_unix_micros(unix_micros(&p) + d) else {
+                    return Ok(Value::Null);
+                };
+                match x {
+                    Value::Date(_) | Value::DateTime(_) => r.value(false),
+                    _ => Value::Str(r.value(false).to_string().into_bytes()),
+                }
+            } else {
+                let Some(t) = time_arg(&x, env) else {
+                    return Ok(Value::Null);
+                };
+                let r = time_result(i128::from(t) + d, env);
+                match x {
+                    Value::Time(_) => r,
+                    _ => Value::Str(r.to_string().into_bytes()),
+                }
+            }
+        }
+        DtFn::TimeFormat => {
+            let Some(us) = time_arg(&arg(0), env) else {
+                return Ok(Value::Null);
+            };
+            let a = us.unsigned_abs();
+            let secs = a / 1_000_000;
+            let dt = Dt {
+                y: 0,
+                m: 0,
+                d: 0,
+                h: (secs / 3600) as u32,
+                mi: ((secs / 60) % 60) as u32,
+                s: (secs % 60) as u32,
+                us: (a % 1_000_000) as u32,
+            };
+            let mut out = if us < 0 { b"-".to_vec() } else { Vec::new() };
+            out.extend(format(&dt, &text_of(&arg(1))));
+            Value::Str(out)
+        }
         DtFn::Hour | DtFn::Minute | DtFn::Second | DtFn::Microsecond => {
             let x = arg(0);
             // A string that reads as a time is one ('10:05:03' is not
-            // 2010-05-03).
+            // 2010-05-03); a TIME's hour may exceed 23.
             let time = match &x {
                 Value::Str(s) => parse_time_str(s),
+                Value::Time(us) => {
+                    let a = us.unsigned_abs();
+                    let secs = a / 1_000_000;
+                    Some((
+                        (secs / 3600) as u32,
+                        ((secs / 60) % 60) as u32,
+                        (secs % 60) as u32,
+                        (a % 1_000_000) as u32,
+                    ))
+                }
                 _ => None,
             };
             let parts = match (time, read(&x)) {
@@ -1330,6 +1573,31 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
         }
         DtFn::Extract(unit) => {
             let x = arg(0);
+            // The parts of a TIME carry its sign; its hours may pass 23.
+            if let Value::Time(t) = x {
+                let sign = if t < 0 { -1 } else { 1 };
+                let a = t.unsigned_abs();
+                let secs = (a / 1_000_000) as i64;
+                let (h, mi, s, us) = (
+                    secs / 3600,
+                    (secs / 60) % 60,
+                    secs % 60,
+                    (a % 1_000_000) as i64,
+                );
+                let part = match unit {
+                    Unit::Hour => Some(h),
+                    Unit::Minute => Some(mi),
+                    Unit::Second => Some(s),
+                    Unit::Microsecond => Some(us),
+                    Unit::HourMinute => Some(h * 100 + mi),
+                    Unit::HourSecond => Some((h * 100 + mi) * 100 + s),
+                    Unit::MinuteSecond => Some(mi * 100 + s),
+                    _ => None,
+                };
+                if let Some(p) = part {
+                    return Ok(int(sign * p));
+                }
+            }
             let (dt, _) = match read(&x) {
                 Some(Ok(r)) => r,
                 _ => return Ok(bad_value(env, &x.to_string())),
@@ -1377,6 +1645,28 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
                 DtFn::Quarter => int((i64::from(dt.m) + 2) / 3),
                 _ => dt.value(true),
             }
+        }
+        // A TIME where a date-time is needed: today's date plus the time,
+        // as MySQL reads one.
+        _ if matches!(a.first(), Some(Value::Time(_))) => {
+            let Some(Value::Time(t)) = a.first() else {
+                return Ok(Value::Null);
+            };
+            let midnight = Dt {
+                h: 0,
+                mi: 0,
+                s: 0,
+                us: 0,
+                ..now(0)
+            };
+            let Some(dt) = dt_of_unix_micros(unix_micros(&midnight) + i128::from(*t)) else {
+                return Ok(Value::Null);
+            };
+            let mut b = a.clone();
+            if let Some(first) = b.first_mut() {
+                *first = dt.value(false);
+            }
+            return call(f, b, env);
         }
         _ => {
             // The rest need a whole date.

@@ -378,8 +378,95 @@ fn column_type(dt: &ast::DataType, collation: Collation) -> SqlResult<ColumnType
         D::Timestamp(fsp, _) => ColumnType::Timestamp {
             fsp: fsp.unwrap_or(0).min(6) as u8,
         },
+        D::Enum(members, _) => ColumnType::Enum {
+            count: members.len().min(usize::from(u16::MAX)) as u16,
+            collation,
+        },
+        D::Set(members) => ColumnType::Set {
+            count: members.len().min(64) as u8,
+            collation,
+        },
+        D::Time(fsp, ast::TimezoneInfo::None) => {
+            let fsp = fsp.unwrap_or(0);
+            if fsp > 6 {
+                return Err(SqlError::new(
+                    1426,
+                    "42000",
+                    format!("Too-big precision {fsp} specified. Maximum is 6."),
+                ));
+            }
+            ColumnType::Time { fsp: fsp as u8 }
+        }
+        D::Bit(n) => {
+            let n = n.unwrap_or(1);
+            if !(1..=64).contains(&n) {
+                return Err(SqlError::new(
+                    1439,
+                    "42000",
+                    format!("Display width out of range (max = 64): {n}"),
+                ));
+            }
+            ColumnType::Bit { bits: n as u8 }
+        }
+        // YEAR(4), deprecated, is YEAR.
+        D::Custom(name, args)
+            if (args.is_empty() || args.as_slice() == ["4"])
+                && name.to_string().eq_ignore_ascii_case("year") =>
+        {
+            ColumnType::Year
+        }
+        D::JSON => return Err(SqlError::unsupported("column type JSON")),
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
     })
+}
+
+/// The members of an ENUM or SET type (empty for other types): at most
+/// 65535 (ENUM) or 64 (SET), else 1097; no two equal under the column's
+/// collation, else 1291; a SET member holds no comma (1367).
+fn column_elements(col: &str, dt: &ast::DataType, coll: Collation) -> SqlResult<Vec<String>> {
+    let (members, kind, max): (Vec<String>, &str, usize) = match dt {
+        ast::DataType::Enum(m, _) => (
+            m.iter()
+                .map(|e| match e {
+                    ast::EnumMember::Name(n) | ast::EnumMember::NamedValue(n, _) => n.clone(),
+                })
+                .collect(),
+            "ENUM",
+            65_535,
+        ),
+        ast::DataType::Set(m) => (m.clone(), "SET", 64),
+        _ => return Ok(Vec::new()),
+    };
+    if members.len() > max {
+        return Err(SqlError::new(
+            1097,
+            "HY000",
+            format!("Too many strings for column {col} and {kind}"),
+        ));
+    }
+    // MySQL removes trailing spaces from members.
+    let members: Vec<String> = members.iter().map(|m| m.trim_end().to_string()).collect();
+    for (i, m) in members.iter().enumerate() {
+        if kind == "SET" && m.contains(',') {
+            return Err(SqlError::new(
+                1367,
+                "22007",
+                format!("Illegal set '{m}' value found during parsing"),
+            ));
+        }
+        if members
+            .iter()
+            .take(i)
+            .any(|p| coll.cmp(p.as_bytes(), m.as_bytes()) == std::cmp::Ordering::Equal)
+        {
+            return Err(SqlError::new(
+                1291,
+                "HY000",
+                format!("Column '{col}' has duplicated value '{m}' in {kind}"),
+            ));
+        }
+    }
+    Ok(members)
 }
 
 pub(crate) fn collation_from(name: &str) -> SqlResult<Collation> {
@@ -424,6 +511,7 @@ pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResu
         }
     }
     let ty = column_type(&c.data_type, coll)?;
+    let elements = column_elements(&c.name.value, &c.data_type, coll)?;
     // BOOL is TINYINT(1); drivers read width 1 as a boolean.
     let width = match &c.data_type {
         ast::DataType::Bool | ast::DataType::Boolean => Some(1),
@@ -489,6 +577,7 @@ pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResu
             auto_increment: auto,
             display_width: width,
             comment: column_comment(c)?,
+            elements,
         },
         default,
         primary,

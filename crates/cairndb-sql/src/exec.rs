@@ -1110,7 +1110,12 @@ pub(crate) fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation
                 let replace = match m {
                     None => true,
                     Some(cur) => {
-                        let o = compare(&v, cur, coll);
+                        let o = match (&v, &*cur) {
+                            // MIN and MAX of ENUM and SET compare their
+                            // strings, as MySQL's do.
+                            (Value::Member(_, x), Value::Member(_, y)) => Some(coll.cmp(x, y)),
+                            _ => compare(&v, cur, coll),
+                        };
                         if a.func == AggFunc::Min {
                             o == Some(Ordering::Less)
                         } else {

@@ -48,7 +48,8 @@ pub struct ColumnOrigin {
     pub unique_key: bool,
     /// First column of another secondary index.
     pub multiple_key: bool,
-    /// Declared display width (BOOL / TINYINT(1)).
+    /// Declared display width (BOOL / TINYINT(1)), or the length of an
+    /// ENUM or SET column.
     pub display_width: Option<u32>,
 }
 
@@ -459,6 +460,8 @@ pub enum CastTo {
     Decimal(u8),
     /// DOUBLE / FLOAT / REAL
     Double,
+    /// TIME(fsp)
+    Time(u8),
 }
 
 /// Aggregate functions.
@@ -1183,6 +1186,12 @@ impl<'a> Compiler<'a> {
                         return Ok(Expr::Func(Func::Now, vec![]))
                     }
                     "current_date" => return Ok(Expr::Func(Func::CurDate, vec![])),
+                    "current_time" | "utc_time" => {
+                        return Ok(Expr::Func(
+                            Func::Dt(crate::datefuncs::DtFn::CurTime),
+                            vec![],
+                        ))
+                    }
                     "utc_date" => {
                         return Ok(Expr::Func(
                             Func::Dt(crate::datefuncs::DtFn::UtcDate),
@@ -1232,6 +1241,16 @@ impl<'a> Compiler<'a> {
                 Value::Str(s.clone().into_bytes())
             }
             V::HexStringLiteral(h) => Value::Str(parse_hex(h)?),
+            // A bit-value literal is a number (up to 64 bits), as MySQL
+            // reads one in numeric context.
+            V::SingleQuotedByteStringLiteral(b) => {
+                let bytes = parse_bits(b)?;
+                if bytes.len() <= 8 && !b.is_empty() {
+                    Value::UInt(bytes.iter().fold(0u64, |a, x| (a << 8) | u64::from(*x)))
+                } else {
+                    Value::Str(bytes)
+                }
+            }
             V::Boolean(b) => Value::Int(i64::from(*b)),
             V::Null => Value::Null,
             V::Placeholder(p) if p == "?" => {
@@ -1514,23 +1533,12 @@ impl<'a> Compiler<'a> {
     }
 }
 
-/// MySQL functions that need what CairnDB does not have (the TIME type,
-/// time zones): refused with 1235 rather than reported unknown.
+/// MySQL functions that need what CairnDB does not have (time zones,
+/// periods): refused with 1235 rather than reported unknown.
 const NOT_SUPPORTED: &[&str] = &[
-    "addtime",
     "convert_tz",
-    "curtime",
-    "current_time",
-    "maketime",
     "period_add",
     "period_diff",
-    "sec_to_time",
-    "subtime",
-    "time",
-    "time_format",
-    "time_to_sec",
-    "timediff",
-    "utc_time",
     "get_format",
     "to_seconds",
 ];
@@ -1754,6 +1762,7 @@ fn cast_target(dt: &ast::DataType) -> SqlResult<CastTo> {
             _ => 0,
         }),
         D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastTo::Double,
+        D::Time(fsp, ast::TimezoneInfo::None) => CastTo::Time(fsp.unwrap_or(0).min(6) as u8),
         other => return Err(SqlError::unsupported(format!("CAST AS {other}"))),
     })
 }
@@ -1898,6 +1907,21 @@ fn num(v: &Value) -> Option<Num> {
                     + i64::from(s),
             )
         }
+        // A TIME in numeric context is [-]HHMMSS[.ffffff].
+        Value::Time(us) => {
+            let a = us.unsigned_abs();
+            let secs = (a / 1_000_000) as i64;
+            let hms = (secs / 3600) * 10_000 + ((secs / 60) % 60) * 100 + secs % 60;
+            let sign = if *us < 0 { -1 } else { 1 };
+            let frac = (a % 1_000_000) as i128;
+            if frac == 0 {
+                Num::Int(sign * hms)
+            } else {
+                Num::Dec(i128::from(sign) * (i128::from(hms) * 1_000_000 + frac), 6)
+            }
+        }
+        // An ENUM or SET in numeric context is its index or bitmask.
+        Value::Member(n, _) => Num::UInt(*n),
     })
 }
 
@@ -2163,6 +2187,15 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
         (Value::DateTime(t), Value::Date(d)) => {
             Some(t.cmp(&crate::types::pack_datetime(*d, 0, 0, 0, 0)))
         }
+        (Value::Time(x), Value::Time(y)) => Some(x.cmp(y)),
+        (Value::Time(x), Value::Str(s)) => Some(x.cmp(&crate::convert::parse_time_str(s)?)),
+        (Value::Str(_), Value::Time(_)) => compare(b, a, coll).map(Ordering::reverse),
+        // ENUM and SET values sort by index / bitmask, and compare with a
+        // string as strings.
+        (Value::Member(x, _), Value::Member(y, _)) => Some(x.cmp(y)),
+        (Value::Member(_, x), Value::Str(y)) | (Value::Str(x), Value::Member(_, y)) => {
+            Some(coll.cmp(x, y))
+        }
         _ => {
             let (x, y) = (num(a)?, num(b)?);
             match (x, y) {
@@ -2195,7 +2228,10 @@ pub fn collation_of(e: &Expr, scope_types: &[Option<ColumnType>]) -> Collation {
                 .get(*i)
                 .and_then(|t| t.as_ref())
                 .map_or(Collation::Utf8mb4GeneralCi, |t| {
-                    if matches!(t, ColumnType::Str { .. }) {
+                    if matches!(
+                        t,
+                        ColumnType::Str { .. } | ColumnType::Enum { .. } | ColumnType::Set { .. }
+                    ) {
                         t.collation()
                     } else {
                         Collation::Utf8mb4GeneralCi
@@ -2622,10 +2658,28 @@ pub(crate) fn holds(op: BinOp, o: Ordering) -> bool {
     }
 }
 
+/// The bytes of a bit-value literal `b'0101'`: big-endian, as many as
+/// the digits need (`b''` is the empty string).
+pub(crate) fn parse_bits(b: &str) -> SqlResult<Vec<u8>> {
+    if !b.bytes().all(|c| c == b'0' || c == b'1') {
+        return Err(SqlError::syntax(format!("b'{b}'")));
+    }
+    let mut out = vec![0u8; b.len().div_ceil(8)];
+    for (i, c) in b.bytes().rev().enumerate() {
+        if c == b'1' {
+            let n = out.len();
+            if let Some(byte) = out.get_mut(n - 1 - i / 8) {
+                *byte |= 1 << (i % 8);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The text form of a value (strings as they are).
 pub fn text_of(v: &Value) -> Vec<u8> {
     match v {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) | Value::Member(_, s) => s.clone(),
         Value::Null => Vec::new(),
         other => other.to_string().into_bytes(),
     }
@@ -2644,7 +2698,7 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             CastTo::Signed | CastTo::Unsigned => (t.parse::<i128>().is_ok(), "INTEGER"),
             CastTo::Double => (t.parse::<f64>().is_ok(), "DOUBLE"),
             CastTo::Decimal(_) => (parse_number(t).is_ok(), "DECIMAL"),
-            CastTo::Char => (true, ""),
+            CastTo::Char | CastTo::Time(_) => (true, ""),
         };
         if !whole {
             env.warn(
@@ -2670,6 +2724,20 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
         CastTo::Decimal(s) => num(v)
             .and_then(|n| to_dec(n, s))
             .map_or(Value::Null, |d| Value::Decimal(d, s)),
+        CastTo::Time(fsp) => match crate::convert::time_of_value(v) {
+            Some(us) => {
+                let max = crate::types::TIME_MAX_MICROS;
+                let us = crate::convert::round_micros(us, fsp);
+                if us.abs() > max {
+                    env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+                }
+                Value::Time(us.clamp(-max, max))
+            }
+            None => {
+                env.warn(1292, format!("Truncated incorrect time value: '{v}'"));
+                Value::Null
+            }
+        },
     }
 }
 

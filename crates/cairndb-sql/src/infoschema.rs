@@ -209,6 +209,18 @@ pub(crate) fn table(
                             }
                             ColumnType::Double => (Value::Null, n(22), Value::Null),
                             ColumnType::Float => (Value::Null, n(12), Value::Null),
+                            ColumnType::Enum { .. } => {
+                                let m = c.elements.iter().map(|e| e.chars().count()).max();
+                                (n(m.unwrap_or(0) as i64), Value::Null, Value::Null)
+                            }
+                            ColumnType::Set { .. } => {
+                                let m: usize =
+                                    c.elements.iter().map(|e| e.chars().count() + 1).sum();
+                                (n(m.saturating_sub(1) as i64), Value::Null, Value::Null)
+                            }
+                            ColumnType::Bit { bits } => {
+                                (Value::Null, n(i64::from(bits)), Value::Null)
+                            }
                             _ => (Value::Null, Value::Null, Value::Null),
                         };
                         let key = if tb.in_pk(i) {
@@ -226,7 +238,9 @@ pub(crate) fn table(
                         } else {
                             ""
                         };
-                        let (cs, coll) = if c.ty.is_text() {
+                        let (cs, coll) = if c.ty.is_text()
+                            || matches!(c.ty, ColumnType::Enum { .. } | ColumnType::Set { .. })
+                        {
                             (t("utf8mb4"), t(c.ty.collation().name()))
                         } else {
                             (Value::Null, Value::Null)
@@ -239,7 +253,7 @@ pub(crate) fn table(
                             n(i as i64 + 1),
                             c.default
                                 .as_ref()
-                                .map_or(Value::Null, |v| t(&v.to_string())),
+                                .map_or(Value::Null, |v| t(&crate::show::default_text(c, v))),
                             t(if c.nullable { "YES" } else { "NO" }),
                             t(&data_type),
                             charlen.clone(),

@@ -41,6 +41,12 @@ pub enum OutType {
     Timestamp,
     /// A column that is always NULL
     Null,
+    /// YEAR
+    Year,
+    /// TIME
+    Time,
+    /// BIT
+    Bit,
 }
 
 /// A result column's description.
@@ -79,6 +85,10 @@ pub struct ColumnInfo {
     pub multiple_key: bool,
     /// Binary data (BLOB, BINARY kinds).
     pub binary: bool,
+    /// An ENUM column (sent as a string with ENUM_FLAG).
+    pub is_enum: bool,
+    /// A SET column (sent as a string with SET_FLAG).
+    pub is_set: bool,
 }
 
 impl ColumnInfo {
@@ -90,7 +100,8 @@ impl ColumnInfo {
             OutType::NewDecimal => (63, 66, 4),
             OutType::LongLong => (63, 21, 0),
             OutType::DateTime | OutType::Timestamp => (63, 19, 0),
-            OutType::Date => (63, 10, 0),
+            OutType::Date | OutType::Time => (63, 10, 0),
+            OutType::Year => (63, 4, 0),
             _ => (63, 11, 0),
         };
         ColumnInfo {
@@ -110,6 +121,8 @@ impl ColumnInfo {
             unique_key: false,
             multiple_key: false,
             binary: false,
+            is_enum: false,
+            is_set: false,
         }
     }
 
@@ -179,6 +192,19 @@ impl ColumnInfo {
                 false,
                 false,
             ),
+            ColumnType::Enum { collation, .. } | ColumnType::Set { collation, .. } => {
+                (OutType::String, collation.id(), 1020, 0, false, false)
+            }
+            ColumnType::Year => (OutType::Year, 63, 4, 0, true, false),
+            ColumnType::Time { fsp } => (
+                OutType::Time,
+                63,
+                10 + u32::from(fsp) + u32::from(fsp > 0),
+                fsp,
+                false,
+                false,
+            ),
+            ColumnType::Bit { bits } => (OutType::Bit, 63, u32::from(bits), 0, true, false),
         };
         ColumnInfo {
             schema: String::new(),
@@ -197,6 +223,8 @@ impl ColumnInfo {
             unique_key: false,
             multiple_key: false,
             binary,
+            is_enum: matches!(ty, ColumnType::Enum { .. }),
+            is_set: matches!(ty, ColumnType::Set { .. }),
         }
     }
 }

@@ -505,7 +505,7 @@ fn add_table_scope(
                 auto_increment: c.auto_increment,
                 unique_key: first_of(true),
                 multiple_key: first_of(false),
-                display_width: c.display_width,
+                display_width: c.display_width.or_else(|| c.member_length()),
             }),
         });
         types.push(Some(c.ty));
@@ -1562,6 +1562,7 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             ci.unsigned = true
         }
         Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
+        Expr::Cast(_, CastTo::Time(fsp)) => ci.decimals = *fsp,
         Expr::Agg(i)
             if aggs.get(*i).is_some_and(|a| {
                 matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
@@ -1585,6 +1586,8 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             Value::Str(_) => OutType::VarString,
             Value::Date(_) => OutType::Date,
             Value::DateTime(_) => OutType::DateTime,
+            Value::Time(_) => OutType::Time,
+            Value::Member(..) => OutType::String,
         },
         Expr::Column(i) => scope
             .cols
@@ -1658,6 +1661,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             CastTo::Char => OutType::VarString,
             CastTo::Decimal(_) => OutType::NewDecimal,
             CastTo::Double => OutType::Double,
+            CastTo::Time(_) => OutType::Time,
         },
         Expr::SysVar(name) => match crate::vars::default_of(name) {
             Some(Value::Int(_) | Value::UInt(_)) => OutType::LongLong,
@@ -2297,9 +2301,21 @@ fn choose_access_paths(plan: &mut SelectPlan) {
             let mut consumed: Vec<usize> = Vec::new();
             let mut int_keys = true;
             for &col in &ix.columns {
-                let b = bounds_for(t.offset + col, &conj, avail);
+                let mut b = bounds_for(t.offset + col, &conj, avail);
                 let cdef = &def.columns[col];
                 int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
+                // ENUM and SET keys order by index, not by the strings a
+                // range compares: only points of them are looked up.
+                if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }) {
+                    b.lo = None;
+                    b.hi = None;
+                    if b.alts
+                        .as_ref()
+                        .is_some_and(|l| l.iter().any(|a| matches!(a, KeyAlt::Range(..))))
+                    {
+                        b.alts = None;
+                    }
+                }
                 if let Some(e) = b.eq {
                     consumed.extend(b.eq_src);
                     ia.eq.push(e);

@@ -849,6 +849,12 @@ fn same_charset(cs: &str) -> &str {
 
 /// Rewrites forms `sqlparser` rejects into equivalent ones it reads.
 fn rewrite(s: &str) -> String {
+    // `0b0101` (lower-case `0b` only, as MySQL) is `b'0101'`.
+    if s.contains("0b") {
+        if let Some(r) = bit_literals(s) {
+            return rewrite(&r);
+        }
+    }
     let up = s.to_ascii_uppercase();
     if up.contains("NTH_VALUE") {
         if let Some(r) = nth_value_from(s, &up) {
@@ -946,6 +952,70 @@ fn nth_value_from(s: &str, up: &str) -> Option<String> {
         return Some(r);
     }
     None
+}
+
+/// `s` with its `0b0101` literals (outside quotes and comments, not part
+/// of a name) written `b'0101'`; None when it has none.
+fn bit_literals(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match at(i) {
+            q @ (b'\'' | b'"' | b'`') => {
+                i += 1;
+                while i < b.len() && at(i) != q {
+                    i += if at(i) == b'\\' && q != b'`' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'#' => {
+                while i < b.len() && at(i) != b'\n' {
+                    i += 1;
+                }
+            }
+            b'-' if at(i + 1) == b'-' => {
+                while i < b.len() && at(i) != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if at(i + 1) == b'*' => {
+                i += 2;
+                while i < b.len() && !(at(i) == b'*' && at(i + 1) == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'0' if at(i + 1) == b'b' && (i == 0 || !word(at(i - 1))) => {
+                let mut j = i + 2;
+                while at(j) == b'0' || at(j) == b'1' {
+                    j += 1;
+                }
+                if j > i + 2 && !word(at(j)) {
+                    out.push_str(s.get(last..i)?);
+                    out.push_str("b'");
+                    out.push_str(s.get(i + 2..j)?);
+                    out.push('\'');
+                    last = j;
+                }
+                i = j.max(i + 1);
+            }
+            c if word(c) => {
+                while i < b.len() && word(at(i)) {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    if last == 0 {
+        return None;
+    }
+    out.push_str(s.get(last..)?);
+    Some(out)
 }
 
 /// `[db.]name` at token `i`.

@@ -46,6 +46,10 @@ pub struct ColumnDef {
     /// comments were kept.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// The members of an ENUM or SET column, in definition order (empty
+    /// for other types, and absent from their dictionary records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<String>,
 }
 
 impl ColumnDef {
@@ -55,7 +59,71 @@ impl ColumnDef {
             (ColumnType::Int { bytes: 1, unsigned }, Some(w)) => {
                 format!("tinyint({w}){}", if unsigned { " unsigned" } else { "" })
             }
+            (ColumnType::Enum { .. } | ColumnType::Set { .. }, _) => {
+                let list: Vec<String> = self
+                    .elements
+                    .iter()
+                    .map(|e| format!("'{}'", e.replace('\\', "\\\\").replace('\'', "''")))
+                    .collect();
+                format!("{}({})", self.ty.sql(), list.join(","))
+            }
             _ => self.ty.sql(),
+        }
+    }
+
+    /// The display length MySQL sends for an ENUM (its longest member)
+    /// or SET (all members and their commas) column: characters times 4
+    /// (utf8mb4). None for other types.
+    pub fn member_length(&self) -> Option<u32> {
+        let chars = |e: &String| e.chars().count() as u32;
+        let n = match self.ty {
+            ColumnType::Enum { .. } => self.elements.iter().map(chars).max().unwrap_or(0),
+            ColumnType::Set { .. } => {
+                let sum: u32 = self.elements.iter().map(|e| chars(e) + 1).sum();
+                sum.saturating_sub(1)
+            }
+            _ => return None,
+        };
+        let mult = if self.ty.collation() == Collation::Binary {
+            1
+        } else {
+            4
+        };
+        Some(n.saturating_mul(mult))
+    }
+
+    /// The string of ENUM index `i` (1-based; 0 and out of range: empty).
+    pub fn enum_text(&self, i: u64) -> Vec<u8> {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .and_then(|i| self.elements.get(i))
+            .map(|e| e.as_bytes().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The string of SET bitmask `m`: its members in definition order,
+    /// joined by commas.
+    pub fn set_text(&self, m: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, e) in self.elements.iter().enumerate().take(64) {
+            if m & (1u64 << i) != 0 {
+                if !out.is_empty() {
+                    out.push(b',');
+                }
+                out.extend_from_slice(e.as_bytes());
+            }
+        }
+        out
+    }
+
+    /// The member value of an ENUM or SET column for index or bitmask
+    /// `n` (other types: `n` as an unsigned integer).
+    pub fn member(&self, n: u64) -> Value {
+        match self.ty {
+            ColumnType::Enum { .. } => Value::Member(n, self.enum_text(n)),
+            ColumnType::Set { .. } => Value::Member(n, self.set_text(n)),
+            _ => Value::UInt(n),
         }
     }
 }
@@ -292,9 +360,67 @@ pub fn put_key_value(out: &mut Vec<u8>, ty: &ColumnType, nullable: bool, v: &Val
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. },
             Value::Date(d) | Value::DateTime(d),
         ) => keys::put_int(out, *d, 8),
+        (ColumnType::Enum { .. } | ColumnType::Set { .. }, Value::Member(n, _)) => {
+            keys::put_uint(out, *n, member_width(ty))
+        }
+        (ColumnType::Year, Value::Int(y)) => keys::put_uint(out, year_byte(*y), 1),
+        (ColumnType::Time { .. }, Value::Time(us)) => keys::put_int(out, *us, TIME_WIDTH),
+        (ColumnType::Bit { .. }, Value::UInt(n)) => keys::put_uint(out, *n, member_width(ty)),
         // A value of another type than the column's: the executor converts
         // first; as a last resort, encode its text form.
         (_, other) => keys::put_bytes(out, other.to_string().as_bytes()),
+    }
+}
+
+/// Bytes of a TIME (signed microseconds, sign bit flipped in keys).
+const TIME_WIDTH: usize = 6;
+
+/// Bytes of an ENUM index (1 up to 255 members, else 2), a SET bitmask
+/// (1, 2, 3, 4 or 8 by member count) or a BIT(n) ((n + 7) / 8).
+pub fn member_width(ty: &ColumnType) -> usize {
+    match *ty {
+        ColumnType::Enum { count, .. } => {
+            if count <= 255 {
+                1
+            } else {
+                2
+            }
+        }
+        ColumnType::Set { count, .. } => match count {
+            0..=8 => 1,
+            9..=16 => 2,
+            17..=24 => 3,
+            25..=32 => 4,
+            _ => 8,
+        },
+        ColumnType::Bit { bits } => usize::from(bits).div_ceil(8).clamp(1, 8),
+        _ => 8,
+    }
+}
+
+/// The stored byte of a YEAR: 0 for 0000, else year - 1900.
+fn year_byte(y: i64) -> u64 {
+    if y == 0 {
+        0
+    } else {
+        (y - 1900).clamp(1, 255) as u64
+    }
+}
+
+fn year_of_byte(b: u64) -> Value {
+    Value::Int(if b == 0 { 0 } else { b as i64 + 1900 })
+}
+
+/// Gives an ENUM or SET value read from bytes (index or bitmask only)
+/// its string.
+pub fn fill_member(col: &ColumnDef, v: &mut Value) {
+    if let Value::Member(n, s) = v {
+        if s.is_empty() {
+            *s = match col.ty {
+                ColumnType::Enum { .. } => col.enum_text(*n),
+                _ => col.set_text(*n),
+            };
+        }
     }
 }
 
@@ -360,6 +486,12 @@ pub fn get_key_value(input: &mut &[u8], ty: &ColumnType, nullable: bool) -> Opti
         ColumnType::DateTime { .. } | ColumnType::Timestamp { .. } => {
             Value::DateTime(keys::get_int(input, 8)?)
         }
+        ColumnType::Enum { .. } | ColumnType::Set { .. } => {
+            Value::Member(keys::get_uint(input, member_width(ty))?, Vec::new())
+        }
+        ColumnType::Year => year_of_byte(keys::get_uint(input, 1)?),
+        ColumnType::Time { .. } => Value::Time(keys::get_int(input, TIME_WIDTH)?),
+        ColumnType::Bit { .. } => Value::UInt(keys::get_uint(input, member_width(ty))?),
     })
 }
 
@@ -522,7 +654,8 @@ pub fn decode_row_into(
     } else {
         for &c in &t.primary.columns {
             let col = t.columns.get(c)?;
-            let v = get_key_value(&mut k, &col.ty, col.nullable)?;
+            let mut v = get_key_value(&mut k, &col.ty, col.nullable)?;
+            fill_member(col, &mut v);
             put_slot(row.get_mut(c)?, v);
         }
     }
@@ -559,6 +692,7 @@ pub fn decode_row_into(
             put_slot_bytes(slot, b, spare);
         } else {
             *slot = get_stored(&mut v, &col.ty)?;
+            fill_member(col, slot);
         }
     }
     for &c in &t.primary.columns {
@@ -602,7 +736,8 @@ pub fn decode_secondary_into(
     let mut v = value;
     for c in t.secondary_key_columns(ix) {
         let col = t.columns.get(c)?;
-        let kv = get_key_value(&mut k, &col.ty, col.nullable)?;
+        let mut kv = get_key_value(&mut k, &col.ty, col.nullable)?;
+        fill_member(col, &mut kv);
         let val = if col.ty.is_text() {
             get_unpack(&mut v)?
         } else {
@@ -641,6 +776,12 @@ fn put_stored(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) {
             ColumnType::Date | ColumnType::DateTime { .. } | ColumnType::Timestamp { .. },
             Value::Date(d) | Value::DateTime(d),
         ) => out.extend_from_slice(&d.to_le_bytes()),
+        (ColumnType::Enum { .. } | ColumnType::Set { .. }, Value::Member(n, _)) => {
+            put_le(out, *n, member_width(ty))
+        }
+        (ColumnType::Bit { .. }, Value::UInt(n)) => put_le(out, *n, member_width(ty)),
+        (ColumnType::Year, Value::Int(y)) => out.push(year_byte(*y) as u8),
+        (ColumnType::Time { .. }, Value::Time(us)) => put_le(out, *us as u64, TIME_WIDTH),
         (ColumnType::Str { kind, .. }, Value::Str(s)) => {
             let s = if *kind == StrKind::Char {
                 trim_end_spaces(s)
@@ -656,6 +797,10 @@ fn put_stored(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) {
             out.extend_from_slice(s.as_bytes());
         }
     }
+}
+
+fn put_le(out: &mut Vec<u8>, v: u64, width: usize) {
+    out.extend_from_slice(v.to_le_bytes().get(..width).unwrap_or_default());
 }
 
 /// Reads a non-key column's stored form.
@@ -699,6 +844,26 @@ fn get_stored(input: &mut &[u8], ty: &ColumnType) -> Option<Value> {
             let (s, rest) = input.split_at_checked(n)?;
             *input = rest;
             Value::Str(s.to_vec())
+        }
+        ColumnType::Enum { .. } | ColumnType::Set { .. } | ColumnType::Bit { .. } => {
+            let w = member_width(ty);
+            let b = take(w)?;
+            let mut le = [0u8; 8];
+            le.get_mut(..b.len())?.copy_from_slice(b);
+            let n = u64::from_le_bytes(le);
+            if matches!(ty, ColumnType::Bit { .. }) {
+                Value::UInt(n)
+            } else {
+                Value::Member(n, Vec::new())
+            }
+        }
+        ColumnType::Year => year_of_byte(u64::from(*take(1)?.first()?)),
+        ColumnType::Time { .. } => {
+            let b = take(TIME_WIDTH)?;
+            let mut le = [0u8; 8];
+            le.get_mut(..b.len())?.copy_from_slice(b);
+            let shift = 64 - 8 * TIME_WIDTH as u32;
+            Value::Time(((u64::from_le_bytes(le) << shift) as i64) >> shift)
         }
     })
 }
@@ -751,6 +916,7 @@ mod tests {
                     auto_increment: true,
                     display_width: None,
                     comment: String::new(),
+                    elements: Vec::new(),
                 },
                 ColumnDef {
                     name: "k".into(),
@@ -763,6 +929,7 @@ mod tests {
                     auto_increment: false,
                     display_width: None,
                     comment: String::new(),
+                    elements: Vec::new(),
                 },
                 ColumnDef {
                     name: "c".into(),
@@ -772,6 +939,7 @@ mod tests {
                     auto_increment: false,
                     display_width: None,
                     comment: String::new(),
+                    elements: Vec::new(),
                 },
                 ColumnDef {
                     name: "pad".into(),
@@ -781,6 +949,7 @@ mod tests {
                     auto_increment: false,
                     display_width: None,
                     comment: String::new(),
+                    elements: Vec::new(),
                 },
                 ColumnDef {
                     name: "d".into(),
@@ -790,6 +959,7 @@ mod tests {
                     auto_increment: false,
                     display_width: None,
                     comment: String::new(),
+                    elements: Vec::new(),
                 },
             ],
             primary: IndexDef {
@@ -908,6 +1078,66 @@ mod tests {
             let _ = decode_row(&t, &k, &v, &mut out);
             for ix in &t.secondary {
                 let _ = decode_secondary(&t, ix, &k, &v, &mut out);
+            }
+        }
+    }
+
+    fn key_of(ty: ColumnType, v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_key_value(&mut out, &ty, true, v);
+        out
+    }
+
+    #[test]
+    fn new_type_keys_order_as_sql_and_round_trip() {
+        let c = Collation::Utf8mb4GeneralCi;
+        let cases: Vec<(ColumnType, Vec<Value>)> = vec![
+            (
+                ColumnType::Time { fsp: 6 },
+                [-838 * 3_600_000_000i64, -1, 0, 1, 3_600_000_000]
+                    .map(Value::Time)
+                    .to_vec(),
+            ),
+            (
+                ColumnType::Year,
+                [0i64, 1901, 1999, 2155].map(Value::Int).to_vec(),
+            ),
+            (
+                ColumnType::Bit { bits: 64 },
+                [0u64, 1, 1 << 63, u64::MAX].map(Value::UInt).to_vec(),
+            ),
+            (
+                ColumnType::Enum {
+                    count: 300,
+                    collation: c,
+                },
+                [0u64, 1, 255, 256, 300]
+                    .map(|n| Value::Member(n, Vec::new()))
+                    .to_vec(),
+            ),
+            (
+                ColumnType::Set {
+                    count: 20,
+                    collation: c,
+                },
+                [0u64, 1, 2, 3, 1 << 19]
+                    .map(|n| Value::Member(n, Vec::new()))
+                    .to_vec(),
+            ),
+        ];
+        for (ty, vals) in cases {
+            let keys: Vec<Vec<u8>> = vals.iter().map(|v| key_of(ty, v)).collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{ty:?}");
+            assert!(key_of(ty, &Value::Null) < keys[0]);
+            for (k, v) in keys.iter().zip(&vals) {
+                let mut cur = k.as_slice();
+                assert_eq!(get_key_value(&mut cur, &ty, true).as_ref(), Some(v));
+                assert!(cur.is_empty());
+                let mut stored = Vec::new();
+                put_stored(&mut stored, &ty, v);
+                let mut cur = stored.as_slice();
+                assert_eq!(get_stored(&mut cur, &ty).as_ref(), Some(v));
+                assert!(cur.is_empty());
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::output::{ColumnInfo, Output};
 use crate::preparse::{Show, VarScope};
 use crate::row::TableDef;
 use crate::session::Session;
-use crate::types::{Collation, Value};
+use crate::types::{Collation, ColumnType, Value};
 
 fn t(s: &str) -> Value {
     Value::Str(s.as_bytes().to_vec())
@@ -313,7 +313,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 let default = c
                     .default
                     .as_ref()
-                    .map_or(Value::Null, |v| t(&v.to_string()));
+                    .map_or(Value::Null, |v| t(&default_text(c, v)));
                 let extra = if c.auto_increment {
                     "auto_increment"
                 } else {
@@ -321,7 +321,9 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 };
                 let null = if c.nullable { "YES" } else { "NO" };
                 if full {
-                    let coll = if c.ty.is_text() {
+                    let coll = if c.ty.is_text()
+                        || matches!(c.ty, ColumnType::Enum { .. } | ColumnType::Set { .. })
+                    {
                         t(c.ty.collation().name())
                     } else {
                         Value::Null
@@ -537,7 +539,9 @@ pub fn create_table_text(def: &TableDef, db: &str) -> String {
     let mut lines = Vec::new();
     for c in &def.columns {
         let mut l = format!("  `{}` {}", c.name, c.type_sql());
-        if c.ty.is_text() && c.ty.collation() != Collation::Utf8mb4GeneralCi {
+        if (c.ty.is_text() || matches!(c.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }))
+            && c.ty.collation() != Collation::Utf8mb4GeneralCi
+        {
             l.push_str(&format!(" COLLATE {}", c.ty.collation().name()));
         }
         if !c.nullable {
@@ -546,7 +550,7 @@ pub fn create_table_text(def: &TableDef, db: &str) -> String {
         if c.auto_increment {
             l.push_str(" AUTO_INCREMENT");
         } else if let Some(d) = &c.default {
-            l.push_str(&format!(" DEFAULT '{}'", d.to_string().replace('\'', "''")));
+            l.push_str(&format!(" DEFAULT {}", default_sql(c, d)));
         } else if c.nullable {
             l.push_str(" DEFAULT NULL");
         }
@@ -590,6 +594,27 @@ pub fn create_table_text(def: &TableDef, db: &str) -> String {
         text.push_str(&format!(" COMMENT='{}'", sql_quoted(&def.comment)));
     }
     text
+}
+
+/// A column's DEFAULT as SHOW CREATE TABLE prints it: quoted, a BIT as
+/// `b'101'`, a TIME with the column's fractional digits.
+fn default_sql(c: &crate::row::ColumnDef, d: &Value) -> String {
+    match (c.ty, d) {
+        (ColumnType::Bit { .. }, Value::UInt(_)) => default_text(c, d),
+        _ => format!("'{}'", default_text(c, d).replace('\'', "''")),
+    }
+}
+
+/// A column's DEFAULT as SHOW COLUMNS and information_schema show it: a
+/// BIT as `b'101'`, a TIME with the column's fractional digits, a YEAR
+/// with four digits, the rest as their text.
+pub(crate) fn default_text(c: &crate::row::ColumnDef, d: &Value) -> String {
+    match (c.ty, d) {
+        (ColumnType::Bit { .. }, Value::UInt(n)) => format!("b'{n:b}'"),
+        (ColumnType::Time { fsp }, Value::Time(us)) => crate::types::format_time(*us, Some(fsp)),
+        (ColumnType::Year, Value::Int(y)) => format!("{y:04}"),
+        _ => d.to_string(),
+    }
 }
 
 /// A string's body as SHOW CREATE TABLE quotes it: `'` doubled, `\\`

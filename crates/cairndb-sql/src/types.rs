@@ -116,6 +116,36 @@ pub enum ColumnType {
         /// Fractional-second digits (0..=6).
         fsp: u8,
     },
+    /// ENUM('a', ...): a value is its 1-based member index (0: the empty
+    /// string of an invalid value). The members' strings are the
+    /// column's [`crate::row::ColumnDef::elements`].
+    Enum {
+        /// Number of members (1..=65535).
+        count: u16,
+        /// How members compare as strings.
+        collation: Collation,
+    },
+    /// SET('a', ...): a value is a bitmask of members (bit i: member
+    /// i + 1), strings in [`crate::row::ColumnDef::elements`].
+    Set {
+        /// Number of members (1..=64).
+        count: u8,
+        /// How members compare as strings.
+        collation: Collation,
+    },
+    /// YEAR: 1901..=2155, or 0 (`0000`).
+    Year,
+    /// TIME(fsp): a signed duration in microseconds, within
+    /// +-838:59:59.999999.
+    Time {
+        /// Fractional-second digits (0..=6).
+        fsp: u8,
+    },
+    /// BIT(n): an unsigned integer of `bits` bits (1..=64).
+    Bit {
+        /// Width in bits.
+        bits: u8,
+    },
 }
 
 impl ColumnType {
@@ -132,7 +162,9 @@ impl ColumnType {
     /// The collation of a string type (Binary for the rest).
     pub fn collation(&self) -> Collation {
         match self {
-            ColumnType::Str { collation, .. } => *collation,
+            ColumnType::Str { collation, .. }
+            | ColumnType::Enum { collation, .. }
+            | ColumnType::Set { collation, .. } => *collation,
             _ => Collation::Binary,
         }
     }
@@ -181,6 +213,13 @@ impl ColumnType {
             ColumnType::DateTime { fsp } => format!("datetime({fsp})"),
             ColumnType::Timestamp { fsp: 0 } => "timestamp".into(),
             ColumnType::Timestamp { fsp } => format!("timestamp({fsp})"),
+            // The members come from the column (`ColumnDef::type_sql`).
+            ColumnType::Enum { .. } => "enum".into(),
+            ColumnType::Set { .. } => "set".into(),
+            ColumnType::Year => "year".into(),
+            ColumnType::Time { fsp: 0 } => "time".into(),
+            ColumnType::Time { fsp } => format!("time({fsp})"),
+            ColumnType::Bit { bits } => format!("bit({bits})"),
         }
     }
 }
@@ -248,6 +287,39 @@ pub enum Value {
     Date(i64),
     /// A packed date-time ([`pack_datetime`]).
     DateTime(i64),
+    /// A TIME: signed microseconds.
+    Time(i64),
+    /// A value of an ENUM or SET column: its index or bitmask (what it
+    /// is in numeric context and how it sorts), and its string.
+    Member(u64, Vec<u8>),
+}
+
+/// The largest TIME magnitude, 838:59:59.000000, in microseconds.
+pub const TIME_MAX_MICROS: i64 = (838 * 3600 + 59 * 60 + 59) * 1_000_000;
+
+/// Writes a TIME (signed microseconds) as `[-]HH:MM:SS`, with `fsp`
+/// fractional digits (None: six when there is a fraction, else none).
+pub fn format_time(us: i64, fsp: Option<u8>) -> String {
+    let sign = if us < 0 { "-" } else { "" };
+    let a = us.unsigned_abs();
+    let micros = a % 1_000_000;
+    let secs = a / 1_000_000;
+    let mut s = format!(
+        "{sign}{:02}:{:02}:{:02}",
+        secs / 3600,
+        (secs / 60) % 60,
+        secs % 60
+    );
+    let digits = match fsp {
+        Some(d) => u32::from(d.min(6)),
+        None if micros != 0 => 6,
+        None => 0,
+    };
+    if digits > 0 {
+        let v = micros / 10u64.pow(6 - digits);
+        s.push_str(&format!(".{v:0width$}", width = digits as usize));
+    }
+    s
 }
 
 impl Value {
@@ -279,6 +351,8 @@ impl fmt::Display for Value {
                 }
                 Ok(())
             }
+            Value::Time(us) => f.write_str(&format_time(*us, None)),
+            Value::Member(_, s) => write!(f, "{}", String::from_utf8_lossy(s)),
         }
     }
 }

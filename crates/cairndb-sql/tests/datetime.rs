@@ -388,7 +388,7 @@ fn clocks_and_refusals() {
         "1"
     );
     assert_eq!(err(&mut s, "SELECT NOW(7)"), 1426);
-    assert_eq!(err(&mut s, "SELECT SEC_TO_TIME(10)"), 1235);
+    assert_eq!(err(&mut s, "SELECT PERIOD_ADD(202401, 1)"), 1235);
     assert_eq!(
         err(
             &mut s,

@@ -1,0 +1,633 @@
+//! The column types ENUM, SET, YEAR, TIME and BIT end to end through
+//! `Session::query`: storage round trips (also after reopening), order in
+//! scans and in primary and secondary indexes, conversions, strict-mode
+//! errors and INSERT IGNORE warnings, SHOW CREATE TABLE and
+//! information_schema, with the answers MySQL 8.0 gives; and that a table
+//! written before these types existed still reads.
+
+use cairndb_sql::{Collect, OutType, Session, Value};
+
+mod common;
+use common::{err, open, q, rows, session};
+
+fn one(s: &mut Session, sql: &str) -> String {
+    rows(&q(s, sql)).join("\n")
+}
+
+fn all(s: &mut Session, sql: &str) -> Vec<String> {
+    rows(&q(s, sql))
+}
+
+fn warnings(s: &mut Session) -> Vec<String> {
+    rows(&q(s, "SHOW WARNINGS"))
+}
+
+fn show_create(s: &mut Session, t: &str) -> String {
+    let c: Collect = q(s, &format!("SHOW CREATE TABLE {t}"));
+    match c.rows.first().and_then(|r| r.get(1)) {
+        Some(Value::Str(b)) => String::from_utf8_lossy(b).into_owned(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn enum_stores_index_sorts_by_it_and_reads_as_string() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, e ENUM('small','medium','large') NOT NULL, KEY ke (e))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,'large'),(2,'SMALL'),(3,2),(4,'medium ')",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, e, e+0 FROM t ORDER BY e, id"),
+        ["2|small|1", "3|medium|2", "4|medium|2", "1|large|3"]
+    );
+    // Through the secondary index, and compared as a string.
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t WHERE e = 'medium' ORDER BY id"),
+        ["3", "4"]
+    );
+    assert_eq!(all(&mut s, "SELECT id FROM t WHERE e = 3"), ["1"]);
+    assert_eq!(
+        all(&mut s, "SELECT e, COUNT(*) FROM t GROUP BY e ORDER BY e"),
+        ["small|1", "medium|2", "large|1"]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t WHERE e > 1 ORDER BY id"),
+        ["1", "3", "4"]
+    );
+    // Strict: a value not in the list, '' and 0 are 1265.
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (5,'huge')"), 1265);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (5,'')"), 1265);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (5,0)"), 1265);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (5,4)"), 1265);
+    // IGNORE: the empty string, index 0, with a warning.
+    q(&mut s, "INSERT IGNORE INTO t VALUES (5,'huge')");
+    assert_eq!(
+        warnings(&mut s),
+        ["Warning|1265|Data truncated for column 'e' at row 1"]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT CONCAT('[', e, ']'), e+0 FROM t WHERE id = 5"
+        ),
+        "[]|0"
+    );
+    assert_eq!(one(&mut s, "SELECT id FROM t ORDER BY e LIMIT 1"), "5");
+    q(&mut s, "UPDATE t SET e = 'small' WHERE id = 5");
+    assert_eq!(one(&mut s, "SELECT e FROM t WHERE id = 5"), "small");
+}
+
+#[test]
+fn enum_as_primary_key_orders_by_index() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (e ENUM('z','y','x') PRIMARY KEY, n INT)",
+    );
+    q(&mut s, "INSERT INTO t VALUES ('x',1),('z',2),('y',3)");
+    assert_eq!(all(&mut s, "SELECT e, n FROM t"), ["z|2", "y|3", "x|1"]);
+    assert_eq!(one(&mut s, "SELECT n FROM t WHERE e = 'y'"), "3");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES ('Y',4)"), 1062);
+}
+
+#[test]
+fn enum_definitions_are_checked() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    assert_eq!(err(&mut s, "CREATE TABLE t (e ENUM('a','b','A'))"), 1291);
+    assert_eq!(err(&mut s, "CREATE TABLE t (s SET('a','a'))"), 1291);
+    let many: Vec<String> = (0..65).map(|i| format!("'m{i}'")).collect();
+    assert_eq!(
+        err(
+            &mut s,
+            &format!("CREATE TABLE t (s SET({}))", many.join(","))
+        ),
+        1097
+    );
+    assert_eq!(err(&mut s, "CREATE TABLE t (j JSON)"), 1235);
+    // 300 members take two bytes each.
+    let members: Vec<String> = (0..300).map(|i| format!("'m{i}'")).collect();
+    q(
+        &mut s,
+        &format!(
+            "CREATE TABLE big (id INT PRIMARY KEY, e ENUM({}), KEY (e))",
+            members.join(",")
+        ),
+    );
+    q(
+        &mut s,
+        "INSERT INTO big VALUES (1,'m299'),(2,'m0'),(3,'m255'),(4,256)",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, e, e+0 FROM big ORDER BY e+0, id"),
+        ["2|m0|1", "3|m255|256", "4|m255|256", "1|m299|300"]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, e+0 FROM big ORDER BY e, id"),
+        ["2|1", "3|256", "4|256", "1|300"]
+    );
+}
+
+#[test]
+fn set_takes_lists_in_any_order_and_shows_definition_order() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, s SET('a','b','c','d') DEFAULT 'b,a', KEY (s))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,'c,a'),(2,'d,a,d'),(3,''),(4,6),(5,'B')",
+    );
+    q(&mut s, "INSERT INTO t (id) VALUES (6)");
+    assert_eq!(
+        all(&mut s, "SELECT id, s, s+0 FROM t ORDER BY id"),
+        ["1|a,c|5", "2|a,d|9", "3||0", "4|b,c|6", "5|b|2", "6|a,b|3"]
+    );
+    // Sorted by bitmask, also through the index.
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t ORDER BY s, id"),
+        ["3", "5", "6", "1", "4", "2"]
+    );
+    assert_eq!(all(&mut s, "SELECT id FROM t WHERE s = 'a,c'"), ["1"]);
+    assert_eq!(
+        all(
+            &mut s,
+            "SELECT id FROM t WHERE FIND_IN_SET('c', s) ORDER BY id"
+        ),
+        ["1", "4"]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t WHERE s & 1 ORDER BY id"),
+        ["1", "2", "6"]
+    );
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (7,'a,x')"), 1265);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (7,16)"), 1265);
+    q(&mut s, "INSERT IGNORE INTO t VALUES (7,'a,x')");
+    assert_eq!(
+        warnings(&mut s),
+        ["Warning|1265|Data truncated for column 's' at row 1"]
+    );
+    assert_eq!(one(&mut s, "SELECT s FROM t WHERE id = 7"), "a");
+    assert!(show_create(&mut s, "t").contains("`s` set('a','b','c','d') DEFAULT 'a,b'"));
+}
+
+#[test]
+fn year_reads_two_and_four_digits() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, y YEAR, KEY (y))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,2024),(2,69),(3,70),(4,0),(5,'0'),(6,'05'),(7,'1999'),(8,'0000'),(9,2155),(10,1901)",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, y FROM t ORDER BY id"),
+        [
+            "1|2024", "2|2069", "3|1970", "4|0", "5|2000", "6|2005", "7|1999", "8|0", "9|2155",
+            "10|1901"
+        ]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t WHERE y < 1990 ORDER BY y, id"),
+        ["4", "8", "10", "3"]
+    );
+    assert_eq!(one(&mut s, "SELECT y + 1 FROM t WHERE id = 1"), "2025");
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (11,1900)"), 1264);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (11,2156)"), 1264);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (11,'abc')"), 1366);
+    q(&mut s, "INSERT IGNORE INTO t VALUES (11,3000)");
+    assert_eq!(warnings(&mut s).len(), 1);
+    assert_eq!(one(&mut s, "SELECT y FROM t WHERE id = 11"), "0");
+    q(&mut s, "CREATE TABLE py (y YEAR PRIMARY KEY)");
+    q(&mut s, "INSERT INTO py VALUES (2000),(1999),(0),(2155)");
+    assert_eq!(
+        all(&mut s, "SELECT y FROM py"),
+        ["0", "1999", "2000", "2155"]
+    );
+}
+
+#[test]
+fn time_parses_clamps_and_orders_negative_values() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, t TIME(3), KEY (t))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1,'10:11:12.3456'),(2,'-01:00:00'),(3,'1 02:03:04'),(4,101112),(5,'838:59:59'),(6,'-838:59:59'),(7,'00:00:00'),(8,-0.5)",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, t FROM t ORDER BY t"),
+        [
+            "6|-838:59:59",
+            "2|-01:00:00",
+            "8|-00:00:00.500000",
+            "7|00:00:00",
+            "4|10:11:12",
+            "1|10:11:12.346000",
+            "3|26:03:04",
+            "5|838:59:59"
+        ]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id FROM t WHERE t < '00:00:00' ORDER BY id"),
+        ["2", "6", "8"]
+    );
+    assert_eq!(
+        all(
+            &mut s,
+            "SELECT id FROM t WHERE t BETWEEN '-01:00:00' AND '10:11:12' ORDER BY id"
+        ),
+        ["2", "4", "7", "8"]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT t + 0, HOUR(t), MINUTE(t), SECOND(t), MICROSECOND(t) FROM t WHERE id = 3"
+        ),
+        "260304|26|3|4|0"
+    );
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (9,'839:00:00')"), 1292);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (9,'12:61:00')"), 1292);
+    q(&mut s, "INSERT IGNORE INTO t VALUES (9,'900:00:00')");
+    assert_eq!(warnings(&mut s).len(), 1);
+    assert_eq!(one(&mut s, "SELECT t FROM t WHERE id = 9"), "838:59:59");
+    // A primary key of negative and positive times.
+    q(&mut s, "CREATE TABLE pt (t TIME PRIMARY KEY)");
+    q(
+        &mut s,
+        "INSERT INTO pt VALUES ('01:00:00'),('-00:00:01'),('-100:00:00'),('00:00:00')",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT t FROM pt"),
+        ["-100:00:00", "-00:00:01", "00:00:00", "01:00:00"]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM pt WHERE t >= '-00:00:01'"),
+        "3"
+    );
+}
+
+#[test]
+fn time_functions() {
+    let (_d, mut s) = session();
+    let cases: &[(&str, &str)] = &[
+        ("TIME('2024-01-02 10:11:12.5')", "10:11:12.500000"),
+        ("TIME_TO_SEC('01:00:01')", "3601"),
+        ("TIME_TO_SEC('-01:00:01')", "-3601"),
+        ("SEC_TO_TIME(3661)", "01:01:01"),
+        ("SEC_TO_TIME(-90)", "-00:01:30"),
+        ("TIMEDIFF('10:00:00', '11:30:00')", "-01:30:00"),
+        (
+            "TIMEDIFF('2024-01-02 00:00:00', '2024-01-01 12:00:00')",
+            "12:00:00",
+        ),
+        ("TIMEDIFF('2024-01-02 00:00:00', '12:00:00')", "NULL"),
+        ("ADDTIME('10:00:00', '01:30:00')", "11:30:00"),
+        ("SUBTIME('10:00:00', '11:00:00')", "-01:00:00"),
+        (
+            "ADDTIME('2024-01-01 23:00:00', '02:00:00')",
+            "2024-01-02 01:00:00",
+        ),
+        ("TIME_FORMAT('10:05:03', '%H.%i.%s')", "10.05.03"),
+        ("TIME_FORMAT('100:05:03', '%H:%i')", "100:05"),
+        ("MAKETIME(12, 15, 30)", "12:15:30"),
+        ("HOUR('838:00:00')", "838"),
+        ("SEC_TO_TIME(4000000)", "838:59:59"),
+        ("LENGTH(CURTIME())", "8"),
+        ("TIME('10:00:00') + INTERVAL 90 MINUTE", "11:30:00"),
+        ("TIME('-01:00:00') - INTERVAL 1 SECOND", "-01:00:01"),
+        ("EXTRACT(HOUR FROM TIME('-01:59:59'))", "-1"),
+        ("EXTRACT(MINUTE FROM TIME('100:20:00'))", "20"),
+        ("EXTRACT(HOUR FROM TIME('100:20:00'))", "100"),
+        ("DATE_FORMAT(TIME('10:20:30'), '%H.%i.%s')", "10.20.30"),
+        ("CAST('10:20:30.129' AS TIME(2))", "10:20:30.130000"),
+        ("CAST(-102030 AS TIME)", "-10:20:30"),
+        ("CAST('2024-01-01 08:00:00' AS TIME)", "08:00:00"),
+        ("CAST('nope' AS TIME)", "NULL"),
+        // Extreme inputs clamp or are NULL, never overflow.
+        (
+            "CAST('99999999999999999 9223372036854775807:00:00' AS TIME)",
+            "838:59:59",
+        ),
+        ("CAST('1:-5:00' AS TIME)", "NULL"),
+        ("MAKETIME(-9223372036854775808, 0, 0)", "-838:59:59"),
+        ("SEC_TO_TIME(-9223372036854775808)", "-838:59:59"),
+        ("TIME(18446744073709551615)", "838:59:59"),
+        ("CURRENT_TIME = CURTIME()", "1"),
+    ];
+    for (e, want) in cases {
+        assert_eq!(one(&mut s, &format!("SELECT {e}")), *want, "SELECT {e}");
+    }
+}
+
+#[test]
+fn bit_stores_numbers_and_reads_literals() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, b BIT(5) DEFAULT b'101', KEY (b))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, b'10101'),(2, 3),(3, b'0'),(4, 31)",
+    );
+    q(&mut s, "INSERT INTO t (id) VALUES (5)");
+    assert_eq!(
+        all(&mut s, "SELECT id, b+0, BIN(b) FROM t ORDER BY b"),
+        ["3|0|0", "2|3|11", "5|5|101", "1|21|10101", "4|31|11111"]
+    );
+    assert_eq!(all(&mut s, "SELECT id FROM t WHERE b = 21"), ["1"]);
+    assert_eq!(all(&mut s, "SELECT id FROM t WHERE b = b'11'"), ["2"]);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (6, 32)"), 1406);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (6, b'100000')"), 1406);
+    q(&mut s, "INSERT IGNORE INTO t VALUES (6, 99)");
+    assert_eq!(warnings(&mut s).len(), 1);
+    assert_eq!(one(&mut s, "SELECT b+0 FROM t WHERE id = 6"), "31");
+    assert!(show_create(&mut s, "t").contains("`b` bit(5) DEFAULT b'101'"));
+    q(&mut s, "CREATE TABLE b64 (b BIT(64) PRIMARY KEY)");
+    q(
+        &mut s,
+        "INSERT INTO b64 VALUES (18446744073709551615),(0),(9223372036854775808)",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT b+0 FROM b64"),
+        ["0", "9223372036854775808", "18446744073709551615"]
+    );
+}
+
+#[test]
+fn show_create_table_and_information_schema() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (e ENUM('a','it''s') NOT NULL DEFAULT 'a', s SET('x','y'), y YEAR DEFAULT 2000, t TIME(3) DEFAULT '01:02:03', t0 TIME, b BIT(5))",
+    );
+    let text = show_create(&mut s, "t");
+    for want in [
+        "`e` enum('a','it''s') NOT NULL DEFAULT 'a'",
+        "`s` set('x','y') DEFAULT NULL",
+        "`y` year DEFAULT '2000'",
+        "`t` time(3) DEFAULT '01:02:03.000'",
+        "`t0` time DEFAULT NULL",
+        "`b` bit(5) DEFAULT NULL",
+    ] {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+    // SHOW CREATE TABLE's text creates the same table.
+    q(&mut s, "CREATE DATABASE d2");
+    q(&mut s, "USE d2");
+    q(&mut s, &text);
+    assert_eq!(show_create(&mut s, "t"), text);
+    assert_eq!(
+        all(
+            &mut s,
+            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd2' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION"
+        ),
+        [
+            "e|enum|enum('a','it''s')|4|NULL",
+            "s|set|set('x','y')|3|NULL",
+            "y|year|year|NULL|NULL",
+            "t|time|time(3)|NULL|NULL",
+            "t0|time|time|NULL|NULL",
+            "b|bit|bit(5)|NULL|5",
+        ]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'd2' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION"),
+        ["a", "NULL", "2000", "01:02:03.000", "NULL", "NULL"]
+    );
+    q(
+        &mut s,
+        "CREATE TABLE y4 (y YEAR(4) DEFAULT 0, b BIT(3) DEFAULT 6)",
+    );
+    assert_eq!(
+        all(&mut s, "SHOW COLUMNS FROM y4"),
+        ["y|year|YES||0000|", "b|bit(3)|YES||b'110'|"]
+    );
+    assert_eq!(err(&mut s, "CREATE TABLE y2 (y YEAR(2))"), 1235);
+    assert_eq!(
+        all(&mut s, "SHOW COLUMNS FROM t")
+            .iter()
+            .map(|r| r.split('|').take(2).collect::<Vec<_>>().join("|"))
+            .collect::<Vec<_>>(),
+        [
+            "e|enum('a','it''s')",
+            "s|set('x','y')",
+            "y|year",
+            "t|time(3)",
+            "t0|time",
+            "b|bit(5)"
+        ]
+    );
+}
+
+#[test]
+fn alter_table_adds_and_modifies_the_new_types() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))");
+    q(&mut s, "INSERT INTO t VALUES (1,'b'),(2,'a')");
+    q(
+        &mut s,
+        "ALTER TABLE t ADD COLUMN e ENUM('x','y') NOT NULL DEFAULT 'y', ADD COLUMN y YEAR DEFAULT 1999, ADD COLUMN tm TIME DEFAULT '-01:00:00', ADD COLUMN b BIT(3) DEFAULT 5",
+    );
+    assert_eq!(
+        all(&mut s, "SELECT id, e, y, tm, b+0 FROM t ORDER BY id"),
+        ["1|y|1999|-01:00:00|5", "2|y|1999|-01:00:00|5"]
+    );
+    // VARCHAR to ENUM converts by string; a new member at the end keeps
+    // the others' indexes.
+    q(&mut s, "ALTER TABLE t MODIFY v ENUM('a','b')");
+    assert_eq!(
+        all(&mut s, "SELECT id, v+0 FROM t ORDER BY v"),
+        ["2|1", "1|2"]
+    );
+    q(
+        &mut s,
+        "ALTER TABLE t MODIFY v ENUM('a','b','c'), ADD KEY (v)",
+    );
+    q(&mut s, "INSERT INTO t (id, v) VALUES (3,'c')");
+    assert_eq!(
+        all(&mut s, "SELECT id, v FROM t ORDER BY v"),
+        ["2|a", "1|b", "3|c"]
+    );
+    assert_eq!(err(&mut s, "ALTER TABLE t MODIFY v ENUM('a')"), 1265);
+    q(&mut s, "ALTER TABLE t MODIFY v SET('a','b','c')");
+    assert_eq!(one(&mut s, "SELECT v+0 FROM t WHERE id = 3"), "4");
+}
+
+#[test]
+fn prepared_statements_bind_and_return_the_new_types() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, e ENUM('a','b'), y YEAR, tm TIME, b BIT(8))",
+    );
+    let ins = s.prepare("INSERT INTO t VALUES (?,?,?,?,?)").unwrap().id;
+    let params = [
+        Value::Int(1),
+        Value::Str(b"b".to_vec()),
+        Value::Int(24),
+        Value::Time(-12 * 3600 * 1_000_000),
+        Value::UInt(200),
+    ];
+    s.execute(ins, &params, &mut Collect::default()).unwrap();
+    let sel = s
+        .prepare("SELECT e, y, tm, b, b+0 FROM t WHERE e = ? AND tm < ?")
+        .unwrap()
+        .id;
+    let mut c = Collect::default();
+    s.execute(
+        sel,
+        &[Value::Str(b"B".to_vec()), Value::Str(b"00:00:00".to_vec())],
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(rows(&c), ["b|2024|-12:00:00|200|200"]);
+    let types: Vec<OutType> = c.columns.iter().map(|c| c.ty).collect();
+    assert_eq!(
+        types,
+        [
+            OutType::String,
+            OutType::Year,
+            OutType::Time,
+            OutType::Bit,
+            OutType::LongLong
+        ]
+    );
+    assert!(c.columns[0].is_enum);
+}
+
+#[test]
+fn the_new_types_survive_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = Session::new(open(dir.path()), "root");
+        q(&mut s, "CREATE DATABASE d");
+        q(&mut s, "USE d");
+        q(
+            &mut s,
+            "CREATE TABLE t (e ENUM('a','b') , s SET('p','q'), y YEAR, tm TIME(6), b BIT(12), KEY (s), PRIMARY KEY (tm))",
+        );
+        q(
+            &mut s,
+            "INSERT INTO t VALUES ('b','q,p',1987,'-10:00:00.000001',4095),('a','q',0,'10:00:00',1)",
+        );
+    }
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "USE d");
+    assert_eq!(
+        all(&mut s, "SELECT e, s, y, tm, b+0 FROM t"),
+        ["b|p,q|1987|-10:00:00.000001|4095", "a|q|0|10:00:00|1"]
+    );
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE s = 'q'"), ["a"]);
+}
+
+/// A dictionary record and a row written before the new types existed
+/// (no `elements` field; the row layout of the other types unchanged)
+/// read as they did.
+#[test]
+fn a_table_written_before_the_new_types_still_reads() {
+    use cairndb_sql::row::{decode_row, pk_key, row_value, TableDef};
+    let json = r#"{"name":"t","columns":[{"name":"id","ty":{"Int":{"bytes":4,"unsigned":false}},"nullable":false,"default":null,"auto_increment":false},{"name":"s","ty":{"Str":{"kind":"VarChar","max_len":10,"collation":"Utf8mb4GeneralCi"}},"nullable":true,"default":{"Str":[120]},"auto_increment":false},{"name":"d","ty":"Date","nullable":true,"default":null,"auto_increment":false}],"primary":{"name":"PRIMARY","id":7,"columns":[0],"unique":true},"hidden_pk":false,"secondary":[]}"#;
+    let t: TableDef = serde_json::from_str(json).unwrap();
+    assert!(t.columns.iter().all(|c| c.elements.is_empty()));
+    assert_eq!(t.columns[1].default, Some(Value::Str(b"x".to_vec())));
+    // Writing it again keeps the same record (no new field appears).
+    let back = serde_json::to_string(&t).unwrap();
+    assert!(!back.contains("elements"), "{back}");
+    let key = [0, 0, 0, 7, 0x80, 0, 0, 5];
+    let date = cairndb_sql::types::pack_date(2024, 2, 29);
+    let mut value = vec![0x01, 0x00, 2, b'h', b'i'];
+    value.extend_from_slice(&date.to_le_bytes());
+    let mut row = Vec::new();
+    decode_row(&t, &key, &value, &mut row).unwrap();
+    assert_eq!(
+        row,
+        [Value::Int(5), Value::Str(b"hi".to_vec()), Value::Date(date)]
+    );
+    let (mut k2, mut v2) = (Vec::new(), Vec::new());
+    pk_key(&t, &row, 0, &mut k2);
+    row_value(&t, &row, &mut v2);
+    assert_eq!((k2.as_slice(), v2), (&key[..], value));
+}
+
+#[test]
+fn enum_ranges_compare_strings_not_indexes() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (e ENUM('z','y','x') PRIMARY KEY, n INT, s SET('q','p'), KEY (s))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES ('x',1,'p'),('z',2,'q'),('y',3,'p,q')",
+    );
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e > 'y'"), ["z"]);
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e >= 'y'"), ["z", "y"]);
+    assert_eq!(all(&mut s, "SELECT e FROM t WHERE e < 'y'"), ["x"]);
+    assert_eq!(
+        all(&mut s, "SELECT e FROM t WHERE e BETWEEN 'x' AND 'y'"),
+        ["y", "x"]
+    );
+    assert_eq!(
+        all(&mut s, "SELECT e FROM t WHERE e IN ('x', 'z')"),
+        ["z", "x"]
+    );
+    assert_eq!(all(&mut s, "SELECT n FROM t WHERE s > 'p'"), ["2", "3"]);
+    assert_eq!(
+        all(&mut s, "SELECT n FROM t WHERE e > 1 ORDER BY n"),
+        ["1", "3"]
+    );
+    // MIN and MAX of an ENUM compare strings, as MySQL's do.
+    assert_eq!(one(&mut s, "SELECT MIN(e), MAX(e) FROM t"), "x|z");
+}
+
+#[test]
+fn unsupported_literals_and_types_are_refused() {
+    let (_d, mut s) = session();
+    assert_eq!(one(&mut s, "SELECT b'101' + 0, b'1' = 1"), "5|1");
+    assert_eq!(one(&mut s, "SELECT 0x41"), "A");
+    // `0b0101` is a bit-value literal; inside strings, names and
+    // comments it stays as written.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT 0b0101 + 0, '0b11', 0b1 /* 0b11 */, 0b11 = b'11'"
+        ),
+        "5|0b11|1|1"
+    );
+    assert_eq!(one(&mut s, "SELECT 0b0101 AS `0b1`"), "5");
+    // `0B01` and `0b012` are no literals (MySQL's error too).
+    assert_eq!(err(&mut s, "SELECT 0b012"), 1054);
+}

@@ -101,7 +101,7 @@ start back cairndb
 start maria innodb
 
 # CairnDB -> dump -> CairnDB and MariaDB.
-sqlc src -e "CREATE DATABASE app"
+sqlc src -e "CREATE DATABASE app CHARACTER SET utf8mb4"
 sqlc src app <scripts/dump/fixture.sql || die "the fixture did not load into cairndb"
 dump src app "$work/from-cairndb.sql"
 sqlc dst <"$work/from-cairndb.sql" || die "the dump did not restore into cairndb"
@@ -116,7 +116,7 @@ schema dst app >"$work/dst.schema"
 same "SHOW CREATE TABLE, cairndb -> cairndb" "$work/src.schema" "$work/dst.schema"
 
 # MariaDB -> dump -> CairnDB.
-sqlc maria -e "CREATE DATABASE mdb"
+sqlc maria -e "CREATE DATABASE mdb CHARACTER SET utf8mb4"
 sqlc maria mdb <scripts/dump/fixture.sql || die "the fixture did not load into MariaDB"
 dump maria mdb "$work/from-maria.sql"
 sqlc back <"$work/from-maria.sql" || die "MariaDB's dump did not restore into cairndb"

@@ -28,6 +28,10 @@ scripts/ycsb/bench.sh --smoke --bin="${CARGO_TARGET_DIR:-target}/release/cairndb
 # connection is lost. A few seconds.
 scripts/slt.sh --servers=cairndb --bin="${CARGO_TARGET_DIR:-target}/release/cairndb" \
     --dir=scripts/slt/corpus --files=select1.test --min-pass=1031
+# mariadb-dump round trips (docs/sql.md, "Dump and restore"): cairndb ->
+# cairndb, cairndb -> MariaDB and MariaDB -> cairndb, every table's rows
+# compared. About 15 s.
+scripts/dump-roundtrip.sh --bin="${CARGO_TARGET_DIR:-target}/release/cairndb"
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
 # about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

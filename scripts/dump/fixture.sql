@@ -32,6 +32,13 @@ CREATE TABLE child (
   FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE CASCADE
 );
 CREATE TABLE nopk (a INT, b VARCHAR(10));
+CREATE TABLE t_more (
+  id INT PRIMARY KEY,
+  e ENUM('small', 'medium', 'large', 'it''s') NOT NULL DEFAULT 'medium',
+  st SET('a', 'b', 'c', 'd'),
+  y YEAR, tm TIME, tm3 TIME(3), bt BIT(5), b64 BIT(64),
+  KEY k_e (e), KEY k_tm (tm)
+);
 INSERT INTO parent (code) VALUES ('one'), ('two'), ('three');
 INSERT INTO t_all (ti, tu, si, su, mi, mu, ii, iu, bi, bu, b, de, dz, f, d, c, vc, tt, tx, mt, lt,
                    bn, vb, tb, bl, mb, lb, cb, dt, dtt, dt3, dt6, ts, ts2, pid) VALUES
@@ -49,5 +56,10 @@ INSERT INTO t_all (ti, tu, si, su, mi, mu, ii, iu, bi, bu, b, de, dz, f, d, c, v
   '9999-12-31 23:59:59.999999', '1970-01-02 00:00:01', '1970-01-02 00:00:01.5', 2);
 INSERT INTO child VALUES (1, 1, 'a'), (2, 2, NULL), (3, 2, 'semi;colon'), (4, 3, '/* not a comment */');
 INSERT INTO nopk VALUES (1, 'x'), (1, 'x'), (NULL, NULL);
+INSERT INTO t_more VALUES
+ (1, 'large', 'c,a', 2024, '-838:59:59', '12:34:56.789', b'10101', 18446744073709551615),
+ (2, 'it''s', '', 1901, '00:00:00', '-00:00:01.5', b'0', 0),
+ (3, 'small', 'a,b,c,d', 2155, '838:59:59', NULL, NULL, NULL),
+ (4, DEFAULT, NULL, NULL, NULL, NULL, NULL, NULL);
 CREATE VIEW v_join AS
   SELECT t.id, t.vc, p.code FROM t_all t LEFT JOIN parent p ON p.id = t.pid WHERE t.id > 0;

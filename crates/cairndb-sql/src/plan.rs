@@ -830,6 +830,7 @@ fn compile_select(
         return Err(SqlError::unsupported("QUALIFY"));
     }
     // FROM: tables and their slots (no expressions yet).
+    let flat_from: Vec<ast::TableWithJoins>;
     let mut scope = Scope::default();
     let mut types = Vec::new();
     struct Pending<'a> {
@@ -955,6 +956,10 @@ fn compile_select(
     // `FROM DUAL` (alone) names no table.
     let from: &[ast::TableWithJoins] = match sel.from.as_slice() {
         [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => &[],
+        all if all.iter().any(|t| nested_first(t).is_some()) => {
+            flat_from = all.iter().map(flatten_join).collect();
+            &flat_from
+        }
         all => all,
     };
     // Slots in the order `*` lists them: FROM order, except that a USING
@@ -1363,6 +1368,34 @@ fn is_dual(f: &ast::TableFactor) -> bool {
                 if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("dual")
         ),
         _ => false,
+    }
+}
+
+/// The joins inside a FROM item that starts with a parenthesised join
+/// without an alias (`(a JOIN b ON x) JOIN c ON y`, as MariaDB writes
+/// views); None otherwise.
+fn nested_first(t: &ast::TableWithJoins) -> Option<&ast::TableWithJoins> {
+    match &t.relation {
+        ast::TableFactor::NestedJoin {
+            table_with_joins,
+            alias: None,
+        } => Some(table_with_joins),
+        _ => None,
+    }
+}
+
+/// A FROM item with a leading parenthesised join spliced in: `(a JOIN b
+/// ON x) JOIN c ON y` is `a JOIN b ON x JOIN c ON y`, joins being left
+/// to right. Parentheses elsewhere stay (and are refused as nested
+/// joins).
+fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
+    match nested_first(t) {
+        Some(inner) => {
+            let mut flat = flatten_join(inner);
+            flat.joins.extend(t.joins.iter().cloned());
+            flat
+        }
+        None => t.clone(),
     }
 }
 

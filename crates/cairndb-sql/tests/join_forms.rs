@@ -157,3 +157,27 @@ fn join_using_errors() {
         1235
     );
 }
+
+#[test]
+fn parenthesised_leading_join_is_read_left_to_right() {
+    let (_d, mut s) = session();
+    // As MariaDB writes a view's joins.
+    let flat = r(
+        &mut s,
+        "SELECT a.id, b.id, c.z FROM a LEFT JOIN b ON a.k = b.k JOIN c ON c.k = a.k ORDER BY b.id",
+    );
+    let nested = r(
+        &mut s,
+        "SELECT a.id, b.id, c.z FROM ((a LEFT JOIN b ON (a.k = b.k))) JOIN c ON c.k = a.k ORDER BY b.id",
+    );
+    assert_eq!(flat, nested);
+    assert_eq!(flat, vec!["1|100|7", "1|101|7"]);
+    // A parenthesised join on the right of a LEFT JOIN is refused.
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT * FROM a LEFT JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k"
+        ),
+        1235
+    );
+}

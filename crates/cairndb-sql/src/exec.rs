@@ -1982,7 +1982,8 @@ fn decode_into(
 }
 
 /// Enumerates the rows of table `t` through `access`, writing each into
-/// `row` and calling `f`; stops when `f` returns false.
+/// `row` and calling `f`; stops when `f` returns false. Each row read
+/// counts toward the session's rows examined (the slow log).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_table(
     s: &Session,
@@ -2025,6 +2026,7 @@ pub(crate) fn scan_table(
                     EqPrefix::Built => {
                         if rd.get(&key, &mut val)? {
                             decode_into(t, &key, &val, row, &mut tmp)?;
+                            s.info.examined_one();
                             f(rd, row, scratch)?;
                         }
                         return Ok(());
@@ -2050,6 +2052,7 @@ pub(crate) fn scan_table(
                 // Primary-key point read.
                 if rd.get(&lo, &mut val)? {
                     decode_into(t, &lo, &val, row, &mut tmp)?;
+                    s.info.examined_one();
                     if !f(rd, row, scratch)? {
                         return Ok(());
                     }
@@ -2112,6 +2115,7 @@ pub(crate) fn scan_table(
                         }
                     }
                 }
+                s.info.examined_one();
                 if !f(rd, row, scratch)? {
                     return Ok(());
                 }

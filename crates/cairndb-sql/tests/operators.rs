@@ -160,17 +160,17 @@ fn wait_running(b: &mut Session, id: u64) {
     }
 }
 
-/// Runs `sql` in a new session of `db` on its own thread (after `first`),
-/// once `holder` holds the row lock of d.t's row 1; returns the thread and
-/// the session's id.
+/// What a waiter's thread returns: the statement's error code, how long
+/// it took, and what `SELECT 5` gave after it.
+type Waited = (Result<(), u16>, Duration, String);
+
+/// Runs `sql` in a new session of `db` on its own thread (after `first`);
+/// returns the thread and the session's id.
 fn waiter(
     db: &Arc<SqlDb>,
     first: &'static str,
     sql: &'static str,
-) -> (
-    std::thread::JoinHandle<(Result<(), u16>, Duration, String)>,
-    u64,
-) {
+) -> (std::thread::JoinHandle<Waited>, u64) {
     let mut w = Session::new(db.clone(), "app");
     let id = w.connection_id();
     let t = std::thread::spawn(move || {

@@ -458,3 +458,43 @@ async fn kill_and_max_execution_time_stop_a_statement_waiting_for_a_row_lock() {
         .unwrap();
     assert_eq!(v, Some(10));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_while_rows_are_sent_is_the_statements_error_not_a_later_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &[]);
+    let mut admin = connect(srv.port, "root", "").await.unwrap();
+    admin.query_drop("CREATE DATABASE d").await.unwrap();
+    admin
+        .query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+        .await
+        .unwrap();
+    admin
+        .query_drop("INSERT INTO d.t VALUES (1, 1)")
+        .await
+        .unwrap();
+    admin.query_drop("BEGIN").await.unwrap();
+    admin
+        .query_drop("UPDATE d.t SET v = 10 WHERE id = 1")
+        .await
+        .unwrap();
+    // The locking SELECT has sent its columns when its lock wait is cut
+    // short: the ERR must end that result set, so reading the first (and
+    // only) result set fails, as with MySQL.
+    let mut w = connect(srv.port, "root", "").await.unwrap();
+    w.query_drop("SET SESSION max_execution_time = 200")
+        .await
+        .unwrap();
+    w.query_drop("BEGIN").await.unwrap();
+    let mut r = w
+        .query_iter("SELECT v FROM d.t WHERE id = 1 FOR UPDATE")
+        .await
+        .unwrap();
+    let first: Result<Vec<mysql_async::Row>, _> = r.collect().await;
+    assert_eq!(first.map_err(code).map(|v| v.len()), Err(3024));
+    drop(r);
+    // The connection is in step: the next statement gets its own answer.
+    let one: Option<i64> = w.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+    admin.query_drop("ROLLBACK").await.unwrap();
+}

@@ -208,10 +208,23 @@ impl Results for Encoder<'_> {
     }
 
     fn error(&mut self, err: SqlError) {
-        if !self.start_result() {
-            return;
+        match self.state {
+            State::Failed => return,
+            // An error while a result set's rows are sent (a statement
+            // killed, timed out or failing mid-scan) takes the place of
+            // its terminator, as in MySQL: the client reads it as that
+            // statement's error, not as a complete result set followed by
+            // another answer.
+            State::Rows => {}
+            State::Row => self.finish_row(),
+            State::Idle | State::StrayRow => {
+                if !self.start_result() {
+                    return;
+                }
+            }
         }
         self.out.err(&err);
+        self.any = true;
         self.state = State::Failed;
     }
 

@@ -828,6 +828,27 @@ mod tests {
     }
 
     #[test]
+    fn an_error_after_finished_rows_ends_the_result_set_in_place_of_its_terminator() {
+        let cols = [Column::new("s", ColumnType::MYSQL_TYPE_VAR_STRING)];
+        let b = enc_text(
+            |e| {
+                e.begin_result_set(&cols);
+                let r = e.row();
+                r.bytes(b"x");
+                r.finish();
+                e.error(SqlError::new(3024, b"HY000", "timed out"));
+            },
+            CapabilityFlags::CLIENT_DEPRECATE_EOF,
+        );
+        let p = packets(&b);
+        // count, coldef, row, err: no OK terminator before the ERR.
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[2].1, b"\x01x");
+        assert_eq!(p[3].1.first(), Some(&0xFF));
+        assert_eq!(p[3].1.get(1..3), Some(&3024u16.to_le_bytes()[..]));
+    }
+
+    #[test]
     fn binary_row_layout() {
         let cols = [
             Column::new("a", ColumnType::MYSQL_TYPE_LONG),

@@ -32,6 +32,11 @@ scripts/slt.sh --servers=cairndb --bin="${CARGO_TARGET_DIR:-target}/release/cair
 # cairndb, cairndb -> MariaDB and MariaDB -> cairndb, every table's rows
 # compared. About 15 s.
 scripts/dump-roundtrip.sh --bin="${CARGO_TARGET_DIR:-target}/release/cairndb"
+# Prometheus' mysqld_exporter scraping `cairndb server` (docs/security.md,
+# "Monitoring"): mysql_up 1, every default collector succeeding. The
+# exporter is built with go from scripts/exporter (cached after the first
+# build; skipped with a message where go is not installed); about 10 s.
+scripts/exporter-test.sh --bin="${CARGO_TARGET_DIR:-target}/release/cairndb"
 # Every fuzz target for 5 s (debug assertions on, a throwaway corpus copy):
 # about 30 s of fuzzing plus a one-time build, under 4 minutes cold on 2 cores.
 scripts/fuzz.sh --smoke 5

@@ -1,7 +1,8 @@
 //! Accounts against the real `cairndb server`: the root account made at
 //! the first start (empty password, or `--init-password-file`), logins
 //! with both plugins against the stored hashes, a wrong password (1045),
-//! `REQUIRE SSL` over plain TCP (1045), the refusal to listen beyond
+//! `REQUIRE SSL` over plain TCP (1045) and over TLS (logged in, with the
+//! mariadb client), the refusal to listen beyond
 //! loopback while root's password is empty, the deprecated `--user`, and
 //! the connection kept beyond `max_connections` for CONNECTION_ADMIN.
 
@@ -204,4 +205,70 @@ async fn a_refused_connection_frees_its_slot_before_the_error() {
         }
         assert_eq!(n, 1);
     }
+}
+
+/// Runs the `mariadb` client as `user` against `port` with `tls` options;
+/// its exit status, standard output and standard error.
+fn mariadb(port: u16, user: &str, pw: &str, tls: &[&str], sql: &str) -> (bool, String, String) {
+    let out = std::process::Command::new("mariadb")
+        .args(["--no-defaults", "-h127.0.0.1", "-N", "-B"])
+        .arg(format!("-P{port}"))
+        .arg(format!("-u{user}"))
+        .arg(format!("-p{pw}"))
+        .args(tls)
+        .args(["-e", sql])
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn require_ssl_account_logs_in_over_tls_only() {
+    if std::process::Command::new("mariadb")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: the mariadb client is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // TLS on, with the certificates made in the data directory.
+    let srv = start(dir.path(), &["--ssl=1"]);
+    let mut root = connect(srv.port, "root", "").await.unwrap();
+    root.query_drop("CREATE USER 'sec'@'%' IDENTIFIED BY 'pw5' REQUIRE SSL")
+        .await
+        .unwrap();
+    // Plain TCP, the right password: 1045.
+    assert_eq!(
+        code(connect(srv.port, "sec", "pw5").await.unwrap_err()),
+        1045
+    );
+    let (ok, _, err) = mariadb(srv.port, "sec", "pw5", &["--skip-ssl"], "SELECT 1");
+    assert!(!ok && err.contains("1045"), "{err}");
+    // Over TLS, verifying the server with the generated CA: logged in.
+    let ca = dir.path().join("ca.pem");
+    let tls = [
+        "--ssl".to_string(),
+        format!("--ssl-ca={}", ca.display()),
+        "--ssl-verify-server-cert".to_string(),
+    ];
+    let tls: Vec<&str> = tls.iter().map(String::as_str).collect();
+    let (ok, out, err) = mariadb(
+        srv.port,
+        "sec",
+        "pw5",
+        &tls,
+        "SELECT CURRENT_USER(); SHOW STATUS LIKE 'Ssl_version'",
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("sec@%"), "{out}");
+    assert!(out.contains("TLSv1."), "{out}");
+    // Over TLS with a wrong password: still 1045.
+    let (ok, _, err) = mariadb(srv.port, "sec", "nope", &tls, "SELECT 1");
+    assert!(!ok && err.contains("1045"), "{err}");
 }

@@ -3,7 +3,8 @@
 //! `Aborted_connects`), `max_connect_errors` with `FLUSH HOSTS` and
 //! their privileges, the slow query log and the general log (files in
 //! MySQL's formats, `Slow_queries` agreeing with the slow log), and the
-//! net timeouts as variables.
+//! net timeouts as variables, and `KILL [QUERY]` and `max_execution_time`
+//! stopping a statement that waits for a row lock.
 
 use std::io::Read;
 use std::process::Command;
@@ -366,4 +367,134 @@ async fn at_at_global_reads_the_global_value_and_port_is_the_servers() {
     assert_eq!(v, Some((3.0, 10.0)));
     let p: Option<(i64, i64)> = c.query_first("SELECT @@port, @@global.port").await.unwrap();
     assert_eq!(p, Some((i64::from(srv.port), i64::from(srv.port))));
+}
+
+/// Waits until connection `id` runs a statement (the process list).
+async fn wait_running(admin: &mut Conn, id: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows: Vec<(u64, String)> = admin
+            .query("SELECT ID, COMMAND FROM information_schema.PROCESSLIST")
+            .await
+            .unwrap();
+        if rows.iter().any(|(i, c)| *i == id && c == "Query") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "connection {id} never ran");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_and_max_execution_time_stop_a_statement_waiting_for_a_row_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &["--lock-wait-timeout=50"]);
+    let mut admin = connect(srv.port, "root", "").await.unwrap();
+    admin.query_drop("CREATE DATABASE d").await.unwrap();
+    admin
+        .query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+        .await
+        .unwrap();
+    admin
+        .query_drop("INSERT INTO d.t VALUES (1, 1), (2, 2)")
+        .await
+        .unwrap();
+    let mut holder = connect(srv.port, "root", "").await.unwrap();
+    holder.query_drop("BEGIN").await.unwrap();
+    holder
+        .query_drop("UPDATE d.t SET v = 10 WHERE id = 1")
+        .await
+        .unwrap();
+
+    // KILL QUERY: the waiting UPDATE ends with 1317; the connection goes on.
+    let mut w = connect(srv.port, "root", "").await.unwrap();
+    let id = u64::from(w.id());
+    let task = tokio::spawn(async move {
+        let r = w.query_drop("UPDATE d.t SET v = 20 WHERE id = 1").await;
+        (r.map_err(code), w)
+    });
+    wait_running(&mut admin, id).await;
+    let killed = Instant::now();
+    admin.query_drop(format!("KILL QUERY {id}")).await.unwrap();
+    let (r, mut w) = task.await.unwrap();
+    assert_eq!(r, Err(1317));
+    assert!(killed.elapsed() < Duration::from_secs(5));
+    let one: Option<i64> = w.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+
+    // max_execution_time: a locking SELECT that waits ends with 3024.
+    w.query_drop("SET SESSION max_execution_time = 300")
+        .await
+        .unwrap();
+    w.query_drop("BEGIN").await.unwrap();
+    let t = Instant::now();
+    let e = w
+        .query_drop("SELECT v FROM d.t WHERE id = 1 FOR UPDATE")
+        .await
+        .unwrap_err();
+    assert_eq!(code(e), 3024);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    w.query_drop("ROLLBACK").await.unwrap();
+
+    // KILL CONNECTION: the waiting statement ends at once and the
+    // connection closes.
+    let id = u64::from(w.id());
+    let task = tokio::spawn(async move {
+        let r = w.query_drop("DELETE FROM d.t WHERE id = 1").await;
+        let next = w.query_drop("SELECT 1").await;
+        (r.is_err(), next.is_err())
+    });
+    wait_running(&mut admin, id).await;
+    let killed = Instant::now();
+    admin.query_drop(format!("KILL {id}")).await.unwrap();
+    let (failed, closed) = task.await.unwrap();
+    assert!(failed && closed);
+    assert!(killed.elapsed() < Duration::from_secs(5));
+    // The holder was never disturbed.
+    holder.query_drop("COMMIT").await.unwrap();
+    let v: Option<i64> = admin
+        .query_first("SELECT v FROM d.t WHERE id = 1")
+        .await
+        .unwrap();
+    assert_eq!(v, Some(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_while_rows_are_sent_is_the_statements_error_not_a_later_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &[]);
+    let mut admin = connect(srv.port, "root", "").await.unwrap();
+    admin.query_drop("CREATE DATABASE d").await.unwrap();
+    admin
+        .query_drop("CREATE TABLE d.t (id INT PRIMARY KEY, v INT)")
+        .await
+        .unwrap();
+    admin
+        .query_drop("INSERT INTO d.t VALUES (1, 1)")
+        .await
+        .unwrap();
+    admin.query_drop("BEGIN").await.unwrap();
+    admin
+        .query_drop("UPDATE d.t SET v = 10 WHERE id = 1")
+        .await
+        .unwrap();
+    // The locking SELECT has sent its columns when its lock wait is cut
+    // short: the ERR must end that result set, so reading the first (and
+    // only) result set fails, as with MySQL.
+    let mut w = connect(srv.port, "root", "").await.unwrap();
+    w.query_drop("SET SESSION max_execution_time = 200")
+        .await
+        .unwrap();
+    w.query_drop("BEGIN").await.unwrap();
+    let mut r = w
+        .query_iter("SELECT v FROM d.t WHERE id = 1 FOR UPDATE")
+        .await
+        .unwrap();
+    let first: Result<Vec<mysql_async::Row>, _> = r.collect().await;
+    assert_eq!(first.map_err(code).map(|v| v.len()), Err(3024));
+    drop(r);
+    // The connection is in step: the next statement gets its own answer.
+    let one: Option<i64> = w.query_first("SELECT 1").await.unwrap();
+    assert_eq!(one, Some(1));
+    admin.query_drop("ROLLBACK").await.unwrap();
 }

@@ -393,7 +393,9 @@ pub enum Value<'a> {
 /// EOF) gets SERVER_MORE_RESULTS_EXISTS: so a session just reports its
 /// statements' results in order and never says in advance whether more
 /// follow. An error ends the answer (later calls are ignored), as MySQL
-/// stops a multi-statement at the first error. A session that reports
+/// stops a multi-statement at the first error; an error reported while a
+/// result set is open takes the place of its terminator (the client reads
+/// it as that statement's error). A session that reports
 /// nothing answers OK; a result set left open is ended; a row left
 /// unfinished is finished with NULLs for its missing values.
 pub trait Results {

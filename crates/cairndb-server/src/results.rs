@@ -208,10 +208,23 @@ impl Results for Encoder<'_> {
     }
 
     fn error(&mut self, err: SqlError) {
-        if !self.start_result() {
-            return;
+        match self.state {
+            State::Failed => return,
+            // An error while a result set's rows are sent (a statement
+            // killed, timed out or failing mid-scan) takes the place of
+            // its terminator, as in MySQL: the client reads it as that
+            // statement's error, not as a complete result set followed by
+            // another answer.
+            State::Rows => {}
+            State::Row => self.finish_row(),
+            State::Idle | State::StrayRow => {
+                if !self.start_result() {
+                    return;
+                }
+            }
         }
         self.out.err(&err);
+        self.any = true;
         self.state = State::Failed;
     }
 
@@ -804,13 +817,35 @@ mod tests {
             CapabilityFlags::empty(),
         );
         let p = packets(&b);
-        // count, coldef, eof, row, eof(more results), err
-        assert_eq!(p.len(), 6);
+        // count, coldef, eof, row, err: the error takes the place of the
+        // result set's terminator (as MySQL sends it), and the OK after
+        // it is dropped.
+        assert_eq!(p.len(), 5);
         assert_eq!(p[2].1, [0xFE, 0, 0, 2, 0]);
         assert_eq!(p[3].1, b"\x01x");
-        assert_eq!(p[4].1, [0xFE, 0, 0, 0x0a, 0]);
-        assert_eq!(p[5].1[0], 0xFF);
-        assert_eq!(&p[5].1[1..3], &1064u16.to_le_bytes());
+        assert_eq!(p[4].1[0], 0xFF);
+        assert_eq!(&p[4].1[1..3], &1064u16.to_le_bytes());
+    }
+
+    #[test]
+    fn an_error_after_finished_rows_ends_the_result_set_in_place_of_its_terminator() {
+        let cols = [Column::new("s", ColumnType::MYSQL_TYPE_VAR_STRING)];
+        let b = enc_text(
+            |e| {
+                e.begin_result_set(&cols);
+                let r = e.row();
+                r.bytes(b"x");
+                r.finish();
+                e.error(SqlError::new(3024, b"HY000", "timed out"));
+            },
+            CapabilityFlags::CLIENT_DEPRECATE_EOF,
+        );
+        let p = packets(&b);
+        // count, coldef, row, err: no OK terminator before the ERR.
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[2].1, b"\x01x");
+        assert_eq!(p[3].1.first(), Some(&0xFF));
+        assert_eq!(p[3].1.get(1..3), Some(&3024u16.to_le_bytes()[..]));
     }
 
     #[test]

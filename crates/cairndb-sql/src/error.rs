@@ -119,7 +119,21 @@ impl SqlError {
         )
     }
 
-    /// 1205: lock wait timeout.
+    /// 1317: the statement was killed (`KILL QUERY`).
+    pub fn interrupted() -> SqlError {
+        SqlError::new(1317, "70100", "Query execution was interrupted")
+    }
+
+    /// 3024: the statement ran past `max_execution_time`.
+    pub fn execution_time_exceeded() -> SqlError {
+        SqlError::new(
+            3024,
+            "HY000",
+            "Query execution was interrupted, maximum statement execution time exceeded",
+        )
+    }
+
+    /// 1205: a row lock was not granted within `innodb_lock_wait_timeout`.
     pub fn lock_wait_timeout() -> SqlError {
         SqlError::new(
             1205,
@@ -156,6 +170,9 @@ impl From<cairndb::Error> for SqlError {
         match e {
             cairndb::Error::TimedOut { .. } => SqlError::lock_wait_timeout(),
             cairndb::Error::Deadlock { .. } | cairndb::Error::Busy { .. } => SqlError::deadlock(),
+            // A lock wait the session's hook stopped (KILL QUERY); the
+            // session turns it into 3024 when the time limit stopped it.
+            cairndb::Error::Interrupted { .. } => SqlError::interrupted(),
             other => SqlError::internal(format!("storage error: {other}")),
         }
     }

@@ -2031,7 +2031,8 @@ fn decode_into(
 }
 
 /// Enumerates the rows of table `t` through `access`, writing each into
-/// `row` and calling `f`; stops when `f` returns false.
+/// `row` and calling `f`; stops when `f` returns false. Each row read
+/// counts toward the session's rows examined (the slow log).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_table(
     s: &Session,
@@ -2074,6 +2075,7 @@ pub(crate) fn scan_table(
                     EqPrefix::Built => {
                         if rd.get(&key, &mut val)? {
                             decode_into(t, &key, &val, row, &mut tmp)?;
+                            s.info.examined_one();
                             f(rd, row, scratch)?;
                         }
                         return Ok(());
@@ -2099,6 +2101,7 @@ pub(crate) fn scan_table(
                 // Primary-key point read.
                 if rd.get(&lo, &mut val)? {
                     decode_into(t, &lo, &val, row, &mut tmp)?;
+                    s.info.examined_one();
                     if !f(rd, row, scratch)? {
                         return Ok(());
                     }
@@ -2161,6 +2164,7 @@ pub(crate) fn scan_table(
                         }
                     }
                 }
+                s.info.examined_one();
                 if !f(rd, row, scratch)? {
                     return Ok(());
                 }

@@ -2,7 +2,8 @@
 //! TABLES, VIEWS, COLUMNS, STATISTICS, and the constraints:
 //! TABLE_CONSTRAINTS, KEY_COLUMN_USAGE, REFERENTIAL_CONSTRAINTS,
 //! CHECK_CONSTRAINTS) and for monitoring (PROCESSLIST,
-//! GLOBAL_STATUS, SESSION_STATUS), built from the catalog and the session
+//! GLOBAL_STATUS, SESSION_STATUS; INNODB_CMP and INNODB_CMPMEM, empty),
+//! built from the catalog and the session
 //! registry as constant rows when a statement is planned (a cached plan
 //! is rebuilt after DDL). Rows show only what the session's account may
 //! see: databases and tables it holds some privilege on, other users'
@@ -301,6 +302,24 @@ pub(crate) fn table(
                 "GENERATION_EXPRESSION",
             ])
         }
+        // InnoDB's compression statistics, read by monitoring tools
+        // (Prometheus' mysqld_exporter): no InnoDB, so no rows.
+        "INNODB_CMP" | "INNODB_CMP_RESET" => cols(&[
+            "PAGE_SIZE",
+            "COMPRESS_OPS",
+            "COMPRESS_OPS_OK",
+            "COMPRESS_TIME",
+            "UNCOMPRESS_OPS",
+            "UNCOMPRESS_TIME",
+        ]),
+        "INNODB_CMPMEM" | "INNODB_CMPMEM_RESET" => cols(&[
+            "PAGE_SIZE",
+            "BUFFER_POOL_INSTANCE",
+            "PAGES_USED",
+            "PAGES_FREE",
+            "RELOCATION_OPS",
+            "RELOCATION_TIME",
+        ]),
         "PROCESSLIST" => {
             // Without PROCESS, a session sees only its own user's sessions.
             let all = crate::acl::has_global(s, crate::acl::PROCESS);

@@ -516,6 +516,9 @@ pub enum Show {
     Charset(Option<String>),
     /// `SHOW [FULL] PROCESSLIST`.
     ProcessList(bool),
+    /// `SHOW REPLICA STATUS` (true) or `SHOW SLAVE STATUS` (false), with
+    /// an optional `FOR CHANNEL name`: no replication, so no rows.
+    ReplicaStatus(bool),
 }
 
 /// A statement recognised by the pre-parser.
@@ -1136,6 +1139,26 @@ fn parse_show(t: &[Tok]) -> SqlResult<Show> {
             Show::Charset(like_at(t, j))
         }
         "PROCESSLIST" => Show::ProcessList(full),
+        "REPLICA" | "SLAVE" if w(i + 1) == "STATUS" => {
+            // Only `FOR CHANNEL name` may follow (MariaDB's `SHOW ALL
+            // SLAVES STATUS` and Percona's NONBLOCKING are not MySQL's).
+            let mut rest = t.get(i + 2..).unwrap_or_default();
+            while let [head @ .., Tok::Punct(p)] = rest {
+                if p != ";" {
+                    break;
+                }
+                rest = head;
+            }
+            let channel = matches!(rest, [Tok::Word(f), Tok::Word(c), _]
+                if f.eq_ignore_ascii_case("FOR") && c.eq_ignore_ascii_case("CHANNEL"));
+            if !rest.is_empty() && !channel {
+                return Err(SqlError::syntax(format!(
+                    "SHOW {} STATUS [FOR CHANNEL name]",
+                    w(i)
+                )));
+            }
+            Show::ReplicaStatus(w(i) == "REPLICA")
+        }
         other => return Err(SqlError::unsupported(format!("SHOW {other}"))),
     })
 }

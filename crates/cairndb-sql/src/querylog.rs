@@ -80,6 +80,9 @@ pub(crate) struct SlowEntry<'a> {
     pub(crate) started: SystemTime,
     pub(crate) took: Duration,
     pub(crate) rows_sent: u64,
+    /// Time the statement waited for row locks.
+    pub(crate) lock_time: Duration,
+    /// Rows the executor read.
     pub(crate) rows_examined: u64,
     pub(crate) text: &'a str,
 }
@@ -378,7 +381,7 @@ impl Logs {
                 w,
                 "# Query_time: {:.6}  Lock_time: {:.6} Rows_sent: {}  Rows_examined: {}",
                 e.took.as_secs_f64(),
-                0.0,
+                e.lock_time.as_secs_f64(),
                 e.rows_sent,
                 e.rows_examined
             )?;

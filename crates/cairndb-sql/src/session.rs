@@ -371,9 +371,16 @@ impl Session {
         }
     }
 
-    /// A slow log entry for the statement `text` that took `took` and
-    /// sent `rows`.
-    fn log_slow(&self, text: &str, took: std::time::Duration, rows: u64) {
+    /// A slow log entry for the statement `text` that took `took`, sent
+    /// `rows`, waited `lock_time` for row locks and read `examined` rows.
+    fn log_slow(
+        &self,
+        text: &str,
+        took: std::time::Duration,
+        rows: u64,
+        lock_time: std::time::Duration,
+        examined: u64,
+    ) {
         let (account, host) = match &self.who {
             Some(w) => (w.account_user.as_str(), w.client.as_str()),
             None => (self.user.as_str(), "localhost"),
@@ -392,7 +399,8 @@ impl Session {
             started,
             took,
             rows_sent: rows,
-            rows_examined: 0,
+            lock_time,
+            rows_examined: examined,
             text,
         });
     }
@@ -436,7 +444,9 @@ impl Session {
                 None => 0,
             };
             if ms > 0 {
-                self.deadline = Some(started + std::time::Duration::from_millis(ms));
+                let d = started + std::time::Duration::from_millis(ms);
+                self.deadline = Some(d);
+                self.info.set_deadline(Some(d));
             }
         }
         started
@@ -445,7 +455,9 @@ impl Session {
     /// The statement begun at `started` ended; how long it took if that
     /// is longer than `long_query_time` (a slow query).
     fn end_statement(&mut self, started: std::time::Instant) -> Option<std::time::Duration> {
-        self.deadline = None;
+        if self.deadline.take().is_some() {
+            self.info.set_deadline(None);
+        }
         let took = started.elapsed();
         // `long_query_time` is read only for statements that took 1 ms or
         // more.
@@ -572,18 +584,56 @@ impl Session {
         let sql: &str = &plain;
         let started = self.begin_statement(crate::status::Com::of(sql), shown);
         let (r, rows) = if slow_text.is_some() {
+            let before = self.slow_marks();
             let mut count = RowCount { out, rows: 0 };
             let r = self.query_body(sql, &mut count);
-            (r, count.rows)
+            (r, (count.rows, before))
         } else {
-            (self.query_body(sql, out), 0)
+            (self.query_body(sql, out), (0, (Default::default(), 0)))
         };
+        let r = r.map_err(|e| self.interrupt_cause(e));
         if let Some(took) = self.end_statement(started) {
             if let Some(text) = slow_text {
-                self.log_slow(&text, took, rows);
+                let (lock, examined) = self.slow_since(rows.1);
+                self.log_slow(&text, took, rows.0, lock, examined);
             }
         }
         r
+    }
+
+    /// The session's lock time and rows examined so far (the slow log
+    /// reports a statement's share of each).
+    fn slow_marks(&self) -> (std::time::Duration, u64) {
+        (
+            self.info.lock_wait(),
+            self.info
+                .examined
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// Lock time and rows examined since `before` ([`Self::slow_marks`]).
+    fn slow_since(&self, before: (std::time::Duration, u64)) -> (std::time::Duration, u64) {
+        let (lock, examined) = self.slow_marks();
+        (
+            lock.saturating_sub(before.0),
+            examined.wrapping_sub(before.1),
+        )
+    }
+
+    /// A statement's error 1317 from a stopped lock wait says why it
+    /// stopped: 3024 when it was the time limit, not a KILL.
+    fn interrupt_cause(&self, e: SqlError) -> SqlError {
+        if e.code == 1317
+            && !self.info.interrupted()
+            && self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            SqlError::execution_time_exceeded()
+        } else {
+            e
+        }
     }
 
     fn query_body(&mut self, sql: &str, out: &mut dyn Output) -> SqlResult<()> {
@@ -678,17 +728,20 @@ impl Session {
             None => (0, None),
         };
         let (r, rows) = if logs & crate::querylog::SLOW != 0 {
+            let before = self.slow_marks();
             let mut count = RowCount { out, rows: 0 };
             let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, &mut count));
-            (r, count.rows)
+            (r, (count.rows, before))
         } else {
             let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out));
-            (r, 0)
+            (r, (0, (Default::default(), 0)))
         };
+        let r = r.map_err(|e| self.interrupt_cause(e));
         if let Some((started, slow_text)) = started {
             if let Some(took) = self.end_statement(started) {
                 if let Some(text) = slow_text {
-                    self.log_slow(&text, took, rows);
+                    let (lock, examined) = self.slow_since(rows.1);
+                    self.log_slow(&text, took, rows.0, lock, examined);
                 }
             }
         }
@@ -936,7 +989,7 @@ impl Session {
         if deferred {
             wopts.sync = false;
         }
-        let txn = self.db.db.begin(
+        let mut txn = self.db.db.begin(
             &wopts,
             &TransactionOptions {
                 lock_timeout: Some(std::time::Duration::from_secs(vars::lock_wait_timeout(
@@ -945,6 +998,8 @@ impl Session {
                 ..Default::default()
             },
         );
+        // Its row lock waits stop for KILL and max_execution_time.
+        txn.set_lock_wait_hook(Some(self.info.clone()));
         self.txn = Some(TxnState {
             txn,
             snapshot: None,

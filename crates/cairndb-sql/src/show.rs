@@ -1,6 +1,7 @@
 //! SHOW statements: variables, databases, tables, table status, CREATE
 //! TABLE, columns, indexes, warnings, engines, collations, character
-//! sets, the process list and grants, in MySQL's column layouts (clients
+//! sets, the process list, grants and replica status (none: no
+//! replication), in MySQL's column layouts (clients
 //! and tools read them by position and by name).
 
 use crate::error::{SqlError, SqlResult};
@@ -472,6 +473,30 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
             }
             out.end(0);
         }
+        Show::ReplicaStatus(replica) => {
+            crate::acl::check_global(
+                s,
+                crate::acl::REPLICATION_CLIENT | crate::acl::SUPER,
+                "SUPER, REPLICATION CLIENT",
+            )?;
+            // MySQL 8.0's columns; no replication is set up, so no rows
+            // (what MySQL answers on a server that is not a replica).
+            let names: Vec<String> = REPLICA_STATUS_COLUMNS
+                .iter()
+                .map(|c| {
+                    if replica {
+                        c.to_string()
+                    } else if *c == "Get_Source_public_key" {
+                        "Get_master_public_key".to_string()
+                    } else {
+                        c.replace("Replica", "Slave").replace("Source", "Master")
+                    }
+                })
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            header(out, &names);
+            out.end(0);
+        }
         Show::ProcessList(full) => {
             header(
                 out,
@@ -491,6 +516,71 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
     }
     Ok(())
 }
+
+/// The columns of MySQL 8.0's `SHOW REPLICA STATUS` (`SHOW SLAVE STATUS`
+/// names them with Slave and Master).
+const REPLICA_STATUS_COLUMNS: [&str; 60] = [
+    "Replica_IO_State",
+    "Source_Host",
+    "Source_User",
+    "Source_Port",
+    "Connect_Retry",
+    "Source_Log_File",
+    "Read_Source_Log_Pos",
+    "Relay_Log_File",
+    "Relay_Log_Pos",
+    "Relay_Source_Log_File",
+    "Replica_IO_Running",
+    "Replica_SQL_Running",
+    "Replicate_Do_DB",
+    "Replicate_Ignore_DB",
+    "Replicate_Do_Table",
+    "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table",
+    "Replicate_Wild_Ignore_Table",
+    "Last_Errno",
+    "Last_Error",
+    "Skip_Counter",
+    "Exec_Source_Log_Pos",
+    "Relay_Log_Space",
+    "Until_Condition",
+    "Until_Log_File",
+    "Until_Log_Pos",
+    "Source_SSL_Allowed",
+    "Source_SSL_CA_File",
+    "Source_SSL_CA_Path",
+    "Source_SSL_Cert",
+    "Source_SSL_Cipher",
+    "Source_SSL_Key",
+    "Seconds_Behind_Source",
+    "Source_SSL_Verify_Server_Cert",
+    "Last_IO_Errno",
+    "Last_IO_Error",
+    "Last_SQL_Errno",
+    "Last_SQL_Error",
+    "Replicate_Ignore_Server_Ids",
+    "Source_Server_Id",
+    "Source_UUID",
+    "Source_Info_File",
+    "SQL_Delay",
+    "SQL_Remaining_Delay",
+    "Replica_SQL_Running_State",
+    "Source_Retry_Count",
+    "Source_Bind",
+    "Last_IO_Error_Timestamp",
+    "Last_SQL_Error_Timestamp",
+    "Source_SSL_Crl",
+    "Source_SSL_Crlpath",
+    "Retrieved_Gtid_Set",
+    "Executed_Gtid_Set",
+    "Auto_Position",
+    "Replicate_Rewrite_DB",
+    "Channel_Name",
+    "Source_TLS_Version",
+    "Source_public_key_path",
+    "Get_Source_public_key",
+    "Network_Namespace",
+];
 
 /// Status variables (name, value): the session's or the server's
 /// counters under MySQL's names, then the engine's (`Cairndb_*`), sorted

@@ -11,6 +11,11 @@
 //! once at the start and once at the end of a statement and by readers of
 //! the process list.
 //!
+//! A session's [`SessionInfo`] is also the lock-wait hook of its
+//! transactions (`cairndb::LockWaitHook`): a row lock wait stops for a
+//! `KILL` or the statement's time limit, and adds its time to the
+//! session's lock time.
+//!
 //! Locking: `Registry::sessions` is taken briefly to add, remove, list or
 //! find a session, never while a session's own `activity` lock is held
 //! by the same thread except in `Registry::list` (registry, then each
@@ -19,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -234,6 +239,18 @@ pub struct SessionInfo {
     host: Mutex<String>,
     activity: Mutex<Activity>,
     kill: AtomicU8,
+    /// When the running statement must stop (`max_execution_time`), in
+    /// microseconds after `born`; 0: no limit. Read by lock waits
+    /// ([`cairndb::LockWaitHook`]).
+    deadline_us: AtomicU64,
+    /// When this session was registered (the base of `deadline_us`).
+    born: Instant,
+    /// Microseconds this session's statements waited for row locks.
+    lock_wait_us: AtomicU64,
+    /// Rows this session's statements read (the executor's count, for
+    /// the slow log's `Rows_examined`): written only by the session's
+    /// own thread, with a plain load and store.
+    pub(crate) examined: AtomicU64,
     /// Called by `KILL CONNECTION` (the server closes the connection).
     on_kill: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     pub(crate) counters: Counters,
@@ -316,6 +333,48 @@ impl SessionInfo {
     /// Whether the connection was killed (it should close).
     pub fn connection_killed(&self) -> bool {
         self.kill.load(Ordering::Relaxed) == KILL_CONNECTION
+    }
+
+    /// Arms (`Some`) or clears the running statement's time limit as lock
+    /// waits see it.
+    pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
+        let us = deadline.map_or(0, |d| {
+            (d.saturating_duration_since(self.born).as_micros() as u64).max(1)
+        });
+        self.deadline_us.store(us, Ordering::Relaxed);
+    }
+
+    /// Whether the running statement is past its time limit.
+    pub(crate) fn past_deadline(&self) -> bool {
+        let us = self.deadline_us.load(Ordering::Relaxed);
+        us != 0 && self.born.elapsed().as_micros() as u64 >= us
+    }
+
+    /// Time this session's statements have waited for row locks.
+    pub(crate) fn lock_wait(&self) -> Duration {
+        Duration::from_micros(self.lock_wait_us.load(Ordering::Relaxed))
+    }
+
+    /// Counts one row read by the executor (the session's own thread
+    /// only: a load and a store, no read-modify-write).
+    #[inline]
+    pub(crate) fn examined_one(&self) {
+        let n = self.examined.load(Ordering::Relaxed);
+        self.examined.store(n.wrapping_add(1), Ordering::Relaxed);
+    }
+}
+
+/// A waiting row lock of the session's transaction stops when the
+/// statement is killed or past `max_execution_time`, and its time counts
+/// toward the slow log's `Lock_time`.
+impl cairndb::LockWaitHook for SessionInfo {
+    fn interrupted(&self) -> bool {
+        self.interrupted() || self.past_deadline()
+    }
+
+    fn waited(&self, waited: Duration) {
+        self.lock_wait_us
+            .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
     }
 }
 
@@ -409,6 +468,10 @@ impl Registry {
                 ..Default::default()
             }),
             kill: AtomicU8::new(KILL_NONE),
+            deadline_us: AtomicU64::new(0),
+            born: Instant::now(),
+            lock_wait_us: AtomicU64::new(0),
+            examined: AtomicU64::new(0),
             on_kill: Mutex::new(None),
             counters: Counters::default(),
         });

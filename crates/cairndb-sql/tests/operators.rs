@@ -1,5 +1,8 @@
 //! What operators see and stop: `SHOW PROCESSLIST` of every session,
-//! `KILL [QUERY]`, `max_execution_time`, and `SHOW STATUS` counters.
+//! `KILL [QUERY]` and `max_execution_time` (of running statements and of
+//! statements waiting for a row lock), `SHOW STATUS` counters, what
+//! monitoring tools read (replica status, InnoDB's compression tables),
+//! and the slow log's lock time and rows examined.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -139,4 +142,221 @@ fn status_counts_statements_and_sessions() {
     );
     let c = q(&mut s, "SHOW STATUS LIKE 'Cairndb_wal_syncs'");
     assert_eq!(c.rows.len(), 1);
+}
+
+/// Waits until session `id` shows as running a statement.
+fn wait_running(b: &mut Session, id: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let c = q(b, "SHOW FULL PROCESSLIST");
+        if c.rows
+            .iter()
+            .any(|r| cell(&r[0]) == id.to_string() && cell(&r[4]) == "Query")
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "session {id} never ran");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What a waiter's thread returns: the statement's error code, how long
+/// it took, and what `SELECT 5` gave after it.
+type Waited = (Result<(), u16>, Duration, String);
+
+/// Runs `sql` in a new session of `db` on its own thread (after `first`);
+/// returns the thread and the session's id.
+fn waiter(
+    db: &Arc<SqlDb>,
+    first: &'static str,
+    sql: &'static str,
+) -> (std::thread::JoinHandle<Waited>, u64) {
+    let mut w = Session::new(db.clone(), "app");
+    let id = w.connection_id();
+    let t = std::thread::spawn(move || {
+        q(&mut w, first);
+        let started = Instant::now();
+        let mut c = Collect::default();
+        let r = w.query(sql, &mut c).map(|_| ()).map_err(|e| e.code);
+        let took = started.elapsed();
+        // The session goes on.
+        let after = cell(&q(&mut w, "SELECT 5").rows[0][0]);
+        (r, took, after)
+    });
+    (t, id)
+}
+
+#[test]
+fn kill_query_stops_a_statement_waiting_for_a_row_lock() {
+    let (_dir, db) = setup(10);
+    let mut holder = Session::new(db.clone(), "root");
+    q(&mut holder, "BEGIN");
+    q(&mut holder, "UPDATE d.t SET v = 100 WHERE id = 1");
+    // Waits up to 50 s (innodb_lock_wait_timeout) unless stopped.
+    let (t, id) = waiter(
+        &db,
+        "SET SESSION innodb_lock_wait_timeout = 50",
+        "UPDATE d.t SET v = 200 WHERE id = 1",
+    );
+    let mut b = Session::new(db.clone(), "root");
+    wait_running(&mut b, id);
+    std::thread::sleep(Duration::from_millis(100));
+    let killed = Instant::now();
+    q(&mut b, &format!("KILL QUERY {id}"));
+    let (r, took, after) = t.join().unwrap();
+    assert_eq!(r, Err(1317));
+    assert!(killed.elapsed() < Duration::from_secs(5), "{took:?}");
+    assert_eq!(after, "5");
+    // The holder's transaction is untouched and commits.
+    q(&mut holder, "COMMIT");
+    assert_eq!(
+        cell(&q(&mut b, "SELECT v FROM d.t WHERE id = 1").rows[0][0]),
+        "100"
+    );
+}
+
+#[test]
+fn kill_connection_stops_a_statement_waiting_for_a_row_lock() {
+    let (_dir, db) = setup(10);
+    let mut holder = Session::new(db.clone(), "root");
+    q(&mut holder, "BEGIN");
+    q(&mut holder, "SELECT v FROM d.t WHERE id = 1 FOR UPDATE");
+    let (t, id) = waiter(&db, "BEGIN", "DELETE FROM d.t WHERE id = 1");
+    let mut b = Session::new(db.clone(), "root");
+    wait_running(&mut b, id);
+    let killed = Instant::now();
+    q(&mut b, &format!("KILL CONNECTION {id}"));
+    let (r, _, _) = t.join().unwrap();
+    assert_eq!(r, Err(1317));
+    assert!(killed.elapsed() < Duration::from_secs(5));
+    q(&mut holder, "ROLLBACK");
+}
+
+#[test]
+fn max_execution_time_stops_a_select_waiting_for_a_row_lock() {
+    let (_dir, db) = setup(10);
+    let mut holder = Session::new(db.clone(), "root");
+    q(&mut holder, "BEGIN");
+    q(&mut holder, "UPDATE d.t SET v = 100 WHERE id = 1");
+    let (t, _) = waiter(
+        &db,
+        "SET SESSION max_execution_time = 200",
+        "SELECT v FROM d.t WHERE id = 1 FOR UPDATE",
+    );
+    let (r, took, after) = t.join().unwrap();
+    assert_eq!(r, Err(3024));
+    assert!(took >= Duration::from_millis(190), "{took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert_eq!(after, "5");
+    q(&mut holder, "ROLLBACK");
+}
+
+#[test]
+fn replica_status_is_empty_and_innodb_compression_tables_exist() {
+    let (_dir, db) = setup(1);
+    let mut s = Session::new(db, "root");
+    let c = q(&mut s, "SHOW SLAVE STATUS");
+    assert!(c.rows.is_empty());
+    let names: Vec<&str> = c.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names.len(), 60);
+    assert!(names.contains(&"Master_Host") && names.contains(&"Slave_IO_Running"));
+    let c = q(&mut s, "SHOW REPLICA STATUS FOR CHANNEL ''");
+    assert!(c.rows.is_empty());
+    let names: Vec<&str> = c.columns.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"Source_Host") && names.contains(&"Channel_Name"));
+    // Not MySQL's syntax: refused, so a tool tries the next form.
+    let mut c = Collect::default();
+    let e = s
+        .query("SHOW SLAVE STATUS NONBLOCKING", &mut c)
+        .unwrap_err();
+    assert_eq!(e.code, 1064);
+    assert!(s.query("SHOW ALL SLAVES STATUS", &mut c).is_err());
+    for table in ["innodb_cmp", "innodb_cmpmem", "INNODB_CMP_RESET"] {
+        let c = q(
+            &mut s,
+            &format!("SELECT page_size FROM information_schema.{table}"),
+        );
+        assert!(c.rows.is_empty(), "{table}");
+    }
+}
+
+/// The slow log's entries: (Query_time line, statement) pairs.
+fn slow_entries(path: &std::path::Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("# Query_time:") {
+            let stmt = lines[i + 1..]
+                .iter()
+                .find(|x| !x.starts_with("use ") && !x.starts_with("SET timestamp"))
+                .unwrap();
+            out.push((l.to_string(), stmt.to_string()));
+        }
+    }
+    out
+}
+
+/// A field of a `# Query_time:` line.
+fn field(line: &str, name: &str) -> f64 {
+    let mut it = line.split_whitespace();
+    while let Some(w) = it.next() {
+        if w == format!("{name}:") {
+            return it.next().unwrap().parse().unwrap();
+        }
+    }
+    panic!("no {name} in {line}");
+}
+
+#[test]
+fn slow_log_reports_lock_time_and_rows_examined() {
+    // Enough rows that each statement below takes the 1 ms a statement
+    // needs to be logged at all.
+    let (dir, db) = setup(20_000);
+    let log = dir.path().join("slow.log");
+    let mut root = Session::new(db.clone(), "root");
+    q(
+        &mut root,
+        &format!("SET GLOBAL slow_query_log_file = '{}'", log.display()),
+    );
+    q(&mut root, "SET GLOBAL long_query_time = 0");
+    q(&mut root, "SET GLOBAL slow_query_log = ON");
+    let mut s = Session::new(db.clone(), "app");
+    // 20,000 rows read, one sent.
+    q(&mut s, "SELECT COUNT(*) FROM d.t WHERE v > 3");
+    // Each of the 20,000 rows, then the partner by primary key of the
+    // 5,714 with v > 4: counted per statement, not per session.
+    q(
+        &mut s,
+        "SELECT COUNT(*) FROM d.t a JOIN d.t b ON b.id = a.id WHERE a.v > 4",
+    );
+    // A statement that waits about 300 ms for a row lock.
+    q(&mut root, "BEGIN");
+    q(&mut root, "UPDATE d.t SET v = 100 WHERE id = 1");
+    let (t, id) = waiter(&db, "SELECT 1", "UPDATE d.t SET v = 200 WHERE id = 1");
+    let mut b = Session::new(db.clone(), "root");
+    wait_running(&mut b, id);
+    std::thread::sleep(Duration::from_millis(300));
+    q(&mut root, "COMMIT");
+    let (r, _, _) = t.join().unwrap();
+    assert_eq!(r, Ok(()));
+    let entries = slow_entries(&log);
+    let find = |stmt: &str| {
+        entries
+            .iter()
+            .find(|(_, s)| s.starts_with(stmt))
+            .unwrap_or_else(|| panic!("no entry for {stmt} in {entries:?}"))
+            .0
+            .clone()
+    };
+    let count = find("SELECT COUNT(*) FROM d.t WHERE v > 3");
+    assert_eq!(field(&count, "Rows_sent"), 1.0, "{count}");
+    assert_eq!(field(&count, "Rows_examined"), 20_000.0, "{count}");
+    assert_eq!(field(&count, "Lock_time"), 0.0, "{count}");
+    let join = find("SELECT COUNT(*) FROM d.t a JOIN d.t b");
+    assert_eq!(field(&join, "Rows_examined"), 25_714.0, "{join}");
+    let waited = find("UPDATE d.t SET v = 200 WHERE id = 1");
+    let lock = field(&waited, "Lock_time");
+    assert!((0.25..30.0).contains(&lock), "{waited}");
+    assert!(field(&waited, "Query_time") >= lock, "{waited}");
 }

@@ -66,6 +66,13 @@ pub enum Error {
         /// The key whose lock would have closed the cycle.
         key: Vec<u8>,
     },
+    /// A lock wait was stopped by the transaction's
+    /// [`LockWaitHook`](crate::LockWaitHook) (a killed statement, a time
+    /// limit). Nothing the transaction holds changed.
+    Interrupted {
+        /// The key whose lock was being waited for.
+        key: Vec<u8>,
+    },
     /// The database hit an unrecoverable background or write error earlier and
     /// refuses further writes until it is reopened. Reads keep working.
     ReadOnly {
@@ -148,6 +155,11 @@ impl fmt::Display for Error {
             Error::Deadlock { key } => write!(
                 f,
                 "deadlock found waiting for the lock on key \"{}\"; the transaction was rolled back",
+                key.escape_ascii()
+            ),
+            Error::Interrupted { key } => write!(
+                f,
+                "lock wait on key \"{}\" interrupted",
                 key.escape_ascii()
             ),
             Error::ReadOnly { cause } => write!(

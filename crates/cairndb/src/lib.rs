@@ -67,7 +67,7 @@ pub use options::{
     SliceTransform, TableFormat, WalRecoveryMode, WriteOptions, ZipTableOptions, NUM_LEVELS,
 };
 pub use txn::{
-    OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions, TransactionIterator,
-    TransactionOptions,
+    LockWaitHook, OptimisticTransactionDb, Transaction, TransactionDb, TransactionDbOptions,
+    TransactionIterator, TransactionOptions,
 };
 pub use util::blocking::{blocking, set_thread_blocking_hook, BlockingHook};

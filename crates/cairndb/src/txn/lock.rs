@@ -15,6 +15,13 @@
 //! reads or writes the database. Waiters sleep on their stripe's condvar,
 //! which every release in the stripe notifies.
 //!
+//! ## Interrupting a wait
+//! A request may carry a [`LockWaitHook`]. Its waiter then sleeps in
+//! slices of at most [`INTERRUPT_SLICE`] and asks the hook after each
+//! whether to stop (`Error::Interrupted`); it tells the hook how long it
+//! waited. A request that is granted at once never looks at the hook, and
+//! one without a hook sleeps until notified or timed out, as before.
+//!
 //! ## Deadlock detection
 //! Before sleeping, a transaction records whom it waits for and walks the
 //! graph from them (at most `depth` edges deep); reaching itself means
@@ -36,6 +43,23 @@ use parking_lot::{Condvar, Mutex};
 use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::error::{Error, Result};
+
+/// The longest a waiter with a [`LockWaitHook`] sleeps before asking it
+/// again whether to stop.
+pub(crate) const INTERRUPT_SLICE: Duration = Duration::from_millis(10);
+
+/// What a transaction's lock waits consult: whether to stop waiting (a
+/// killed statement, a statement past its time limit) and, after each
+/// wait, how long it took. Called only when a lock request waits, from
+/// the waiting thread, with no lock of the engine held.
+pub trait LockWaitHook: Send + Sync {
+    /// True: the wait ends with [`Error::Interrupted`].
+    fn interrupted(&self) -> bool;
+    /// A lock request waited `waited`, granted or not.
+    fn waited(&self, waited: Duration) {
+        let _ = waited;
+    }
+}
 
 /// Transaction identifier, unique per database.
 pub(crate) type TxnId = u64;
@@ -128,6 +152,18 @@ impl LockManager {
     /// `Deadlock` when waiting would close a cycle, `Busy` at the lock
     /// limit. A failed request changes nothing the transaction holds.
     pub(crate) fn lock(&self, txn: TxnId, key: &[u8], req: LockRequest) -> Result<Granted> {
+        self.lock_with(txn, key, req, None)
+    }
+
+    /// [`Self::lock`] whose wait, if it waits, `hook` may interrupt
+    /// (`Error::Interrupted`) and is told the time waited.
+    pub(crate) fn lock_with(
+        &self,
+        txn: TxnId,
+        key: &[u8],
+        req: LockRequest,
+        hook: Option<&dyn LockWaitHook>,
+    ) -> Result<Granted> {
         let stripe = self.stripe(key);
         let mut map = stripe.map.lock();
         let start = Instant::now();
@@ -173,13 +209,23 @@ impl LockManager {
                 break Err(Error::Deadlock { key: key.to_vec() });
             }
             waiting = true;
-            let timed_out = crate::util::blocking::blocking(|| match deadline {
+            // With a hook, sleep at most a slice, then ask it.
+            let until = match (deadline, hook) {
+                (d, None) => d,
+                (None, Some(_)) => Some(Instant::now() + INTERRUPT_SLICE),
+                (Some(d), Some(_)) => Some(d.min(Instant::now() + INTERRUPT_SLICE)),
+            };
+            let woke_at_end = crate::util::blocking::blocking(|| match until {
                 None => {
                     stripe.cv.wait(&mut map);
                     false
                 }
-                Some(d) => Instant::now() >= d || stripe.cv.wait_until(&mut map, d).timed_out(),
+                Some(u) => Instant::now() >= u || stripe.cv.wait_until(&mut map, u).timed_out(),
             });
+            if hook.is_some_and(|h| h.interrupted()) {
+                break Err(Error::Interrupted { key: key.to_vec() });
+            }
+            let timed_out = woke_at_end && deadline.is_some_and(|d| Instant::now() >= d);
             if timed_out {
                 // One last look: the lock may have been freed just now.
                 let free = map.get(key).is_none_or(|e| e.grantable(txn, req.exclusive));
@@ -193,6 +239,12 @@ impl LockManager {
         };
         if waiting || req.deadlock_depth > 0 {
             self.waits.lock().remove(&txn);
+        }
+        if waiting {
+            if let Some(h) = hook {
+                drop(map);
+                h.waited(start.elapsed());
+            }
         }
         result
     }
@@ -344,5 +396,59 @@ mod tests {
         assert!(matches!(r, Err(Error::Deadlock { .. })), "{r:?}");
         m.unlock(2, b"b");
         assert_eq!(t.join().unwrap().unwrap(), Granted::New);
+    }
+
+    /// A hook that says stop once `stop` is set, and sums the waits.
+    #[derive(Default)]
+    struct Stopper {
+        stop: std::sync::atomic::AtomicBool,
+        waited_us: std::sync::atomic::AtomicU64,
+    }
+
+    impl LockWaitHook for Stopper {
+        fn interrupted(&self) -> bool {
+            self.stop.load(Ordering::Relaxed)
+        }
+        fn waited(&self, waited: Duration) {
+            self.waited_us
+                .fetch_add(waited.as_micros() as u64, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_hook_interrupts_a_lock_wait_and_is_told_the_time_waited() -> Result<()> {
+        let m = Arc::new(LockManager::new(1, 0));
+        m.lock(1, b"k", req(true, 0))?;
+        let hook = Arc::new(Stopper::default());
+        let t = {
+            let (m, hook) = (m.clone(), hook.clone());
+            std::thread::spawn(move || {
+                let h: &dyn LockWaitHook = &*hook;
+                let started = Instant::now();
+                (
+                    m.lock_with(2, b"k", req(true, 60_000), Some(h)),
+                    started.elapsed(),
+                )
+            })
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        hook.stop.store(true, Ordering::Relaxed);
+        let (r, took) = t.join().map_err(|_| Error::invalid("waiter panicked"))?;
+        assert!(matches!(r, Err(Error::Interrupted { .. })), "{r:?}");
+        // Stopped within a slice or so of the flag, not at the timeout.
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(hook.waited_us.load(Ordering::Relaxed) >= 40_000);
+        // The waiter holds nothing; the holder still does.
+        assert_eq!(m.num_locks(), 1);
+        assert!(m.waits.lock().is_empty());
+        // Granted at once: the hook is neither asked nor told.
+        let quiet = Stopper::default();
+        quiet.stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            m.lock_with(3, b"other", req(true, 0), Some(&quiet))?,
+            Granted::New
+        );
+        assert_eq!(quiet.waited_us.load(Ordering::Relaxed), 0);
+        Ok(())
     }
 }

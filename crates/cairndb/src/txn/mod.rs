@@ -45,6 +45,7 @@ use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::Snapshot;
 pub use iter::TransactionIterator;
 use iter::WriteSet;
+pub use lock::LockWaitHook;
 use lock::{Granted, LockManager, LockRequest, TxnId};
 
 /// Options of a [`TransactionDb`] (RocksDB's `TransactionDBOptions`).
@@ -128,6 +129,7 @@ impl Shared {
             shared: self.clone(),
             id,
             wopts: *wopts,
+            wait_hook: None,
             lock_req: LockRequest {
                 exclusive: true,
                 timeout: topts
@@ -428,6 +430,9 @@ pub struct Transaction {
     wopts: WriteOptions,
     /// Exclusive, timeout and detection depth of this transaction's locks.
     lock_req: LockRequest,
+    /// Consulted while a lock request of this transaction waits
+    /// ([`Transaction::set_lock_wait_hook`]).
+    wait_hook: Option<Arc<dyn LockWaitHook>>,
     snapshot: Option<Snapshot>,
     writes: Arc<WriteSet>,
     /// Pessimistic: keys locked -> held exclusively.
@@ -465,6 +470,15 @@ impl Transaction {
     /// This transaction's identifier (unique in its database).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Sets what this transaction's lock waits consult (pessimistic
+    /// transactions): a wait then sleeps in slices of 10 ms and ends with
+    /// `Error::Interrupted` when `hook.interrupted()` says so, and the
+    /// hook is told how long each wait took. Locks granted at once never
+    /// call it.
+    pub fn set_lock_wait_hook(&mut self, hook: Option<Arc<dyn LockWaitHook>>) {
+        self.wait_hook = hook;
     }
 
     /// Keys written (put or deleted) so far.
@@ -521,7 +535,7 @@ impl Transaction {
                     exclusive,
                     ..self.lock_req
                 };
-                match locks.lock(self.id, key, req) {
+                match locks.lock_with(self.id, key, req, self.wait_hook.as_deref()) {
                     Ok(granted) => {
                         // Validation: a key locked with a snapshot must not
                         // have changed since (the lock keeps it so).

@@ -272,24 +272,7 @@ pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<
                 }
             }
             let def = s.db.table(&db, &table)?;
-            if full {
-                header(
-                    out,
-                    &[
-                        "Field",
-                        "Type",
-                        "Collation",
-                        "Null",
-                        "Key",
-                        "Default",
-                        "Extra",
-                        "Privileges",
-                        "Comment",
-                    ],
-                );
-            } else {
-                header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
-            }
+            columns_header(out, full);
             for (i, c) in def.columns.iter().enumerate() {
                 if !matches(&c.name, &pat) {
                     continue;
@@ -724,24 +707,7 @@ fn view_columns(
     pat: &Option<String>,
     out: &mut dyn Output,
 ) -> SqlResult<()> {
-    if full {
-        header(
-            out,
-            &[
-                "Field",
-                "Type",
-                "Collation",
-                "Null",
-                "Key",
-                "Default",
-                "Extra",
-                "Privileges",
-                "Comment",
-            ],
-        );
-    } else {
-        header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
-    }
+    columns_header(out, full);
     for c in view_column_types(s, db, v)? {
         if !matches(&c.name, pat) {
             continue;
@@ -772,6 +738,28 @@ fn view_columns(
     }
     out.end(0);
     Ok(())
+}
+
+/// The columns of SHOW [FULL] COLUMNS.
+fn columns_header(out: &mut dyn Output, full: bool) {
+    if full {
+        header(
+            out,
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+        );
+    } else {
+        header(out, &["Field", "Type", "Null", "Key", "Default", "Extra"]);
+    }
 }
 
 /// A view column as SHOW COLUMNS and information_schema.COLUMNS show

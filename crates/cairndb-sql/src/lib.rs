@@ -8,6 +8,7 @@
 
 mod acl;
 mod alter;
+mod backup;
 pub mod catalog;
 pub mod check;
 mod constraints;

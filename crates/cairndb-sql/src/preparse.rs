@@ -566,6 +566,8 @@ pub enum Pre {
     /// An account statement (CREATE/ALTER/DROP/RENAME USER, SET PASSWORD,
     /// GRANT, REVOKE, SHOW GRANTS).
     Acl(crate::acl::AclStmt),
+    /// `BACKUP DATABASE TO 'dir'`: the target directory (`backup.rs`).
+    Backup(String),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -587,7 +589,7 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
     match first.as_str() {
         "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "USE" | "SET"
         | "SHOW" | "DESC" | "DESCRIBE" | "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE"
-        | "OPTIMIZE" => {}
+        | "OPTIMIZE" | "BACKUP" => {}
         "CREATE" | "ALTER" => {
             let second = body
                 .split_whitespace()
@@ -687,6 +689,23 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
                 Pre::Flush { hosts, logs }
             } else {
                 Pre::Nothing
+            }
+        }
+        "BACKUP" => {
+            let end = match t.get(4) {
+                None => true,
+                Some(Tok::Punct(p)) => p == ";" && t.len() == 5,
+                Some(_) => false,
+            };
+            match t.get(3) {
+                Some(Tok::Str(dir)) if w(1) == "DATABASE" && w(2) == "TO" && end => {
+                    Pre::Backup(dir.clone())
+                }
+                _ => {
+                    return Err(SqlError::syntax(format!(
+                        "BACKUP DATABASE TO 'directory' was expected: {body}"
+                    )))
+                }
             }
         }
         "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,

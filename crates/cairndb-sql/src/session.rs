@@ -1143,6 +1143,7 @@ impl Session {
             Pre::Optimize(tables) => crate::ddl::optimize(self, &tables, out)?,
             Pre::AlterTable(text) => crate::alter::run(self, &text, out)?,
             Pre::Acl(st) => crate::acl::run(self, st, out)?,
+            Pre::Backup(dir) => crate::backup::run(self, &dir, out)?,
             Pre::Sql(_) => return Err(SqlError::internal("statement misclassified")),
         }
         Ok(())

@@ -81,7 +81,7 @@ fn for_source(p: &SelectPlan, src: &Source) -> Option<HashJoin> {
         Source::Table { .. } => return None,
     };
     let mut conj = Vec::new();
-    conjuncts(on, &mut conj);
+    crate::plan::conjuncts(on, &mut conj);
     let mut parts = Vec::new();
     for e in conj {
         let Expr::Binary(BinOp::Eq, a, b) = e else {
@@ -105,16 +105,6 @@ fn for_source(p: &SelectPlan, src: &Source) -> Option<HashJoin> {
         }
     }
     (!parts.is_empty()).then_some(HashJoin { parts })
-}
-
-fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::Binary(BinOp::And, l, r) => {
-            conjuncts(l, out);
-            conjuncts(r, out);
-        }
-        other => out.push(other),
-    }
 }
 
 /// The class two column types compare in when `=` between them is

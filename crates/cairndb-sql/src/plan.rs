@@ -1914,7 +1914,7 @@ fn having_expr(
 // ----------------------------------------------------------- access paths
 
 /// The conjuncts of a condition (split at AND).
-fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+pub(crate) fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     match e {
         Expr::Binary(BinOp::And, l, r) => {
             conjuncts(l, out);

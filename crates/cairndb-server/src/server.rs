@@ -1103,6 +1103,9 @@ async fn command_phase<B, R, W>(
     let (_, net_write) = net.unwrap_or((cfg.net_read_timeout, cfg.net_write_timeout));
     if flush_within(&mut w, &mut out, net_write).await.is_err() {
         shared.stats.aborted_clients.fetch_add(1, Ordering::Relaxed);
+        if let Some(a) = active {
+            a.release();
+        }
         let _ = exec(shared.executor, move |_| drop(session)).await;
         return;
     }
@@ -1192,6 +1195,13 @@ async fn command_phase<B, R, W>(
         shared.stats.aborted_clients.fetch_add(1, Ordering::Relaxed);
     }
     live.rx += waits.rx;
+    // The slot is given back before the session closes: `Threads_connected`
+    // counts open sessions, so a client that sees it drop finds the slot
+    // free too (the other order let a connection made right then be
+    // refused while the count already showed room).
+    if let Some(a) = active {
+        a.release();
+    }
     let _ = exec(shared.executor, move |_| {
         let Live {
             mut core, rx, out, ..

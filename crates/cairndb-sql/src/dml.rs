@@ -8,6 +8,10 @@
 //! under a lock on the unique value. The transaction's commit makes the
 //! statement's (or transaction's) writes visible atomically.
 //!
+//! A multi-table UPDATE or DELETE reads its join first (latest rows,
+//! locked), then changes each target table's matched rows once, each
+//! re-read under its lock.
+//!
 //! FOREIGN KEY and CHECK constraints (`constraints.rs`) are looked up once
 //! per statement; a table without any (and without children) runs the
 //! loops below with nothing added per row.
@@ -19,13 +23,199 @@ use crate::exec::{scan_table, select_rows, successor, Cx, Effects, Reader, Scrat
 use crate::expr::{eval, to_i64, truth, Env};
 use crate::keys;
 use crate::output::Output;
-use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, UpdatePlan};
+use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, Target, UpdatePlan};
 use crate::row::{self, IndexDef, TableDef};
 use crate::session::Session;
 use crate::types::Value;
 
 /// A row with its sort keys: (keys, (primary key, row)).
 type SortedRow = (Vec<Value>, (Vec<u8>, Vec<Value>));
+
+/// The output rows of a multi-table statement's join, read and locked.
+fn joined_rows(
+    s: &Session,
+    rd: &mut Reader,
+    scan: &SelectPlan,
+    scratch: &mut Scratch,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    select_rows(s, rd, scan, None, scratch, &mut |r| {
+        rows.push(r.to_vec());
+        true
+    })?;
+    Ok(rows)
+}
+
+/// The rows of target `tg` that the joined `rows` matched, each once:
+/// (primary key, index of the first joined row that matched it). A row
+/// of NULLs that an outer join made up is no row. A table without a
+/// primary key has no key in the join's output: its rows are found by
+/// value (identical rows match alike), read under lock.
+fn target_hits(
+    rd: &mut Reader,
+    tg: &Target,
+    rows: &[Vec<Value>],
+) -> SqlResult<Vec<(Vec<u8>, usize)>> {
+    let def = &tg.t.def;
+    let n = def.columns.len();
+    let cols = |r: &Vec<Value>| r.get(tg.at..tg.at + n).map(<[Value]>::to_vec);
+    let mut hits = Vec::new();
+    if !def.hidden_pk {
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        for (i, r) in rows.iter().enumerate() {
+            let Some(vals) = cols(r) else {
+                return Err(SqlError::internal("multi-table row"));
+            };
+            if def.primary.columns.iter().any(|c| vals[*c].is_null()) {
+                continue;
+            }
+            let mut k = Vec::new();
+            row::pk_key(def, &vals, 0, &mut k);
+            if seen.insert(k.clone()) {
+                hits.push((k, i));
+            }
+        }
+        return Ok(hits);
+    }
+    // By value: each distinct matched row's encoding, first match kept.
+    let mut wanted: std::collections::HashMap<Vec<u8>, usize> = Default::default();
+    for (i, r) in rows.iter().enumerate() {
+        let Some(vals) = cols(r) else {
+            return Err(SqlError::internal("multi-table row"));
+        };
+        if tg.outer && vals.iter().all(Value::is_null) {
+            continue;
+        }
+        let mut v = Vec::new();
+        row::row_value(def, &vals, &mut v);
+        wanted.entry(v).or_insert(i);
+    }
+    if wanted.is_empty() {
+        return Ok(hits);
+    }
+    let mut lo = Vec::new();
+    keys::put_index_id(&mut lo, def.primary.id);
+    let mut hi = Vec::new();
+    keys::put_index_id(&mut hi, def.primary.id + 1);
+    let mut it = rd.iter(lo, hi)?;
+    it.seek_to_first();
+    let mut all = Vec::new();
+    while it.valid() {
+        all.push(it.key().to_vec());
+        it.next();
+    }
+    it.status()?;
+    drop(it);
+    let mut buf = Vec::new();
+    let mut r = vec![Value::Null; n];
+    let mut enc = Vec::new();
+    for k in all {
+        if !rd.get(&k, &mut buf)? {
+            continue;
+        }
+        row::decode_row_into(def, &k, &buf, &mut r, &mut Vec::new())
+            .ok_or_else(|| SqlError::internal(format!("row of {} is damaged", def.name)))?;
+        enc.clear();
+        row::row_value(def, &r, &mut enc);
+        if let Some(i) = wanted.get(&enc) {
+            hits.push((k, *i));
+        }
+    }
+    Ok(hits)
+}
+
+/// Runs a multi-table UPDATE: the join read and locked, then each target
+/// table's matched rows changed once, in the order the SET list first
+/// names the tables, with the values the first joined row that matched
+/// the row computed.
+fn update_multi(
+    s: &Session,
+    rd: &mut Reader,
+    p: &UpdatePlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    let rows = joined_rows(s, rd, &p.scan, scratch)?;
+    let (mut matched, mut changed) = (0u64, 0u64);
+    for tg in &p.multi {
+        let def = tg.t.def.clone();
+        let cons = crate::constraints::Cons::for_table(s, &tg.t.db, &def)?;
+        for (k, i) in target_hits(rd, tg, &rows)? {
+            // The latest row (an earlier target or a cascade may have
+            // changed or removed it).
+            let Some(old) = reread(rd, &def, &k)? else {
+                continue;
+            };
+            matched += 1;
+            let mut new = old.clone();
+            for &(c, slot) in &tg.sets {
+                let val = rows[i].get(slot).cloned().unwrap_or(Value::Null);
+                new[c] = crate::convert::to_column(val, &def.columns[c], matched)?;
+            }
+            if new == old {
+                continue;
+            }
+            if let Some(c) = &cons {
+                c.check_row(s, rd, &new, Some(&old))?;
+            }
+            update_row(rd, &def, &k, &old, &new, matched)?;
+            if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+                c.row_updated(s, rd, &old, &new)?;
+            }
+            changed += 1;
+        }
+    }
+    let affected = if s.client_found_rows {
+        matched
+    } else {
+        changed
+    };
+    let warnings = s.warning_count();
+    out.ok(
+        affected,
+        0,
+        warnings,
+        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
+    );
+    Ok(Effects {
+        row_count: Some(affected as i64),
+        ..Default::default()
+    })
+}
+
+/// Runs a multi-table DELETE: the join read and locked, then each named
+/// table's matched rows deleted once, in the order they are named.
+fn delete_multi(
+    s: &Session,
+    rd: &mut Reader,
+    p: &DeletePlan,
+    out: &mut dyn Output,
+    scratch: &mut Scratch,
+) -> SqlResult<Effects> {
+    let rows = joined_rows(s, rd, &p.scan, scratch)?;
+    let mut n = 0u64;
+    for tg in &p.multi {
+        let def = tg.t.def.clone();
+        let cons = crate::constraints::Cons::for_table(s, &tg.t.db, &def)?;
+        for (k, _) in target_hits(rd, tg, &rows)? {
+            let Some(old) = reread(rd, &def, &k)? else {
+                continue;
+            };
+            let hidden = hidden_of(&def, &k);
+            txn(rd)?.delete(&k)?;
+            delete_secondary(rd, &def, &old, hidden)?;
+            if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
+                c.row_deleted(s, rd, &old)?;
+            }
+            n += 1;
+        }
+    }
+    out.ok(n, 0, s.warning_count(), "");
+    Ok(Effects {
+        row_count: Some(n as i64),
+        ..Default::default()
+    })
+}
 
 fn txn<'a>(rd: &'a mut Reader) -> SqlResult<&'a mut cairndb::Transaction> {
     rd.txn
@@ -544,6 +734,9 @@ pub(crate) fn update(
     out: &mut dyn Output,
     scratch: &mut Scratch,
 ) -> SqlResult<Effects> {
+    if !p.multi.is_empty() {
+        return update_multi(s, rd, p, out, scratch);
+    }
     let Some(Source::Table { t, .. }) = p.scan.sources.first() else {
         return Err(SqlError::internal("update without a table"));
     };
@@ -610,6 +803,9 @@ pub(crate) fn delete(
     out: &mut dyn Output,
     scratch: &mut Scratch,
 ) -> SqlResult<Effects> {
+    if !p.multi.is_empty() {
+        return delete_multi(s, rd, p, out, scratch);
+    }
     let Some(Source::Table { t, .. }) = p.scan.sources.first() else {
         return Err(SqlError::internal("delete without a table"));
     };

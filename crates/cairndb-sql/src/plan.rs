@@ -320,17 +320,39 @@ pub struct InsertPlan {
 /// A compiled UPDATE.
 #[derive(Clone)]
 pub struct UpdatePlan {
-    /// The rows to change.
+    /// The rows to change: of the one table, or (multi-table) the join,
+    /// one output row per joined row.
     pub scan: SelectPlan,
-    /// Assignments (column, expression over the row).
+    /// Assignments (column, expression over the row); single-table only.
     pub sets: Vec<(usize, Expr)>,
+    /// The tables a multi-table UPDATE changes (empty: single-table).
+    pub multi: Vec<Target>,
 }
 
 /// A compiled DELETE.
 #[derive(Clone)]
 pub struct DeletePlan {
-    /// The rows to delete.
+    /// The rows to delete: of the one table, or (multi-table) the join.
     pub scan: SelectPlan,
+    /// The tables a multi-table DELETE deletes from (empty:
+    /// single-table).
+    pub multi: Vec<Target>,
+}
+
+/// A table changed by a multi-table UPDATE or DELETE. The join's output
+/// row holds, from `at` on, every column of the table's row (all NULL
+/// when an outer join found none).
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The table.
+    pub t: TableRef,
+    /// Whether it is the inner side of a LEFT JOIN.
+    pub outer: bool,
+    /// Where its columns start in the output row.
+    pub at: usize,
+    /// UPDATE: (column, output slot holding its new value), in the
+    /// order the SET list names them.
+    pub sets: Vec<(usize, usize)>,
 }
 
 /// Compiles a statement that has a plan (SELECT, INSERT, UPDATE, DELETE);
@@ -2770,12 +2792,12 @@ fn compile_update(
     limit: &Option<ast::Expr>,
     params: &mut usize,
 ) -> SqlResult<UpdatePlan> {
-    if !table.joins.is_empty() {
-        return Err(SqlError::unsupported("multi-table UPDATE"));
-    }
     let ast::TableFactor::Table { name, alias, .. } = &table.relation else {
-        return Err(SqlError::unsupported(&table.relation));
+        return compile_multi_update(s, table, assignments, selection, order, limit, params);
     };
+    if !table.joins.is_empty() {
+        return compile_multi_update(s, table, assignments, selection, order, limit, params);
+    }
     // A WHERE or ORDER BY reads the table: SELECT too (MySQL asks it of
     // the columns read).
     let mut need = crate::acl::UPDATE;
@@ -2816,15 +2838,19 @@ fn compile_update(
         target_in_subquery(&scan, &all)?;
     }
     choose_access_paths(&mut scan);
-    Ok(UpdatePlan { scan, sets })
+    Ok(UpdatePlan {
+        scan,
+        sets,
+        multi: Vec::new(),
+    })
 }
 
 fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
-    if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() || d.tables.len() > 1 {
-        return Err(SqlError::unsupported("multi-table DELETE"));
+    if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() || !d.tables.is_empty() {
+        return compile_multi_delete(s, d, params);
     }
     let ast::TableFactor::Table { name, alias, .. } = &from[0].relation else {
         return Err(SqlError::unsupported(&from[0].relation));
@@ -2857,7 +2883,10 @@ fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult
         target_in_subquery(&scan, &all)?;
     }
     choose_access_paths(&mut scan);
-    Ok(DeletePlan { scan })
+    Ok(DeletePlan {
+        scan,
+        multi: Vec::new(),
+    })
 }
 
 /// MySQL's 1093: a subquery of an UPDATE or DELETE may not read the
@@ -2867,6 +2896,11 @@ fn target_in_subquery(scan: &SelectPlan, exprs: &[&Expr]) -> SqlResult<()> {
     let Some(Source::Table { t, .. }) = scan.sources.first() else {
         return Ok(());
     };
+    table_in_subquery(t, exprs)
+}
+
+/// [`target_in_subquery`] for table `t`.
+fn table_in_subquery(t: &TableRef, exprs: &[&Expr]) -> SqlResult<()> {
     fn reads(p: &SelectPlan, db: &str, name: &str) -> bool {
         fn node(n: &SetNode, db: &str, name: &str) -> bool {
             match n {
@@ -2908,4 +2942,309 @@ fn target_in_subquery(scan: &SelectPlan, exprs: &[&Expr]) -> SqlResult<()> {
         ));
     }
     Ok(())
+}
+
+/// The error of a multi-table UPDATE or DELETE with ORDER BY or LIMIT
+/// (MySQL allows neither there).
+fn multi_usage(verb: &str, what: &str) -> SqlError {
+    SqlError::new(
+        1221,
+        "HY000",
+        format!("Incorrect usage of {verb} and {what}"),
+    )
+}
+
+/// Compiles `SELECT <items> FROM <from> [WHERE <selection>]` as the
+/// locking read of a multi-table UPDATE or DELETE. Going through the
+/// text keeps one FROM compiler for every statement; the statement's
+/// parameters keep their numbering because the items come first here
+/// as in the SELECT, and the caller refuses the one order that differs.
+fn multi_scan(
+    s: &Session,
+    items: &[String],
+    from: &[ast::TableWithJoins],
+    selection: &Option<ast::Expr>,
+    params: &mut usize,
+) -> SqlResult<SelectPlan> {
+    let mut text = String::from("SELECT ");
+    text.push_str(&items.join(", "));
+    text.push_str(" FROM ");
+    let from: Vec<String> = from.iter().map(|t| t.to_string()).collect();
+    text.push_str(&from.join(", "));
+    if let Some(w) = selection {
+        text.push_str(" WHERE ");
+        text.push_str(&w.to_string());
+    }
+    let st = crate::session::parse_one(&text)?;
+    let ast::Statement::Query(q) = st else {
+        return Err(SqlError::internal("multi-table scan"));
+    };
+    let ast::SetExpr::Select(sel) = q.body.as_ref() else {
+        return Err(SqlError::internal("multi-table scan"));
+    };
+    let mut plan = compile_select(s, sel, None, None, &[], params, &[])?;
+    if plan.grouped() || !plan.windows.is_empty() {
+        return Err(SqlError::new(
+            1111,
+            "HY000",
+            "Invalid use of group function",
+        ));
+    }
+    // Rows are read as an UPDATE reads them: the latest, locked.
+    plan.lock = Some(true);
+    Ok(plan)
+}
+
+/// Appends every column of `src`'s table to `plan`'s output: the
+/// target's row; the new target.
+fn add_target(plan: &mut SelectPlan, src: usize) -> SqlResult<Target> {
+    let (t, outer) = match plan.sources.get(src) {
+        Some(Source::Table { t, left, .. }) => (t.clone(), *left),
+        _ => return Err(SqlError::internal("multi-table target")),
+    };
+    let at = plan.proj.len();
+    for (i, c) in t.def.columns.iter().enumerate() {
+        plan.proj.push(Expr::Column(t.offset + i));
+        plan.columns.push(ColumnInfo::text(&c.name));
+    }
+    Ok(Target {
+        t,
+        outer,
+        at,
+        sets: Vec::new(),
+    })
+}
+
+/// The FROM item a multi-table statement's target `parts` (`[db.]name`
+/// as written) names: a table by its alias, or, with a database, by its
+/// name. A view or derived table (`fixed`: their aliases) is not
+/// updatable (1288).
+fn find_target(
+    plan: &SelectPlan,
+    fixed: &[String],
+    parts: &[String],
+    verb: &str,
+) -> SqlResult<Option<usize>> {
+    let (db, name) = match parts {
+        [t] => (None, t.to_lowercase()),
+        [d, t] => (Some(d.as_str()), t.to_lowercase()),
+        _ => return Ok(None),
+    };
+    for (i, src) in plan.sources.iter().enumerate() {
+        if let Source::Table { t, .. } = src {
+            let hit = match db {
+                None => t.alias == name,
+                Some(d) => t.db == d && t.def.name.to_lowercase() == name,
+            };
+            if hit {
+                return Ok(Some(i));
+            }
+        }
+    }
+    if fixed.contains(&name) {
+        return Err(SqlError::new(
+            1288,
+            "HY000",
+            format!("The target table {name} of the {verb} is not updatable"),
+        ));
+    }
+    Ok(None)
+}
+
+/// The aliases (lower-case) of the FROM items of `from` that are views or
+/// derived tables: not targets of an UPDATE or DELETE.
+fn fixed_items(s: &Session, from: &[ast::TableWithJoins]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut visit = |f: &ast::TableFactor| match f {
+        ast::TableFactor::Derived { alias: Some(a), .. } => out.push(a.name.value.to_lowercase()),
+        ast::TableFactor::Table { name, alias, .. } if crate::view::find(s, name).is_some() => {
+            let shown = object_parts(name).last().cloned().unwrap_or_default();
+            out.push(alias_of(alias, &shown));
+        }
+        _ => {}
+    };
+    for t in from {
+        visit(&t.relation);
+        for j in &t.joins {
+            visit(&j.relation);
+        }
+    }
+    out
+}
+
+/// A multi-table UPDATE (`UPDATE t1 JOIN t2 ON ... SET t1.a = t2.b`, or
+/// `UPDATE t1, t2 SET ...`): the join's rows read and locked, each
+/// changed table's row updated once, with the values of the first
+/// joined row that matched it.
+fn compile_multi_update(
+    s: &Session,
+    table: &ast::TableWithJoins,
+    assignments: &[ast::Assignment],
+    selection: &Option<ast::Expr>,
+    order: &[ast::OrderByExpr],
+    limit: &Option<ast::Expr>,
+    params: &mut usize,
+) -> SqlResult<UpdatePlan> {
+    if !order.is_empty() {
+        return Err(multi_usage("UPDATE", "ORDER BY"));
+    }
+    if limit.is_some() {
+        return Err(multi_usage("UPDATE", "LIMIT"));
+    }
+    let set_params: usize = assignments
+        .iter()
+        .map(|a| count_placeholders(&a.value.to_string()))
+        .sum();
+    if set_params > 0 && count_placeholders(&table.to_string()) > 0 {
+        // The SET list is compiled before the join's ON conditions: their
+        // parameters would be numbered out of the text's order.
+        return Err(SqlError::unsupported(
+            "parameters in both the joined tables and the SET list of a multi-table UPDATE",
+        ));
+    }
+    let items: Vec<String> = assignments.iter().map(|a| a.value.to_string()).collect();
+    let from = std::slice::from_ref(table);
+    let fixed = fixed_items(s, from);
+    let mut plan = multi_scan(s, &items, from, selection, params)?;
+    let mut targets: Vec<Target> = Vec::new();
+    for (slot, a) in assignments.iter().enumerate() {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::unsupported("tuple assignment"));
+        };
+        let parts = object_parts(n);
+        let Some((col, qual)) = parts.split_last() else {
+            return Err(SqlError::syntax("empty column name"));
+        };
+        let shown = parts.join(".");
+        let src = if qual.is_empty() {
+            // Unqualified: the one table that has the column.
+            let mut found = None;
+            for (i, src) in plan.sources.iter().enumerate() {
+                let has = match src {
+                    Source::Table { t, .. } => t.def.column(col).is_some(),
+                    Source::Derived { .. } => false,
+                };
+                if has {
+                    if found.is_some() {
+                        return Err(SqlError::new(
+                            1052,
+                            "23000",
+                            format!("Column '{col}' in field list is ambiguous"),
+                        ));
+                    }
+                    found = Some(i);
+                }
+            }
+            found
+        } else {
+            find_target(&plan, &fixed, qual, "UPDATE")?
+        };
+        let Some(src) = src else {
+            return Err(SqlError::unknown_column(&shown, "field list"));
+        };
+        let ti = match targets.iter().position(|t| {
+            matches!(plan.sources.get(src), Some(Source::Table { t: st, .. }) if st.offset == t.t.offset)
+        }) {
+            Some(i) => i,
+            None => {
+                let t = add_target(&mut plan, src)?;
+                targets.push(t);
+                targets.len() - 1
+            }
+        };
+        let tg = &mut targets[ti];
+        let c =
+            tg.t.def
+                .column(col)
+                .ok_or_else(|| SqlError::unknown_column(&shown, "field list"))?;
+        tg.sets.push((c, slot));
+    }
+    for tg in &targets {
+        crate::acl::check_table(s, &tg.t.db, &tg.t.def.name, crate::acl::UPDATE)?;
+        if plan.subqueries {
+            check_multi_subqueries(&plan, &tg.t)?;
+        }
+    }
+    Ok(UpdatePlan {
+        scan: plan,
+        sets: Vec::new(),
+        multi: targets,
+    })
+}
+
+/// MySQL's 1093 for each changed table of a multi-table statement: no
+/// subquery of the statement may read it.
+fn check_multi_subqueries(plan: &SelectPlan, t: &TableRef) -> SqlResult<()> {
+    let mut all: Vec<&Expr> = plan.proj.iter().collect();
+    all.extend(&plan.filter);
+    for src in &plan.sources {
+        if let Source::Table { on: Some(o), .. } | Source::Derived { on: Some(o), .. } = src {
+            all.push(o);
+        }
+    }
+    table_in_subquery(t, &all)
+}
+
+/// A multi-table DELETE: `DELETE t1, t2 FROM <join> WHERE ...` or
+/// `DELETE FROM t1, t2 USING <join> WHERE ...`; each matched row of each
+/// named table deleted once.
+fn compile_multi_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
+    if !d.order_by.is_empty() {
+        return Err(multi_usage("DELETE", "ORDER BY"));
+    }
+    if d.limit.is_some() {
+        return Err(multi_usage("DELETE", "LIMIT"));
+    }
+    let from = match &d.from {
+        ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+    };
+    // The tables deleted from, and the join read.
+    let (names, join): (Vec<Vec<String>>, &[ast::TableWithJoins]) = match &d.using {
+        Some(using) => {
+            let mut names = Vec::new();
+            for t in from {
+                let ast::TableFactor::Table { name, .. } = &t.relation else {
+                    return Err(SqlError::syntax("DELETE FROM ... USING names tables"));
+                };
+                if !t.joins.is_empty() {
+                    return Err(SqlError::syntax("DELETE FROM ... USING names tables"));
+                }
+                names.push(object_parts(name));
+            }
+            (names, using)
+        }
+        None => (d.tables.iter().map(object_parts).collect(), from),
+    };
+    let fixed = fixed_items(s, join);
+    let mut plan = multi_scan(s, &[String::from("1")], join, &d.selection, params)?;
+    let mut targets: Vec<Target> = Vec::new();
+    for parts in &names {
+        let Some(src) = find_target(&plan, &fixed, parts, "DELETE")? else {
+            return Err(SqlError::new(
+                1109,
+                "42S02",
+                format!(
+                    "Unknown table '{}' in MULTI DELETE",
+                    parts.last().cloned().unwrap_or_default()
+                ),
+            ));
+        };
+        let known = targets.iter().any(|t| {
+            matches!(plan.sources.get(src), Some(Source::Table { t: st, .. }) if st.offset == t.t.offset)
+        });
+        if !known {
+            let t = add_target(&mut plan, src)?;
+            targets.push(t);
+        }
+    }
+    for tg in &targets {
+        crate::acl::check_table(s, &tg.t.db, &tg.t.def.name, crate::acl::DELETE)?;
+        if plan.subqueries {
+            check_multi_subqueries(&plan, &tg.t)?;
+        }
+    }
+    Ok(DeletePlan {
+        scan: plan,
+        multi: targets,
+    })
 }

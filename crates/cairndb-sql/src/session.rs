@@ -842,7 +842,7 @@ impl Session {
         };
         match plan {
             crate::plan::Plan::Update(crate::plan::UpdatePlan { scan, .. })
-            | crate::plan::Plan::Delete(crate::plan::DeletePlan { scan }) => {
+            | crate::plan::Plan::Delete(crate::plan::DeletePlan { scan, .. }) => {
                 scan.sources.iter().all(crate::plan::Source::is_key_points)
             }
             crate::plan::Plan::Insert(i) => i.select.is_none() && i.rows.len() <= QUICK_INSERT_ROWS,
@@ -1262,6 +1262,14 @@ pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::Orde
     } else {
         text
     };
+    let joined;
+    let text = match update_comma_joins(text) {
+        Some(t) => {
+            joined = t;
+            joined.as_str()
+        }
+        None => text,
+    };
     let Some((update, order)) = split_update_order_by(text) else {
         return Ok((parse_one(text)?, Vec::new()));
     };
@@ -1297,6 +1305,52 @@ pub(crate) fn expand_80016(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// MySQL's multi-table forms that sqlparser does not read, rewritten:
+/// `UPDATE t1, t2 SET ...` as `UPDATE t1 CROSS JOIN t2 SET ...` (each
+/// comma between UPDATE and SET outside parentheses), and `DELETE t1.*,
+/// t2.* FROM ...` as `DELETE t1, t2 FROM ...`; None for any other
+/// statement.
+fn update_comma_joins(text: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = CairnDialect;
+    let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
+    let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
+    let first = tokens
+        .iter()
+        .position(|t| !matches!(t, Token::Whitespace(_)))?;
+    let update = word(tokens.get(first)?, "UPDATE");
+    if !update && !word(tokens.get(first)?, "DELETE") {
+        return None;
+    }
+    let mut depth = 0i32;
+    // Token positions to replace: (position, replacement).
+    let mut edits: Vec<(usize, &str)> = Vec::new();
+    for (i, t) in tokens.iter().enumerate().skip(first + 1) {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if update && depth == 0 => edits.push((i, " CROSS JOIN ")),
+            Token::Period if !update && matches!(tokens.get(i + 1), Some(Token::Mul)) => {
+                edits.push((i, ""));
+                edits.push((i + 1, ""));
+            }
+            _ if depth == 0 && word(t, if update { "SET" } else { "FROM" }) => break,
+            _ => {}
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 16 * edits.len());
+    for (i, t) in tokens.iter().enumerate() {
+        match edits.iter().find(|(at, _)| *at == i) {
+            Some((_, with)) => out.push_str(with),
+            None => out.push_str(&t.to_string()),
+        }
+    }
+    Some(out)
 }
 
 /// `UPDATE .. ORDER BY o [LIMIT n]` split into `UPDATE .. [LIMIT n]` and

@@ -27,7 +27,7 @@ use crate::error::{SqlError, SqlResult};
 use std::sync::Arc;
 
 use crate::expr::{
-    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, SubQuery, SubTest, ValueSet,
+    compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, RowSet, SubQuery, SubTest, ValueSet,
 };
 use crate::hashjoin::{self, HashJoin, HashState, HashTable};
 use crate::keys;
@@ -213,6 +213,48 @@ impl Env for Cx<'_, '_> {
         x: Option<(Value, Collation)>,
         row: &[Value],
     ) -> SqlResult<Value> {
+        let key: &[Value] = match &x {
+            Some((v, _)) => std::slice::from_ref(v),
+            None => &[],
+        };
+        self.cached_run(sq, key, row, &mut |s, rd, plan, fr| {
+            run_subquery(s, rd, plan, sq.test, x.clone(), fr)
+        })
+    }
+
+    fn row_subquery(
+        &self,
+        sq: &SubQuery,
+        x: &[(Value, Collation)],
+        row: &[Value],
+    ) -> SqlResult<Value> {
+        let key: Vec<Value> = x.iter().map(|(v, _)| v.clone()).collect();
+        self.cached_run(sq, &key, row, &mut |s, rd, plan, fr| {
+            let mut rows = Vec::new();
+            let mut sub = Scratch::default();
+            select_rows(s, rd, plan, Some(fr), &mut sub, &mut |r| {
+                rows.push(r.to_vec());
+                true
+            })?;
+            RowSet::new(rows, x.iter().map(|(_, c)| *c).collect()).test(sq.test, x)
+        })
+    }
+}
+
+/// The plan and the run of a correlated subquery.
+type SubRun<'f> = dyn FnMut(&Session, &mut Reader, &SelectPlan, &Frame) -> SqlResult<Value> + 'f;
+
+impl Cx<'_, '_> {
+    /// Runs correlated subquery `sq` for the current row `row` through
+    /// `run`, or answers from the results kept for the same outer values
+    /// and left operand values `x`.
+    fn cached_run(
+        &self,
+        sq: &SubQuery,
+        x: &[Value],
+        row: &[Value],
+        run: &mut SubRun<'_>,
+    ) -> SqlResult<Value> {
         let cell = self
             .rd
             .as_ref()
@@ -226,7 +268,7 @@ impl Env for Cx<'_, '_> {
         for &(up, slot) in &sq.plan.outer_refs {
             exact_key(&mut key, &here.get(up, slot)?);
         }
-        if let Some((v, _)) = &x {
+        for v in x {
             exact_key(&mut key, v);
         }
         if let Some(v) = rd.subs.get(&sq.id).and_then(|c| c.results.get(&key)) {
@@ -254,7 +296,7 @@ impl Env for Cx<'_, '_> {
             }
         };
         let plan = plan.as_deref().unwrap_or(&sq.plan);
-        let v = run_subquery(self.s, rd, plan, sq.test, x, &here)?;
+        let v = run(self.s, rd, plan, &here)?;
         if let Some(c) = rd.subs.get_mut(&sq.id) {
             if c.results.len() < SUBQUERY_CACHE {
                 c.results.insert(key, v.clone());
@@ -338,6 +380,9 @@ fn run_subquery(
             })
         }
         (SubTest::Quant(..), None) => Err(SqlError::internal("quantified subquery")),
+        (SubTest::Rows(..) | SubTest::RowCmp(_), _) => {
+            Err(SqlError::internal("row subquery run as a value"))
+        }
     }
 }
 
@@ -655,6 +700,19 @@ fn resolve_expr(
         rows
     };
     *e = match (sq.test, x.take()) {
+        (SubTest::Rows(..) | SubTest::RowCmp(_), Some(x)) => {
+            let Expr::Row(items) = *x else {
+                return Err(SqlError::internal("row subquery"));
+            };
+            let colls = items
+                .iter()
+                .map(|i| crate::expr::collation_of(i, types))
+                .collect();
+            Expr::InRows(items, sq.test, Arc::new(RowSet::new(rows, colls)))
+        }
+        (SubTest::Rows(..) | SubTest::RowCmp(_), None) => {
+            return Err(SqlError::internal("row subquery"))
+        }
         (SubTest::Scalar, _) => {
             if rows.len() > 1 {
                 return Err(SqlError::new(

@@ -332,6 +332,14 @@ pub enum Expr {
     /// a subquery's materialised values; `IN` is `= ANY`, `NOT IN` is
     /// `<> ALL`.
     InSet(Box<Expr>, BinOp, bool, Arc<ValueSet>),
+    /// A row constructor `(a, b, ...)`: only as the left operand of a
+    /// row subquery's comparison (`(a, b) IN (SELECT x, y ...)`);
+    /// evaluated on its own it is error 1241.
+    Row(Vec<Expr>),
+    /// A row subquery's comparison over its materialised rows: the left
+    /// row's items, the test ([`SubTest::Rows`] or [`SubTest::RowCmp`])
+    /// and the rows.
+    InRows(Vec<Expr>, SubTest, Arc<RowSet>),
 }
 
 /// A subquery in an expression: its plan and what is asked of it.
@@ -365,6 +373,12 @@ pub enum SubTest {
     Exists,
     /// `x op ANY/ALL (SELECT ...)`: the comparison and whether ALL.
     Quant(BinOp, bool),
+    /// `(a, b) op ANY/ALL (SELECT x, y ...)`, op `=` or `<>`, compared
+    /// as rows (`IN` is `= ANY`, `NOT IN` is `<> ALL`).
+    Rows(BinOp, bool),
+    /// `(a, b) op (SELECT x, y ...)`: the subquery's one row (none: NULL;
+    /// more: 1242) compared as a row.
+    RowCmp(BinOp),
 }
 
 /// The values of a one-column subquery, for `IN` / `ANY` / `ALL`: the
@@ -430,6 +444,234 @@ impl ValueSet {
             }
             _ => None,
         }
+    }
+}
+
+/// The rows of an uncorrelated row subquery, with, when every column
+/// holds only integers or only strings, an index of its rows without
+/// NULLs for `IN` / `NOT IN`.
+#[derive(Debug, Default)]
+pub struct RowSet {
+    /// Every row.
+    pub rows: Vec<Vec<Value>>,
+    /// (each column's kind, the collation its strings compare under,
+    /// the keys of the rows without NULLs).
+    index: Option<RowIndex>,
+    /// The rows with a NULL (left out of the index).
+    null_rows: Vec<usize>,
+}
+
+/// A [`RowSet`]'s index: each column's kind, the collation its strings
+/// compare under, and the keys of the rows without NULLs.
+type RowIndex = (Vec<RowKind>, Vec<Collation>, HashSet<Vec<u8>>);
+
+/// What a row subquery's column holds, for its index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Int,
+    Str,
+}
+
+impl RowSet {
+    /// The rows of a subquery compared with a left row under `colls`,
+    /// indexed when they can be.
+    pub fn new(rows: Vec<Vec<Value>>, colls: Vec<Collation>) -> RowSet {
+        let width = colls.len();
+        let mut kinds: Vec<Option<RowKind>> = vec![None; width];
+        let mut indexable = true;
+        let mut null_rows = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            if r.iter().any(Value::is_null) {
+                null_rows.push(i);
+            }
+            for (k, v) in kinds.iter_mut().zip(r) {
+                let this = match v {
+                    Value::Null => continue,
+                    Value::Int(_) => RowKind::Int,
+                    Value::UInt(u) if i64::try_from(*u).is_ok() => RowKind::Int,
+                    Value::Str(_) => RowKind::Str,
+                    _ => {
+                        indexable = false;
+                        continue;
+                    }
+                };
+                match k {
+                    None => *k = Some(this),
+                    Some(was) if *was != this => indexable = false,
+                    Some(_) => {}
+                }
+            }
+        }
+        let mut set = RowSet {
+            rows,
+            index: None,
+            null_rows,
+        };
+        if indexable {
+            let kinds: Vec<RowKind> = kinds
+                .into_iter()
+                .map(|k| k.unwrap_or(RowKind::Int))
+                .collect();
+            let mut keys = HashSet::new();
+            for r in &set.rows {
+                let mut k = Vec::new();
+                if row_key_into(&mut k, r.iter().map(|v| (v, None)), &kinds, &colls) {
+                    keys.insert(k);
+                }
+            }
+            set.index = Some((kinds, colls, keys));
+        }
+        set
+    }
+
+    /// The value of `test` for the left row `l`.
+    pub fn test(&self, test: SubTest, l: &[(Value, Collation)]) -> SqlResult<Value> {
+        match test {
+            SubTest::RowCmp(op) => match self.rows.as_slice() {
+                [] => Ok(Value::Null),
+                [r] => Ok(truth_value(row_compare(op, l, r))),
+                _ => Err(SqlError::new(
+                    1242,
+                    "21000",
+                    "Subquery returns more than 1 row",
+                )),
+            },
+            SubTest::Rows(op, all) => {
+                if matches!((op, all), (BinOp::Eq, false) | (BinOp::Ne, true)) {
+                    if let Some((kinds, colls, keys)) = &self.index {
+                        let mut k = Vec::new();
+                        if row_key_into(&mut k, l.iter().map(|(v, c)| (v, Some(*c))), kinds, colls)
+                        {
+                            if keys.contains(&k) {
+                                return Ok(Value::Int(i64::from(!all)));
+                            }
+                            // Every row without a NULL compares unequal:
+                            // only those with one can make it NULL.
+                            let rest = self.null_rows.iter().filter_map(|i| self.rows.get(*i));
+                            return Ok(rows_quantified(op, all, l, rest));
+                        }
+                    }
+                }
+                Ok(rows_quantified(op, all, l, self.rows.iter()))
+            }
+            _ => Err(SqlError::internal("row set test")),
+        }
+    }
+}
+
+/// Appends the index key of a row (each value with the collation of its
+/// comparison, None: the index's own) to `out`; false when a value is
+/// NULL, not of its column's kind, or compared under another collation
+/// than the index's.
+fn row_key_into<'v>(
+    out: &mut Vec<u8>,
+    vals: impl Iterator<Item = (&'v Value, Option<Collation>)>,
+    kinds: &[RowKind],
+    colls: &[Collation],
+) -> bool {
+    for ((v, c), (kind, coll)) in vals.zip(kinds.iter().zip(colls)) {
+        if c.is_some_and(|c| c != *coll) {
+            return false;
+        }
+        match (v, kind) {
+            (Value::Int(i), RowKind::Int) => out.extend_from_slice(&i.to_be_bytes()),
+            (Value::UInt(u), RowKind::Int) => match i64::try_from(*u) {
+                Ok(i) => out.extend_from_slice(&i.to_be_bytes()),
+                Err(_) => return false,
+            },
+            (Value::Str(s), RowKind::Str) => {
+                let at = out.len();
+                out.extend_from_slice(&[0u8; 4]);
+                match coll {
+                    Collation::Utf8mb4GeneralCi => crate::keys::general_ci_weights(s, out),
+                    Collation::Utf8mb4Bin => {
+                        let mut end = s.len();
+                        while end > 0 && s.get(end - 1) == Some(&b' ') {
+                            end -= 1;
+                        }
+                        out.extend_from_slice(s.get(..end).unwrap_or_default());
+                    }
+                    Collation::Binary => out.extend_from_slice(s),
+                }
+                let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+                if let Some(len) = out.get_mut(at..at + 4) {
+                    len.copy_from_slice(&n.to_be_bytes());
+                }
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A truth value as SQL: 1, 0 or NULL.
+fn truth_value(t: Option<bool>) -> Value {
+    t.map_or(Value::Null, |b| Value::Int(i64::from(b)))
+}
+
+/// MySQL's comparison of the row `l` (values with the collations they
+/// compare under) with the row `r` by `op`: `=` is false at the first
+/// unequal pair, else NULL when a pair has a NULL; `<>` is its negation;
+/// `<=>` is never NULL; `<`, `<=`, `>`, `>=` are decided at the first
+/// pair that is not equal (NULL when a pair before it has a NULL).
+pub(crate) fn row_compare(op: BinOp, l: &[(Value, Collation)], r: &[Value]) -> Option<bool> {
+    match op {
+        BinOp::Eq | BinOp::Ne => {
+            let mut unknown = false;
+            for ((a, c), b) in l.iter().zip(r) {
+                match compare(a, b, *c) {
+                    None => unknown = true,
+                    Some(Ordering::Equal) => {}
+                    Some(_) => return Some(op == BinOp::Ne),
+                }
+            }
+            (!unknown).then_some(op == BinOp::Eq)
+        }
+        BinOp::NullSafeEq => {
+            Some(
+                l.iter()
+                    .zip(r)
+                    .all(|((a, c), b)| match (a.is_null(), b.is_null()) {
+                        (true, true) => true,
+                        (false, false) => compare(a, b, *c) == Some(Ordering::Equal),
+                        _ => false,
+                    }),
+            )
+        }
+        _ => {
+            for ((a, c), b) in l.iter().zip(r) {
+                match compare(a, b, *c)? {
+                    Ordering::Equal => {}
+                    o => return Some(holds(op, o)),
+                }
+            }
+            Some(holds(op, Ordering::Equal))
+        }
+    }
+}
+
+/// `l op ANY (rows)` (all: false) or `l op ALL (rows)` compared as rows:
+/// ANY is true at the first true comparison and ALL false at the first
+/// false one; otherwise NULL when a comparison was, else false for ANY
+/// and true for ALL (also over no rows).
+pub(crate) fn rows_quantified<'r>(
+    op: BinOp,
+    all: bool,
+    l: &[(Value, Collation)],
+    rows: impl Iterator<Item = &'r Vec<Value>>,
+) -> Value {
+    let mut unknown = false;
+    for r in rows {
+        match row_compare(op, l, r) {
+            None => unknown = true,
+            Some(h) if h != all => return Value::Int(i64::from(h)),
+            Some(_) => {}
+        }
+    }
+    if unknown {
+        Value::Null
+    } else {
+        Value::Int(i64::from(all))
     }
 }
 
@@ -566,6 +808,17 @@ pub trait Env {
     ) -> SqlResult<Value> {
         Err(SqlError::internal("subquery not materialised"))
     }
+    /// The value of a correlated row subquery ([`SubTest::Rows`],
+    /// [`SubTest::RowCmp`]) for the current row `row`, `x` its left
+    /// row's values with their collations.
+    fn row_subquery(
+        &self,
+        _sq: &SubQuery,
+        _x: &[(Value, Collation)],
+        _row: &[Value],
+    ) -> SqlResult<Value> {
+        Err(SqlError::internal("subquery not materialised"))
+    }
 }
 
 /// Compiles parser expressions against a scope.
@@ -638,8 +891,12 @@ impl<'a> Compiler<'a> {
         let mut chain = self.outer.clone();
         chain.push(self.scope);
         let mut plan = sub.plan(q, &mut self.next_param, &chain)?;
-        if test != SubTest::Exists && plan.columns.len() != 1 {
-            return Err(operand_columns(1));
+        let width = match &x {
+            Some(Expr::Row(items)) => items.len(),
+            _ => 1,
+        };
+        if test != SubTest::Exists && plan.columns.len() != width {
+            return Err(operand_columns(width));
         }
         self.subqueries += 1;
         if !plan.outer_refs.is_empty() {
@@ -656,8 +913,10 @@ impl<'a> Compiler<'a> {
         if plan.limit.is_none() && plan.offset.is_none() {
             match test {
                 SubTest::Exists => plan.limit = Some(Expr::Const(Value::Int(1))),
-                SubTest::Scalar => plan.limit = Some(Expr::Const(Value::Int(2))),
-                SubTest::Quant(..) => {}
+                SubTest::Scalar | SubTest::RowCmp(_) => {
+                    plan.limit = Some(Expr::Const(Value::Int(2)))
+                }
+                SubTest::Quant(..) | SubTest::Rows(..) => {}
             }
         }
         let id = NEXT_SUBQUERY.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -691,8 +950,14 @@ impl<'a> Compiler<'a> {
         let ast::Expr::Subquery(q) = r else {
             return Err(SqlError::unsupported("ANY/ALL without a subquery"));
         };
-        if row_items(left).is_some() {
-            return Err(SqlError::unsupported("row subqueries"));
+        if let Some(items) = row_items(left) {
+            if !matches!(op, BinOp::Eq | BinOp::Ne) {
+                return Err(SqlError::unsupported(
+                    "a row compared by other than = or <> with ANY/ALL",
+                ));
+            }
+            let x = self.row(&items)?;
+            return self.subquery(q, SubTest::Rows(op, all), Some(x));
         }
         let x = self.compile(left)?;
         self.subquery(q, SubTest::Quant(op, all), Some(x))
@@ -732,8 +997,14 @@ impl<'a> Compiler<'a> {
                 subquery,
                 negated,
             } => {
-                if row_items(expr).is_some() {
-                    return Err(SqlError::unsupported("row subqueries"));
+                if let Some(items) = row_items(expr) {
+                    let x = self.row(&items)?;
+                    let test = if *negated {
+                        SubTest::Rows(BinOp::Ne, true)
+                    } else {
+                        SubTest::Rows(BinOp::Eq, false)
+                    };
+                    return self.subquery(subquery, test, Some(x));
                 }
                 let x = self.compile(expr)?;
                 let test = if *negated {
@@ -1056,6 +1327,19 @@ impl<'a> Compiler<'a> {
         })
     }
 
+    /// The left operand of a row subquery: its items compiled (an item
+    /// that is itself a row is refused: 1241).
+    fn row(&mut self, items: &[&ast::Expr]) -> SqlResult<Expr> {
+        let mut v = Vec::with_capacity(items.len());
+        for x in items {
+            if row_items(x).is_some() {
+                return Err(operand_columns(1));
+            }
+            v.push(self.compile(x)?);
+        }
+        Ok(Expr::Row(v))
+    }
+
     /// A comparison with a row constructor on either side, expanded into
     /// scalar comparisons with MySQL's row semantics: `=` is the AND of
     /// the pairs, `<>` their OR, `<=>` the AND of `<=>`, and `<`, `<=`,
@@ -1080,10 +1364,27 @@ impl<'a> Compiler<'a> {
         };
         let (l, r) = match (row_items(left), row_items(right)) {
             (Some(l), Some(r)) if l.len() == r.len() => (l, r),
-            _ if matches!(left, ast::Expr::Subquery(_))
-                || matches!(right, ast::Expr::Subquery(_)) =>
-            {
-                return Err(SqlError::unsupported("row subqueries"))
+            (Some(items), None) => {
+                if let ast::Expr::Subquery(q) = unnest(right) {
+                    let x = self.row(&items)?;
+                    return self.subquery(q, SubTest::RowCmp(op), Some(x));
+                }
+                return Err(operand_columns(items.len()));
+            }
+            (None, Some(items)) => {
+                if let ast::Expr::Subquery(q) = unnest(left) {
+                    // `(SELECT ...) op (a, b)` is `(a, b) op' (SELECT ...)`.
+                    let flipped = match op {
+                        BinOp::Lt => BinOp::Gt,
+                        BinOp::Le => BinOp::Ge,
+                        BinOp::Gt => BinOp::Lt,
+                        BinOp::Ge => BinOp::Le,
+                        other => other,
+                    };
+                    let x = self.row(&items)?;
+                    return self.subquery(q, SubTest::RowCmp(flipped), Some(x));
+                }
+                return Err(operand_columns(1));
             }
             (Some(l), _) => return Err(operand_columns(l.len())),
             (None, _) => return Err(operand_columns(1)),
@@ -1720,6 +2021,14 @@ fn operand_columns(n: usize) -> SqlError {
         "21000",
         format!("Operand should contain {n} column(s)"),
     )
+}
+
+/// `e` without the parentheses around it.
+fn unnest(mut e: &ast::Expr) -> &ast::Expr {
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
+    e
 }
 
 /// The items of a row constructor: `(a, b)` or `ROW(a, b)` (possibly in
@@ -2516,12 +2825,30 @@ pub fn eval(
         }
         Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
+        Expr::Subquery(Some(x), sq) if matches!(**x, Expr::Row(_)) => {
+            let Expr::Row(items) = &**x else {
+                return Err(SqlError::internal("row subquery"));
+            };
+            let l = items
+                .iter()
+                .map(|i| Ok((ev(i)?, collation_of(i, types))))
+                .collect::<SqlResult<Vec<_>>>()?;
+            env.row_subquery(sq, &l, row)?
+        }
         Expr::Subquery(x, sq) => {
             let x = match x {
                 Some(x) => Some((ev(x)?, collation_of(x, types))),
                 None => None,
             };
             env.subquery(sq, x, row)?
+        }
+        Expr::Row(_) => return Err(operand_columns(1)),
+        Expr::InRows(items, test, set) => {
+            let l = items
+                .iter()
+                .map(|i| Ok((ev(i)?, collation_of(i, types))))
+                .collect::<SqlResult<Vec<_>>>()?;
+            set.test(*test, &l)?
         }
         Expr::InSet(x, op, all, set) => {
             // Over no values ANY is false and ALL true, whatever `x`.
@@ -2610,6 +2937,7 @@ pub fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> SqlResult<()>)
             None => Ok(()),
         },
         Expr::InSet(x, ..) => f(x),
+        Expr::Row(items) | Expr::InRows(items, ..) => items.iter_mut().try_for_each(f),
     }
 }
 

@@ -1730,7 +1730,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
         Expr::Subquery(None, sq) if sq.test == crate::expr::SubTest::Scalar => {
             sq.plan.columns.first().map_or(OutType::Null, |c| c.ty)
         }
-        Expr::Subquery(..) | Expr::InSet(..) => OutType::LongLong,
+        Expr::Subquery(..) | Expr::InSet(..) | Expr::InRows(..) | Expr::Row(_) => OutType::LongLong,
     }
 }
 
@@ -2075,6 +2075,7 @@ pub(crate) fn slots(e: &Expr, out: &mut Vec<usize>) {
             );
         }
         Expr::InSet(x, ..) => slots(x, out),
+        Expr::Row(items) | Expr::InRows(items, ..) => items.iter().for_each(|x| slots(x, out)),
     }
 }
 
@@ -2097,6 +2098,7 @@ fn has_correlated_subquery(e: &Expr) -> bool {
             has_correlated_subquery(x)
         }
         Expr::InSet(x, ..) => has_correlated_subquery(x),
+        Expr::Row(items) | Expr::InRows(items, ..) => items.iter().any(has_correlated_subquery),
         Expr::Binary(_, l, r) | Expr::Like(l, r, ..) => {
             has_correlated_subquery(l) || has_correlated_subquery(r)
         }

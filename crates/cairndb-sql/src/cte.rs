@@ -258,7 +258,10 @@ fn single_reference(name: &str) -> SqlError {
 
 /// Result columns renamed by a column list (error 1353 when the counts
 /// differ, 1060 for a duplicate name).
-fn rename(columns: &mut [ColumnInfo], list: &[ast::TableAliasColumnDef]) -> SqlResult<()> {
+pub(crate) fn rename(
+    columns: &mut [ColumnInfo],
+    list: &[ast::TableAliasColumnDef],
+) -> SqlResult<()> {
     if !list.is_empty() {
         if list.len() != columns.len() {
             return Err(SqlError::new(

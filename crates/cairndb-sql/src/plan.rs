@@ -963,13 +963,15 @@ fn compile_select(
                 if *lateral {
                     return Err(SqlError::unsupported("LATERAL"));
                 }
-                let plan = compile_query(s, subquery, params, outer)?;
-                let alias = alias
-                    .as_ref()
-                    .map(|a| a.name.value.to_lowercase())
-                    .ok_or_else(|| {
-                        SqlError::new(1248, "42000", "Every derived table must have its own alias")
-                    })?;
+                let mut plan = compile_query(s, subquery, params, outer)?;
+                let a = alias.as_ref().ok_or_else(|| {
+                    SqlError::new(1248, "42000", "Every derived table must have its own alias")
+                })?;
+                // `AS d (x, y)` names its columns.
+                if !a.columns.is_empty() {
+                    crate::cte::rename(&mut plan.columns, &a.columns)?;
+                }
+                let alias = a.name.value.to_lowercase();
                 Ok(derived(scope, types, &alias, plan))
             }
             other => Err(SqlError::unsupported(other)),

@@ -1,7 +1,8 @@
 //! Row subqueries: `(a, b) [NOT] IN (SELECT x, y ...)`, `(a, b) = ANY /
 //! <> ALL (...)`, `(a, b) op (SELECT x, y ...)`, correlated and not,
-//! with MySQL's NULL semantics and 1241 / 1242. Expected results are
-//! MariaDB 10.11's for the same statements.
+//! with MySQL's NULL semantics and 1241 / 1242; and a derived table's
+//! column list. Expected results are MariaDB 10.11's for the same
+//! statements.
 
 use cairndb_sql::Session;
 
@@ -186,4 +187,32 @@ fn row_subqueries_in_update_and_delete() {
         "DELETE FROM u WHERE (x, y) NOT IN (SELECT a, b FROM t WHERE b IS NOT NULL)",
     );
     assert_eq!(r(&mut s, "SELECT count(*) FROM u"), vec!["2"]);
+}
+
+/// `(SELECT ...) AS d (x, y)` once kept the subquery's own column names:
+/// `d.x` was unknown and `*` showed the inner names.
+#[test]
+fn derived_table_column_list_names_its_columns() {
+    let (_d, mut s) = session();
+    let c = q(
+        &mut s,
+        "SELECT * FROM (SELECT a, b FROM t WHERE id = 1) AS d (p, q)",
+    );
+    let names: Vec<String> = c.columns.iter().map(|c| c.name.clone()).collect();
+    assert_eq!(names, vec!["p", "q"]);
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT d.q, p FROM (SELECT a, b FROM t WHERE id = 1) AS d (p, q)"
+        ),
+        vec!["p|1"]
+    );
+    assert_eq!(
+        err(&mut s, "SELECT * FROM (SELECT a, b FROM t) AS d (p)"),
+        1353
+    );
+    assert_eq!(
+        err(&mut s, "SELECT * FROM (SELECT a, b FROM t) AS d (p, p)"),
+        1060
+    );
 }

@@ -256,6 +256,26 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> 
             format!("Can't drop database '{name}'; database doesn't exist"),
         ));
     };
+    if crate::constraints::fk_checks(s) {
+        // A parent goes only with its children: those in other databases
+        // would be left referencing nothing (3730).
+        for def in d.tables.values() {
+            if let Some(r) = def
+                .referenced_by
+                .iter()
+                .find(|r| !r.db.eq_ignore_ascii_case(name))
+            {
+                return Err(SqlError::new(
+                    3730,
+                    "HY000",
+                    format!(
+                        "Cannot drop table '{}' referenced by a foreign key constraint '{}' on table '{}'.",
+                        def.name, r.fk, r.table
+                    ),
+                ));
+            }
+        }
+    }
     let mut ids = Vec::new();
     db.with_txn(|t| {
         for (tn, def) in &d.tables {

@@ -798,3 +798,39 @@ fn check_on_a_referential_action_column_is_3823() {
     );
     assert_eq!(err(&mut s, "ALTER TABLE c2 ADD CHECK (pid < 5)"), 3823);
 }
+
+/// DROP DATABASE once dropped a parent table whose children live in
+/// another database, leaving their foreign keys pointing at nothing.
+#[test]
+fn drop_database_keeps_parents_of_other_databases_children() {
+    let (_d, mut s) = session();
+    for sql in [
+        "CREATE DATABASE pdb",
+        "CREATE DATABASE cdb",
+        "CREATE TABLE pdb.p (id INT PRIMARY KEY)",
+        "CREATE TABLE cdb.c (id INT PRIMARY KEY, pid INT, \
+         CONSTRAINT fk_c FOREIGN KEY (pid) REFERENCES pdb.p (id))",
+        "INSERT INTO pdb.p VALUES (1)",
+        "INSERT INTO cdb.c VALUES (1, 1)",
+    ] {
+        q(&mut s, sql);
+    }
+    let (code, msg) = fail(&mut s, "DROP DATABASE pdb");
+    assert_eq!(code, 3730, "{msg}");
+    assert!(msg.contains("fk_c"), "{msg}");
+    assert_eq!(rows(&q(&mut s, "SELECT * FROM pdb.p")), vec!["1"]);
+    // The child's database goes first; then the parent's may.
+    q(&mut s, "DROP DATABASE cdb");
+    q(&mut s, "DROP DATABASE pdb");
+    // With the checks off, as in MySQL, the parent may go first.
+    for sql in [
+        "CREATE DATABASE pdb",
+        "CREATE DATABASE cdb",
+        "CREATE TABLE pdb.p (id INT PRIMARY KEY)",
+        "CREATE TABLE cdb.c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES pdb.p (id))",
+        "SET foreign_key_checks = 0",
+        "DROP DATABASE pdb",
+    ] {
+        q(&mut s, sql);
+    }
+}

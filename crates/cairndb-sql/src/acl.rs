@@ -240,6 +240,13 @@ pub(crate) struct Account {
     pub(crate) auth: String,
     #[serde(default)]
     pub(crate) require_ssl: bool,
+    /// `ACCOUNT LOCK`: every login is refused (3118).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) locked: bool,
+    /// `WITH MAX_USER_CONNECTIONS n`: sessions of the account open at
+    /// once (0: no limit of its own).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) max_user_connections: u32,
     /// Global privileges (GRANT OPTION included).
     #[serde(default)]
     pub(crate) global: u32,
@@ -257,6 +264,8 @@ impl Account {
             plugin,
             auth: hex(&plugin.hash(password)),
             require_ssl: false,
+            locked: false,
+            max_user_connections: 0,
             global: 0,
             dbs: Vec::new(),
             tables: Vec::new(),
@@ -325,6 +334,14 @@ impl Account {
     fn key(&self) -> Vec<u8> {
         account_key(&self.user, &self.host)
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn hex(b: &[u8]) -> String {
@@ -656,6 +673,13 @@ pub(crate) fn login(db: &SqlDb, user: &str, client: &str) -> SqlResult<(Who, Arc
             format!("Access denied for user '{user}'@'{shown}' (using password: NO)"),
         )
     })?;
+    if a.locked {
+        return Err(SqlError::new(
+            3118,
+            "HY000",
+            format!("Access denied for user '{user}'@'{shown}'. Account is locked."),
+        ));
+    }
     Ok((
         Who {
             user: user.to_string(),
@@ -944,10 +968,35 @@ pub enum Target {
     Table(Option<String>, String),
 }
 
+/// The account options of CREATE USER and ALTER USER (None: not given).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountOptions {
+    /// `WITH MAX_USER_CONNECTIONS n`.
+    pub max_user_connections: Option<u32>,
+    /// `ACCOUNT LOCK` (true) or `ACCOUNT UNLOCK` (false).
+    pub locked: Option<bool>,
+}
+
+impl AccountOptions {
+    fn is_empty(&self) -> bool {
+        *self == AccountOptions::default()
+    }
+
+    fn apply(&self, a: &mut Account) {
+        if let Some(n) = self.max_user_connections {
+            a.max_user_connections = n;
+        }
+        if let Some(l) = self.locked {
+            a.locked = l;
+        }
+    }
+}
+
 /// An account statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AclStmt {
-    /// `CREATE USER [IF NOT EXISTS] u [auth], ... [REQUIRE SSL|NONE]`.
+    /// `CREATE USER [IF NOT EXISTS] u [auth], ... [REQUIRE SSL|NONE]
+    /// [WITH MAX_USER_CONNECTIONS n] [ACCOUNT LOCK|UNLOCK]`.
     CreateUser {
         /// IF NOT EXISTS.
         if_not_exists: bool,
@@ -955,8 +1004,11 @@ pub enum AclStmt {
         users: Vec<(UserSpec, Option<AuthSpec>)>,
         /// REQUIRE SSL (true) or NONE (false).
         require_ssl: Option<bool>,
+        /// Resource limits and locking.
+        options: AccountOptions,
     },
-    /// `ALTER USER [IF EXISTS] u [auth], ... [REQUIRE SSL|NONE]`.
+    /// `ALTER USER [IF EXISTS] u [auth], ... [REQUIRE SSL|NONE]
+    /// [WITH MAX_USER_CONNECTIONS n] [ACCOUNT LOCK|UNLOCK]`.
     AlterUser {
         /// IF EXISTS.
         if_exists: bool,
@@ -964,6 +1016,8 @@ pub enum AclStmt {
         users: Vec<(UserSpec, Option<AuthSpec>)>,
         /// REQUIRE SSL (true) or NONE (false).
         require_ssl: Option<bool>,
+        /// Resource limits and locking.
+        options: AccountOptions,
     },
     /// `DROP USER [IF EXISTS] u, ...`.
     DropUser {
@@ -1269,11 +1323,12 @@ impl P<'_> {
             };
             let users = self.users_with_auth()?;
             let require_ssl = self.require()?;
-            self.no_options()?;
+            let options = self.account_options()?;
             return Ok(AclStmt::CreateUser {
                 if_not_exists,
                 users,
                 require_ssl,
+                options,
             });
         }
         if self.eat_word("ALTER") {
@@ -1286,11 +1341,12 @@ impl P<'_> {
             };
             let users = self.users_with_auth()?;
             let require_ssl = self.require()?;
-            self.no_options()?;
+            let options = self.account_options()?;
             return Ok(AclStmt::AlterUser {
                 if_exists,
                 users,
                 require_ssl,
+                options,
             });
         }
         if self.eat_word("DROP") {
@@ -1403,8 +1459,52 @@ impl P<'_> {
         }
     }
 
-    /// Account options CairnDB does not keep (resource limits, password
-    /// expiry, locking): 1235.
+    /// `[WITH MAX_USER_CONNECTIONS n ...] [ACCOUNT LOCK | UNLOCK]`, in
+    /// either order; the other limits and options are refused (1235).
+    fn account_options(&mut self) -> SqlResult<AccountOptions> {
+        let mut o = AccountOptions::default();
+        loop {
+            if self.eat_word("WITH") {
+                let mut any = false;
+                while self.eat_word("MAX_USER_CONNECTIONS") {
+                    any = true;
+                    let n = match self.t.get(self.i) {
+                        Some(Tok::Num(n)) => n.parse::<u32>().map_err(|_| self.err())?,
+                        _ => return Err(self.err()),
+                    };
+                    self.i += 1;
+                    o.max_user_connections = Some(n);
+                }
+                for w in [
+                    "MAX_QUERIES_PER_HOUR",
+                    "MAX_UPDATES_PER_HOUR",
+                    "MAX_CONNECTIONS_PER_HOUR",
+                ] {
+                    if self.peek_word(w) {
+                        return Err(SqlError::unsupported(format!("account option {w}")));
+                    }
+                }
+                if !any {
+                    return Err(self.err());
+                }
+            } else if self.eat_word("ACCOUNT") {
+                if self.eat_word("LOCK") {
+                    o.locked = Some(true);
+                } else if self.eat_word("UNLOCK") {
+                    o.locked = Some(false);
+                } else {
+                    return Err(self.err());
+                }
+            } else {
+                self.no_options()?;
+                return Ok(o);
+            }
+        }
+    }
+
+    /// Account options CairnDB does not keep (the hourly limits,
+    /// password expiry and history, failed-login locking, comments):
+    /// 1235.
     fn no_options(&mut self) -> SqlResult<()> {
         for w in [
             "WITH",
@@ -1644,6 +1744,7 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
             if_not_exists,
             users,
             require_ssl,
+            options,
         } => {
             need_create_user()?;
             let mut failed = Vec::new();
@@ -1665,6 +1766,7 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
                     set_auth(&mut a, auth);
                 }
                 a.require_ssl = require_ssl.unwrap_or(false);
+                options.apply(&mut a);
                 map.insert(k, a);
             }
             if !failed.is_empty() {
@@ -1675,8 +1777,10 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
             if_exists,
             users,
             require_ssl,
+            options,
         } => {
             let only_own_password = require_ssl.is_none()
+                && options.is_empty()
                 && users
                     .iter()
                     .all(|(u, _)| is_self(s, &resolve(s, u)) || *u == UserSpec::Current);
@@ -1703,6 +1807,7 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
                 if let Some(r) = require_ssl {
                     a.require_ssl = *r;
                 }
+                options.apply(a);
             }
             if !failed.is_empty() {
                 return Err(op_failed("ALTER USER", &failed));

@@ -309,6 +309,21 @@ impl Session {
     pub fn login(db: Arc<SqlDb>, user: &str, client_host: &str) -> SqlResult<Session> {
         let (who, grants, epoch) = crate::acl::login(&db, user, client_host)?;
         let mut s = Session::new(db, user);
+        let limit = grants.max_user_connections;
+        if !s
+            .db
+            .registry
+            .admit(s.conn_id, (&grants.user, &grants.host), limit)
+        {
+            return Err(SqlError::new(
+                1226,
+                "42000",
+                format!(
+                    "User '{}' has exceeded the 'max_user_connections' resource (current value: {limit})",
+                    grants.user
+                ),
+            ));
+        }
         s.who = Some(who);
         s.grants = Some(grants);
         s.grants_epoch = epoch;
@@ -319,6 +334,10 @@ impl Session {
     /// nothing else of this one: what replaces a session a panic left.
     pub fn fresh(&self) -> Session {
         let mut s = Session::new(self.db.clone(), &self.user);
+        if let Some(g) = &self.grants {
+            // It takes the place of this one: counted, never refused.
+            s.db.registry.admit(s.conn_id, (&g.user, &g.host), 0);
+        }
         s.who = self.who.clone();
         s.grants = self.grants.clone();
         s.grants_epoch = self.grants_epoch;

@@ -254,6 +254,9 @@ pub struct SessionInfo {
     /// Called by `KILL CONNECTION` (the server closes the connection).
     on_kill: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
     pub(crate) counters: Counters,
+    /// The account (user, host pattern) a login admitted the session
+    /// under, for `MAX_USER_CONNECTIONS`; set under the registry's lock.
+    account: Mutex<Option<(String, String)>>,
 }
 
 impl SessionInfo {
@@ -474,6 +477,7 @@ impl Registry {
             examined: AtomicU64::new(0),
             on_kill: Mutex::new(None),
             counters: Counters::default(),
+            account: Mutex::new(None),
         });
         let n = {
             let mut m = self.sessions.lock();
@@ -483,6 +487,32 @@ impl Registry {
         self.connections.fetch_add(1, Ordering::Relaxed);
         self.max_used.fetch_max(n, Ordering::Relaxed);
         info
+    }
+
+    /// Admits session `id` under account `account`: false when `limit`
+    /// (not 0) sessions of the account are open already. Counting and
+    /// admitting happen under one lock, so concurrent logins cannot both
+    /// take the last place.
+    pub(crate) fn admit(&self, id: u64, account: (&str, &str), limit: u32) -> bool {
+        let m = self.sessions.lock();
+        if limit > 0 {
+            let open = m
+                .values()
+                .filter(|s| {
+                    s.account
+                        .lock()
+                        .as_ref()
+                        .is_some_and(|(u, h)| u == account.0 && h == account.1)
+                })
+                .count();
+            if open >= limit as usize {
+                return false;
+            }
+        }
+        if let Some(info) = m.get(&id) {
+            *info.account.lock() = Some((account.0.to_string(), account.1.to_string()));
+        }
+        true
     }
 
     /// A session closed: its counts join the retired totals.

@@ -490,3 +490,72 @@ fn views_need_create_view_drop_and_show_view() {
     assert_eq!(fail(&mut r, "SELECT * FROM d.w").0, 1142);
     q(&mut v, "DROP VIEW d.w");
 }
+
+/// The error of a login that must be refused.
+fn login_err(db: &Arc<SqlDb>, user: &str) -> (u16, String) {
+    match Session::login(db.clone(), user, "127.0.0.1") {
+        Ok(_) => panic!("{user}: expected a refused login"),
+        Err(e) => (e.code, e.message),
+    }
+}
+
+#[test]
+fn account_lock_refuses_logins_until_unlocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(
+        &mut root,
+        "CREATE USER l@'%' IDENTIFIED BY 'p' ACCOUNT LOCK",
+    );
+    let (code, msg) = login_err(&db, "l");
+    assert_eq!(code, 3118);
+    assert_eq!(
+        msg,
+        "Access denied for user 'l'@'localhost'. Account is locked."
+    );
+    q(&mut root, "ALTER USER l@'%' ACCOUNT UNLOCK");
+    let mut l = login(&db, "l", "127.0.0.1");
+    q(&mut l, "SELECT 1");
+    // Locking keeps open sessions; new logins are refused; it is kept
+    // across a reopen.
+    q(&mut root, "ALTER USER l@'%' ACCOUNT LOCK");
+    q(&mut l, "SELECT 1");
+    assert_eq!(login_err(&db, "l").0, 3118);
+    drop((l, root));
+    drop(db);
+    let db = open(dir.path());
+    assert_eq!(login_err(&db, "l").0, 3118);
+    // Only an account with CREATE USER may lock another.
+    let mut root = login(&db, "root", "127.0.0.1");
+    q(&mut root, "CREATE USER m@'%'");
+    let mut m = login(&db, "m", "127.0.0.1");
+    let (code, _) = fail(&mut m, "ALTER USER m@'%' ACCOUNT UNLOCK");
+    assert_eq!(code, 1227);
+}
+
+#[test]
+fn max_user_connections_caps_sessions_of_one_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER c@'%' WITH MAX_USER_CONNECTIONS 2");
+    let a = login(&db, "c", "127.0.0.1");
+    let b = login(&db, "c", "127.0.0.1");
+    let (code, msg) = login_err(&db, "c");
+    assert_eq!(code, 1226);
+    assert_eq!(
+        msg,
+        "User 'c' has exceeded the 'max_user_connections' resource (current value: 2)"
+    );
+    // Other accounts are not counted against it; a closed session frees
+    // its place.
+    let _r2 = login(&db, "root", "127.0.0.1");
+    drop(a);
+    let _c = login(&db, "c", "127.0.0.1");
+    // 0 lifts the limit.
+    q(&mut root, "ALTER USER c@'%' WITH MAX_USER_CONNECTIONS 0");
+    let _d = login(&db, "c", "127.0.0.1");
+    drop(b);
+    // The hourly limits are not kept: refused, not ignored.
+    let (code, _) = fail(&mut root, "ALTER USER c@'%' WITH MAX_QUERIES_PER_HOUR 5");
+    assert_eq!(code, 1235);
+}

@@ -503,7 +503,7 @@ fn set_mask(v: &Value, col: &ColumnDef) -> (u64, bool) {
 
 /// A YEAR from a number: 0 is 0000, 1..=69 are 2001..=2069, 70..=99 are
 /// 1970..=1999, 1901..=2155 are themselves; None for the rest.
-fn year_of_number(n: i64) -> Option<i64> {
+pub(crate) fn year_of_number(n: i64) -> Option<i64> {
     match n {
         0 => Some(0),
         1..=69 => Some(2000 + n),
@@ -511,6 +511,39 @@ fn year_of_number(n: i64) -> Option<i64> {
         1901..=2155 => Some(n),
         _ => None,
     }
+}
+
+/// A constant compared with a YEAR column, read as a YEAR the way a
+/// stored value is (`'24'` and `24` are 2024, `'0'` is 2000, `0` is
+/// 0000), as MySQL converts it; any other value (not a number, out of
+/// range) is left as it is.
+pub(crate) fn year_constant(v: Value) -> Value {
+    let n = match &v {
+        Value::Str(s) => {
+            let t = String::from_utf8_lossy(s);
+            let t = t.trim();
+            let Ok(n) = t.parse::<i64>() else {
+                return v;
+            };
+            if t.len() <= 2 && (0..70).contains(&n) {
+                return Value::Int(2000 + n);
+            }
+            n
+        }
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(..) | Value::Double(_) => {
+            match &v {
+                Value::Double(f) if f.fract() != 0.0 => return v,
+                Value::Decimal(d, s) if d % 10i128.pow(u32::from(*s)) != 0 => return v,
+                _ => {}
+            }
+            match to_i64(&v) {
+                Some(n) => n,
+                None => return v,
+            }
+        }
+        _ => return v,
+    };
+    year_of_number(n).map_or(v, Value::Int)
 }
 
 /// Rounds signed microseconds to `fsp` fractional digits.

@@ -140,6 +140,22 @@ pub enum BinOp {
     Shr,
 }
 
+impl BinOp {
+    /// `=`, `<=>`, `<>`, `<`, `<=`, `>`, `>=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq
+                | BinOp::NullSafeEq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        )
+    }
+}
+
 /// Built-in scalar functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
@@ -1063,24 +1079,28 @@ impl<'a> Compiler<'a> {
                 expr,
                 list,
                 negated,
-            } => Expr::InList(
-                Box::new(self.compile(expr)?),
-                list.iter()
-                    .map(|x| self.compile(x))
-                    .collect::<SqlResult<_>>()?,
-                *negated,
-            ),
+            } => {
+                let x = self.compile(expr)?;
+                let list = list
+                    .iter()
+                    .map(|i| {
+                        let k = self.compile(i)?;
+                        Ok(self.year_side(&x, k))
+                    })
+                    .collect::<SqlResult<_>>()?;
+                Expr::InList(Box::new(x), list, *negated)
+            }
             A::Between {
                 expr,
                 negated,
                 low,
                 high,
-            } => Expr::Between(
-                Box::new(self.compile(expr)?),
-                Box::new(self.compile(low)?),
-                Box::new(self.compile(high)?),
-                *negated,
-            ),
+            } => {
+                let x = self.compile(expr)?;
+                let (lo, hi) = (self.compile(low)?, self.compile(high)?);
+                let (lo, hi) = (self.year_side(&x, lo), self.year_side(&x, hi));
+                Expr::Between(Box::new(x), Box::new(lo), Box::new(hi), *negated)
+            }
             A::Like {
                 negated,
                 any: false,
@@ -1196,11 +1216,12 @@ impl<'a> Compiler<'a> {
                     ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
                     other => return Err(SqlError::unsupported(format!("operator {other}"))),
                 };
-                Expr::Binary(
-                    op,
-                    Box::new(self.compile(left)?),
-                    Box::new(self.compile(right)?),
-                )
+                let (mut l, mut r) = (self.compile(left)?, self.compile(right)?);
+                if op.is_comparison() {
+                    r = self.year_side(&l, r);
+                    l = self.year_side(&r, l);
+                }
+                Expr::Binary(op, Box::new(l), Box::new(r))
             }
             A::UnaryOp { op, expr } => match op {
                 ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
@@ -1325,6 +1346,24 @@ impl<'a> Compiler<'a> {
             }
             _ => return Err(SqlError::unsupported(e)),
         })
+    }
+
+    /// `k` compared with `x`: a constant read as a YEAR when `x` is a
+    /// YEAR column (MySQL converts the constant to the column's type),
+    /// else `k` unchanged.
+    fn year_side(&self, x: &Expr, k: Expr) -> Expr {
+        match (x, k) {
+            (Expr::Column(i), Expr::Const(v))
+                if self
+                    .scope
+                    .cols
+                    .get(*i)
+                    .is_some_and(|c| c.ty == Some(ColumnType::Year)) =>
+            {
+                Expr::Const(crate::convert::year_constant(v))
+            }
+            (_, k) => k,
+        }
     }
 
     /// The left operand of a row subquery: its items compiled (an item

@@ -184,6 +184,33 @@ fn set_takes_lists_in_any_order_and_shows_definition_order() {
     assert!(show_create(&mut s, "t").contains("`s` set('a','b','c','d') DEFAULT 'a,b'"));
 }
 
+/// A constant compared with a YEAR column is read as a YEAR, as MySQL
+/// and MariaDB do: `y = '24'` and `y = 24` once compared 2024 with 24.
+#[test]
+fn year_compared_with_a_constant_reads_it_as_a_year() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(&mut s, "CREATE TABLE yy (y YEAR, KEY (y))");
+    q(&mut s, "INSERT INTO yy VALUES (2024),(1999),(2000),(0)");
+    // Expected rows are MariaDB 10.11's.
+    assert_eq!(
+        all(
+            &mut s,
+            "SELECT y, y='24', y=24, y='2024', y<'30', y=0, y='0', y='00', y=2024.0, \
+             y IN (24, 99), '24' = y, y BETWEEN '98' AND 24 FROM yy ORDER BY y"
+        ),
+        [
+            "0|0|0|0|1|1|0|0|0|0|0|0",
+            "1999|0|0|0|1|0|0|0|0|1|0|1",
+            "2000|0|0|0|1|0|1|1|0|0|0|1",
+            "2024|1|1|1|1|0|0|0|1|1|1|1",
+        ]
+    );
+    // Through the index too.
+    assert_eq!(all(&mut s, "SELECT y FROM yy WHERE y = '24'"), ["2024"]);
+}
+
 #[test]
 fn year_reads_two_and_four_digits() {
     let (_d, mut s) = session();

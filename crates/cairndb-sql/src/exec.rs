@@ -957,7 +957,15 @@ pub(crate) fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
             out.extend_from_slice(&[0u8; 4]);
             match coll {
                 Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, out),
-                _ => out.extend_from_slice(s),
+                // PAD SPACE: trailing spaces do not count.
+                Collation::Utf8mb4Bin => {
+                    let mut end = s.len();
+                    while end > 0 && s.get(end - 1) == Some(&b' ') {
+                        end -= 1;
+                    }
+                    out.extend_from_slice(s.get(..end).unwrap_or_default());
+                }
+                Collation::Binary => out.extend_from_slice(s),
             }
             let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
             if let Some(len) = out.get_mut(at..at + 4) {
@@ -1489,7 +1497,11 @@ pub(crate) fn select_rows(
                             continue;
                         }
                         kbuf.clear();
-                        group_key(&mut kbuf, v, Collation::Utf8mb4GeneralCi);
+                        let coll = a
+                            .arg
+                            .as_ref()
+                            .map_or(Collation::Binary, |e| crate::expr::collation_of(e, types));
+                        group_key(&mut kbuf, v, coll);
                         if set.contains(&kbuf) {
                             continue;
                         }
@@ -1672,8 +1684,8 @@ pub(crate) fn select_rows(
                 .collect::<SqlResult<Vec<_>>>()?;
             if p.distinct {
                 kbuf.clear();
-                for v in &vals {
-                    group_key(&mut kbuf, v, Collation::Utf8mb4GeneralCi);
+                for (k, v) in vals.iter().enumerate() {
+                    group_key(&mut kbuf, v, crate::expr::collation_of(&p.proj[k], types));
                 }
                 if seen.contains(&kbuf) {
                     continue;

@@ -594,3 +594,29 @@ fn prefix_key_parts_are_refused_as_unsupported() {
     q(&mut s, "INSERT INTO t VALUES ('x', 1)");
     assert_eq!(rows(&q(&mut s, "SELECT b FROM t WHERE a = 'x'")), vec!["1"]);
 }
+
+/// GROUP BY and DISTINCT under utf8mb4_bin once kept 'a' and 'a ' apart
+/// while `=` (PAD SPACE) called them equal. Expected: MariaDB 10.11's.
+#[test]
+fn utf8mb4_bin_groups_ignore_trailing_spaces() {
+    let (_d, mut s) = session();
+    q(
+        &mut s,
+        "CREATE TABLE bb (c VARCHAR(10) COLLATE utf8mb4_bin)",
+    );
+    q(&mut s, "INSERT INTO bb VALUES ('a'), ('a '), ('A')");
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT COUNT(DISTINCT c), (SELECT COUNT(*) FROM (SELECT c FROM bb GROUP BY c) g) FROM bb"
+        )),
+        vec!["2|2"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM bb x JOIN bb y ON x.c = y.c"
+        )),
+        vec!["5"]
+    );
+}

@@ -93,19 +93,7 @@ fn target_hits(
     if wanted.is_empty() {
         return Ok(hits);
     }
-    let mut lo = Vec::new();
-    keys::put_index_id(&mut lo, def.primary.id);
-    let mut hi = Vec::new();
-    keys::put_index_id(&mut hi, def.primary.id + 1);
-    let mut it = rd.iter(lo, hi)?;
-    it.seek_to_first();
-    let mut all = Vec::new();
-    while it.valid() {
-        all.push(it.key().to_vec());
-        it.next();
-    }
-    it.status()?;
-    drop(it);
+    let all = primary_keys(rd, def)?;
     let mut buf = Vec::new();
     let mut r = vec![Value::Null; n];
     let mut enc = Vec::new();
@@ -155,32 +143,11 @@ fn update_multi(
             if new == old {
                 continue;
             }
-            if let Some(c) = &cons {
-                c.check_row(s, rd, &new, Some(&old))?;
-            }
-            update_row(rd, &def, &k, &old, &new, matched)?;
-            if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
-                c.row_updated(s, rd, &old, &new)?;
-            }
+            change_row(s, rd, &def, cons.as_deref(), (&k, &old, &new), matched)?;
             changed += 1;
         }
     }
-    let affected = if s.client_found_rows {
-        matched
-    } else {
-        changed
-    };
-    let warnings = s.warning_count();
-    out.ok(
-        affected,
-        0,
-        warnings,
-        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
-    );
-    Ok(Effects {
-        row_count: Some(affected as i64),
-        ..Default::default()
-    })
+    Ok(updated(s, out, matched, changed))
 }
 
 /// Runs a multi-table DELETE: the join read and locked, then each named
@@ -201,20 +168,99 @@ fn delete_multi(
             let Some(old) = reread(rd, &def, &k)? else {
                 continue;
             };
-            let hidden = hidden_of(&def, &k);
-            txn(rd)?.delete(&k)?;
-            delete_secondary(rd, &def, &old, hidden)?;
-            if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
-                c.row_deleted(s, rd, &old)?;
-            }
+            delete_one(s, rd, &def, cons.as_deref(), &k, &old)?;
             n += 1;
         }
     }
+    Ok(deleted(s, out, n))
+}
+
+/// The OK of an UPDATE: affected rows (changed, or matched with
+/// `CLIENT_FOUND_ROWS`) and MySQL's info line.
+fn updated(s: &Session, out: &mut dyn Output, matched: u64, changed: u64) -> Effects {
+    let affected = if s.client_found_rows {
+        matched
+    } else {
+        changed
+    };
+    let warnings = s.warning_count();
+    out.ok(
+        affected,
+        0,
+        warnings,
+        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
+    );
+    Effects {
+        row_count: Some(affected as i64),
+        ..Default::default()
+    }
+}
+
+/// Replaces row `old` (at key `k`) of `def` with `new` after its
+/// CHECK and FOREIGN KEY constraints pass, then runs its children's
+/// actions when it is a parent.
+fn change_row(
+    s: &Session,
+    rd: &mut Reader,
+    def: &TableDef,
+    cons: Option<&crate::constraints::Cons>,
+    (k, old, new): (&[u8], &[Value], &[Value]),
+    row_no: u64,
+) -> SqlResult<()> {
+    if let Some(c) = cons {
+        c.check_row(s, rd, new, Some(old))?;
+    }
+    update_row(rd, def, k, old, new, row_no)?;
+    if let Some(c) = cons.filter(|c| c.is_parent()) {
+        c.row_updated(s, rd, old, new)?;
+    }
+    Ok(())
+}
+
+/// Deletes row `old` (at key `k`) of `def` with its index entries, and
+/// runs its children's actions when it is a parent.
+fn delete_one(
+    s: &Session,
+    rd: &mut Reader,
+    def: &TableDef,
+    cons: Option<&crate::constraints::Cons>,
+    k: &[u8],
+    old: &[Value],
+) -> SqlResult<()> {
+    let hidden = hidden_of(def, k);
+    txn(rd)?.delete(k)?;
+    delete_secondary(rd, def, old, hidden)?;
+    if let Some(c) = cons.filter(|c| c.is_parent()) {
+        c.row_deleted(s, rd, old)?;
+    }
+    Ok(())
+}
+
+/// The OK of a DELETE of `n` rows.
+fn deleted(s: &Session, out: &mut dyn Output, n: u64) -> Effects {
     out.ok(n, 0, s.warning_count(), "");
-    Ok(Effects {
+    Effects {
         row_count: Some(n as i64),
         ..Default::default()
-    })
+    }
+}
+
+/// Every primary key of table `def`, in order (read through the reader:
+/// the latest, for a locking statement).
+fn primary_keys(rd: &mut Reader, def: &TableDef) -> SqlResult<Vec<Vec<u8>>> {
+    let mut lo = Vec::new();
+    keys::put_index_id(&mut lo, def.primary.id);
+    let mut hi = Vec::new();
+    keys::put_index_id(&mut hi, def.primary.id + 1);
+    let mut it = rd.iter(lo, hi)?;
+    it.seek_to_first();
+    let mut all = Vec::new();
+    while it.valid() {
+        all.push(it.key().to_vec());
+        it.next();
+    }
+    it.status()?;
+    Ok(all)
 }
 
 fn txn<'a>(rd: &'a mut Reader) -> SqlResult<&'a mut cairndb::Transaction> {
@@ -674,19 +720,7 @@ fn hidden_rows(
         return Err(SqlError::internal("scan without a table"));
     };
     let def = &t.def;
-    let mut lo = Vec::new();
-    keys::put_index_id(&mut lo, def.primary.id);
-    let mut hi = Vec::new();
-    keys::put_index_id(&mut hi, def.primary.id + 1);
-    let mut it = rd.iter(lo, hi)?;
-    it.seek_to_first();
-    let mut keys_ = Vec::new();
-    while it.valid() {
-        keys_.push(it.key().to_vec());
-        it.next();
-    }
-    it.status()?;
-    drop(it);
+    let keys_ = primary_keys(rd, def)?;
     let mut out = Vec::new();
     let mut buf = Vec::new();
     for k in keys_ {
@@ -768,31 +802,10 @@ pub(crate) fn update(
         if new == old {
             continue;
         }
-        if let Some(c) = &cons {
-            c.check_row(s, rd, &new, Some(&old))?;
-        }
-        update_row(rd, &def, &k, &old, &new, n as u64 + 1)?;
-        if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
-            c.row_updated(s, rd, &old, &new)?;
-        }
+        change_row(s, rd, &def, cons.as_deref(), (&k, &old, &new), n as u64 + 1)?;
         changed += 1;
     }
-    let affected = if s.client_found_rows {
-        matched
-    } else {
-        changed
-    };
-    let warnings = s.warning_count();
-    out.ok(
-        affected,
-        0,
-        warnings,
-        &format!("Rows matched: {matched}  Changed: {changed}  Warnings: {warnings}"),
-    );
-    Ok(Effects {
-        row_count: Some(affected as i64),
-        ..Default::default()
-    })
+    Ok(updated(s, out, matched, changed))
 }
 
 /// Runs a DELETE.
@@ -822,17 +835,8 @@ pub(crate) fn delete(
             },
             None => old,
         };
-        let hidden = hidden_of(&def, &k);
-        txn(rd)?.delete(&k)?;
-        delete_secondary(rd, &def, &old, hidden)?;
-        if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
-            c.row_deleted(s, rd, &old)?;
-        }
+        delete_one(s, rd, &def, cons.as_deref(), &k, &old)?;
         n += 1;
     }
-    out.ok(n, 0, s.warning_count(), "");
-    Ok(Effects {
-        row_count: Some(n as i64),
-        ..Default::default()
-    })
+    Ok(deleted(s, out, n))
 }

@@ -953,24 +953,7 @@ pub(crate) fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
         Value::Null => out.push(0),
         Value::Str(s) => {
             out.push(1);
-            let at = out.len();
-            out.extend_from_slice(&[0u8; 4]);
-            match coll {
-                Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, out),
-                // PAD SPACE: trailing spaces do not count.
-                Collation::Utf8mb4Bin => {
-                    let mut end = s.len();
-                    while end > 0 && s.get(end - 1) == Some(&b' ') {
-                        end -= 1;
-                    }
-                    out.extend_from_slice(s.get(..end).unwrap_or_default());
-                }
-                Collation::Binary => out.extend_from_slice(s),
-            }
-            let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
-            if let Some(len) = out.get_mut(at..at + 4) {
-                len.copy_from_slice(&n.to_be_bytes());
-            }
+            coll.put_key(s, out);
         }
         Value::Int(i) => {
             out.push(2);

@@ -595,25 +595,7 @@ fn row_key_into<'v>(
                 Ok(i) => out.extend_from_slice(&i.to_be_bytes()),
                 Err(_) => return false,
             },
-            (Value::Str(s), RowKind::Str) => {
-                let at = out.len();
-                out.extend_from_slice(&[0u8; 4]);
-                match coll {
-                    Collation::Utf8mb4GeneralCi => crate::keys::general_ci_weights(s, out),
-                    Collation::Utf8mb4Bin => {
-                        let mut end = s.len();
-                        while end > 0 && s.get(end - 1) == Some(&b' ') {
-                            end -= 1;
-                        }
-                        out.extend_from_slice(s.get(..end).unwrap_or_default());
-                    }
-                    Collation::Binary => out.extend_from_slice(s),
-                }
-                let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
-                if let Some(len) = out.get_mut(at..at + 4) {
-                    len.copy_from_slice(&n.to_be_bytes());
-                }
-            }
+            (Value::Str(s), RowKind::Str) => coll.put_key(s, out),
             _ => return false,
         }
     }

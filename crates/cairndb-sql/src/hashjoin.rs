@@ -27,7 +27,6 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::expr::{BinOp, Expr};
-use crate::keys;
 use crate::plan::{Access, SelectPlan, Source};
 use crate::types::{Collation, ColumnType, Value};
 
@@ -145,25 +144,7 @@ pub(crate) fn key_part(out: &mut Vec<u8>, v: &Value, k: HashKey) -> Part {
         (HashKey::Packed, Value::Date(d) | Value::DateTime(d)) => {
             out.extend_from_slice(&d.to_le_bytes())
         }
-        (HashKey::Str(c), Value::Str(s)) => {
-            let at = out.len();
-            out.extend_from_slice(&[0u8; 4]);
-            match c {
-                Collation::Utf8mb4GeneralCi => keys::general_ci_weights(s, out),
-                Collation::Utf8mb4Bin => {
-                    let mut end = s.len();
-                    while end > 0 && s.get(end - 1) == Some(&b' ') {
-                        end -= 1;
-                    }
-                    out.extend_from_slice(s.get(..end).unwrap_or_default());
-                }
-                Collation::Binary => out.extend_from_slice(s),
-            }
-            let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
-            if let Some(len) = out.get_mut(at..at + 4) {
-                len.copy_from_slice(&n.to_le_bytes());
-            }
-        }
+        (HashKey::Str(c), Value::Str(s)) => c.put_key(s, out),
         _ => return Part::Other,
     }
     Part::Key

@@ -49,6 +49,27 @@ impl Collation {
     }
 }
 
+impl Collation {
+    /// Appends the equality key of string `s` under this collation: a
+    /// 4-byte big-endian length, then general_ci weights, the bytes
+    /// without trailing spaces (utf8mb4_bin: PAD SPACE) or the bytes as
+    /// they are (binary). Two keys are equal exactly when the strings
+    /// compare equal; keys only hash and compare for equality.
+    pub(crate) fn put_key(self, s: &[u8], out: &mut Vec<u8>) {
+        let at = out.len();
+        out.extend_from_slice(&[0u8; 4]);
+        match self {
+            Collation::Utf8mb4GeneralCi => crate::keys::general_ci_weights(s, out),
+            Collation::Utf8mb4Bin => out.extend_from_slice(trim_spaces(s)),
+            Collation::Binary => out.extend_from_slice(s),
+        }
+        let n = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+        if let Some(len) = out.get_mut(at..at + 4) {
+            len.copy_from_slice(&n.to_be_bytes());
+        }
+    }
+}
+
 fn trim_spaces(s: &[u8]) -> &[u8] {
     let mut end = s.len();
     while end > 0 && s.get(end - 1) == Some(&b' ') {

@@ -58,19 +58,20 @@ fn target_hits(
 ) -> SqlResult<Vec<(Vec<u8>, usize)>> {
     let def = &tg.t.def;
     let n = def.columns.len();
-    let cols = |r: &Vec<Value>| r.get(tg.at..tg.at + n).map(<[Value]>::to_vec);
+    fn cols(r: &[Value], at: usize, n: usize) -> SqlResult<&[Value]> {
+        r.get(at..at + n)
+            .ok_or_else(|| SqlError::internal("multi-table row"))
+    }
     let mut hits = Vec::new();
     if !def.hidden_pk {
         let mut seen: HashSet<Vec<u8>> = HashSet::new();
         for (i, r) in rows.iter().enumerate() {
-            let Some(vals) = cols(r) else {
-                return Err(SqlError::internal("multi-table row"));
-            };
+            let vals = cols(r, tg.at, n)?;
             if def.primary.columns.iter().any(|c| vals[*c].is_null()) {
                 continue;
             }
             let mut k = Vec::new();
-            row::pk_key(def, &vals, 0, &mut k);
+            row::pk_key(def, vals, 0, &mut k);
             if seen.insert(k.clone()) {
                 hits.push((k, i));
             }
@@ -80,14 +81,12 @@ fn target_hits(
     // By value: each distinct matched row's encoding, first match kept.
     let mut wanted: std::collections::HashMap<Vec<u8>, usize> = Default::default();
     for (i, r) in rows.iter().enumerate() {
-        let Some(vals) = cols(r) else {
-            return Err(SqlError::internal("multi-table row"));
-        };
+        let vals = cols(r, tg.at, n)?;
         if tg.outer && vals.iter().all(Value::is_null) {
             continue;
         }
         let mut v = Vec::new();
-        row::row_value(def, &vals, &mut v);
+        row::row_value(def, vals, &mut v);
         wanted.entry(v).or_insert(i);
     }
     if wanted.is_empty() {

@@ -217,7 +217,7 @@ impl Env for Cx<'_, '_> {
             Some((v, _)) => std::slice::from_ref(v),
             None => &[],
         };
-        self.cached_run(sq, key, row, &mut |s, rd, plan, fr| {
+        self.cached_run(sq, &mut key.iter(), row, &mut |s, rd, plan, fr| {
             run_subquery(s, rd, plan, sq.test, x.clone(), fr)
         })
     }
@@ -228,15 +228,16 @@ impl Env for Cx<'_, '_> {
         x: &[(Value, Collation)],
         row: &[Value],
     ) -> SqlResult<Value> {
-        let key: Vec<Value> = x.iter().map(|(v, _)| v.clone()).collect();
-        self.cached_run(sq, &key, row, &mut |s, rd, plan, fr| {
+        let mut key = x.iter().map(|(v, _)| v);
+        self.cached_run(sq, &mut key, row, &mut |s, rd, plan, fr| {
             let mut rows = Vec::new();
             let mut sub = Scratch::default();
             select_rows(s, rd, plan, Some(fr), &mut sub, &mut |r| {
                 rows.push(r.to_vec());
                 true
             })?;
-            RowSet::new(rows, x.iter().map(|(_, c)| *c).collect()).test(sq.test, x)
+            // Tested once: not worth an index.
+            RowSet::plain(rows).test(sq.test, x)
         })
     }
 }
@@ -251,7 +252,7 @@ impl Cx<'_, '_> {
     fn cached_run(
         &self,
         sq: &SubQuery,
-        x: &[Value],
+        x: &mut dyn Iterator<Item = &Value>,
         row: &[Value],
         run: &mut SubRun<'_>,
     ) -> SqlResult<Value> {
@@ -1412,6 +1413,17 @@ pub(crate) fn select_rows(
         None
     };
     let types = &p.types;
+    // Each aggregate's argument collation (DISTINCT keys, MIN/MAX of
+    // strings), once per execution instead of per row.
+    let agg_colls: Vec<Collation> = p
+        .aggs
+        .iter()
+        .map(|a| {
+            a.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
+                crate::expr::collation_of(e, types)
+            })
+        })
+        .collect();
     let mut produced = 0u64;
     let mut err: Option<SqlError> = None;
     // A correlated query evaluates through a context with the enclosing
@@ -1480,11 +1492,7 @@ pub(crate) fn select_rows(
                             continue;
                         }
                         kbuf.clear();
-                        let coll = a
-                            .arg
-                            .as_ref()
-                            .map_or(Collation::Binary, |e| crate::expr::collation_of(e, types));
-                        group_key(&mut kbuf, v, coll);
+                        group_key(&mut kbuf, v, agg_colls[k]);
                         if set.contains(&kbuf) {
                             continue;
                         }
@@ -1511,10 +1519,7 @@ pub(crate) fn select_rows(
                         }
                         continue;
                     }
-                    let coll = a.arg.as_ref().map_or(Collation::Utf8mb4GeneralCi, |e| {
-                        crate::expr::collation_of(e, types)
-                    });
-                    feed(&mut g.accs[k], a, v, coll)?;
+                    feed(&mut g.accs[k], a, v, agg_colls[k])?;
                 }
                 return Ok(true);
             }

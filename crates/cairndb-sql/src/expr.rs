@@ -540,6 +540,16 @@ impl RowSet {
         set
     }
 
+    /// `rows` without an index, for a set tested once (a correlated
+    /// subquery's run).
+    pub fn plain(rows: Vec<Vec<Value>>) -> RowSet {
+        RowSet {
+            rows,
+            index: None,
+            null_rows: Vec::new(),
+        }
+    }
+
     /// The value of `test` for the left row `l`.
     pub fn test(&self, test: SubTest, l: &[(Value, Collation)]) -> SqlResult<Value> {
         match test {

@@ -2999,24 +2999,29 @@ fn multi_scan(
     Ok(plan)
 }
 
-/// Appends every column of `src`'s table to `plan`'s output: the
-/// target's row; the new target.
-fn add_target(plan: &mut SelectPlan, src: usize) -> SqlResult<Target> {
+/// The index in `targets` of the target reading FROM item `src`, added
+/// when it is new: every column of its table appended to `plan`'s
+/// output (the target's row).
+fn target_of(plan: &mut SelectPlan, targets: &mut Vec<Target>, src: usize) -> SqlResult<usize> {
     let (t, outer) = match plan.sources.get(src) {
         Some(Source::Table { t, left, .. }) => (t.clone(), *left),
         _ => return Err(SqlError::internal("multi-table target")),
     };
+    if let Some(i) = targets.iter().position(|tg| tg.t.offset == t.offset) {
+        return Ok(i);
+    }
     let at = plan.proj.len();
     for (i, c) in t.def.columns.iter().enumerate() {
         plan.proj.push(Expr::Column(t.offset + i));
         plan.columns.push(ColumnInfo::text(&c.name));
     }
-    Ok(Target {
+    targets.push(Target {
         t,
         outer,
         at,
         sets: Vec::new(),
-    })
+    });
+    Ok(targets.len() - 1)
 }
 
 /// The FROM item a multi-table statement's target `parts` (`[db.]name`
@@ -3146,16 +3151,7 @@ fn compile_multi_update(
         let Some(src) = src else {
             return Err(SqlError::unknown_column(&shown, "field list"));
         };
-        let ti = match targets.iter().position(|t| {
-            matches!(plan.sources.get(src), Some(Source::Table { t: st, .. }) if st.offset == t.t.offset)
-        }) {
-            Some(i) => i,
-            None => {
-                let t = add_target(&mut plan, src)?;
-                targets.push(t);
-                targets.len() - 1
-            }
-        };
+        let ti = target_of(&mut plan, &mut targets, src)?;
         let tg = &mut targets[ti];
         let c =
             tg.t.def
@@ -3233,13 +3229,7 @@ fn compile_multi_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> Sql
                 ),
             ));
         };
-        let known = targets.iter().any(|t| {
-            matches!(plan.sources.get(src), Some(Source::Table { t: st, .. }) if st.offset == t.t.offset)
-        });
-        if !known {
-            let t = add_target(&mut plan, src)?;
-            targets.push(t);
-        }
+        target_of(&mut plan, &mut targets, src)?;
     }
     for tg in &targets {
         crate::acl::check_table(s, &tg.t.db, &tg.t.def.name, crate::acl::DELETE)?;

@@ -1281,15 +1281,24 @@ pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::Orde
     } else {
         text
     };
+    // Only UPDATE and DELETE need the rewrites below: others are parsed
+    // as they are, without tokenizing them first.
+    let Some(mut dml) = DmlTokens::of(text) else {
+        return Ok((parse_one(text)?, Vec::new()));
+    };
     let joined;
-    let text = match update_comma_joins(text) {
+    let text = match update_comma_joins(&dml) {
         Some(t) => {
             joined = t;
+            match DmlTokens::of(&joined) {
+                Some(d) => dml = d,
+                None => return Ok((parse_one(&joined)?, Vec::new())),
+            }
             joined.as_str()
         }
         None => text,
     };
-    let Some((update, order)) = split_update_order_by(text) else {
+    let Some((update, order)) = split_update_order_by(&dml) else {
         return Ok((parse_one(text)?, Vec::new()));
     };
     let st = parse_one(&update)?;
@@ -1326,23 +1335,62 @@ pub(crate) fn expand_80016(text: &str) -> String {
     out
 }
 
+/// The tokens of an UPDATE or DELETE statement, for the rewrites of
+/// forms sqlparser does not read.
+struct DmlTokens {
+    tokens: Vec<sqlparser::tokenizer::Token>,
+    /// Where its first word (UPDATE or DELETE) is.
+    first: usize,
+    /// UPDATE (else DELETE).
+    update: bool,
+}
+
+impl DmlTokens {
+    /// `text` tokenized when it is an UPDATE or DELETE; None for any
+    /// other statement, told apart by its first bytes (a leading
+    /// comment is tokenized to look past it).
+    fn of(text: &str) -> Option<DmlTokens> {
+        use sqlparser::tokenizer::{Token, Tokenizer};
+        let head = text.trim_start().as_bytes();
+        let starts = |w: &[u8]| {
+            head.get(..w.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(w))
+        };
+        if ![&b"UPDATE"[..], b"DELETE", b"/*", b"--", b"#"]
+            .iter()
+            .any(|w| starts(w))
+        {
+            return None;
+        }
+        let tokens = Tokenizer::new(&CairnDialect, text).tokenize().ok()?;
+        let first = tokens
+            .iter()
+            .position(|t| !matches!(t, Token::Whitespace(_)))?;
+        let update = is_word(tokens.get(first)?, "UPDATE");
+        if !update && !is_word(tokens.get(first)?, "DELETE") {
+            return None;
+        }
+        Some(DmlTokens {
+            tokens,
+            first,
+            update,
+        })
+    }
+}
+
+/// Whether `t` is the unquoted keyword `kw`.
+fn is_word(t: &sqlparser::tokenizer::Token, kw: &str) -> bool {
+    matches!(t, sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
 /// MySQL's multi-table forms that sqlparser does not read, rewritten:
 /// `UPDATE t1, t2 SET ...` as `UPDATE t1 CROSS JOIN t2 SET ...` (each
 /// comma between UPDATE and SET outside parentheses), and `DELETE t1.*,
 /// t2.* FROM ...` as `DELETE t1, t2 FROM ...`; None for any other
 /// statement.
-fn update_comma_joins(text: &str) -> Option<String> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = CairnDialect;
-    let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
-    let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
-    let first = tokens
-        .iter()
-        .position(|t| !matches!(t, Token::Whitespace(_)))?;
-    let update = word(tokens.get(first)?, "UPDATE");
-    if !update && !word(tokens.get(first)?, "DELETE") {
-        return None;
-    }
+fn update_comma_joins(dml: &DmlTokens) -> Option<String> {
+    use sqlparser::tokenizer::Token;
+    let (tokens, first, update) = (&dml.tokens, dml.first, dml.update);
     let mut depth = 0i32;
     // Token positions to replace: (position, replacement).
     let mut edits: Vec<(usize, &str)> = Vec::new();
@@ -1355,14 +1403,14 @@ fn update_comma_joins(text: &str) -> Option<String> {
                 edits.push((i, ""));
                 edits.push((i + 1, ""));
             }
-            _ if depth == 0 && word(t, if update { "SET" } else { "FROM" }) => break,
+            _ if depth == 0 && is_word(t, if update { "SET" } else { "FROM" }) => break,
             _ => {}
         }
     }
     if edits.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(text.len() + 16 * edits.len());
+    let mut out = String::new();
     for (i, t) in tokens.iter().enumerate() {
         match edits.iter().find(|(at, _)| *at == i) {
             Some((_, with)) => out.push_str(with),
@@ -1374,17 +1422,13 @@ fn update_comma_joins(text: &str) -> Option<String> {
 
 /// `UPDATE .. ORDER BY o [LIMIT n]` split into `UPDATE .. [LIMIT n]` and
 /// `o`; None for any other statement.
-fn split_update_order_by(text: &str) -> Option<(String, String)> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    let dialect = CairnDialect;
-    let tokens = Tokenizer::new(&dialect, text).tokenize().ok()?;
-    let word = |t: &Token, kw: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw));
-    let first = tokens
-        .iter()
-        .position(|t| !matches!(t, Token::Whitespace(_)))?;
-    if !word(tokens.get(first)?, "UPDATE") {
+fn split_update_order_by(dml: &DmlTokens) -> Option<(String, String)> {
+    use sqlparser::tokenizer::Token;
+    let tokens = &dml.tokens;
+    if !dml.update {
         return None;
     }
+    let word = is_word;
     let mut depth = 0i32;
     let mut order_at = None;
     let mut limit_at = None;

@@ -8,9 +8,15 @@
 //! whole cost of a zip table scan. The cursor holds only node addresses and
 //! transition indexes, and each call takes the fst by reference.
 //!
+//! Each frame keeps its node's transition count and finality, and the
+//! cursor keeps `at`'s transition count, so a step decodes only the nodes
+//! it descends through, never the ones it climbs back over (with long
+//! single-transition chains under random keys that halves the decoding).
+//!
 //! Invariants: when positioned, `stack` is the path from the root to the
 //! node `at`, which is final; `key` holds the path's input bytes and
-//! `ord` the sum of its outputs plus `at`'s final output. The fst is the
+//! `ord` the sum of its outputs plus `at`'s final output; `at_len` is
+//! `at`'s transition count. The fst is the
 //! one the cursor was positioned in (the caller's duty; the table owns both).
 //! No locking: a cursor belongs to one iterator.
 
@@ -24,6 +30,10 @@ struct Frame {
     trans: usize,
     /// The output accumulated before this transition.
     out_before: u64,
+    /// The node's transition count.
+    len: usize,
+    /// Whether the node is final (a key ends there).
+    is_final: bool,
 }
 
 /// A position in an fst map (see the module doc).
@@ -33,6 +43,8 @@ pub(super) struct FstCursor {
     key: Vec<u8>,
     /// Node of the current key (final when positioned).
     at: CompiledAddr,
+    /// `at`'s transition count, when positioned.
+    at_len: usize,
     /// Output accumulated through every transition on the stack.
     out: u64,
     ord: u64,
@@ -74,6 +86,8 @@ impl FstCursor {
             addr: n.addr(),
             trans: i,
             out_before: self.out,
+            len: n.len(),
+            is_final: n.is_final(),
         });
         self.key.push(t.inp);
         self.out += t.out.value();
@@ -93,6 +107,7 @@ impl FstCursor {
     /// be final.
     fn settle(&mut self, n: &Node<'_>) -> bool {
         self.valid = n.is_final();
+        self.at_len = n.len();
         self.ord = self.out + n.final_output().value();
         self.valid
     }
@@ -128,9 +143,8 @@ impl FstCursor {
     /// sibling transition of the nearest ancestor that has one.
     fn after_subtree<D: AsRef<[u8]>>(&mut self, fst: &Fst<D>) -> bool {
         while let Some(f) = self.pop() {
-            let n = fst.node(f.addr);
-            if f.trans + 1 < n.len() {
-                self.push(&n, f.trans + 1);
+            if f.trans + 1 < f.len {
+                self.push(&fst.node(f.addr), f.trans + 1);
                 return self.leftmost(fst);
             }
         }
@@ -187,10 +201,9 @@ impl FstCursor {
         if !self.valid {
             return false;
         }
-        let n = fst.node(self.at);
-        if !n.is_empty() {
+        if self.at_len > 0 {
             // The next key extends this one.
-            self.push(&n, 0);
+            self.push(&fst.node(self.at), 0);
             return self.leftmost(fst);
         }
         self.after_subtree(fst)
@@ -208,9 +221,8 @@ impl FstCursor {
                 return self.rightmost(fst);
             }
             // The parent's own key, a prefix of this one, comes before it.
-            let n = fst.node(self.at);
-            if n.is_final() {
-                return self.settle(&n);
+            if f.is_final {
+                return self.settle(&fst.node(self.at));
             }
         }
         self.clear();

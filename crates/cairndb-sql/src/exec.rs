@@ -50,11 +50,39 @@ pub struct Scratch {
     /// next rows decode (a point select then allocates nothing for its
     /// row once the connection is warm).
     pub(crate) strs: Vec<Vec<u8>>,
+    /// Rows an earlier statement sorted, for the next sort's rows (their
+    /// vectors and string buffers are reused: an ORDER BY over a range
+    /// allocates nothing per row once the connection is warm).
+    pub(crate) rows: Vec<Vec<Value>>,
 }
 
 /// Spare string buffers kept per session, and the largest kept.
 const SPARE_STRS: usize = 64;
 const SPARE_STR_BYTES: usize = 64 << 10;
+
+/// Spare sorted rows kept per session, and the most string bytes a kept
+/// row may hold (so a session keeps at most half a megabyte this way).
+const SPARE_ROWS: usize = 256;
+const SPARE_ROW_BYTES: usize = 2 << 10;
+
+/// Keeps the small ones of `rows` in `pool` for the next sort.
+fn keep_rows(pool: &mut Vec<Vec<Value>>, rows: &mut Vec<Vec<Value>>) {
+    for r in rows.drain(..) {
+        if pool.len() >= SPARE_ROWS {
+            break;
+        }
+        let bytes: usize = r
+            .iter()
+            .map(|v| match v {
+                Value::Str(b) => b.capacity(),
+                _ => 0,
+            })
+            .sum();
+        if bytes <= SPARE_ROW_BYTES {
+            pool.push(r);
+        }
+    }
+}
 
 /// Empties `row`, keeping its string buffers in `strs`.
 fn recycle(row: &mut Vec<Value>, strs: &mut Vec<Vec<u8>>) {
@@ -1383,6 +1411,11 @@ pub(crate) fn select_rows(
     // A sorted row: the projection, then the ORDER BY values that are not
     // projected columns (`key_slot[k]`: where term k's value is).
     let mut buffered: Vec<Vec<Value>> = Vec::new();
+    let mut spare_rows = if sorted {
+        std::mem::take(&mut scratch.rows)
+    } else {
+        Vec::new()
+    };
     let nproj = p.proj.len();
     let (key_slot, extra) = if sorted || grouped || windowed {
         order_slots(p)
@@ -1542,8 +1575,14 @@ pub(crate) fn select_rows(
                 seen.insert(kbuf.clone());
             }
             if sorted {
-                let mut b = Vec::with_capacity(nproj + extra.len());
-                b.extend_from_slice(&proj_row);
+                let mut b = spare_rows.pop().unwrap_or_default();
+                b.truncate(nproj);
+                for (k, v) in proj_row.iter().enumerate() {
+                    match b.get_mut(k) {
+                        Some(slot) => assign(slot, v),
+                        None => b.push(v.clone()),
+                    }
+                }
                 for &k in &extra {
                     if let Some((e, _)) = p.order.get(k) {
                         b.push(eval(e, r, &[], types, s)?);
@@ -1584,6 +1623,7 @@ pub(crate) fn select_rows(
     scratch.row = row;
     if let Some(e) = err {
         scratch.out = proj_row;
+        scratch.rows = spare_rows;
         return Err(e);
     }
     let _ = produced;
@@ -1714,6 +1754,10 @@ pub(crate) fn select_rows(
         }
     }
     scratch.out = proj_row;
+    if sorted {
+        keep_rows(&mut spare_rows, &mut buffered);
+        scratch.rows = spare_rows;
+    }
     Ok(())
 }
 

@@ -228,23 +228,54 @@ fn latin1_base(cp: u32) -> u16 {
     b as u16
 }
 
-/// Compares two strings under `utf8mb4_general_ci` (the order
-/// [`general_ci_weights`] gives).
+/// Compares two strings under `utf8mb4_general_ci`: weight by weight,
+/// the shorter one as if padded with spaces (PAD SPACE, as MySQL and
+/// MariaDB compare: `'ab\0' < 'ab' = 'ab '`).
 ///
 /// Allocates nothing: ORDER BY and DISTINCT on text columns call it for
-/// every comparison. Two ASCII strings compare by their upper-cased
-/// bytes (the weight of an ASCII character is its upper case); others
-/// compare weight by weight, which orders as the weight strings do, each
-/// weight being two big-endian bytes.
+/// every comparison. The common ASCII prefix compares by upper-cased
+/// bytes (the weight of an ASCII character is its upper case) up to the
+/// first difference, where most comparisons end.
 pub fn general_ci_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let (a, b) = (trim_trailing_spaces(a), trim_trailing_spaces(b));
-    if a.is_ascii() && b.is_ascii() {
-        return a
-            .iter()
-            .map(u8::to_ascii_uppercase)
-            .cmp(b.iter().map(u8::to_ascii_uppercase));
+    let mut i = 0;
+    for (&x, &y) in a.iter().zip(b) {
+        if !x.is_ascii() || !y.is_ascii() {
+            break;
+        }
+        if x != y {
+            let (ux, uy) = (x.to_ascii_uppercase(), y.to_ascii_uppercase());
+            if ux != uy {
+                return ux.cmp(&uy);
+            }
+        }
+        i += 1;
     }
-    general_ci_weight_iter(a).cmp(general_ci_weight_iter(b))
+    // Byte `i` starts a character on both sides (every byte before it is
+    // ASCII): the rest compares weight by weight.
+    let (ra, rb) = (
+        a.get(i..).unwrap_or_default(),
+        b.get(i..).unwrap_or_default(),
+    );
+    pad_space_cmp(general_ci_weight_iter(ra), general_ci_weight_iter(rb))
+}
+
+/// Orders two weight sequences as a PAD SPACE collation does: the
+/// shorter one compares as if padded with spaces (weight 0x20).
+pub(crate) fn pad_space_cmp(
+    mut a: impl Iterator<Item = u16>,
+    mut b: impl Iterator<Item = u16>,
+) -> std::cmp::Ordering {
+    const SPACE: u16 = 0x20;
+    loop {
+        let (x, y) = match (a.next(), b.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (x, y) => (x.unwrap_or(SPACE), y.unwrap_or(SPACE)),
+        };
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
 }
 
 fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
@@ -273,15 +304,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The model: weight strings, the shorter padded with spaces.
     fn weights_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         let (mut wa, mut wb) = (Vec::new(), Vec::new());
         general_ci_weights(a, &mut wa);
         general_ci_weights(b, &mut wb);
+        let n = wa.len().max(wb.len());
+        for w in [&mut wa, &mut wb] {
+            while w.len() < n {
+                w.extend_from_slice(&[0, 0x20]);
+            }
+        }
         wa.cmp(&wb)
     }
 
     #[test]
-    fn general_ci_cmp_orders_as_the_weight_strings_without_allocating() {
+    fn general_ci_cmp_orders_as_the_space_padded_weight_strings_without_allocating() {
         let cases: &[(&[u8], &[u8])] = &[
             (b"abc", b"ABC"),
             (b"abc  ", b"ABC"),
@@ -293,6 +331,10 @@ mod tests {
             ("\u{1F600}".as_bytes(), b"a"),
             (b"_", b"a"),
             (b"Z", b"a"),
+            (b"ab\0", b"ab"),
+            (b"ab\t", b"ab  "),
+            (b"ab  x", b"ab"),
+            ("ab\u{e9}\0".as_bytes(), "ab\u{c9}".as_bytes()),
         ];
         for (a, b) in cases {
             assert_eq!(general_ci_cmp(a, b), weights_cmp(a, b), "{a:?} vs {b:?}");

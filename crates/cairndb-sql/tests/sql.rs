@@ -1481,3 +1481,78 @@ fn primary_key_points_match_what_a_scan_would() {
         assert_eq!(rows(&out), want, "{arg:?}");
     }
 }
+
+#[test]
+fn sorted_rows_reused_by_later_sorts_hold_only_their_own_values() {
+    // A session keeps the rows one sort buffered for the next sort: rows
+    // of another width, other types, ORDER BY values that are not
+    // selected and strings longer and shorter than before must not leak
+    // from one statement into the next.
+    let (_d, mut s) = common::session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(40), b INT)",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 'a long string value here', 3), (2, 'bb', 1), (3, NULL, 2)",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT a, b FROM t ORDER BY b")),
+        vec!["bb|1", "NULL|2", "a long string value here|3"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t ORDER BY a DESC")),
+        vec!["2", "1", "3"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT b, a, id FROM t ORDER BY id DESC")),
+        vec!["2|NULL|3", "1|bb|2", "3|a long string value here|1"]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT DISTINCT b % 2 FROM t ORDER BY b % 2")),
+        vec!["0", "1"]
+    );
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT a FROM t WHERE id < 3 ORDER BY CHAR_LENGTH(a)"
+        )),
+        vec!["bb", "a long string value here"]
+    );
+}
+
+#[test]
+fn general_ci_sorts_pad_space_as_mariadb_does() {
+    // Checked against MariaDB 10.11. The ASCII fast path stops at the
+    // first difference; a non-ASCII character after a common ASCII prefix
+    // compares by weight; a string that extends another compares its
+    // extra characters against spaces (PAD SPACE), so `'ab\0'` and
+    // `'ab\t'` sort before `'ab'` (they once sorted after it).
+    let (_d, mut s) = common::session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, c VARCHAR(20) COLLATE utf8mb4_general_ci)",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t VALUES (1, 'abz'), (2, 'ABc'), (3, 'ab'), (4, 'abé'), (5, 'abe '), (6, 'abD'), (7, 'ab\\0'), (8, 'ab\t')",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM t ORDER BY c, id")),
+        vec!["7", "8", "3", "2", "6", "4", "5", "1"]
+    );
+    q(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, c VARCHAR(20) COLLATE utf8mb4_bin)",
+    );
+    q(&mut s, "INSERT INTO b SELECT * FROM t");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT id FROM b ORDER BY c, id")),
+        vec!["2", "7", "8", "3", "6", "5", "1", "4"]
+    );
+}

@@ -247,6 +247,16 @@ pub(crate) struct Account {
     /// once (0: no limit of its own).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) max_user_connections: u32,
+    /// `WITH MAX_QUERIES_PER_HOUR n`: statements per hour (0: no limit).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) max_questions: u32,
+    /// `WITH MAX_UPDATES_PER_HOUR n`: statements that change data per
+    /// hour (0: no limit).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) max_updates: u32,
+    /// `WITH MAX_CONNECTIONS_PER_HOUR n`: logins per hour (0: no limit).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) max_connections_per_hour: u32,
     /// Global privileges (GRANT OPTION included).
     #[serde(default)]
     pub(crate) global: u32,
@@ -266,6 +276,9 @@ impl Account {
             require_ssl: false,
             locked: false,
             max_user_connections: 0,
+            max_questions: 0,
+            max_updates: 0,
+            max_connections_per_hour: 0,
             global: 0,
             dbs: Vec::new(),
             tables: Vec::new(),
@@ -968,11 +981,26 @@ pub enum Target {
     Table(Option<String>, String),
 }
 
+/// An account's hourly limits.
+pub(crate) fn hourly_limits(a: &Account) -> crate::status::HourlyLimits {
+    crate::status::HourlyLimits {
+        questions: a.max_questions,
+        updates: a.max_updates,
+        connections: a.max_connections_per_hour,
+    }
+}
+
 /// The account options of CREATE USER and ALTER USER (None: not given).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AccountOptions {
     /// `WITH MAX_USER_CONNECTIONS n`.
     pub max_user_connections: Option<u32>,
+    /// `WITH MAX_QUERIES_PER_HOUR n`.
+    pub max_questions: Option<u32>,
+    /// `WITH MAX_UPDATES_PER_HOUR n`.
+    pub max_updates: Option<u32>,
+    /// `WITH MAX_CONNECTIONS_PER_HOUR n`.
+    pub max_connections_per_hour: Option<u32>,
     /// `ACCOUNT LOCK` (true) or `ACCOUNT UNLOCK` (false).
     pub locked: Option<bool>,
 }
@@ -982,9 +1010,27 @@ impl AccountOptions {
         *self == AccountOptions::default()
     }
 
+    /// Whether any resource limit is given (setting one starts the
+    /// account's hourly counts again, as in MySQL).
+    fn sets_limits(&self) -> bool {
+        self.max_user_connections.is_some()
+            || self.max_questions.is_some()
+            || self.max_updates.is_some()
+            || self.max_connections_per_hour.is_some()
+    }
+
     fn apply(&self, a: &mut Account) {
         if let Some(n) = self.max_user_connections {
             a.max_user_connections = n;
+        }
+        if let Some(n) = self.max_questions {
+            a.max_questions = n;
+        }
+        if let Some(n) = self.max_updates {
+            a.max_updates = n;
+        }
+        if let Some(n) = self.max_connections_per_hour {
+            a.max_connections_per_hour = n;
         }
         if let Some(l) = self.locked {
             a.locked = l;
@@ -1459,30 +1505,37 @@ impl P<'_> {
         }
     }
 
-    /// `[WITH MAX_USER_CONNECTIONS n ...] [ACCOUNT LOCK | UNLOCK]`, in
-    /// either order; the other limits and options are refused (1235).
+    /// `[WITH resource_limit n ...] [ACCOUNT LOCK | UNLOCK]`, in either
+    /// order (`MAX_USER_CONNECTIONS`, `MAX_QUERIES_PER_HOUR`,
+    /// `MAX_UPDATES_PER_HOUR`, `MAX_CONNECTIONS_PER_HOUR`); the other
+    /// options are refused (1235).
     fn account_options(&mut self) -> SqlResult<AccountOptions> {
         let mut o = AccountOptions::default();
         loop {
             if self.eat_word("WITH") {
                 let mut any = false;
-                while self.eat_word("MAX_USER_CONNECTIONS") {
+                loop {
+                    let slot = if self.eat_word("MAX_USER_CONNECTIONS") {
+                        &mut o.max_user_connections
+                    } else if self.eat_word("MAX_QUERIES_PER_HOUR") {
+                        &mut o.max_questions
+                    } else if self.eat_word("MAX_UPDATES_PER_HOUR") {
+                        &mut o.max_updates
+                    } else if self.eat_word("MAX_CONNECTIONS_PER_HOUR") {
+                        &mut o.max_connections_per_hour
+                    } else {
+                        break;
+                    };
                     any = true;
                     let n = match self.t.get(self.i) {
-                        Some(Tok::Num(n)) => n.parse::<u32>().map_err(|_| self.err())?,
-                        _ => return Err(self.err()),
+                        Some(Tok::Num(n)) => n.parse::<u32>().ok(),
+                        _ => None,
+                    };
+                    let Some(n) = n else {
+                        return Err(self.err());
                     };
                     self.i += 1;
-                    o.max_user_connections = Some(n);
-                }
-                for w in [
-                    "MAX_QUERIES_PER_HOUR",
-                    "MAX_UPDATES_PER_HOUR",
-                    "MAX_CONNECTIONS_PER_HOUR",
-                ] {
-                    if self.peek_word(w) {
-                        return Err(SqlError::unsupported(format!("account option {w}")));
-                    }
+                    *slot = Some(n);
                 }
                 if !any {
                     return Err(self.err());
@@ -1502,8 +1555,8 @@ impl P<'_> {
         }
     }
 
-    /// Account options CairnDB does not keep (the hourly limits,
-    /// password expiry and history, failed-login locking, comments):
+    /// Account options CairnDB does not keep (password expiry and
+    /// history, failed-login locking, comments):
     /// 1235.
     fn no_options(&mut self) -> SqlResult<()> {
         for w in [
@@ -1767,6 +1820,9 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
                 }
                 a.require_ssl = require_ssl.unwrap_or(false);
                 options.apply(&mut a);
+                if options.sets_limits() {
+                    s.db.registry.reset_hourly(Some((&k.0, &k.1)));
+                }
                 map.insert(k, a);
             }
             if !failed.is_empty() {
@@ -1808,6 +1864,9 @@ fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, Strin
                     a.require_ssl = *r;
                 }
                 options.apply(a);
+                if options.sets_limits() {
+                    s.db.registry.reset_hourly(Some((&k.0, &k.1)));
+                }
             }
             if !failed.is_empty() {
                 return Err(op_failed("ALTER USER", &failed));

@@ -546,12 +546,16 @@ pub enum Pre {
     /// tables or privileges, LOCK/UNLOCK TABLES...).
     Nothing,
     /// `FLUSH [NO_WRITE_TO_BINLOG | LOCAL] what [, what ...]` naming
-    /// HOSTS (`hosts`) or LOGS / SLOW LOGS / GENERAL LOGS (`logs`).
+    /// HOSTS (`hosts`), LOGS / SLOW LOGS / GENERAL LOGS (`logs`), or
+    /// USER_RESOURCES / PRIVILEGES (`user_resources`).
     Flush {
         /// FLUSH HOSTS.
         hosts: bool,
         /// FLUSH [SLOW | GENERAL] LOGS.
         logs: bool,
+        /// FLUSH USER_RESOURCES or PRIVILEGES: the accounts' hourly
+        /// counts start again.
+        user_resources: bool,
     },
     /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
     /// tables, each with its database when qualified.
@@ -685,8 +689,15 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             let words: Vec<String> = (1..t.len()).map(w).collect();
             let hosts = words.iter().any(|x| x == "HOSTS");
             let logs = words.iter().any(|x| x == "LOGS");
-            if hosts || logs {
-                Pre::Flush { hosts, logs }
+            let user_resources = words
+                .iter()
+                .any(|x| x == "USER_RESOURCES" || x == "PRIVILEGES");
+            if hosts || logs || user_resources {
+                Pre::Flush {
+                    hosts,
+                    logs,
+                    user_resources,
+                }
             } else {
                 Pre::Nothing
             }

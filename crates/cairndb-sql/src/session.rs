@@ -324,10 +324,35 @@ impl Session {
                 ),
             ));
         }
+        let limits = crate::acl::hourly_limits(&grants);
+        if limits.any() {
+            let account = (grants.user.as_str(), grants.host.as_str());
+            if let Err((what, n)) = s.db.registry.charge_hourly(account, limits, true, false) {
+                return Err(limit_reached(&grants.user, what, n));
+            }
+        }
         s.who = Some(who);
         s.grants = Some(grants);
         s.grants_epoch = epoch;
         Ok(s)
+    }
+
+    /// Counts a statement against the account's hourly limits (MySQL's
+    /// `max_questions` and `max_updates`): 1226 when it would go over
+    /// one. Costs nothing for an account without them.
+    fn charge_statement(&self, sql: &str) -> SqlResult<()> {
+        let Some(g) = &self.grants else {
+            return Ok(());
+        };
+        let limits = crate::acl::hourly_limits(g);
+        if limits.questions == 0 && limits.updates == 0 {
+            return Ok(());
+        }
+        let update = limits.updates > 0 && crate::status::changes_data(sql);
+        self.db
+            .registry
+            .charge_hourly((&g.user, &g.host), limits, false, update)
+            .map_err(|(what, n)| limit_reached(&g.user, what, n))
     }
 
     /// A new session of the same user and account (its privileges), and
@@ -602,7 +627,9 @@ impl Session {
         let plain = crate::preparse::select_options(&expanded);
         let sql: &str = &plain;
         let started = self.begin_statement(crate::status::Com::of(sql), shown);
-        let (r, rows) = if slow_text.is_some() {
+        let (r, rows) = if let Err(e) = self.charge_statement(sql) {
+            (Err(e), (0, (Default::default(), 0)))
+        } else if slow_text.is_some() {
             let before = self.slow_marks();
             let mut count = RowCount { out, rows: 0 };
             let r = self.query_body(sql, &mut count);
@@ -776,6 +803,16 @@ impl Session {
                 "HY000",
                 format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             ));
+        };
+        if self.grants.as_ref().is_some_and(|g| {
+            let l = crate::acl::hourly_limits(g);
+            l.questions > 0 || l.updates > 0
+        }) {
+            let text = p.text.clone();
+            self.charge_statement(&text)?;
+        }
+        let Some(p) = self.prepared.get(&id) else {
+            return Err(SqlError::internal("prepared statement vanished"));
         };
         if params.len() != p.params {
             return Err(SqlError::new(
@@ -1149,10 +1186,17 @@ impl Session {
             }
             Pre::Show(s) => crate::show::run(self, s, out)?,
             Pre::Nothing => out.ok(0, 0, 0, ""),
-            Pre::Flush { hosts, logs } => {
+            Pre::Flush {
+                hosts,
+                logs,
+                user_resources,
+            } => {
                 crate::acl::check_global(self, crate::acl::RELOAD, "RELOAD")?;
                 if hosts {
                     self.db.globals.flush_hosts();
+                }
+                if user_resources {
+                    self.db.registry.reset_hourly(None);
                 }
                 if logs {
                     self.db.globals.logs.reopen()?;
@@ -1238,6 +1282,15 @@ impl Session {
 const PARSER_RECURSION_LIMIT: usize = 256;
 
 /// A MySQL-dialect parser over `text`.
+/// MySQL's error for an account over one of its resource limits.
+fn limit_reached(user: &str, what: &str, n: u32) -> SqlError {
+    SqlError::new(
+        1226,
+        "42000",
+        format!("User '{user}' has exceeded the '{what}' resource (current value: {n})"),
+    )
+}
+
 pub(crate) fn parser(text: &str) -> Result<Parser<'static>, sqlparser::parser::ParserError> {
     Parser::new(&CairnDialect)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)

@@ -21,7 +21,7 @@
 //! by the same thread except in `Registry::list` (registry, then each
 //! activity, in that order only).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -57,6 +57,23 @@ pub(crate) enum Com {
     StmtExecute,
     StmtClose,
     Other,
+}
+
+/// Whether statement `sql` changes data or definitions, from its first
+/// word (what `MAX_UPDATES_PER_HOUR` counts, as MySQL's statements that
+/// change data: writes, DDL and account statements).
+pub(crate) fn changes_data(sql: &str) -> bool {
+    let body = crate::preparse::strip_comments(sql);
+    let first = body
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    [
+        "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME",
+        "GRANT", "REVOKE", "LOAD", "OPTIMIZE",
+    ]
+    .iter()
+    .any(|w| first.eq_ignore_ascii_case(w))
 }
 
 impl Com {
@@ -441,7 +458,37 @@ pub(crate) struct Registry {
     max_used: AtomicU64,
     /// The server's counters, if a server reports any.
     source: Mutex<Option<Arc<StatusSource>>>,
+    /// Per account (user, host pattern) with an hourly limit: what it
+    /// used in its current hour.
+    hourly: Mutex<HashMap<(String, String), HourlyUse>>,
 }
+
+/// What an account used since `since` (its hour starts at the first use
+/// counted and ends 3600 s later, as in MySQL).
+#[derive(Debug, Clone, Copy)]
+struct HourlyUse {
+    since: Instant,
+    questions: u64,
+    updates: u64,
+    connections: u64,
+}
+
+/// The hourly limits of an account (0: none) and which one a use went
+/// over.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HourlyLimits {
+    pub(crate) questions: u32,
+    pub(crate) updates: u32,
+    pub(crate) connections: u32,
+}
+
+impl HourlyLimits {
+    pub(crate) fn any(&self) -> bool {
+        self.questions > 0 || self.updates > 0 || self.connections > 0
+    }
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
 
 impl Registry {
     pub(crate) fn new() -> Registry {
@@ -452,6 +499,70 @@ impl Registry {
             connections: AtomicU64::new(0),
             max_used: AtomicU64::new(0),
             source: Mutex::new(None),
+            hourly: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one use of an account with hourly `limits`: a login
+    /// (`login`) or a statement (`update`: one that changes data). Err
+    /// names the resource (MySQL's name) and its limit when this use
+    /// would go over it; a refused use is not counted.
+    pub(crate) fn charge_hourly(
+        &self,
+        account: (&str, &str),
+        limits: HourlyLimits,
+        login: bool,
+        update: bool,
+    ) -> Result<(), (&'static str, u32)> {
+        let mut m = self.hourly.lock();
+        let now = Instant::now();
+        let u = m
+            .entry((account.0.to_string(), account.1.to_string()))
+            .or_insert(HourlyUse {
+                since: now,
+                questions: 0,
+                updates: 0,
+                connections: 0,
+            });
+        if now.duration_since(u.since) >= HOUR {
+            *u = HourlyUse {
+                since: now,
+                questions: 0,
+                updates: 0,
+                connections: 0,
+            };
+        }
+        let over = |used: u64, limit: u32| limit > 0 && used >= u64::from(limit);
+        if login {
+            if over(u.connections, limits.connections) {
+                return Err(("max_connections_per_hour", limits.connections));
+            }
+            u.connections += 1;
+            return Ok(());
+        }
+        if over(u.questions, limits.questions) {
+            return Err(("max_questions", limits.questions));
+        }
+        if update && over(u.updates, limits.updates) {
+            return Err(("max_updates", limits.updates));
+        }
+        u.questions += 1;
+        if update {
+            u.updates += 1;
+        }
+        Ok(())
+    }
+
+    /// Starts the hourly counts again: of one account (its limits were
+    /// set), or of every account (`FLUSH USER_RESOURCES`, `FLUSH
+    /// PRIVILEGES`).
+    pub(crate) fn reset_hourly(&self, account: Option<(&str, &str)>) {
+        let mut m = self.hourly.lock();
+        match account {
+            Some((u, h)) => {
+                m.remove(&(u.to_string(), h.to_string()));
+            }
+            None => m.clear(),
         }
     }
 

@@ -271,7 +271,7 @@ fn show_grants_as_mysql_prints_them_and_revoke() {
         grants(&mut root, "SHOW GRANTS FOR u"),
         ["GRANT USAGE ON *.* TO `u`@`%`"]
     );
-    // FLUSH PRIVILEGES is accepted; grants are live anyway.
+    // FLUSH PRIVILEGES is accepted (it starts the hourly counts again); grants are live anyway.
     q(&mut root, "FLUSH PRIVILEGES");
 }
 
@@ -555,7 +555,77 @@ fn max_user_connections_caps_sessions_of_one_account() {
     q(&mut root, "ALTER USER c@'%' WITH MAX_USER_CONNECTIONS 0");
     let _d = login(&db, "c", "127.0.0.1");
     drop(b);
-    // The hourly limits are not kept: refused, not ignored.
-    let (code, _) = fail(&mut root, "ALTER USER c@'%' WITH MAX_QUERIES_PER_HOUR 5");
-    assert_eq!(code, 1235);
+}
+
+#[test]
+fn hourly_limits_count_statements_updates_and_logins_per_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE DATABASE h");
+    q(&mut root, "CREATE TABLE h.t (id INT PRIMARY KEY)");
+    q(
+        &mut root,
+        "CREATE USER hq@'%' WITH MAX_QUERIES_PER_HOUR 3 MAX_UPDATES_PER_HOUR 1",
+    );
+    q(&mut root, "GRANT ALL ON h.* TO hq@'%'");
+    let mut a = login(&db, "hq", "127.0.0.1");
+    q(&mut a, "INSERT INTO h.t VALUES (1)");
+    // A second change is over max_updates, and is not made.
+    let (code, msg) = fail(&mut a, "INSERT INTO h.t VALUES (2)");
+    assert_eq!(code, 1226);
+    assert_eq!(
+        msg,
+        "User 'hq' has exceeded the 'max_updates' resource (current value: 1)"
+    );
+    assert_eq!(rows(&q(&mut root, "SELECT id FROM h.t")), vec!["1"]);
+    // Reads still count as queries, in every session of the account.
+    q(&mut a, "SELECT 1");
+    let mut b = login(&db, "hq", "127.0.0.1");
+    q(&mut b, "SELECT 1");
+    let (code, msg) = fail(&mut a, "SELECT 1");
+    assert_eq!(code, 1226);
+    assert_eq!(
+        msg,
+        "User 'hq' has exceeded the 'max_questions' resource (current value: 3)"
+    );
+    // Other accounts are not charged.
+    q(&mut root, "SELECT 1");
+    // FLUSH USER_RESOURCES starts every count again.
+    q(&mut root, "FLUSH USER_RESOURCES");
+    q(&mut b, "SELECT 1");
+    // Setting a limit again starts that account's counts again.
+    q(&mut b, "SELECT 1");
+    q(&mut b, "SELECT 1");
+    assert_eq!(fail(&mut b, "SELECT 1").0, 1226);
+    q(&mut root, "ALTER USER hq@'%' WITH MAX_QUERIES_PER_HOUR 3");
+    q(&mut b, "SELECT 1");
+    // Logins per hour.
+    q(
+        &mut root,
+        "CREATE USER hc@'%' WITH MAX_CONNECTIONS_PER_HOUR 2",
+    );
+    drop(login(&db, "hc", "127.0.0.1"));
+    let _c = login(&db, "hc", "127.0.0.1");
+    let (code, msg) = login_err(&db, "hc");
+    assert_eq!(code, 1226);
+    assert_eq!(
+        msg,
+        "User 'hc' has exceeded the 'max_connections_per_hour' resource (current value: 2)"
+    );
+    // 0 lifts a limit.
+    q(
+        &mut root,
+        "ALTER USER hc@'%' WITH MAX_CONNECTIONS_PER_HOUR 0",
+    );
+    let _d = login(&db, "hc", "127.0.0.1");
+    // Prepared statements are counted too.
+    q(&mut root, "ALTER USER hq@'%' WITH MAX_QUERIES_PER_HOUR 2");
+    let mut e = login(&db, "hq", "127.0.0.1");
+    let id = e.prepare("SELECT ?").unwrap().id;
+    e.execute(id, &[cairndb_sql::Value::Int(1)], &mut Collect::default())
+        .unwrap();
+    e.execute(id, &[cairndb_sql::Value::Int(1)], &mut Collect::default())
+        .unwrap();
+    let r = e.execute(id, &[cairndb_sql::Value::Int(1)], &mut Collect::default());
+    assert_eq!(r.err().map(|e| e.code), Some(1226));
 }

@@ -2,6 +2,8 @@
 //! asks of the network server around it ([`ServerHooks`]).
 //!
 //! Owned here: `max_connect_errors` (the server's host cache),
+//! `max_user_connections` (sessions per account for accounts without a
+//! limit of their own),
 //! `slow_query_log`, `slow_query_log_file`, `long_query_time`,
 //! `general_log`, `general_log_file`, `log_output` (the query logs,
 //! `querylog.rs`), `net_read_timeout` and `net_write_timeout` (the
@@ -37,12 +39,13 @@ pub struct ServerHooks {
 }
 
 /// The variables this module owns, and whether each is GLOBAL only.
-const OWNED: [(&str, bool); 9] = [
+const OWNED: [(&str, bool); 10] = [
     ("general_log", true),
     ("general_log_file", true),
     ("log_output", true),
     ("long_query_time", false),
     ("max_connect_errors", true),
+    ("max_user_connections", true),
     ("net_read_timeout", false),
     ("net_write_timeout", false),
     ("slow_query_log", true),
@@ -65,6 +68,7 @@ const MAX_TIMEOUT: i64 = 31_536_000;
 /// The global values.
 pub(crate) struct Globals {
     max_connect_errors: AtomicU64,
+    max_user_connections: AtomicU64,
     /// `long_query_time` in microseconds.
     long_query_us: AtomicU64,
     net_read_timeout: AtomicU64,
@@ -131,6 +135,7 @@ impl Globals {
     pub(crate) fn new(dir: &Path) -> Globals {
         Globals {
             max_connect_errors: AtomicU64::new(100),
+            max_user_connections: AtomicU64::new(0),
             long_query_us: AtomicU64::new(10_000_000),
             net_read_timeout: AtomicU64::new(30),
             net_write_timeout: AtomicU64::new(60),
@@ -159,6 +164,11 @@ impl Globals {
         self.hooks.read().clone()
     }
 
+    /// The global `max_user_connections` (0: no limit).
+    pub(crate) fn max_user_connections(&self) -> u32 {
+        u32::try_from(self.max_user_connections.load(Ordering::Relaxed)).unwrap_or(u32::MAX)
+    }
+
     /// `FLUSH HOSTS`.
     pub(crate) fn flush_hosts(&self) {
         if let Some(h) = self.hooks() {
@@ -176,6 +186,7 @@ impl Globals {
             "log_output" => Value::Str(self.logs.output().as_bytes().to_vec()),
             "long_query_time" => Value::Double(l(&self.long_query_us) as f64 / 1e6),
             "max_connect_errors" => Value::Int(l(&self.max_connect_errors) as i64),
+            "max_user_connections" => Value::Int(l(&self.max_user_connections) as i64),
             "net_read_timeout" => Value::Int(l(&self.net_read_timeout) as i64),
             "net_write_timeout" => Value::Int(l(&self.net_write_timeout) as i64),
             "slow_query_log" => on_off(self.logs.enabled(Kind::Slow)),
@@ -206,6 +217,12 @@ impl Globals {
             "net_write_timeout" => {
                 self.net_write_timeout
                     .store(timeout(name, v)? as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            "max_user_connections" => {
+                // MySQL's range: 0 (no limit) ..= 2^32 - 1, clamped.
+                let n = number(name, v)?.trunc().clamp(0.0, f64::from(u32::MAX)) as u64;
+                self.max_user_connections.store(n, Ordering::Relaxed);
                 Ok(())
             }
             "max_connect_errors" => {

@@ -309,12 +309,29 @@ impl Session {
     pub fn login(db: Arc<SqlDb>, user: &str, client_host: &str) -> SqlResult<Session> {
         let (who, grants, epoch) = crate::acl::login(&db, user, client_host)?;
         let mut s = Session::new(db, user);
-        let limit = grants.max_user_connections;
+        // The account's own limit, else the global one (MySQL's order
+        // and errors: 1226 for the account's, 1203 for the global).
+        let own = grants.max_user_connections;
+        let limit = if own > 0 {
+            own
+        } else {
+            s.db.globals.max_user_connections()
+        };
         if !s
             .db
             .registry
             .admit(s.conn_id, (&grants.user, &grants.host), limit)
         {
+            if own == 0 {
+                return Err(SqlError::new(
+                    1203,
+                    "42000",
+                    format!(
+                        "User {} already has more than 'max_user_connections' active connections",
+                        grants.user
+                    ),
+                ));
+            }
             return Err(SqlError::new(
                 1226,
                 "42000",

@@ -57,6 +57,7 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("max_allowed_packet", Value::Int(67_108_864)),
         ("max_connect_errors", Value::Int(100)),
         ("max_connections", Value::Int(1000)),
+        ("max_user_connections", Value::Int(0)),
         ("max_heap_table_size", Value::Int(16_777_216)),
         ("max_execution_time", Value::Int(0)),
         ("net_buffer_length", Value::Int(16384)),

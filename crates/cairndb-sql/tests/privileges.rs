@@ -558,6 +558,52 @@ fn max_user_connections_caps_sessions_of_one_account() {
 }
 
 #[test]
+fn global_max_user_connections_caps_accounts_without_their_own_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER g@'%'");
+    q(&mut root, "CREATE USER own@'%' WITH MAX_USER_CONNECTIONS 3");
+    assert_eq!(
+        rows(&q(&mut root, "SELECT @@GLOBAL.max_user_connections")),
+        vec!["0"]
+    );
+    q(&mut root, "SET GLOBAL max_user_connections = 1");
+    assert_eq!(
+        rows(&q(&mut root, "SELECT @@max_user_connections")),
+        vec!["1"]
+    );
+    assert_eq!(
+        fail(&mut root, "SET SESSION max_user_connections = 5").0,
+        1229
+    );
+    let _a = login(&db, "g", "127.0.0.1");
+    let (code, msg) = login_err(&db, "g");
+    assert_eq!(code, 1203);
+    assert_eq!(
+        msg,
+        "User g already has more than 'max_user_connections' active connections"
+    );
+    // An account's own limit takes the global one's place.
+    let _o1 = login(&db, "own", "127.0.0.1");
+    let _o2 = login(&db, "own", "127.0.0.1");
+    let o3 = login(&db, "own", "127.0.0.1");
+    assert_eq!(login_err(&db, "own").0, 1226);
+    drop(o3);
+    // 0 lifts it; setting it needs SUPER.
+    q(&mut root, "SET GLOBAL max_user_connections = 0");
+    let _b = login(&db, "g", "127.0.0.1");
+    q(&mut root, "GRANT SELECT ON *.* TO own@'%'");
+    assert_eq!(
+        fail(
+            &mut login(&db, "own", "127.0.0.1"),
+            "SET GLOBAL max_user_connections = 9"
+        )
+        .0,
+        1227
+    );
+}
+
+#[test]
 fn hourly_limits_count_statements_updates_and_logins_per_account() {
     let dir = tempfile::tempdir().unwrap();
     let (db, mut root) = setup(dir.path());

@@ -228,9 +228,12 @@ fn latin1_base(cp: u32) -> u16 {
     b as u16
 }
 
-/// Compares two strings under `utf8mb4_general_ci`: weight by weight,
-/// the shorter one as if padded with spaces (PAD SPACE, as MySQL and
-/// MariaDB compare: `'ab\0' < 'ab' = 'ab '`).
+/// Compares two strings under `utf8mb4_general_ci`: trailing spaces
+/// dropped, then weight by weight, a string before its own extensions.
+/// This is the order of the index keys (`general_ci_weights`), so a
+/// range read and a full scan filtered by this comparison agree. It
+/// differs from MariaDB's PAD SPACE order only for strings that extend
+/// another by characters below the space (MariaDB: `'ab\0' < 'ab'`).
 ///
 /// Allocates nothing: ORDER BY and DISTINCT on text columns call it for
 /// every comparison. The common ASCII prefix compares by upper-cased
@@ -257,25 +260,7 @@ pub fn general_ci_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         a.get(i..).unwrap_or_default(),
         b.get(i..).unwrap_or_default(),
     );
-    pad_space_cmp(general_ci_weight_iter(ra), general_ci_weight_iter(rb))
-}
-
-/// Orders two weight sequences as a PAD SPACE collation does: the
-/// shorter one compares as if padded with spaces (weight 0x20).
-pub(crate) fn pad_space_cmp(
-    mut a: impl Iterator<Item = u16>,
-    mut b: impl Iterator<Item = u16>,
-) -> std::cmp::Ordering {
-    const SPACE: u16 = 0x20;
-    loop {
-        let (x, y) = match (a.next(), b.next()) {
-            (None, None) => return std::cmp::Ordering::Equal,
-            (x, y) => (x.unwrap_or(SPACE), y.unwrap_or(SPACE)),
-        };
-        if x != y {
-            return x.cmp(&y);
-        }
-    }
+    general_ci_weight_iter(ra).cmp(general_ci_weight_iter(rb))
 }
 
 fn trim_trailing_spaces(s: &[u8]) -> &[u8] {
@@ -304,22 +289,16 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The model: weight strings, the shorter padded with spaces.
+    /// The model: the weight strings (the index keys' order).
     fn weights_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         let (mut wa, mut wb) = (Vec::new(), Vec::new());
         general_ci_weights(a, &mut wa);
         general_ci_weights(b, &mut wb);
-        let n = wa.len().max(wb.len());
-        for w in [&mut wa, &mut wb] {
-            while w.len() < n {
-                w.extend_from_slice(&[0, 0x20]);
-            }
-        }
         wa.cmp(&wb)
     }
 
     #[test]
-    fn general_ci_cmp_orders_as_the_space_padded_weight_strings_without_allocating() {
+    fn general_ci_cmp_orders_as_the_weight_strings_without_allocating() {
         let cases: &[(&[u8], &[u8])] = &[
             (b"abc", b"ABC"),
             (b"abc  ", b"ABC"),

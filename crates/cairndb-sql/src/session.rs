@@ -1298,7 +1298,6 @@ impl Session {
 /// own stack as it recurses (`sqlparser`'s `recursive-protection`).
 const PARSER_RECURSION_LIMIT: usize = 256;
 
-/// A MySQL-dialect parser over `text`.
 /// MySQL's error for an account over one of its resource limits.
 fn limit_reached(user: &str, what: &str, n: u32) -> SqlError {
     SqlError::new(
@@ -1308,6 +1307,7 @@ fn limit_reached(user: &str, what: &str, n: u32) -> SqlError {
     )
 }
 
+/// A MySQL-dialect parser over `text`.
 pub(crate) fn parser(text: &str) -> Result<Parser<'static>, sqlparser::parser::ParserError> {
     Parser::new(&CairnDialect)
         .with_recursion_limit(PARSER_RECURSION_LIMIT)

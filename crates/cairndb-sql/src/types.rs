@@ -44,20 +44,7 @@ impl Collation {
         match self {
             Collation::Binary => a.cmp(b),
             Collation::Utf8mb4GeneralCi => crate::keys::general_ci_cmp(a, b),
-            Collation::Utf8mb4Bin => {
-                // Byte order is code point order; PAD SPACE past the
-                // common length.
-                let (a, b) = (trim_spaces(a), trim_spaces(b));
-                let n = a.len().min(b.len());
-                let (ha, ta) = a.split_at(n);
-                let (hb, tb) = b.split_at(n);
-                ha.cmp(hb).then_with(|| {
-                    crate::keys::pad_space_cmp(
-                        ta.iter().map(|&c| u16::from(c)),
-                        tb.iter().map(|&c| u16::from(c)),
-                    )
-                })
-            }
+            Collation::Utf8mb4Bin => trim_spaces(a).cmp(trim_spaces(b)),
         }
     }
 }

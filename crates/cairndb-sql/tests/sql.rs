@@ -1525,12 +1525,14 @@ fn sorted_rows_reused_by_later_sorts_hold_only_their_own_values() {
 }
 
 #[test]
-fn general_ci_sorts_pad_space_as_mariadb_does() {
-    // Checked against MariaDB 10.11. The ASCII fast path stops at the
-    // first difference; a non-ASCII character after a common ASCII prefix
-    // compares by weight; a string that extends another compares its
-    // extra characters against spaces (PAD SPACE), so `'ab\0'` and
-    // `'ab\t'` sort before `'ab'` (they once sorted after it).
+fn text_sorts_and_comparisons_follow_the_index_key_order() {
+    // A sort, a filtered full scan and a primary-key range must agree:
+    // trailing spaces do not count and a string sorts before its own
+    // extensions, as the index keys order them. (Padding the shorter
+    // string with spaces, as MariaDB does, made `k < 'abc\n'` through the
+    // key range miss 'abc', which a full scan returned.) The ASCII fast
+    // path stops at the first difference; a non-ASCII character after a
+    // common ASCII prefix compares by weight.
     let (_d, mut s) = common::session();
     q(&mut s, "CREATE DATABASE d");
     q(&mut s, "USE d");
@@ -1544,7 +1546,7 @@ fn general_ci_sorts_pad_space_as_mariadb_does() {
     );
     assert_eq!(
         rows(&q(&mut s, "SELECT id FROM t ORDER BY c, id")),
-        vec!["7", "8", "3", "2", "6", "4", "5", "1"]
+        vec!["3", "7", "8", "2", "6", "4", "5", "1"]
     );
     q(
         &mut s,
@@ -1553,6 +1555,31 @@ fn general_ci_sorts_pad_space_as_mariadb_does() {
     q(&mut s, "INSERT INTO b SELECT * FROM t");
     assert_eq!(
         rows(&q(&mut s, "SELECT id FROM b ORDER BY c, id")),
-        vec!["2", "7", "8", "3", "6", "5", "1", "4"]
+        vec!["2", "3", "7", "8", "6", "5", "1", "4"]
+    );
+    q(
+        &mut s,
+        "CREATE TABLE k (k VARCHAR(10) PRIMARY KEY, v VARCHAR(10))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO k VALUES ('abc', 'abc'), ('abc\n', 'abc\n')",
+    );
+    // k is read through its key range, v by a filtered full scan.
+    for (range, scan) in [
+        (
+            "SELECT HEX(k) FROM k WHERE k < 'abc\n' ORDER BY k",
+            "SELECT HEX(v) FROM k WHERE v < 'abc\n' ORDER BY v",
+        ),
+        (
+            "SELECT HEX(k) FROM k WHERE k > 'abc' ORDER BY k",
+            "SELECT HEX(v) FROM k WHERE v > 'abc' ORDER BY v",
+        ),
+    ] {
+        assert_eq!(rows(&q(&mut s, range)), rows(&q(&mut s, scan)), "{range}");
+    }
+    assert_eq!(
+        rows(&q(&mut s, "SELECT HEX(k) FROM k WHERE k < 'abc\n'")),
+        vec!["616263"]
     );
 }

@@ -821,16 +821,7 @@ impl Session {
                 format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             ));
         };
-        if self.grants.as_ref().is_some_and(|g| {
-            let l = crate::acl::hourly_limits(g);
-            l.questions > 0 || l.updates > 0
-        }) {
-            let text = p.text.clone();
-            self.charge_statement(&text)?;
-        }
-        let Some(p) = self.prepared.get(&id) else {
-            return Err(SqlError::internal("prepared statement vanished"));
-        };
+        self.charge_statement(&p.text)?;
         if params.len() != p.params {
             return Err(SqlError::new(
                 1210,

@@ -490,6 +490,18 @@ impl HourlyLimits {
 
 const HOUR: Duration = Duration::from_secs(3600);
 
+impl HourlyUse {
+    /// An hour starting at `now` with nothing used.
+    fn starting(now: Instant) -> HourlyUse {
+        HourlyUse {
+            since: now,
+            questions: 0,
+            updates: 0,
+            connections: 0,
+        }
+    }
+}
+
 impl Registry {
     pub(crate) fn new() -> Registry {
         Registry {
@@ -518,19 +530,9 @@ impl Registry {
         let now = Instant::now();
         let u = m
             .entry((account.0.to_string(), account.1.to_string()))
-            .or_insert(HourlyUse {
-                since: now,
-                questions: 0,
-                updates: 0,
-                connections: 0,
-            });
+            .or_insert_with(|| HourlyUse::starting(now));
         if now.duration_since(u.since) >= HOUR {
-            *u = HourlyUse {
-                since: now,
-                questions: 0,
-                updates: 0,
-                connections: 0,
-            };
+            *u = HourlyUse::starting(now);
         }
         let over = |used: u64, limit: u32| limit > 0 && used >= u64::from(limit);
         if login {

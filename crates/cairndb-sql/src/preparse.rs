@@ -521,6 +521,15 @@ pub enum Show {
     ReplicaStatus(bool),
 }
 
+/// Where `PREPARE` takes its statement from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrepareFrom {
+    /// A string literal.
+    Text(String),
+    /// A user variable (`@name`, lower-case).
+    Var(String),
+}
+
 /// A statement recognised by the pre-parser.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pre {
@@ -572,6 +581,13 @@ pub enum Pre {
     Acl(crate::acl::AclStmt),
     /// `BACKUP DATABASE TO 'dir'`: the target directory (`backup.rs`).
     Backup(String),
+    /// `PREPARE name FROM {'text' | @var}`: the name and the statement's
+    /// text, or the user variable holding it.
+    Prepare(String, PrepareFrom),
+    /// `EXECUTE name [USING @a, @b ...]`: the name and the variables.
+    Execute(String, Vec<String>),
+    /// `{DEALLOCATE | DROP} PREPARE name`.
+    Deallocate(String),
     /// Everything else, for `sqlparser` (possibly rewritten).
     Sql(String),
 }
@@ -593,7 +609,12 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
     match first.as_str() {
         "BEGIN" | "START" | "COMMIT" | "ROLLBACK" | "SAVEPOINT" | "RELEASE" | "USE" | "SET"
         | "SHOW" | "DESC" | "DESCRIBE" | "FLUSH" | "LOCK" | "UNLOCK" | "DO" | "ANALYZE"
-        | "OPTIMIZE" | "BACKUP" => {}
+        | "OPTIMIZE" | "BACKUP" | "PREPARE" | "EXECUTE" | "DEALLOCATE" => {}
+        "DROP"
+            if body
+                .split_whitespace()
+                .nth(1)
+                .is_some_and(|w| w.eq_ignore_ascii_case("PREPARE")) => {}
         "CREATE" | "ALTER" => {
             let second = body
                 .split_whitespace()
@@ -622,6 +643,8 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
         Some(Tok::Word(x)) => x.to_ascii_uppercase(),
         _ => String::new(),
     };
+    // Tokens before a final `;`.
+    let n = t.len() - usize::from(t.last() == Some(&Tok::Punct(";".into())));
     let name_at = |i: usize| -> SqlResult<String> {
         match t.get(i) {
             Some(Tok::Word(x)) | Some(Tok::Str(x)) => Ok(x.clone()),
@@ -648,6 +671,62 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             }
         }
         "SAVEPOINT" => Pre::Savepoint(name_at(1)?),
+        "PREPARE" => {
+            let name = name_at(1)?;
+            if w(2) != "FROM" {
+                return Err(SqlError::syntax(format!(
+                    "PREPARE name FROM 'statement' was expected: {body}"
+                )));
+            }
+            let from = match (t.get(3), t.get(4)) {
+                (Some(Tok::Str(s)), _) if n == 4 => PrepareFrom::Text(s.clone()),
+                (Some(Tok::Punct(p)), Some(Tok::Word(v))) if p == "@" && n == 5 => {
+                    PrepareFrom::Var(v.to_lowercase())
+                }
+                _ => {
+                    return Err(SqlError::syntax(format!(
+                        "PREPARE takes a string or a user variable: {body}"
+                    )))
+                }
+            };
+            Pre::Prepare(name, from)
+        }
+        "EXECUTE" => {
+            let name = name_at(1)?;
+            let mut vars = Vec::new();
+            if n > 2 {
+                if w(2) != "USING" {
+                    return Err(SqlError::syntax(format!(
+                        "EXECUTE name [USING @var, ...] was expected: {body}"
+                    )));
+                }
+                let mut i = 3;
+                loop {
+                    match (t.get(i), t.get(i + 1)) {
+                        (Some(Tok::Punct(p)), Some(Tok::Word(v))) if p == "@" => {
+                            vars.push(v.to_lowercase())
+                        }
+                        _ => {
+                            return Err(SqlError::syntax(format!(
+                                "EXECUTE ... USING takes user variables: {body}"
+                            )))
+                        }
+                    }
+                    i += 2;
+                    match t.get(i).filter(|_| i < n) {
+                        None => break,
+                        Some(Tok::Punct(p)) if p == "," => i += 1,
+                        Some(_) => {
+                            return Err(SqlError::syntax(format!(
+                                "unexpected text after the variables: {body}"
+                            )))
+                        }
+                    }
+                }
+            }
+            Pre::Execute(name, vars)
+        }
+        "DEALLOCATE" | "DROP" if w(1) == "PREPARE" && n == 3 => Pre::Deallocate(name_at(2)?),
         "RELEASE" if w(1) == "SAVEPOINT" => Pre::Release(name_at(2)?),
         "USE" => Pre::Use(name_at(1)?),
         "SET" => Pre::Set(parse_set(body, &t)?),

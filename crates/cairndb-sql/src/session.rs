@@ -148,6 +148,10 @@ pub struct PrepareInfo {
     pub columns: Vec<ColumnInfo>,
 }
 
+/// The first id of statements prepared with SQL's `PREPARE` (the
+/// protocol's ids count up from 1).
+const NAMED_IDS: u32 = 0x8000_0000;
+
 /// One client session.
 pub struct Session {
     pub(crate) db: Arc<SqlDb>,
@@ -173,6 +177,11 @@ pub struct Session {
     pub(crate) params: Vec<Value>,
     pub(crate) prepared: HashMap<u32, Prepared>,
     next_stmt: u32,
+    /// Statements prepared with SQL's `PREPARE name`: lower-case name to
+    /// their id in `prepared` (ids from [`NAMED_IDS`] up, apart from the
+    /// protocol's).
+    named: HashMap<String, u32>,
+    next_named: u32,
     /// The client asked for found rows (CLIENT_FOUND_ROWS): UPDATE
     /// reports matched rows instead of changed ones.
     pub client_found_rows: bool,
@@ -289,6 +298,8 @@ impl Session {
             params: Vec::new(),
             prepared: HashMap::new(),
             next_stmt: 1,
+            named: HashMap::new(),
+            next_named: NAMED_IDS,
             client_found_rows: false,
             scratch: Default::default(),
             defer_durability: false,
@@ -616,6 +627,7 @@ impl Session {
         self.net_timeouts = self.db.globals.seed(&mut self.vars);
         self.user_vars.clear();
         self.prepared.clear();
+        self.named.clear();
         self.autocommit = true;
         self.isolation = Isolation::RepeatableRead;
         self.last_insert_id = 0;
@@ -1215,6 +1227,83 @@ impl Session {
             Pre::AlterTable(text) => crate::alter::run(self, &text, out)?,
             Pre::Acl(st) => crate::acl::run(self, st, out)?,
             Pre::Backup(dir) => crate::backup::run(self, &dir, out)?,
+            Pre::Prepare(name, from) => {
+                let text = match from {
+                    crate::preparse::PrepareFrom::Text(t) => t,
+                    crate::preparse::PrepareFrom::Var(v) => match self.user_vars.get(&v) {
+                        None | Some(Value::Null) => "NULL".to_string(),
+                        Some(other) => {
+                            String::from_utf8_lossy(&crate::expr::text_of(other)).into_owned()
+                        }
+                    },
+                };
+                let parts = crate::preparse::split_statements(&text);
+                if parts.len() > 1 {
+                    return Err(SqlError::new(
+                        1064,
+                        "42000",
+                        "You have an error in your SQL syntax: PREPARE takes one statement",
+                    ));
+                }
+                if matches!(
+                    classify(&text)?,
+                    Pre::Prepare(..) | Pre::Execute(..) | Pre::Deallocate(_)
+                ) {
+                    return Err(SqlError::new(
+                        1295,
+                        "HY000",
+                        "This command is not supported in the prepared statement protocol yet",
+                    ));
+                }
+                let key = name.to_lowercase();
+                // A name prepared again replaces its statement (and loses
+                // it when the new text does not prepare), as in MySQL.
+                if let Some(old) = self.named.remove(&key) {
+                    self.prepared.remove(&old);
+                }
+                let id = self.next_named;
+                self.next_named = self.next_named.wrapping_add(1).max(NAMED_IDS);
+                let levels = crate::depth::bound(&text);
+                crate::depth::run(levels, || self.prepare_levels(id, &text, levels))?;
+                self.named.insert(key, id);
+                out.ok(0, 0, 0, "Statement prepared");
+            }
+            Pre::Execute(name, vars) => {
+                let Some(&id) = self.named.get(&name.to_lowercase()) else {
+                    return Err(SqlError::new(
+                        1243,
+                        "HY000",
+                        format!("Unknown prepared statement handler ({name}) given to EXECUTE"),
+                    ));
+                };
+                let want = self.prepared.get(&id).map_or(0, |p| p.params);
+                if want != vars.len() {
+                    return Err(SqlError::new(
+                        1210,
+                        "HY000",
+                        "Incorrect arguments to EXECUTE",
+                    ));
+                }
+                let params: Vec<Value> = vars
+                    .iter()
+                    .map(|v| self.user_vars.get(v).cloned().unwrap_or(Value::Null))
+                    .collect();
+                let levels = self.prepared.get(&id).map_or(0, |p| p.levels);
+                crate::depth::on_stack(levels, || self.execute_levels(id, &params, out))?;
+            }
+            Pre::Deallocate(name) => {
+                let Some(id) = self.named.remove(&name.to_lowercase()) else {
+                    return Err(SqlError::new(
+                        1243,
+                        "HY000",
+                        format!(
+                            "Unknown prepared statement handler ({name}) given to DEALLOCATE PREPARE"
+                        ),
+                    ));
+                };
+                self.prepared.remove(&id);
+                out.ok(0, 0, 0, "");
+            }
             Pre::Sql(_) => return Err(SqlError::internal("statement misclassified")),
         }
         Ok(())

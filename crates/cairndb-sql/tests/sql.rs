@@ -287,6 +287,49 @@ fn transactions_savepoints_and_statement_rollback() {
 }
 
 #[test]
+fn sql_prepare_execute_and_deallocate_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    // A literal with doubled quotes inside, and a text from a variable.
+    q(
+        &mut s,
+        "PREPARE p FROM 'SELECT ''x'', c FROM sbtest1 WHERE id = ?'",
+    );
+    q(&mut s, "SET @id = 42");
+    assert_eq!(rows(&q(&mut s, "EXECUTE p USING @id")), vec!["x|c-042"]);
+    q(&mut s, "SET @id = 7");
+    assert_eq!(rows(&q(&mut s, "EXECUTE p USING @id")), vec!["x|c-007"]);
+    q(
+        &mut s,
+        "SET @q = 'UPDATE sbtest1 SET k = ? WHERE id = ?', @k = 900",
+    );
+    q(&mut s, "PREPARE u FROM @q");
+    q(&mut s, "EXECUTE u USING @k, @id");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT k FROM sbtest1 WHERE id = 7")),
+        vec!["900"]
+    );
+    // Names are case-insensitive; preparing a name again replaces it.
+    q(&mut s, "PREPARE P FROM 'SELECT 1'");
+    assert_eq!(rows(&q(&mut s, "EXECUTE p")), vec!["1"]);
+    assert_eq!(err_of(&mut s, "EXECUTE u USING @k").code, 1210);
+    assert_eq!(err_of(&mut s, "EXECUTE nope").code, 1243);
+    q(&mut s, "DEALLOCATE PREPARE u");
+    assert_eq!(err_of(&mut s, "EXECUTE u USING @k, @id").code, 1243);
+    q(&mut s, "DROP PREPARE p");
+    assert_eq!(err_of(&mut s, "DROP PREPARE p").code, 1243);
+    assert_eq!(err_of(&mut s, "PREPARE x FROM 'EXECUTE p'").code, 1295);
+    assert_eq!(
+        err_of(&mut s, "PREPARE x FROM 'SELECT 1; SELECT 2'").code,
+        1064
+    );
+    assert_eq!(err_of(&mut s, "PREPARE x FROM 'SELEC 1'").code, 1064);
+    assert_eq!(err_of(&mut s, "EXECUTE x").code, 1243);
+}
+
+#[test]
 fn prepared_statements_cache_their_plan_and_follow_ddl() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Session::new(open(dir.path()), "root");

@@ -944,6 +944,7 @@ fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
         OutType::Year => ColumnType::MYSQL_TYPE_YEAR,
         OutType::Time => ColumnType::MYSQL_TYPE_TIME,
         OutType::Bit => ColumnType::MYSQL_TYPE_BIT,
+        OutType::Json => ColumnType::MYSQL_TYPE_JSON,
     };
     let mut flags = ColumnFlags::empty();
     if c.not_null {
@@ -967,7 +968,7 @@ fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
     if c.binary {
         flags |= ColumnFlags::BINARY_FLAG;
     }
-    if matches!(c.ty, OutType::Blob) {
+    if matches!(c.ty, OutType::Blob | OutType::Json) {
         flags |= ColumnFlags::BLOB_FLAG;
     }
     if c.is_enum {
@@ -1105,6 +1106,8 @@ impl Output for Adapter<'_> {
                     });
                 }
                 Value::Member(_, s) => w.bytes(s),
+                // A document goes out as its text.
+                Value::Json(_) => w.bytes(&cairndb_sql::expr::text_of(v)),
             }
         }
         w.finish();

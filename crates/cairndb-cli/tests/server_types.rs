@@ -1,4 +1,4 @@
-//! ENUM, SET, YEAR, TIME and BIT columns over the wire: the column
+//! ENUM, SET, YEAR, TIME, BIT and JSON columns over the wire: the column
 //! definitions MySQL sends for them (type and ENUM/SET flags) and their
 //! values in the text protocol (COM_QUERY) and the binary protocol
 //! (COM_STMT_EXECUTE results and parameters), read by the mysql_async
@@ -142,4 +142,53 @@ async fn enum_set_year_time_and_bit_over_text_and_binary_protocol() {
             (2, "a".into(), "".into(), 2024, 36_000)
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_over_text_and_binary_protocol_as_mysql_sends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), &[]);
+    let mut c = connect(srv.port, "root", "").await.unwrap();
+    c.query_drop("CREATE DATABASE d").await.unwrap();
+    c.query_drop("USE d").await.unwrap();
+    c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, j JSON)")
+        .await
+        .unwrap();
+    // A document as a parameter of a prepared INSERT.
+    c.exec_drop(
+        "INSERT INTO t VALUES (?, ?)",
+        (1, r#"{"b": [1, 2.5], "a": "é\n"}"#),
+    )
+    .await
+    .unwrap();
+    let want = Value::Bytes(r#"{"a": "é\n", "b": [1, 2.5]}"#.as_bytes().to_vec());
+    for binary in [false, true] {
+        let rows: Vec<Row> = if binary {
+            c.exec("SELECT j, j->'$.b[1]', j->>'$.a' FROM t WHERE id = ?", (1,))
+                .await
+                .unwrap()
+        } else {
+            c.query("SELECT j, j->'$.b[1]', j->>'$.a' FROM t WHERE id = 1")
+                .await
+                .unwrap()
+        };
+        let cols = rows[0].columns_ref();
+        // MySQL sends JSON as MYSQL_TYPE_JSON, binary charset, BLOB flag.
+        assert_eq!(cols[0].column_type(), ColumnType::MYSQL_TYPE_JSON);
+        assert_eq!(cols[0].character_set(), 63);
+        assert!(cols[0].flags().contains(ColumnFlags::BLOB_FLAG));
+        assert_eq!(cols[1].column_type(), ColumnType::MYSQL_TYPE_JSON);
+        let v = vals(&rows[0]);
+        assert_eq!(v[0], want, "binary: {binary}");
+        assert_eq!(v[1], Value::Bytes(b"2.5".to_vec()));
+        assert_eq!(v[2], Value::Bytes("é\n".as_bytes().to_vec()));
+    }
+    // Invalid text is refused with 3140 and the connection stays usable.
+    let e = c
+        .exec_drop("INSERT INTO t VALUES (?, ?)", (2, "{oops"))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("3140"), "{e}");
+    let n: Option<i64> = c.query_first("SELECT COUNT(*) FROM t").await.unwrap();
+    assert_eq!(n, Some(1));
 }

@@ -1132,6 +1132,7 @@ impl<'a> Work<'a> {
             checks: self.checks,
             referenced_by: old.referenced_by.clone(),
         };
+        new.check_key_columns()?;
         // The rows keep their bytes when every column is where it was with
         // the same storage, under the same primary key.
         let same_rows = new.columns.len() == old.columns.len()

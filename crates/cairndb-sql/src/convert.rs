@@ -89,6 +89,7 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
     }
     let name = &col.name;
     Ok(match col.ty {
+        ColumnType::Json => crate::json::to_column(&v, name)?,
         ColumnType::Int { bytes, unsigned } => {
             let (lo, hi) = ColumnType::int_range(bytes, unsigned);
             let n: i128 = match &v {
@@ -441,6 +442,7 @@ pub fn implicit_default(ty: ColumnType) -> Value {
         ColumnType::Year => Value::Int(0),
         ColumnType::Time { .. } => Value::Time(0),
         ColumnType::Bit { .. } => Value::UInt(0),
+        ColumnType::Json => crate::json::null_document(),
     }
 }
 
@@ -573,6 +575,7 @@ pub fn time_of_value(v: &Value) -> Option<i64> {
         }
         Value::Date(_) => Some(0),
         Value::Str(s) | Value::Member(_, s) => parse_time_str(s),
+        Value::Json(b) => parse_time_str(crate::json::unquoted_text(b).as_bytes()),
         Value::Int(i) => hhmmss(i.unsigned_abs(), 0, *i < 0),
         Value::UInt(u) => hhmmss(*u, 0, false),
         Value::Decimal(d, sc) => {

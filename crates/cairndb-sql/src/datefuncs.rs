@@ -175,6 +175,9 @@ pub enum DtFn {
     MonthName,
     /// DATE(x)
     Date,
+    /// `CAST(x AS DATETIME(fsp))`: the value as a date-time, its
+    /// fraction rounded to `fsp` digits.
+    CastDateTime(u8),
     /// LAST_DAY
     LastDay,
     /// MAKEDATE(year, dayofyear)
@@ -604,6 +607,10 @@ fn read(v: &Value) -> Option<Result<(Dt, bool), String>> {
         Value::Str(s) => parse_dt_str(s).ok_or_else(|| String::from_utf8_lossy(s).into_owned()),
         Value::Member(_, s) => {
             parse_dt_str(s).ok_or_else(|| String::from_utf8_lossy(s).into_owned())
+        }
+        Value::Json(b) => {
+            let t = crate::json::unquoted_text(b);
+            parse_dt_str(t.as_bytes()).ok_or(t)
         }
         // A TIME read as a date-time: its time of day on the zero date.
         Value::Time(us) => {
@@ -1631,6 +1638,27 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
                 Unit::MinuteMicrosecond => (mi * 100 + s) * 1_000_000 + us,
                 Unit::SecondMicrosecond => s * 1_000_000 + us,
             })
+        }
+        DtFn::CastDateTime(fsp) => {
+            let x = arg(0);
+            let (mut dt, _) = match read(&x) {
+                Some(Ok(r)) => r,
+                Some(Err(_)) => return Ok(bad_value(env, &x.to_string())),
+                None => return Ok(Value::Null),
+            };
+            // Rounding the fraction may carry into the second: go through
+            // the packed form, whose order is chronological.
+            let packed = pack_datetime(dt.packed_date(), dt.h, dt.mi, dt.s, 0);
+            let us = crate::convert::round_micros(i64::from(dt.us), fsp);
+            if us >= 1_000_000 {
+                return call(
+                    DtFn::AddInterval(Unit::Second, false),
+                    vec![Value::DateTime(packed), Value::Int(1)],
+                    env,
+                );
+            }
+            dt.us = us as u32;
+            dt.value(false)
         }
         DtFn::Year | DtFn::Month | DtFn::Day | DtFn::Quarter | DtFn::Date => {
             let x = arg(0);

@@ -435,7 +435,7 @@ fn column_type(dt: &ast::DataType, collation: Collation) -> SqlResult<ColumnType
         {
             ColumnType::Year
         }
-        D::JSON => return Err(SqlError::unsupported("column type JSON")),
+        D::JSON => ColumnType::Json,
         other => return Err(SqlError::unsupported(format!("column type {other}"))),
     })
 }
@@ -618,6 +618,21 @@ pub(crate) fn column_default(
     let Some(e) = e else {
         return Ok(None);
     };
+    // A JSON column takes only an expression default (`DEFAULT ('{}')`)
+    // or NULL, as in MySQL.
+    if col.ty == ColumnType::Json
+        && !matches!(e, ast::Expr::Nested(_))
+        && !matches!(e, ast::Expr::Value(v) if v.value == ast::Value::Null)
+    {
+        return Err(SqlError::new(
+            1101,
+            "42000",
+            format!(
+                "BLOB, TEXT, GEOMETRY or JSON column '{}' can't have a default value",
+                col.name
+            ),
+        ));
+    }
     let invalid = || {
         SqlError::new(
             1067,
@@ -829,6 +844,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         checks: Vec::new(),
         referenced_by: Vec::new(),
     };
+    def.check_key_columns()?;
     let db_checks = crate::constraints::names_in_db(&cat, &dbname, None, true);
     for (name, e, enforced) in checks {
         crate::constraints::add_check(&mut def, name, &e, enforced, &db_checks)?;
@@ -1019,6 +1035,7 @@ fn create_index(
     };
     let mut new_def = (*def).clone();
     new_def.secondary.push(ix.clone());
+    new_def.check_key_columns()?;
     // Record the id as used before any entry carries it: after a crash
     // during the back-fill, its entries are orphans that the sweep at open
     // removes, never entries of a later index given the same id.

@@ -80,6 +80,9 @@ impl Dialect for CairnDialect {
         match t {
             Token::Caret => Some(Ok(PREC_CARET)),
             Token::ShiftLeft | Token::ShiftRight => Some(Ok(PREC_SHIFT)),
+            // `col -> 'path'` binds as tightly as a column reference:
+            // `j->'$.a' = 1` compares the extracted value.
+            Token::Arrow | Token::LongArrow => Some(Ok(self.prec_value(Precedence::DoubleColon))),
             _ => None,
         }
     }

@@ -1013,6 +1013,8 @@ pub(crate) enum Acc {
     Var(u64, f64, f64),
     /// GROUP_CONCAT's values with their ORDER BY keys, and their bytes.
     Concat(Vec<(Vec<Value>, Vec<u8>)>, u64),
+    /// JSON_ARRAYAGG's values, JSON_OBJECTAGG's `[key, value]` pairs.
+    Items(Vec<Value>),
 }
 
 /// The session's `group_concat_max_len`.
@@ -1091,6 +1093,7 @@ pub(crate) fn new_acc(a: &AggCall) -> Acc {
             Acc::Var(0, 0.0, 0.0)
         }
         AggFunc::GroupConcat => Acc::Concat(Vec::new(), 0),
+        AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => Acc::Items(Vec::new()),
     }
 }
 
@@ -1219,6 +1222,7 @@ pub(crate) fn feed(acc: &mut Acc, a: &AggCall, v: Option<Value>, coll: Collation
                 };
             }
         }
+        Acc::Items(items) => items.push(v.unwrap_or(Value::Null)),
         Acc::Var(n, mean, m2) => {
             if let Some(v) = v.filter(|v| !v.is_null()) {
                 let x = crate::expr::num_f64(&v).unwrap_or(0.0);
@@ -1238,6 +1242,9 @@ pub(crate) fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlRe
             Some(spec) => concat_result(items, spec, env, row),
             None => Value::Null,
         },
+        Acc::Items(items) if items.is_empty() => Value::Null,
+        Acc::Items(items) if a.func == AggFunc::JsonObjectAgg => crate::json::object_agg(items)?,
+        Acc::Items(items) => crate::json::array_agg(items)?,
         Acc::Count(n) => Value::Int(*n as i64),
         Acc::Sum(s) => s.clone().unwrap_or(Value::Null),
         Acc::Avg(None, _) | Acc::Avg(_, 0) => Value::Null,

@@ -295,6 +295,8 @@ pub enum Func {
     Dt(crate::datefuncs::DtFn),
     /// A math function.
     Math(crate::mathfuncs::MathFn),
+    /// A JSON function.
+    Json(crate::json::JsonFn),
 }
 
 /// A compiled expression.
@@ -712,6 +714,12 @@ pub enum CastTo {
     Double,
     /// TIME(fsp)
     Time(u8),
+    /// JSON
+    Json,
+    /// DATE
+    Date,
+    /// DATETIME(fsp)
+    DateTime(u8),
 }
 
 /// Aggregate functions.
@@ -745,6 +753,12 @@ pub enum AggFunc {
     VarSamp,
     /// GROUP_CONCAT([DISTINCT] e, ... [ORDER BY ..] [SEPARATOR s])
     GroupConcat,
+    /// JSON_ARRAYAGG(e): the group's values as a JSON array (NULLs as
+    /// `null`).
+    JsonArrayAgg,
+    /// JSON_OBJECTAGG(k, v): the group's pairs as a JSON object; its
+    /// argument is compiled as `JSON_ARRAY(k, v)`.
+    JsonObjectAgg,
 }
 
 /// GROUP_CONCAT's ORDER BY and SEPARATOR.
@@ -1183,6 +1197,35 @@ impl<'a> Compiler<'a> {
                     vec![self.compile(expr)?],
                 )
             }
+            A::BinaryOp {
+                left,
+                op: op @ (ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow),
+                right,
+            } => {
+                // `col -> path` is JSON_EXTRACT(col, path); `->>` also
+                // unquotes. MySQL takes a column on the left and a string
+                // literal on the right only.
+                if !matches!(**left, A::Identifier(_) | A::CompoundIdentifier(_))
+                    || !matches!(&**right, A::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_) | ast::Value::DoubleQuotedString(_)))
+                {
+                    return Err(SqlError::syntax(format!(
+                        "You have an error in your SQL syntax near '{e}': the JSON operators take a column and a path string"
+                    )));
+                }
+                let x = Expr::Func(
+                    Func::Json(crate::json::JsonFn::Extract),
+                    vec![self.compile(left)?, self.compile(right)?],
+                );
+                if matches!(op, ast::BinaryOperator::LongArrow) {
+                    Expr::Func(Func::Json(crate::json::JsonFn::Unquote), vec![x])
+                } else {
+                    x
+                }
+            }
+            A::MemberOf(m) => Expr::Func(
+                Func::Json(crate::json::JsonFn::MemberOf),
+                vec![self.compile(&m.value)?, self.compile(&m.array)?],
+            ),
             A::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinOp::Add,
@@ -1640,6 +1683,8 @@ impl<'a> Compiler<'a> {
             "variance" | "var_pop" => Some(AggFunc::VarPop),
             "var_samp" => Some(AggFunc::VarSamp),
             "group_concat" => Some(AggFunc::GroupConcat),
+            "json_arrayagg" => Some(AggFunc::JsonArrayAgg),
+            "json_objectagg" => Some(AggFunc::JsonObjectAgg),
             _ => None,
         };
         if !clauses.is_empty() && agg != Some(AggFunc::GroupConcat) {
@@ -1671,8 +1716,26 @@ impl<'a> Compiler<'a> {
                 });
                 return Ok(Expr::Agg(self.aggs.len() - 1));
             }
+            if distinct && matches!(func, AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg) {
+                return Err(SqlError::syntax(format!(
+                    "You have an error in your SQL syntax near '{f}': DISTINCT is not allowed here"
+                )));
+            }
             let arg = match (func, args.as_slice()) {
                 (AggFunc::CountStar, []) => None,
+                (AggFunc::JsonObjectAgg, [k, v]) => {
+                    let win_was = std::mem::replace(&mut self.allow_win, false);
+                    self.allow_agg = false;
+                    let r = self.compile(k).and_then(|k| Ok((k, self.compile(v)?)));
+                    self.allow_agg = true;
+                    self.allow_win = win_was;
+                    let (k, v) = r?;
+                    Some(Expr::Func(
+                        Func::Json(crate::json::JsonFn::Array),
+                        vec![k, v],
+                    ))
+                }
+                (AggFunc::JsonObjectAgg, _) => return Err(wrong_args(&name)),
                 (_, [a]) => {
                     // An aggregate's argument cannot itself aggregate.
                     let win_was = std::mem::replace(&mut self.allow_win, false);
@@ -1780,6 +1843,9 @@ impl<'a> Compiler<'a> {
             _ if crate::mathfuncs::by_name(&name).is_some() => {
                 Func::Math(crate::mathfuncs::by_name(&name).ok_or_else(|| wrong_args(&name))?)
             }
+            _ if crate::json::by_name(&name).is_some() => {
+                Func::Json(crate::json::by_name(&name).ok_or_else(|| wrong_args(&name))?)
+            }
             _ if NOT_SUPPORTED.contains(&name.as_str()) => {
                 return Err(SqlError::unsupported(format!(
                     "function {}",
@@ -1796,7 +1862,19 @@ impl<'a> Compiler<'a> {
         };
         let args = args
             .into_iter()
-            .map(|a| self.compile(a))
+            .map(|a| match (func, a) {
+                // TRUE and FALSE given to a JSON function are JSON
+                // booleans, as in MySQL (elsewhere they are 1 and 0).
+                (Func::Json(_), ast::Expr::Value(v))
+                    if matches!(v.value, ast::Value::Boolean(_)) =>
+                {
+                    Ok(Expr::Const(crate::json::boolean(matches!(
+                        v.value,
+                        ast::Value::Boolean(true)
+                    ))))
+                }
+                _ => self.compile(a),
+            })
             .collect::<SqlResult<Vec<_>>>()?;
         let arity_ok = match func {
             Func::Concat | Func::Coalesce | Func::Greatest | Func::Least => !args.is_empty(),
@@ -1848,6 +1926,7 @@ impl<'a> Compiler<'a> {
             Func::Now | Func::UnixTimestamp => args.len() <= 1,
             Func::Dt(d) => crate::datefuncs::arity_ok(d, args.len()),
             Func::Math(m) => crate::mathfuncs::arity_ok(m, args.len()),
+            Func::Json(j) => crate::json::arity_ok(j, args.len()),
             _ => args.is_empty(),
         };
         if !arity_ok {
@@ -2103,6 +2182,9 @@ fn cast_target(dt: &ast::DataType) -> SqlResult<CastTo> {
         }),
         D::Double(_) | D::Float(_) | D::Real | D::DoublePrecision => CastTo::Double,
         D::Time(fsp, ast::TimezoneInfo::None) => CastTo::Time(fsp.unwrap_or(0).min(6) as u8),
+        D::JSON => CastTo::Json,
+        D::Date => CastTo::Date,
+        D::Datetime(fsp) => CastTo::DateTime(fsp.unwrap_or(0).min(6) as u8),
         other => return Err(SqlError::unsupported(format!("CAST AS {other}"))),
     })
 }
@@ -2262,6 +2344,7 @@ fn num(v: &Value) -> Option<Num> {
         }
         // An ENUM or SET in numeric context is its index or bitmask.
         Value::Member(n, _) => Num::UInt(*n),
+        Value::Json(b) => return num(&crate::json::to_number(b)),
     })
 }
 
@@ -2500,6 +2583,9 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
         (Value::Str(x), Value::Str(y)) => Some(coll.cmp(x, y)),
+        // With JSON on either side, the other side is read as a JSON
+        // scalar (a string as a JSON string) and MySQL's JSON order holds.
+        (Value::Json(_), _) | (_, Value::Json(_)) => crate::json::compare_values(a, b),
         (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
         (Value::UInt(x), Value::UInt(y)) => Some(x.cmp(y)),
         (Value::Int(x), Value::UInt(y)) => Some(i128::from(*x).cmp(&i128::from(*y))),
@@ -2854,6 +2940,15 @@ pub fn eval(
                 None => Value::Null,
             }
         }
+        Expr::Cast(x, CastTo::Json) => crate::json::cast(&ev(x)?)?,
+        Expr::Cast(x, CastTo::Date) => {
+            crate::datefuncs::call(crate::datefuncs::DtFn::Date, vec![ev(x)?], env)?
+        }
+        Expr::Cast(x, CastTo::DateTime(fsp)) => crate::datefuncs::call(
+            crate::datefuncs::DtFn::CastDateTime(*fsp),
+            vec![ev(x)?],
+            env,
+        )?,
         Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
         Expr::Subquery(Some(x), sq) if matches!(**x, Expr::Row(_)) => {
@@ -3039,6 +3134,7 @@ pub(crate) fn parse_bits(b: &str) -> SqlResult<Vec<u8>> {
 pub fn text_of(v: &Value) -> Vec<u8> {
     match v {
         Value::Str(s) | Value::Member(_, s) => s.clone(),
+        Value::Json(b) => crate::json::binary_text(b).into_bytes(),
         Value::Null => Vec::new(),
         other => other.to_string().into_bytes(),
     }
@@ -3057,7 +3153,9 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             CastTo::Signed | CastTo::Unsigned => (t.parse::<i128>().is_ok(), "INTEGER"),
             CastTo::Double => (t.parse::<f64>().is_ok(), "DOUBLE"),
             CastTo::Decimal(_) => (parse_number(t).is_ok(), "DECIMAL"),
-            CastTo::Char | CastTo::Time(_) => (true, ""),
+            CastTo::Char | CastTo::Time(_) | CastTo::Json | CastTo::Date | CastTo::DateTime(_) => {
+                (true, "")
+            }
         };
         if !whole {
             env.warn(
@@ -3079,6 +3177,9 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             }
         }),
         CastTo::Char => Value::Str(text_of(v)),
+        // `eval` takes these to `json::cast` and the date functions (they
+        // can fail); `cast` never sees them.
+        CastTo::Json | CastTo::Date | CastTo::DateTime(_) => Value::Null,
         CastTo::Double => num(v).map_or(Value::Null, |n| Value::Double(to_f64(n))),
         CastTo::Decimal(s) => num(v)
             .and_then(|n| to_dec(n, s))

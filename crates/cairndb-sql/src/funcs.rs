@@ -266,6 +266,10 @@ pub fn call(
             let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
             return crate::mathfuncs::call(m, vals, env);
         }
+        Func::Json(j) => {
+            let vals = args.iter().map(ev).collect::<SqlResult<Vec<_>>>()?;
+            return crate::json::call(j, vals, env);
+        }
     })
 }
 

@@ -27,6 +27,7 @@ pub mod funcs;
 mod globals;
 mod hashjoin;
 mod infoschema;
+mod json;
 pub mod keys;
 pub mod mathfuncs;
 pub mod output;

@@ -47,6 +47,8 @@ pub enum OutType {
     Time,
     /// BIT
     Bit,
+    /// JSON
+    Json,
 }
 
 /// A result column's description.
@@ -102,6 +104,7 @@ impl ColumnInfo {
             OutType::DateTime | OutType::Timestamp => (63, 19, 0),
             OutType::Date | OutType::Time => (63, 10, 0),
             OutType::Year => (63, 4, 0),
+            OutType::Json => (63, u32::MAX, 0),
             _ => (63, 11, 0),
         };
         ColumnInfo {
@@ -120,7 +123,7 @@ impl ColumnInfo {
             auto_increment: false,
             unique_key: false,
             multiple_key: false,
-            binary: false,
+            binary: ty == OutType::Json,
             is_enum: false,
             is_set: false,
         }
@@ -205,6 +208,8 @@ impl ColumnInfo {
                 false,
             ),
             ColumnType::Bit { bits } => (OutType::Bit, 63, u32::from(bits), 0, true, false),
+            // As MySQL sends it: binary charset, the largest length.
+            ColumnType::Json => (OutType::Json, 63, u32::MAX, 0, false, true),
         };
         ColumnInfo {
             schema: String::new(),

@@ -1619,7 +1619,7 @@ fn info_for_expr(x: &Expr, label: &str, scope: &Scope, aggs: &[AggCall]) -> Colu
             ci.unsigned = true
         }
         Expr::Cast(_, CastTo::Decimal(scale)) => ci.decimals = *scale,
-        Expr::Cast(_, CastTo::Time(fsp)) => ci.decimals = *fsp,
+        Expr::Cast(_, CastTo::Time(fsp) | CastTo::DateTime(fsp)) => ci.decimals = *fsp,
         Expr::Agg(i)
             if aggs.get(*i).is_some_and(|a| {
                 matches!(a.func, AggFunc::BitAnd | AggFunc::BitOr | AggFunc::BitXor)
@@ -1645,6 +1645,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             Value::DateTime(_) => OutType::DateTime,
             Value::Time(_) => OutType::Time,
             Value::Member(..) => OutType::String,
+            Value::Json(_) => OutType::Json,
         },
         Expr::Column(i) => scope
             .cols
@@ -1664,6 +1665,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
                     OutType::Double
                 }
                 AggFunc::GroupConcat => OutType::Blob,
+                AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => OutType::Json,
                 AggFunc::Min | AggFunc::Max => a
                     .arg
                     .as_ref()
@@ -1719,6 +1721,9 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
             CastTo::Decimal(_) => OutType::NewDecimal,
             CastTo::Double => OutType::Double,
             CastTo::Time(_) => OutType::Time,
+            CastTo::Json => OutType::Json,
+            CastTo::Date => OutType::Date,
+            CastTo::DateTime(_) => OutType::DateTime,
         },
         Expr::SysVar(name) => match crate::vars::default_of(name) {
             Some(Value::Int(_) | Value::UInt(_)) => OutType::LongLong,
@@ -1816,6 +1821,7 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
             crate::datefuncs::out_type(d, &types, fmt)
         }
         Func::Math(m) => crate::mathfuncs::out_type(m, &|i| arg(i)),
+        Func::Json(j) => crate::json::out_type(j),
         Func::CurDate => OutType::Date,
         Func::Abs | Func::Round => numeric(arg(0)),
         Func::Floor | Func::Ceil => match numeric(arg(0)) {

@@ -262,6 +262,26 @@ impl TableDef {
             .position(|c| c.name.eq_ignore_ascii_case(name))
     }
 
+    /// Error 3152 when an index (the primary key too) holds a JSON
+    /// column: a document has no key form, as in MySQL.
+    pub fn check_key_columns(&self) -> crate::error::SqlResult<()> {
+        for ix in std::iter::once(&self.primary).chain(&self.secondary) {
+            for &c in &ix.columns {
+                if let Some(col) = self.columns.get(c).filter(|c| c.ty == ColumnType::Json) {
+                    return Err(crate::error::SqlError::new(
+                        3152,
+                        "42000",
+                        format!(
+                            "JSON column '{}' supports indexing only via generated columns on a specified JSON path.",
+                            col.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether column `i` is part of the primary key.
     pub fn in_pk(&self, i: usize) -> bool {
         self.primary.columns.contains(&i)
@@ -492,6 +512,8 @@ pub fn get_key_value(input: &mut &[u8], ty: &ColumnType, nullable: bool) -> Opti
         ColumnType::Year => year_of_byte(keys::get_uint(input, 1)?),
         ColumnType::Time { .. } => Value::Time(keys::get_int(input, TIME_WIDTH)?),
         ColumnType::Bit { .. } => Value::UInt(keys::get_uint(input, member_width(ty))?),
+        // JSON columns are never part of a key (DDL refuses them).
+        ColumnType::Json => return None,
     })
 }
 
@@ -782,6 +804,10 @@ fn put_stored(out: &mut Vec<u8>, ty: &ColumnType, v: &Value) {
         (ColumnType::Bit { .. }, Value::UInt(n)) => put_le(out, *n, member_width(ty)),
         (ColumnType::Year, Value::Int(y)) => out.push(year_byte(*y) as u8),
         (ColumnType::Time { .. }, Value::Time(us)) => put_le(out, *us as u64, TIME_WIDTH),
+        (ColumnType::Json, Value::Json(b)) => {
+            put_varint(out, b.len() as u64);
+            out.extend_from_slice(b);
+        }
         (ColumnType::Str { kind, .. }, Value::Str(s)) => {
             let s = if *kind == StrKind::Char {
                 trim_end_spaces(s)
@@ -858,6 +884,16 @@ fn get_stored(input: &mut &[u8], ty: &ColumnType) -> Option<Value> {
             }
         }
         ColumnType::Year => year_of_byte(u64::from(*take(1)?.first()?)),
+        // A document that does not decode makes the row corrupted.
+        ColumnType::Json => {
+            let n = usize::try_from(get_varint(input)?).ok()?;
+            let (b, rest) = input.split_at_checked(n)?;
+            *input = rest;
+            if !crate::json::is_valid_binary(b) {
+                return None;
+            }
+            Value::Json(b.to_vec())
+        }
         ColumnType::Time { .. } => {
             let b = take(TIME_WIDTH)?;
             let mut le = [0u8; 8];

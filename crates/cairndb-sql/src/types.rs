@@ -167,6 +167,8 @@ pub enum ColumnType {
         /// Width in bits.
         bits: u8,
     },
+    /// JSON: a document in its binary form (`docs/format/json.md`).
+    Json,
 }
 
 impl ColumnType {
@@ -241,6 +243,7 @@ impl ColumnType {
             ColumnType::Time { fsp: 0 } => "time".into(),
             ColumnType::Time { fsp } => format!("time({fsp})"),
             ColumnType::Bit { bits } => format!("bit({bits})"),
+            ColumnType::Json => "json".into(),
         }
     }
 }
@@ -313,6 +316,9 @@ pub enum Value {
     /// A value of an ENUM or SET column: its index or bitmask (what it
     /// is in numeric context and how it sorts), and its string.
     Member(u64, Vec<u8>),
+    /// A JSON value in its binary form (`docs/format/json.md`); always
+    /// well-formed (checked where it enters: parsed text, a row read).
+    Json(Vec<u8>),
 }
 
 /// The largest TIME magnitude, 838:59:59.000000, in microseconds.
@@ -374,6 +380,7 @@ impl fmt::Display for Value {
             }
             Value::Time(us) => f.write_str(&format_time(*us, None)),
             Value::Member(_, s) => write!(f, "{}", String::from_utf8_lossy(s)),
+            Value::Json(b) => f.write_str(&crate::json::binary_text(b)),
         }
     }
 }

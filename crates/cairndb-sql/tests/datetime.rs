@@ -398,3 +398,46 @@ fn clocks_and_refusals() {
     );
     assert_eq!(err(&mut s, "SELECT DATEDIFF('2024-01-01')"), 1582);
 }
+
+#[test]
+fn cast_as_date_and_datetime_converts_as_mysql_does() {
+    let (_d, mut s) = session();
+    check(
+        &mut s,
+        &[
+            ("CAST('2024-01-02 10:11:12.6' AS DATE)", "2024-01-02"),
+            // The fraction rounds to the type's digits, carrying over.
+            (
+                "CAST('2024-01-02 10:11:12.6' AS DATETIME)",
+                "2024-01-02 10:11:13",
+            ),
+            (
+                "CAST('2024-12-31 23:59:59.7' AS DATETIME)",
+                "2025-01-01 00:00:00",
+            ),
+            (
+                "CAST('2024-01-02 10:11:12.123456' AS DATETIME(3))",
+                "2024-01-02 10:11:12.123000",
+            ),
+            ("CAST(20240102 AS DATE)", "2024-01-02"),
+            ("CAST(NULL AS DATETIME)", "NULL"),
+            ("CAST('2024-03-01' AS DATE) - INTERVAL 1 DAY", "2024-02-29"),
+        ],
+    );
+    assert_eq!(one(&mut s, "CAST('junk' AS DATE)"), "NULL");
+    assert_eq!(
+        warnings(&mut s),
+        ["Warning|1292|Incorrect datetime value: 'junk'"]
+    );
+    let c = q(
+        &mut s,
+        "SELECT CAST('2024-01-02' AS DATE), CAST('2024-01-02' AS DATETIME(2))",
+    );
+    assert_eq!(
+        c.columns
+            .iter()
+            .map(|c| (c.ty, c.decimals))
+            .collect::<Vec<_>>(),
+        [(OutType::Date, 0), (OutType::DateTime, 2)]
+    );
+}

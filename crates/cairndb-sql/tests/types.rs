@@ -1,9 +1,11 @@
-//! The column types ENUM, SET, YEAR, TIME and BIT end to end through
+//! The column types ENUM, SET, YEAR, TIME, BIT and JSON end to end through
 //! `Session::query`: storage round trips (also after reopening), order in
 //! scans and in primary and secondary indexes, conversions, strict-mode
 //! errors and INSERT IGNORE warnings, SHOW CREATE TABLE and
 //! information_schema, with the answers MySQL 8.0 gives; and that a table
-//! written before these types existed still reads.
+//! written before these types existed still reads. JSON: storage, MySQL's
+//! text form, comparison as JSON, the JSON_* functions and aggregates,
+//! and their errors.
 
 use cairndb_sql::{Collect, OutType, Session, Value};
 
@@ -114,7 +116,7 @@ fn enum_definitions_are_checked() {
         ),
         1097
     );
-    assert_eq!(err(&mut s, "CREATE TABLE t (j JSON)"), 1235);
+    assert_eq!(err(&mut s, "CREATE TABLE t (g GEOMETRY)"), 1235);
     // 300 members take two bytes each.
     let members: Vec<String> = (0..300).map(|i| format!("'m{i}'")).collect();
     q(
@@ -657,4 +659,339 @@ fn unsupported_literals_and_types_are_refused() {
     assert_eq!(one(&mut s, "SELECT 0b0101 AS `0b1`"), "5");
     // `0B01` and `0b012` are no literals (MySQL's error too).
     assert_eq!(err(&mut s, "SELECT 0b012"), 1054);
+}
+
+fn json_table(s: &mut Session) {
+    q(s, "CREATE DATABASE jd");
+    q(s, "USE jd");
+    q(s, "CREATE TABLE t (id INT PRIMARY KEY, j JSON)");
+    q(
+        s,
+        r#"INSERT INTO t VALUES (1, '{"name": "bob", "age": 30, "tags": ["a", "b"], "addr": {"city": "Paris"}}'), (2, '[1, 2, 3]'), (3, NULL), (4, '"str"'), (5, '{"b": 1, "a": 2, "a": 3, "aa": [true, false, null, 1.5, 1e20]}')"#,
+    );
+}
+
+#[test]
+fn json_columns_store_documents_and_print_them_as_mysql_does() {
+    let (_d, mut s) = session();
+    json_table(&mut s);
+    // Keys in MySQL's order (length, then bytes), the last duplicate
+    // kept, MySQL's spacing and number forms.
+    assert_eq!(
+        all(&mut s, "SELECT id, j FROM t ORDER BY id"),
+        [
+            r#"1|{"age": 30, "addr": {"city": "Paris"}, "name": "bob", "tags": ["a", "b"]}"#,
+            "2|[1, 2, 3]",
+            "3|NULL",
+            r#"4|"str""#,
+            r#"5|{"a": 3, "b": 1, "aa": [true, false, null, 1.5, 1e20]}"#,
+        ]
+    );
+    let c = q(
+        &mut s,
+        "SELECT j, JSON_OBJECT('a', 1), j->>'$.name' FROM t WHERE id = 1",
+    );
+    assert_eq!(
+        c.columns.iter().map(|c| c.ty).collect::<Vec<_>>(),
+        [OutType::Json, OutType::Json, OutType::VarString]
+    );
+    assert_eq!(c.columns.first().map(|c| c.charset), Some(63));
+    assert!(show_create(&mut s, "t").contains("`j` json DEFAULT NULL"));
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_NAME = 't' AND COLUMN_NAME = 'j'"
+        ),
+        "json"
+    );
+    // Invalid text, a number without CAST, keys and literal defaults are
+    // refused with MySQL's codes; nothing is stored.
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (10, '{bad')"), 3140);
+    assert_eq!(err(&mut s, "INSERT INTO t VALUES (10, 5)"), 3140);
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t WHERE id = 10"), "0");
+    assert_eq!(err(&mut s, "CREATE TABLE k1 (j JSON PRIMARY KEY)"), 3152);
+    assert_eq!(
+        err(
+            &mut s,
+            "CREATE TABLE k2 (id INT PRIMARY KEY, j JSON, KEY (j))"
+        ),
+        3152
+    );
+    assert_eq!(err(&mut s, "CREATE INDEX ij ON t (j)"), 3152);
+    assert_eq!(err(&mut s, "ALTER TABLE t ADD INDEX ij (j)"), 3152);
+    assert_eq!(
+        err(
+            &mut s,
+            "CREATE TABLE k3 (id INT PRIMARY KEY, j JSON DEFAULT '{}')"
+        ),
+        1101
+    );
+    q(
+        &mut s,
+        "CREATE TABLE k4 (id INT PRIMARY KEY, j JSON NOT NULL DEFAULT ('{}'))",
+    );
+    q(&mut s, "INSERT INTO k4 (id) VALUES (1)");
+    assert_eq!(one(&mut s, "SELECT j FROM k4"), "{}");
+    // A text column converts to JSON by parsing, and back as text.
+    q(&mut s, "CREATE TABLE c (id INT PRIMARY KEY, s TEXT)");
+    q(&mut s, r#"INSERT INTO c VALUES (1, '{"x": [1,2]}')"#);
+    q(&mut s, "ALTER TABLE c MODIFY s JSON");
+    assert_eq!(
+        one(&mut s, "SELECT JSON_TYPE(s), s->'$.x[1]' FROM c"),
+        "OBJECT|2"
+    );
+    q(&mut s, "INSERT INTO c VALUES (2, '[]')");
+    q(&mut s, "ALTER TABLE c MODIFY s TEXT");
+    assert_eq!(
+        all(&mut s, "SELECT s FROM c ORDER BY id"),
+        [r#"{"x": [1, 2]}"#, "[]"]
+    );
+}
+
+#[test]
+fn json_operators_compare_as_json_not_as_text() {
+    let (_d, mut s) = session();
+    json_table(&mut s);
+    // `->` binds tighter than `=`; a JSON string equals the SQL string.
+    assert_eq!(
+        one(&mut s, "SELECT id FROM t WHERE j->'$.name' = 'bob'"),
+        "1"
+    );
+    assert_eq!(one(&mut s, "SELECT id FROM t WHERE j->'$.age' > 20"), "1");
+    assert_eq!(one(&mut s, "SELECT id FROM t WHERE j->'$.age' = 30.0"), "1");
+    assert_eq!(
+        one(&mut s, "SELECT id FROM t WHERE j->>'$.addr.city' = 'paris'"),
+        "1"
+    );
+    // A JSON string is not the number it spells, and JSON types order as
+    // MySQL's: numbers < strings < objects < arrays < booleans.
+    assert_eq!(one(&mut s, r#"SELECT CAST('"30"' AS JSON) = 30"#), "0");
+    assert_eq!(
+        all(
+            &mut s,
+            "SELECT id FROM t WHERE j IS NOT NULL AND id <> 5 ORDER BY j, id"
+        ),
+        ["4", "1", "2"]
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT j->'$.a', COUNT(*) FROM t WHERE id > 4 GROUP BY j->'$.a'"
+        ),
+        "3|1"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT j->'$.age' + 1, j->'$.tags[last]' FROM t WHERE id = 1"
+        ),
+        r#"31|"b""#
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT 2 MEMBER OF ('[1, 2, 3]'), 'a' MEMBER OF (j->'$.tags') FROM t WHERE id = 1"
+        ),
+        "1|1"
+    );
+    assert_eq!(err(&mut s, "SELECT j -> 5 FROM t"), 1064);
+}
+
+#[test]
+fn json_functions_give_mysql_answers() {
+    let (_d, mut s) = session();
+    let cases = [
+        (
+            "JSON_OBJECT('a', 1, 'b', TRUE, 'c', NULL, 'd', JSON_ARRAY(1, 'x', 2.50))",
+            r#"{"a": 1, "b": true, "c": null, "d": [1, "x", 2.50]}"#,
+        ),
+        (
+            "JSON_EXTRACT('{\"a\": [1, {\"b\": 2}]}', '$.a[1].b', '$.a[0]')",
+            "[2, 1]",
+        ),
+        ("JSON_EXTRACT('[1, 2, 3]', '$[*]')", "[1, 2, 3]"),
+        ("JSON_EXTRACT('[1, 2, 3]', '$[1 to 2]')", "[2, 3]"),
+        (
+            "JSON_EXTRACT('{\"a\": {\"b\": 1}, \"c\": {\"b\": 2}}', '$**.b')",
+            "[1, 2]",
+        ),
+        ("JSON_EXTRACT('{\"a\": 1}', '$.b')", "NULL"),
+        ("JSON_EXTRACT('5', '$[0]')", "5"),
+        (
+            "JSON_SET('{\"a\": 1}', '$.b', 2, '$.a', 10)",
+            r#"{"a": 10, "b": 2}"#,
+        ),
+        (
+            "JSON_INSERT('{\"a\": 1}', '$.a', 5, '$.c', 3)",
+            r#"{"a": 1, "c": 3}"#,
+        ),
+        (
+            "JSON_REPLACE('{\"a\": 1}', '$.a', 5, '$.c', 3)",
+            r#"{"a": 5}"#,
+        ),
+        ("JSON_SET('[1]', '$[5]', 2)", "[1, 2]"),
+        ("JSON_SET('1', '$[1]', 2)", "[1, 2]"),
+        ("JSON_REMOVE('[1, 2, 3]', '$[1]', '$[5]')", "[1, 3]"),
+        (
+            "JSON_ARRAY_APPEND('[1, [2]]', '$[1]', 3, '$[0]', 4)",
+            "[[1, 4], [2, 3]]",
+        ),
+        (
+            "JSON_ARRAY_INSERT('[1, 2]', '$[1]', 'x', '$[9]', 'y')",
+            r#"[1, "x", 2, "y"]"#,
+        ),
+        (
+            "JSON_CONTAINS('{\"a\": 1, \"b\": [1, 2]}', '1', '$.a')",
+            "1",
+        ),
+        ("JSON_CONTAINS('[1, 2, 3]', '[1, 3]')", "1"),
+        ("JSON_CONTAINS('{\"a\": [1, 2]}', '{\"a\": [3]}')", "0"),
+        ("JSON_CONTAINS_PATH('{\"a\": 1}', 'one', '$.a', '$.x')", "1"),
+        ("JSON_CONTAINS_PATH('{\"a\": 1}', 'all', '$.a', '$.x')", "0"),
+        ("JSON_KEYS('{\"bb\": 1, \"a\": 2}')", r#"["a", "bb"]"#),
+        ("JSON_KEYS('[1]')", "NULL"),
+        ("JSON_LENGTH('{\"a\": [1, 2]}', '$.a')", "2"),
+        ("JSON_DEPTH('[[1], {}]')", "3"),
+        ("JSON_VALID('{')", "0"),
+        ("JSON_VALID('[]')", "1"),
+        ("JSON_VALID(NULL)", "NULL"),
+        ("JSON_TYPE('18446744073709551615')", "UNSIGNED INTEGER"),
+        ("JSON_TYPE(JSON_EXTRACT('[1.5]', '$[0]'))", "DOUBLE"),
+        ("JSON_QUOTE('a\"b')", r#""a\"b""#),
+        ("JSON_UNQUOTE('\"a\\\\u0041\"')", "aA"),
+        ("JSON_UNQUOTE('abc')", "abc"),
+        (
+            "JSON_MERGE_PATCH('{\"a\": 1, \"b\": 2}', '{\"b\": null, \"c\": 3}')",
+            r#"{"a": 1, "c": 3}"#,
+        ),
+        (
+            "JSON_MERGE_PRESERVE('{\"a\": 1}', '{\"a\": 2}', '[3]')",
+            r#"[{"a": [1, 2]}, 3]"#,
+        ),
+        ("JSON_MERGE_PATCH('{\"a\": 1}', NULL)", "NULL"),
+        (
+            "JSON_SEARCH('{\"a\": [\"abc\", \"xbz\"], \"b\": {\"c\": \"abd\"}}', 'all', 'ab%')",
+            r#"["$.a[0]", "$.b.c"]"#,
+        ),
+        (
+            "JSON_SEARCH('{\"a\": [\"abc\"], \"b\": \"abc\"}', 'all', 'abc', NULL, '$.b')",
+            r#""$.b""#,
+        ),
+        ("JSON_SEARCH('[\"x\"]', 'one', 'y')", "NULL"),
+        ("JSON_OVERLAPS('[1, 5]', '[5]')", "1"),
+        ("JSON_OVERLAPS('{\"a\": 1}', '{\"a\": 2}')", "0"),
+        ("CAST('{\"x\": 1}' AS JSON)", r#"{"x": 1}"#),
+        ("CAST(5 AS JSON)", "5"),
+        (
+            "CAST(CAST('2024-01-02' AS DATE) AS JSON)",
+            r#""2024-01-02""#,
+        ),
+        (
+            "JSON_PRETTY('{\"a\": [1], \"b\": {}}')",
+            "{\n  \"a\": [\n    1\n  ],\n  \"b\": {}\n}",
+        ),
+        (
+            "JSON_EXTRACT('{\"a\": \"2024-01-02\"}', '$.a') + INTERVAL 1 DAY",
+            "2024-01-03",
+        ),
+    ];
+    for (expr, want) in cases {
+        assert_eq!(one(&mut s, &format!("SELECT {expr}")), want, "{expr}");
+    }
+    for (sql, code) in [
+        ("SELECT JSON_EXTRACT('{\"a\": 1}', 'x')", 3143),
+        ("SELECT JSON_EXTRACT('{\"a\": 1', '$')", 3141),
+        ("SELECT JSON_EXTRACT(5, '$')", 3146),
+        ("SELECT JSON_OBJECT('a')", 1582),
+        ("SELECT JSON_OBJECT(NULL, 1)", 3158),
+        ("SELECT JSON_SET('{}', '$.*', 1)", 3149),
+        ("SELECT JSON_REMOVE('{}', '$')", 3153),
+        ("SELECT JSON_CONTAINS_PATH('{}', 'some', '$')", 3154),
+        ("SELECT JSON_ARRAY_INSERT('[1]', '$.a', 1)", 3165),
+        ("SELECT JSON_ARRAYAGG(DISTINCT 1)", 1064),
+    ] {
+        assert_eq!(err(&mut s, sql), code, "{sql}");
+    }
+}
+
+#[test]
+fn json_documents_nested_past_the_limit_are_refused_not_a_crash() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, j JSON)");
+    assert_eq!(err(&mut s, "SELECT JSON_DEPTH(REPEAT('[', 100000))"), 3157);
+    let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
+    assert_eq!(
+        err(&mut s, &format!("INSERT INTO t VALUES (1, '{deep}')")),
+        3140
+    );
+    let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    q(&mut s, &format!("INSERT INTO t VALUES (1, '{ok}')"));
+    assert_eq!(one(&mut s, "SELECT JSON_DEPTH(j) FROM t"), "100");
+    // Growing it past the limit is refused too.
+    let path = format!("${}", "[0]".repeat(99));
+    assert_eq!(
+        err(
+            &mut s,
+            &format!("UPDATE t SET j = JSON_SET(j, '{path}', JSON_ARRAY(1))")
+        ),
+        3157
+    );
+    assert_eq!(one(&mut s, "SELECT JSON_DEPTH(j) FROM t"), "100");
+}
+
+#[test]
+fn json_aggregates_build_arrays_and_objects_per_group() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    q(
+        &mut s,
+        "CREATE TABLE o (id INT PRIMARY KEY, cust VARCHAR(10), amt DECIMAL(6,2), meta JSON)",
+    );
+    q(
+        &mut s,
+        r#"INSERT INTO o VALUES (1, 'a', 1.50, '{"x": 1}'), (2, 'a', 2.00, NULL), (3, 'b', 3.25, '[1]')"#,
+    );
+    assert_eq!(
+        all(&mut s, "SELECT cust, JSON_ARRAYAGG(amt), JSON_OBJECTAGG(id, meta), JSON_ARRAYAGG(meta) FROM o GROUP BY cust ORDER BY cust"),
+        [r#"a|[1.50, 2.00]|{"1": {"x": 1}, "2": null}|[{"x": 1}, null]"#, r#"b|[3.25]|{"3": [1]}|[[1]]"#]
+    );
+    assert_eq!(
+        one(&mut s, "SELECT JSON_ARRAYAGG(id) FROM o WHERE id > 10"),
+        "NULL"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT JSON_OBJECT('items', JSON_ARRAYAGG(JSON_OBJECT('id', id))) FROM o WHERE cust = 'a'"),
+        r#"{"items": [{"id": 1}, {"id": 2}]}"#
+    );
+    assert_eq!(err(&mut s, "SELECT JSON_OBJECTAGG(NULL, 1) FROM o"), 3158);
+}
+
+#[test]
+fn json_values_survive_reopening_and_prepared_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut s = Session::new(open(dir.path()), "root");
+        q(&mut s, "CREATE DATABASE d");
+        q(&mut s, "USE d");
+        q(&mut s, "CREATE TABLE t (id INT PRIMARY KEY, j JSON)");
+        q(
+            &mut s,
+            r#"INSERT INTO t VALUES (1, '{"k": ["v", 1.25, null]}')"#,
+        );
+    }
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "USE d");
+    assert_eq!(
+        one(&mut s, "SELECT j FROM t"),
+        r#"{"k": ["v", 1.25, null]}"#
+    );
+    q(
+        &mut s,
+        "PREPARE p FROM 'SELECT j->>''$.k[0]'', JSON_CONTAINS(j, ?, ''$.k'') FROM t WHERE id = ?'",
+    );
+    q(&mut s, "SET @c = '1.25', @i = 1");
+    assert_eq!(one(&mut s, "EXECUTE p USING @c, @i"), "v|1");
 }

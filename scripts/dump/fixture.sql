@@ -37,6 +37,7 @@ CREATE TABLE t_more (
   e ENUM('small', 'medium', 'large', 'it''s') NOT NULL DEFAULT 'medium',
   st SET('a', 'b', 'c', 'd'),
   y YEAR, tm TIME, tm3 TIME(3), bt BIT(5), b64 BIT(64),
+  js JSON,
   KEY k_e (e), KEY k_tm (tm)
 );
 INSERT INTO parent (code) VALUES ('one'), ('two'), ('three');
@@ -57,9 +58,10 @@ INSERT INTO t_all (ti, tu, si, su, mi, mu, ii, iu, bi, bu, b, de, dz, f, d, c, v
 INSERT INTO child VALUES (1, 1, 'a'), (2, 2, NULL), (3, 2, 'semi;colon'), (4, 3, '/* not a comment */');
 INSERT INTO nopk VALUES (1, 'x'), (1, 'x'), (NULL, NULL);
 INSERT INTO t_more VALUES
- (1, 'large', 'c,a', 2024, '-838:59:59', '12:34:56.789', b'10101', 18446744073709551615),
- (2, 'it''s', '', 1901, '00:00:00', '-00:00:01.5', b'0', 0),
- (3, 'small', 'a,b,c,d', 2155, '838:59:59', NULL, NULL, NULL),
- (4, DEFAULT, NULL, NULL, NULL, NULL, NULL, NULL);
+ (1, 'large', 'c,a', 2024, '-838:59:59', '12:34:56.789', b'10101', 18446744073709551615,
+  '{"a": 1, "bb": [true, null, 2.5, "é", {"c": "d e"}]}'),
+ (2, 'it''s', '', 1901, '00:00:00', '-00:00:01.5', b'0', 0, '[]'),
+ (3, 'small', 'a,b,c,d', 2155, '838:59:59', NULL, NULL, NULL, '"just a string"'),
+ (4, DEFAULT, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 CREATE VIEW v_join AS
   SELECT t.id, t.vc, p.code FROM t_all t LEFT JOIN parent p ON p.id = t.pid WHERE t.id > 0;

@@ -640,7 +640,7 @@ pub(crate) fn column_default(
             format!("Invalid default value for '{}'", col.name),
         )
     };
-    let v = s.eval_const(&e.to_string())?;
+    let v = s.eval_const_ast(e, &e.to_string())?;
     if v.is_null() {
         if !col.nullable {
             return Err(invalid());

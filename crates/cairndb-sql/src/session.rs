@@ -1358,9 +1358,17 @@ impl Session {
         let e = parser(text)
             .and_then(|mut p| p.parse_expr())
             .map_err(parse_error)?;
+        self.eval_const_ast(&e, text)
+    }
+
+    /// [`Self::eval_const`] of a parsed expression (`text`: how it was
+    /// written, for a bare word). Evaluating the tree itself keeps string
+    /// literals as they were read: printing a tree back to text does not
+    /// escape their backslashes again.
+    pub(crate) fn eval_const_ast(&mut self, e: &ast::Expr, text: &str) -> SqlResult<Value> {
         let scope = Scope::default();
         let mut c = crate::expr::Compiler::new(&scope);
-        let x = c.compile(&e);
+        let x = c.compile(e);
         let x = match x {
             Ok(x) => x,
             // `SET x = word`: a bare word is a string value.

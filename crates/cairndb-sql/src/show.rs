@@ -669,12 +669,15 @@ pub fn create_table_text(def: &TableDef, db: &str) -> String {
     text
 }
 
-/// A column's DEFAULT as SHOW CREATE TABLE prints it: quoted, a BIT as
-/// `b'101'`, a TIME with the column's fractional digits.
+/// A column's DEFAULT as SHOW CREATE TABLE prints it: quoted (quotes
+/// doubled, backslashes escaped, so the text reads back as it is), a BIT
+/// as `b'101'`, a TIME with the column's fractional digits, a JSON
+/// column's as an expression (`('{}')`: a literal is refused there).
 fn default_sql(c: &crate::row::ColumnDef, d: &Value) -> String {
     match (c.ty, d) {
         (ColumnType::Bit { .. }, Value::UInt(_)) => default_text(c, d),
-        _ => format!("'{}'", default_text(c, d).replace('\'', "''")),
+        (ColumnType::Json, _) => format!("('{}')", sql_quoted(&default_text(c, d))),
+        _ => format!("'{}'", sql_quoted(&default_text(c, d))),
     }
 }
 

@@ -732,6 +732,21 @@ fn json_columns_store_documents_and_print_them_as_mysql_does() {
     );
     q(&mut s, "INSERT INTO k4 (id) VALUES (1)");
     assert_eq!(one(&mut s, "SELECT j FROM k4"), "{}");
+    // SHOW CREATE TABLE prints a JSON default as an expression, so the
+    // statement it prints runs again (a literal default is 1101).
+    q(
+        &mut s,
+        r#"CREATE TABLE k5 (id INT PRIMARY KEY, j JSON DEFAULT ('{"a": "x\\\\y"}'))"#,
+    );
+    let shown = show_create(&mut s, "k5");
+    assert!(
+        shown.contains(r#"`j` json DEFAULT ('{"a": "x\\\\y"}')"#),
+        "{shown}"
+    );
+    q(&mut s, "DROP TABLE k5");
+    q(&mut s, &shown);
+    q(&mut s, "INSERT INTO k5 (id) VALUES (1)");
+    assert_eq!(one(&mut s, "SELECT j->>'$.a' FROM k5"), r"x\y");
     // A text column converts to JSON by parsing, and back as text.
     q(&mut s, "CREATE TABLE c (id INT PRIMARY KEY, s TEXT)");
     q(&mut s, r#"INSERT INTO c VALUES (1, '{"x": [1,2]}')"#);
@@ -994,4 +1009,25 @@ fn json_values_survive_reopening_and_prepared_statements() {
     );
     q(&mut s, "SET @c = '1.25', @i = 1");
     assert_eq!(one(&mut s, "EXECUTE p USING @c, @i"), "v|1");
+}
+
+#[test]
+fn string_defaults_keep_their_backslashes() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    // The default was evaluated from the parsed tree printed back to
+    // text, which does not escape backslashes again: 'a\\b' became 'ab'.
+    q(
+        &mut s,
+        r"CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10) DEFAULT 'a\\b', w VARCHAR(10) DEFAULT 'it''s')",
+    );
+    q(&mut s, "INSERT INTO t (id) VALUES (1)");
+    assert_eq!(one(&mut s, "SELECT v, w FROM t"), r"a\b|it's");
+    let shown = show_create(&mut s, "t");
+    assert!(shown.contains(r"`v` varchar(10) DEFAULT 'a\\b'"), "{shown}");
+    q(&mut s, "DROP TABLE t");
+    q(&mut s, &shown);
+    q(&mut s, "INSERT INTO t (id) VALUES (1)");
+    assert_eq!(one(&mut s, "SELECT v, w FROM t"), r"a\b|it's");
 }

@@ -264,9 +264,66 @@ pub(crate) fn decode(b: &[u8]) -> Option<Json> {
     rest.is_empty().then_some(j)
 }
 
-/// True when `b` is a well-formed binary document.
+/// True when `b` is a well-formed binary document (checked without
+/// building it: a row read checks every document it hands on).
 pub(crate) fn is_valid_binary(b: &[u8]) -> bool {
-    decode(b).is_some()
+    match b.split_first() {
+        Some((&VERSION, mut rest)) => check(&mut rest, 0).is_some() && rest.is_empty(),
+        _ => false,
+    }
+}
+
+/// Steps over one value, checking what [`get`] checks.
+fn check(input: &mut &[u8], depth: usize) -> Option<()> {
+    if depth >= MAX_DEPTH {
+        return None;
+    }
+    let (&t, rest) = input.split_first()?;
+    *input = rest;
+    match t {
+        tag::NULL | tag::FALSE | tag::TRUE => {}
+        tag::INT | tag::UINT => {
+            take(input, 8)?;
+        }
+        tag::DOUBLE => {
+            let b: [u8; 8] = take(input, 8)?.try_into().ok()?;
+            if !f64::from_le_bytes(b).is_finite() {
+                return None;
+            }
+        }
+        tag::DECIMAL => {
+            if *take(input, 17)?.first()? > 30 {
+                return None;
+            }
+        }
+        tag::STRING => {
+            let n = take_u32(input)?;
+            std::str::from_utf8(take(input, n)?).ok()?;
+        }
+        tag::ARRAY | tag::OBJECT => {
+            let n = take_u32(input)?;
+            let size = take_u32(input)?;
+            let mut body = take(input, size)?;
+            let mut prev: Option<&[u8]> = None;
+            for _ in 0..n {
+                if t == tag::OBJECT {
+                    let klen = take_u32(&mut body)?;
+                    let k = take(&mut body, klen)?;
+                    std::str::from_utf8(k).ok()?;
+                    if prev.is_some_and(|p| key_order_bytes(p, k) != Ordering::Less) {
+                        return None;
+                    }
+                    prev = Some(k);
+                }
+                check(&mut body, depth + 1)?;
+            }
+            if !body.is_empty() {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 fn take<'a>(input: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
@@ -349,6 +406,99 @@ fn get(input: &mut &[u8], depth: usize) -> Option<Json> {
         }
         _ => return None,
     })
+}
+
+/// The bytes (tag and payload) of one value, stepping over it; None
+/// when they run past the input or the tag is unknown.
+fn value_bytes<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let start = *input;
+    let (&t, mut rest) = input.split_first()?;
+    let payload = match t {
+        tag::NULL | tag::FALSE | tag::TRUE => 0,
+        tag::INT | tag::UINT | tag::DOUBLE => 8,
+        tag::DECIMAL => 17,
+        tag::STRING => 4 + take_u32(&mut rest)?,
+        tag::ARRAY | tag::OBJECT => {
+            take_u32(&mut rest)?;
+            8 + take_u32(&mut rest)?
+        }
+        _ => return None,
+    };
+    let len = payload.checked_add(1)?;
+    let v = start.get(..len)?;
+    *input = start.get(len..)?;
+    Some(v)
+}
+
+/// The bytes of the value a path without wildcards names in the binary
+/// value `v` (no version byte), reading only the headers on the way:
+/// Some(None) when the path names nothing, None when the bytes are not a
+/// well-formed value.
+fn seek<'a>(v: &'a [u8], path: &[Leg]) -> Option<Option<&'a [u8]>> {
+    // The root's sizes must cover exactly its bytes.
+    let mut whole = v;
+    value_bytes(&mut whole)?;
+    if !whole.is_empty() {
+        return None;
+    }
+    let mut cur = v;
+    for leg in path {
+        let (&t, rest) = cur.split_first()?;
+        let mut body = rest;
+        let next = match (leg, t) {
+            (Leg::Key(k), tag::OBJECT) => {
+                let n = take_u32(&mut body)?;
+                let size = take_u32(&mut body)?;
+                let mut body = take(&mut body, size)?;
+                let mut found = None;
+                for _ in 0..n {
+                    let klen = take_u32(&mut body)?;
+                    let key = take(&mut body, klen)?;
+                    let val = value_bytes(&mut body)?;
+                    match key_order_bytes(key, k.as_bytes()) {
+                        Ordering::Equal => {
+                            found = Some(val);
+                            break;
+                        }
+                        // Keys are sorted: it is not further on.
+                        Ordering::Greater => break,
+                        Ordering::Less => {}
+                    }
+                }
+                found
+            }
+            (Leg::Index(ix), tag::ARRAY) => {
+                let n = take_u32(&mut body)?;
+                let size = take_u32(&mut body)?;
+                let mut body = take(&mut body, size)?;
+                match ix.at(n).filter(|&i| i < n) {
+                    Some(i) => {
+                        for _ in 0..i {
+                            value_bytes(&mut body)?;
+                        }
+                        Some(value_bytes(&mut body)?)
+                    }
+                    None => None,
+                }
+            }
+            // Not an array: `[0]` and `[last]` name the value itself.
+            (Leg::Index(ix), _) if ix.at(1) == Some(0) => Some(cur),
+            _ => None,
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return Some(None),
+        }
+    }
+    // The value must hold together (a corrupted one is refused here, not
+    // handed on).
+    let mut rest = cur;
+    check(&mut rest, 0)?;
+    Some(Some(cur))
+}
+
+fn key_order_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// 3142: a stored document that does not decode.
@@ -1471,6 +1621,25 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
             ),
         },
         JsonFn::Extract => {
+            // A stored document and one plain path: read the value's bytes
+            // in place, decoding nothing else.
+            if let (Value::Json(b), [_, p]) = (arg(0), a.as_slice()) {
+                let Some(p) = path_arg(p)? else {
+                    return Ok(Value::Null);
+                };
+                if !is_wild(&p) {
+                    let body = b.get(1..).ok_or_else(corrupted)?;
+                    return Ok(match seek(body, &p).ok_or_else(corrupted)? {
+                        Some(v) => {
+                            let mut out = Vec::with_capacity(v.len() + 1);
+                            out.push(VERSION);
+                            out.extend_from_slice(v);
+                            Value::Json(out)
+                        }
+                        None => Value::Null,
+                    });
+                }
+            }
             let Some(doc) = doc_arg(arg(0), 1, name)? else {
                 return Ok(Value::Null);
             };
@@ -2036,6 +2205,55 @@ mod tests {
             deep.extend_from_slice(&[tag::ARRAY, 1, 0, 0, 0, 0, 0, 0, 0]);
         }
         assert_eq!(decode(&deep), None);
+    }
+
+    #[test]
+    fn paths_read_in_place_agree_with_the_decoded_tree() {
+        let doc = j(r#"{"a": [10, 20, {"b": 30}], "c": {"b": 40}, "d e": 5, "zz": "s"}"#);
+        let b = encode(&doc);
+        for p in [
+            "$",
+            "$.a",
+            "$.a[1]",
+            "$.a[last]",
+            "$.a[last-2]",
+            "$.a[2].b",
+            "$.a[3]",
+            "$.c[0].b",
+            "$.c.b[0]",
+            "$.\"d e\"",
+            "$.zz",
+            "$.zz[0]",
+            "$.zz[1]",
+            "$.x",
+            "$.a.b",
+            "$[0].a[0]",
+        ] {
+            let legs = parse_path(p.as_bytes()).unwrap_or_else(|e| panic!("{p}: {e:?}"));
+            let mut out = Vec::new();
+            find(&doc, &legs, &mut out);
+            let tree = out.first().map(|x| to_text(x));
+            let seeked = seek(&b[1..], &legs)
+                .unwrap_or_else(|| panic!("{p}: corrupted"))
+                .map(|v| {
+                    let mut d = vec![VERSION];
+                    d.extend_from_slice(v);
+                    binary_text(&d)
+                });
+            assert_eq!(seeked, tree, "{p}");
+        }
+        // Every cut of the document is refused by the checker and by a
+        // seek into its end.
+        let legs = parse_path(b"$.zz").unwrap_or_default();
+        for cut in 1..b.len() {
+            let part = &b[..cut];
+            assert!(!is_valid_binary(part), "cut at {cut}");
+            assert!(
+                !matches!(seek(&part[1..], &legs), Some(Some(_))),
+                "cut at {cut}"
+            );
+        }
+        assert!(is_valid_binary(&b));
     }
 
     #[test]

@@ -38,6 +38,10 @@ use crate::wire::Out;
 /// `max_prepared_stmt_count` is 16382 for the whole server).
 pub(crate) const MAX_STATEMENTS: usize = 16382;
 
+/// The largest statement id this layer hands out (ids wrap to 1 after
+/// it); the SQL layer's own ids (SQL `PREPARE`) start above it.
+const STMT_ID_MAX: u32 = 0x7FFF_FFFF;
+
 /// Server-wide counters (COM_STATISTICS, [`crate::Counters`]).
 #[derive(Debug)]
 pub(crate) struct Stats {
@@ -294,7 +298,13 @@ impl<S: Session> Core<S> {
             return Flow::Continue;
         }
         let id = self.next_stmt;
-        self.next_stmt = self.next_stmt.wrapping_add(1).max(1);
+        // Ids stay below 2^31: the SQL layer numbers statements prepared
+        // with SQL's PREPARE from there up.
+        self.next_stmt = if self.next_stmt >= STMT_ID_MAX {
+            1
+        } else {
+            self.next_stmt + 1
+        };
         let p = match self.session.prepare(id, sql) {
             Ok(p) => p,
             Err(e) => {

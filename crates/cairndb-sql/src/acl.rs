@@ -2355,6 +2355,14 @@ pub(crate) fn hides_text(sql: &str) -> bool {
         .filter(|w| !w.is_empty());
     let (a, b) = (w.next().unwrap_or(""), w.next().unwrap_or(""));
     let is = |x: &str, k: &str| x.eq_ignore_ascii_case(k);
+    // `PREPARE s FROM 'CREATE USER ... IDENTIFIED BY ...'`: hidden when
+    // the text it prepares could carry a password.
+    if is(a, "PREPARE") {
+        let up = body.to_ascii_uppercase();
+        return ["USER", "PASSWORD", "GRANT", "IDENTIFIED"]
+            .iter()
+            .any(|k| up.contains(k));
+    }
     ((is(a, "CREATE") || is(a, "ALTER")) && is(b, "USER"))
         || (is(a, "SET") && is(b, "PASSWORD"))
         || is(a, "GRANT")
@@ -2363,6 +2371,16 @@ pub(crate) fn hides_text(sql: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prepared_account_statements_hide_their_text() {
+        assert!(hides_text(
+            "PREPARE s FROM 'CREATE USER u IDENTIFIED BY ''pw'''"
+        ));
+        assert!(hides_text("prepare s from @q_with_password"));
+        assert!(!hides_text("PREPARE s FROM 'SELECT 1'"));
+        assert!(hides_text("CREATE USER u IDENTIFIED BY 'pw'"));
+    }
 
     #[test]
     fn host_patterns() {

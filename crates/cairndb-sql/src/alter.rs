@@ -1386,6 +1386,8 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
         let parent_of = |d: &str, t: &str| cat.table(d, t).ok();
         let before = o.new.foreign_keys.len();
         crate::constraints::prepare_fks(s, &dbname, &mut o.new, fks, &db_fks, &parent_of)?;
+        // A foreign key may have added an index: not on a JSON column.
+        o.new.check_key_columns()?;
         added_names.extend(
             o.new
                 .foreign_keys

@@ -88,6 +88,24 @@ pub fn to_column(v: Value, col: &ColumnDef, row: u64) -> SqlResult<Value> {
         return Ok(Value::Null);
     }
     let name = &col.name;
+    // A JSON value stored into another type: a number as itself, a date
+    // or time from its unquoted text, a string column gets its text.
+    let v = match (&v, col.ty) {
+        (Value::Json(_), ColumnType::Json) => v,
+        (
+            Value::Json(b),
+            ColumnType::Str { .. } | ColumnType::Enum { .. } | ColumnType::Set { .. },
+        ) => Value::Str(crate::json::binary_text(b).into_bytes()),
+        (
+            Value::Json(b),
+            ColumnType::Date
+            | ColumnType::DateTime { .. }
+            | ColumnType::Timestamp { .. }
+            | ColumnType::Time { .. },
+        ) => Value::Str(crate::json::unquoted_text(b).into_bytes()),
+        (Value::Json(b), _) => crate::json::to_number(b),
+        _ => v,
+    };
     Ok(match col.ty {
         ColumnType::Json => crate::json::to_column(&v, name)?,
         ColumnType::Int { bytes, unsigned } => {

@@ -629,7 +629,7 @@ pub(crate) fn scope_columns(alias: &str, names: &[String]) -> Vec<ScopeColumn> {
 fn row_bytes(r: &[Value]) -> usize {
     let mut n = 24 + std::mem::size_of_val(r);
     for v in r {
-        if let Value::Str(b) = v {
+        if let Value::Str(b) | Value::Json(b) = v {
             n += b.len();
         }
     }

@@ -853,6 +853,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
         let db_fks = crate::constraints::names_in_db(&cat, &dbname, None, false);
         let parent_of = |d: &str, t: &str| cat.table(d, t).ok();
         crate::constraints::prepare_fks(s, &dbname, &mut def, fks, &db_fks, &parent_of)?;
+        // A foreign key may have added an index: not on a JSON column.
+        def.check_key_columns()?;
         for ix in def.secondary.iter_mut().filter(|ix| ix.id == 0) {
             ix.id = take_id();
         }

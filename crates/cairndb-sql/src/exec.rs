@@ -992,6 +992,11 @@ pub(crate) fn group_key(out: &mut Vec<u8>, v: &Value, coll: Collation) {
             out.push(2);
             out.extend_from_slice(&(*u as i64).to_be_bytes());
         }
+        // Equal documents (1 and 1.0 too) make equal keys.
+        Value::Json(b) => {
+            out.push(4);
+            crate::json::group_key(b, out);
+        }
         other => {
             out.push(3);
             keys::put_bytes(out, other.to_string().as_bytes());
@@ -1243,8 +1248,10 @@ pub(crate) fn finish(acc: &Acc, a: &AggCall, env: &dyn Env, row: usize) -> SqlRe
             None => Value::Null,
         },
         Acc::Items(items) if items.is_empty() => Value::Null,
-        Acc::Items(items) if a.func == AggFunc::JsonObjectAgg => crate::json::object_agg(items)?,
-        Acc::Items(items) => crate::json::array_agg(items)?,
+        Acc::Items(items) if a.func == AggFunc::JsonObjectAgg => {
+            crate::json::object_agg(items, env)?
+        }
+        Acc::Items(items) => crate::json::array_agg(items, env)?,
         Acc::Count(n) => Value::Int(*n as i64),
         Acc::Sum(s) => s.clone().unwrap_or(Value::Null),
         Acc::Avg(None, _) | Acc::Avg(_, 0) => Value::Null,

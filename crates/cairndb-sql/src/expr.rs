@@ -1222,10 +1222,18 @@ impl<'a> Compiler<'a> {
                     x
                 }
             }
-            A::MemberOf(m) => Expr::Func(
-                Func::Json(crate::json::JsonFn::MemberOf),
-                vec![self.compile(&m.value)?, self.compile(&m.array)?],
-            ),
+            A::MemberOf(m) => {
+                let v = self.compile(&m.value)?;
+                let v = if is_truth_valued(&v) {
+                    Expr::Func(Func::Json(crate::json::JsonFn::Bool), vec![v])
+                } else {
+                    v
+                };
+                Expr::Func(
+                    Func::Json(crate::json::JsonFn::MemberOf),
+                    vec![v, self.compile(&m.array)?],
+                )
+            }
             A::BinaryOp { left, op, right } => {
                 let op = match op {
                     ast::BinaryOperator::Plus => BinOp::Add,
@@ -1862,7 +1870,8 @@ impl<'a> Compiler<'a> {
         };
         let args = args
             .into_iter()
-            .map(|a| match (func, a) {
+            .enumerate()
+            .map(|(i, a)| match (func, a) {
                 // TRUE and FALSE given to a JSON function are JSON
                 // booleans, as in MySQL (elsewhere they are 1 and 0).
                 (Func::Json(_), ast::Expr::Value(v))
@@ -1872,6 +1881,15 @@ impl<'a> Compiler<'a> {
                         v.value,
                         ast::Value::Boolean(true)
                     ))))
+                }
+                // So is a comparison's truth value.
+                (Func::Json(f), a) if crate::json::is_value_arg(f, i) => {
+                    let x = self.compile(a)?;
+                    Ok(if is_truth_valued(&x) {
+                        Expr::Func(Func::Json(crate::json::JsonFn::Bool), vec![x])
+                    } else {
+                        x
+                    })
                 }
                 _ => self.compile(a),
             })
@@ -2159,6 +2177,26 @@ fn row_items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether `e` gives a SQL truth value (a comparison, a logical
+/// operator, IS NULL, IN, BETWEEN, LIKE, EXISTS): MySQL's JSON functions
+/// take those as JSON booleans.
+fn is_truth_valued(e: &Expr) -> bool {
+    match e {
+        Expr::Binary(op, ..) => {
+            op.is_comparison() || matches!(op, BinOp::And | BinOp::Or | BinOp::Xor)
+        }
+        Expr::Not(_)
+        | Expr::IsNull(..)
+        | Expr::InList(..)
+        | Expr::Between(..)
+        | Expr::Like(..)
+        | Expr::InSet(..)
+        | Expr::InRows(..) => true,
+        Expr::Subquery(_, sq) => sq.test != SubTest::Scalar,
+        _ => false,
     }
 }
 
@@ -2648,7 +2686,13 @@ pub fn compare(a: &Value, b: &Value, coll: Collation) -> Option<Ordering> {
 /// The collation an expression's strings compare under: a column's own,
 /// else `utf8mb4_general_ci`.
 pub fn collation_of(e: &Expr, scope_types: &[Option<ColumnType>]) -> Collation {
+    use crate::json::JsonFn;
     match e {
+        // JSON's text functions give utf8mb4_bin strings, as MySQL's.
+        Expr::Func(
+            Func::Json(JsonFn::Unquote | JsonFn::Quote | JsonFn::Type | JsonFn::Pretty),
+            _,
+        ) => Collation::Utf8mb4Bin,
         Expr::Column(i) => {
             scope_types
                 .get(*i)

@@ -193,7 +193,7 @@ pub(crate) enum HashState {
 pub(crate) fn row_bytes(r: &[Value]) -> usize {
     r.iter()
         .map(|v| match v {
-            Value::Str(s) => std::mem::size_of::<Value>() + s.capacity(),
+            Value::Str(s) | Value::Json(s) => std::mem::size_of::<Value>() + s.capacity(),
             _ => std::mem::size_of::<Value>(),
         })
         .sum::<usize>()

@@ -761,6 +761,10 @@ fn parse_path(p: &[u8]) -> SqlResult<Path> {
             }
             Some(b'*') if at(i + 1) == Some(b'*') => {
                 i += 2;
+                // `***` is no token (MySQL refuses it too).
+                if at(i) == Some(b'*') {
+                    return Err(bad_path(i));
+                }
                 legs.push(Leg::Descend);
             }
             Some(b'[') => {
@@ -807,9 +811,11 @@ fn parse_idx(p: &[u8], i: &mut usize) -> SqlResult<Idx> {
         while p.get(*i).is_some_and(u8::is_ascii_digit) {
             *i += 1;
         }
+        // Array positions are at most 2^32 - 1, as in MySQL.
         std::str::from_utf8(p.get(start..*i).unwrap_or_default())
             .ok()
-            .and_then(|s| s.parse::<u64>().ok())
+            .and_then(|s| s.parse::<u32>().ok())
+            .map(u64::from)
             .ok_or_else(|| bad_path(start))
     };
     if p.get(*i..*i + 4) == Some(b"last") {
@@ -831,95 +837,130 @@ fn parse_idx(p: &[u8], i: &mut usize) -> SqlResult<Idx> {
     Ok(Idx::Front(digits(i)?))
 }
 
-/// The values `path` selects in `j`, in document order.
-fn find<'a>(j: &'a Json, path: &[Leg], out: &mut Vec<&'a Json>) {
-    let Some((leg, rest)) = path.split_first() else {
-        out.push(j);
-        return;
-    };
-    match (leg, j) {
+/// One leg applied to one node: the nodes it selects, in document order,
+/// each with the step that reaches it (None: the node itself, as `[0]`
+/// of a value that is not an array, or `**` selecting where it starts).
+fn step<'a>(n: &'a Json, leg: &Leg, out: &mut Vec<(&'a Json, Option<PathStep>)>) {
+    match (leg, n) {
         (Leg::Key(k), Json::Object(m)) => {
             if let Some(v) = obj_get(m, k) {
-                find(v, rest, out);
+                out.push((v, Some(PathStep::Key(k.clone()))));
             }
         }
         (Leg::AnyKey, Json::Object(m)) => {
-            for (_, v) in m {
-                find(v, rest, out);
-            }
+            out.extend(m.iter().map(|(k, v)| (v, Some(PathStep::Key(k.clone())))));
         }
         (Leg::Index(ix), Json::Array(a)) => {
-            if let Some(v) = ix.at(a.len()).and_then(|i| a.get(i)) {
-                find(v, rest, out);
+            if let Some(i) = ix.at(a.len()).filter(|&i| i < a.len()) {
+                if let Some(v) = a.get(i) {
+                    out.push((v, Some(PathStep::Index(i))));
+                }
             }
         }
         // A value that is not an array is an array of itself here.
-        (Leg::Index(ix), _) if ix.at(1) == Some(0) => find(j, rest, out),
+        (Leg::Index(ix), _) if ix.at(1) == Some(0) => out.push((n, None)),
         (Leg::Range(lo, hi), Json::Array(a)) => {
             let lo = lo.at(a.len()).unwrap_or(0);
             if let Some(hi) = hi.at(a.len()) {
                 let hi = hi.min(a.len().saturating_sub(1));
-                for v in a.iter().take(hi + 1).skip(lo) {
-                    find(v, rest, out);
+                for (i, v) in a.iter().enumerate().take(hi + 1).skip(lo) {
+                    out.push((v, Some(PathStep::Index(i))));
                 }
             }
         }
         (Leg::Range(lo, hi), _) if lo.at(1).unwrap_or(0) == 0 && hi.at(1).is_some() => {
-            find(j, rest, out)
+            out.push((n, None))
         }
         (Leg::AnyIndex, Json::Array(a)) => {
-            for v in a {
-                find(v, rest, out);
-            }
+            out.extend(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, Some(PathStep::Index(i)))),
+            );
         }
         (Leg::Descend, _) => {
-            find(j, rest, out);
-            match j {
-                Json::Array(a) => {
-                    for v in a {
-                        find(v, path, out);
-                    }
-                }
-                Json::Object(m) => {
-                    for (_, v) in m {
-                        find(v, path, out);
-                    }
-                }
-                _ => {}
+            let mut all = Vec::new();
+            descendants(n, &mut Vec::new(), false, &mut all);
+            out.extend(all.into_iter().map(|(v, _)| (v, None)));
+        }
+        _ => {}
+    }
+}
+
+/// `n` and every value inside it, in document order (for `**`), with
+/// the steps from `n` when `paths` is on (else empty step lists).
+fn descendants<'a>(
+    n: &'a Json,
+    at: &mut Vec<PathStep>,
+    paths: bool,
+    out: &mut Vec<(&'a Json, Vec<PathStep>)>,
+) {
+    // Depth is at most MAX_DEPTH, so this recursion is bounded.
+    out.push((n, if paths { at.clone() } else { Vec::new() }));
+    match n {
+        Json::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                at.push(PathStep::Index(i));
+                descendants(v, at, paths, out);
+                at.pop();
+            }
+        }
+        Json::Object(m) => {
+            for (k, v) in m {
+                at.push(PathStep::Key(k.clone()));
+                descendants(v, at, paths, out);
+                at.pop();
             }
         }
         _ => {}
     }
 }
 
+/// The values `path` selects in `j`, in document order, each once (as
+/// MySQL: `$**[0]` of `[[1]]` is `[[1], 1]`). Evaluated leg by leg over
+/// the set of nodes reached, so neither a long path nor repeated `**`
+/// recurses or multiplies.
+fn find<'a>(j: &'a Json, path: &[Leg], out: &mut Vec<&'a Json>) {
+    let mut cur: Vec<&'a Json> = vec![j];
+    let mut next: Vec<(&'a Json, Option<PathStep>)> = Vec::new();
+    let mut seen: std::collections::HashSet<*const Json> = std::collections::HashSet::new();
+    for leg in path {
+        next.clear();
+        for &n in &cur {
+            step(n, leg, &mut next);
+        }
+        seen.clear();
+        cur.clear();
+        for (n, _) in next.drain(..) {
+            if seen.insert(n as *const Json) {
+                cur.push(n);
+            }
+        }
+        if cur.is_empty() {
+            return;
+        }
+    }
+    out.extend(cur);
+}
+
 /// The one value a path without wildcards names, for changing it.
 fn find_mut<'a>(j: &'a mut Json, path: &[Leg]) -> Option<&'a mut Json> {
-    let Some((leg, rest)) = path.split_first() else {
-        return Some(j);
-    };
-    match leg {
-        Leg::Key(k) => match j {
-            Json::Object(m) => {
+    let mut cur = j;
+    for leg in path {
+        cur = match (leg, cur) {
+            (Leg::Key(k), Json::Object(m)) => {
                 let i = find_key(m, k).ok()?;
-                find_mut(&mut m.get_mut(i)?.1, rest)
+                &mut m.get_mut(i)?.1
             }
-            _ => None,
-        },
-        Leg::Index(ix) => match j {
-            Json::Array(a) => {
+            (Leg::Index(ix), Json::Array(a)) => {
                 let i = ix.at(a.len())?;
-                find_mut(a.get_mut(i)?, rest)
+                a.get_mut(i)?
             }
-            other => {
-                if ix.at(1) == Some(0) {
-                    find_mut(other, rest)
-                } else {
-                    None
-                }
-            }
-        },
-        _ => None,
+            (Leg::Index(ix), other) if ix.at(1) == Some(0) => other,
+            _ => return None,
+        };
     }
+    Some(cur)
 }
 
 /// How JSON_SET, JSON_INSERT and JSON_REPLACE treat a path.
@@ -970,6 +1011,8 @@ fn set_path(doc: &mut Json, path: &[Leg], val: Json, mode: SetMode) {
                     }
                 }
                 Some(i) if i >= a.len() && mode != SetMode::Replace => a.push(val),
+                // `[last - n]` before the start adds at the front (MySQL).
+                None if mode != SetMode::Replace => a.insert(0, val),
                 _ => {}
             },
             other => match ix.at(1) {
@@ -978,6 +1021,10 @@ fn set_path(doc: &mut Json, path: &[Leg], val: Json, mode: SetMode) {
                 Some(_) if mode != SetMode::Replace => {
                     let old = std::mem::take(other);
                     *other = Json::Array(vec![old, val]);
+                }
+                None if mode != SetMode::Replace => {
+                    let old = std::mem::take(other);
+                    *other = Json::Array(vec![val, old]);
                 }
                 _ => {}
             },
@@ -1242,7 +1289,14 @@ pub(crate) fn from_value(v: &Value) -> SqlResult<Json> {
             Ok(i) => Json::Int(i),
             Err(_) => Json::UInt(*u),
         },
-        Value::Double(f) => Json::Double(*f),
+        Value::Double(f) if f.is_finite() => Json::Double(*f),
+        Value::Double(_) => {
+            return Err(SqlError::new(
+                1690,
+                "22003",
+                "DOUBLE value is out of range in a JSON value",
+            ))
+        }
         Value::Decimal(d, s) => Json::Decimal(*d, *s),
         Value::Str(s) | Value::Member(_, s) => Json::Str(String::from_utf8_lossy(s).into_owned()),
         Value::Date(d) => {
@@ -1298,12 +1352,81 @@ pub(crate) fn unquoted_text(b: &[u8]) -> String {
     }
 }
 
+/// Appends a key of the document `b` that is equal for documents that
+/// compare equal (numbers by value: `1`, `1.0` and a decimal `1.00` are
+/// one group), for GROUP BY, DISTINCT and set operations.
+pub(crate) fn group_key(b: &[u8], out: &mut Vec<u8>) {
+    match decode(b) {
+        Some(j) => put_group_key(&j, out),
+        None => {
+            out.push(0xff);
+            out.extend_from_slice(b);
+        }
+    }
+}
+
+fn put_group_key(j: &Json, out: &mut Vec<u8>) {
+    let int = |out: &mut Vec<u8>, i: i128| {
+        out.push(2);
+        out.extend_from_slice(&i.to_be_bytes());
+    };
+    let dbl = |out: &mut Vec<u8>, f: f64| {
+        // A whole double is its integer; -0 is 0.
+        if f == f.trunc() && f.abs() < 1e38 {
+            out.push(2);
+            out.extend_from_slice(&(f as i128).to_be_bytes());
+        } else {
+            out.push(3);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+    };
+    match j {
+        Json::Null => out.push(0),
+        Json::Bool(b) => out.extend_from_slice(&[1, u8::from(*b)]),
+        Json::Int(i) => int(out, i128::from(*i)),
+        Json::UInt(u) => int(out, i128::from(*u)),
+        Json::Double(f) => dbl(out, *f),
+        Json::Decimal(d, s) => {
+            let p = 10i128.checked_pow(u32::from(*s)).unwrap_or(1);
+            if d % p == 0 {
+                int(out, d / p);
+            } else {
+                dbl(out, *d as f64 / p as f64);
+            }
+        }
+        Json::Str(s) => {
+            out.push(5);
+            out.extend_from_slice(&(s.len() as u64).to_be_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Json::Array(a) => {
+            out.push(6);
+            out.extend_from_slice(&(a.len() as u64).to_be_bytes());
+            for x in a {
+                put_group_key(x, out);
+            }
+        }
+        Json::Object(m) => {
+            out.push(7);
+            out.extend_from_slice(&(m.len() as u64).to_be_bytes());
+            for (k, v) in m {
+                out.extend_from_slice(&(k.len() as u64).to_be_bytes());
+                out.extend_from_slice(k.as_bytes());
+                put_group_key(v, out);
+            }
+        }
+    }
+}
+
 /// A value stored into a JSON column: JSON as it is, a string parsed as
 /// JSON text; anything else is MySQL's 3140 ("may need CAST").
 pub(crate) fn to_column(v: &Value, column: &str) -> SqlResult<Value> {
     match v {
         Value::Null => Ok(Value::Null),
-        Value::Json(b) => Ok(Value::Json(b.clone())),
+        // Every producer checks what it makes; a row must never hold a
+        // document it cannot read back, so it is checked once more.
+        Value::Json(b) if is_valid_binary(b) => Ok(Value::Json(b.clone())),
+        Value::Json(_) => Err(corrupted()),
         Value::Str(s) | Value::Member(_, s) => Ok(Value::Json(parse_for_column(s, column)?)),
         _ => Err(SqlError::new(
             3140,
@@ -1397,8 +1520,17 @@ fn exact_path_arg(v: &Value) -> SqlResult<Option<Path>> {
     Ok(p)
 }
 
-fn json_out(j: &Json) -> Value {
-    Value::Json(encode(j))
+/// A function's JSON result: nested at most [`MAX_DEPTH`] (else 3157),
+/// and NULL with warning 1301 past `max_allowed_packet`, as MySQL's.
+fn json_out(j: &Json, env: &dyn Env, name: &str) -> SqlResult<Value> {
+    if depth(j) > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    let b = encode(j);
+    if !crate::strfuncs::fits(env, name, b.len() as u128) {
+        return Ok(Value::Null);
+    }
+    Ok(Value::Json(b))
 }
 
 // ---------------------------------------------------------------------
@@ -1457,6 +1589,9 @@ pub enum JsonFn {
     Pretty,
     /// JSON_STORAGE_SIZE(doc)
     StorageSize,
+    /// A SQL truth value (a comparison's 1 / 0) given to a JSON function
+    /// as a value: JSON `true` / `false` (internal, no SQL name).
+    Bool,
 }
 
 /// The function of a name.
@@ -1519,7 +1654,24 @@ impl JsonFn {
             JsonFn::MemberOf => "member of",
             JsonFn::Pretty => "json_pretty",
             JsonFn::StorageSize => "json_storage_size",
+            JsonFn::Bool => "json_bool",
         }
+    }
+}
+
+/// Whether argument `i` of `f` is a value (where a SQL truth value is
+/// a JSON boolean) rather than a document, a path or a key.
+pub(crate) fn is_value_arg(f: JsonFn, i: usize) -> bool {
+    match f {
+        JsonFn::Array => true,
+        JsonFn::Object => i % 2 == 1,
+        JsonFn::Set
+        | JsonFn::Insert
+        | JsonFn::Replace
+        | JsonFn::ArrayAppend
+        | JsonFn::ArrayInsert => i >= 2 && i.is_multiple_of(2),
+        JsonFn::MemberOf => i == 0,
+        _ => false,
     }
 }
 
@@ -1532,7 +1684,8 @@ pub fn arity_ok(f: JsonFn, n: usize) -> bool {
         | JsonFn::Quote
         | JsonFn::Depth
         | JsonFn::Pretty
-        | JsonFn::StorageSize => n == 1,
+        | JsonFn::StorageSize
+        | JsonFn::Bool => n == 1,
         JsonFn::Extract | JsonFn::Remove | JsonFn::MergePreserve | JsonFn::MergePatch => n >= 2,
         JsonFn::Object => n.is_multiple_of(2),
         JsonFn::Array => true,
@@ -1561,6 +1714,7 @@ pub fn out_type(f: JsonFn) -> OutType {
         | JsonFn::MemberOf
         | JsonFn::StorageSize => OutType::LongLong,
         JsonFn::Type | JsonFn::Unquote | JsonFn::Quote | JsonFn::Pretty => OutType::VarString,
+        JsonFn::Bool => OutType::Json,
         _ => OutType::Json,
     }
 }
@@ -1592,10 +1746,14 @@ fn bool_out(b: bool) -> Value {
 }
 
 /// Evaluates `f` over its evaluated arguments.
-pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
+pub fn call(f: JsonFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
     let name = f.name();
     let arg = |i: usize| a.get(i).unwrap_or(&Value::Null);
     Ok(match f {
+        JsonFn::Bool => match crate::expr::truth(arg(0)) {
+            None => Value::Null,
+            Some(t) => boolean(t),
+        },
         JsonFn::Valid => match arg(0) {
             Value::Null => Value::Null,
             Value::Json(_) => bool_out(true),
@@ -1658,13 +1816,17 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
             // matches are wrapped in an array.
             if paths.len() == 1 && !paths.first().is_some_and(|p| is_wild(p)) {
                 match found.first() {
-                    Some(j) => json_out(j),
+                    Some(j) => json_out(j, env, name)?,
                     None => Value::Null,
                 }
             } else if found.is_empty() {
                 Value::Null
             } else {
-                json_out(&Json::Array(found.into_iter().cloned().collect()))
+                json_out(
+                    &Json::Array(found.into_iter().cloned().collect()),
+                    env,
+                    name,
+                )?
             }
         }
         JsonFn::Unquote => match arg(0) {
@@ -1714,11 +1876,13 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
                 let k = String::from_utf8_lossy(&crate::expr::text_of(k)).into_owned();
                 obj_put(&mut m, k, from_value(v)?);
             }
-            json_out(&Json::Object(m))
+            json_out(&Json::Object(m), env, name)?
         }
-        JsonFn::Array => json_out(&Json::Array(
-            a.iter().map(from_value).collect::<SqlResult<Vec<_>>>()?,
-        )),
+        JsonFn::Array => json_out(
+            &Json::Array(a.iter().map(from_value).collect::<SqlResult<Vec<_>>>()?),
+            env,
+            name,
+        )?,
         JsonFn::Contains => {
             let Some(target) = doc_arg(arg(0), 1, name)? else {
                 return Ok(Value::Null);
@@ -1781,9 +1945,11 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
                 doc
             };
             match (f, target) {
-                (JsonFn::Keys, Json::Object(m)) => json_out(&Json::Array(
-                    m.into_iter().map(|(k, _)| Json::Str(k)).collect(),
-                )),
+                (JsonFn::Keys, Json::Object(m)) => json_out(
+                    &Json::Array(m.into_iter().map(|(k, _)| Json::Str(k)).collect()),
+                    env,
+                    name,
+                )?,
                 (JsonFn::Keys, _) => Value::Null,
                 (_, Json::Object(m)) => Value::Int(m.len() as i64),
                 (_, Json::Array(x)) => Value::Int(x.len() as i64),
@@ -1843,7 +2009,7 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
                     return Err(too_deep());
                 }
             }
-            json_out(&doc)
+            json_out(&doc, env, name)?
         }
         JsonFn::Remove => {
             let Some(mut doc) = doc_arg(arg(0), 1, name)? else {
@@ -1862,7 +2028,7 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
                 }
                 remove_path(&mut doc, &p);
             }
-            json_out(&doc)
+            json_out(&doc, env, name)?
         }
         JsonFn::MergePreserve | JsonFn::MergePatch => {
             let mut acc: Option<Json> = None;
@@ -1879,11 +2045,11 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
             }
             match acc {
                 Some(j) if depth(&j) > MAX_DEPTH => return Err(too_deep()),
-                Some(j) => json_out(&j),
+                Some(j) => json_out(&j, env, name)?,
                 None => Value::Null,
             }
         }
-        JsonFn::Search => search(&a, name)?,
+        JsonFn::Search => search(&a, name, env)?,
         JsonFn::Overlaps => match (doc_arg(arg(0), 1, name)?, doc_arg(arg(1), 2, name)?) {
             (Some(x), Some(y)) => bool_out(overlaps(&x, &y)),
             _ => Value::Null,
@@ -1922,7 +2088,8 @@ pub fn call(f: JsonFn, a: Vec<Value>, _env: &dyn Env) -> SqlResult<Value> {
 }
 
 /// JSON_ARRAYAGG's result over a group's values.
-pub(crate) fn array_agg(items: &[Value]) -> SqlResult<Value> {
+pub(crate) fn array_agg(items: &[Value], env: &dyn Env) -> SqlResult<Value> {
+    let name = "json_arrayagg";
     let a = items
         .iter()
         .map(from_value)
@@ -1931,12 +2098,13 @@ pub(crate) fn array_agg(items: &[Value]) -> SqlResult<Value> {
     if depth(&j) > MAX_DEPTH {
         return Err(too_deep());
     }
-    Ok(json_out(&j))
+    json_out(&j, env, name)
 }
 
 /// JSON_OBJECTAGG's result over a group's `[key, value]` pairs (the
 /// last value of a key wins; a NULL key is 3158).
-pub(crate) fn object_agg(items: &[Value]) -> SqlResult<Value> {
+pub(crate) fn object_agg(items: &[Value], env: &dyn Env) -> SqlResult<Value> {
+    let name = "json_objectagg";
     let mut m = Vec::new();
     for it in items {
         let Json::Array(pair) = from_value(it)? else {
@@ -1964,7 +2132,7 @@ pub(crate) fn object_agg(items: &[Value]) -> SqlResult<Value> {
     if depth(&j) > MAX_DEPTH {
         return Err(too_deep());
     }
-    Ok(json_out(&j))
+    json_out(&j, env, name)
 }
 
 fn too_deep() -> SqlError {
@@ -1985,7 +2153,7 @@ fn param_count(name: &str) -> SqlError {
 
 /// JSON_SEARCH(doc, one_or_all, pattern[, escape[, path ...]]): the
 /// paths of the strings that match `pattern` (LIKE, byte-exact).
-fn search(a: &[Value], name: &str) -> SqlResult<Value> {
+fn search(a: &[Value], name: &str, env: &dyn Env) -> SqlResult<Value> {
     let arg = |i: usize| a.get(i).unwrap_or(&Value::Null);
     let Some(doc) = doc_arg(arg(0), 1, name)? else {
         return Ok(Value::Null);
@@ -2022,113 +2190,70 @@ fn search(a: &[Value], name: &str) -> SqlResult<Value> {
             None => return Ok(Value::Null),
         }
     }
-    let mut hits: Vec<String> = Vec::new();
-    let mut steps = Vec::new();
-    let walk_ok = |j: &Json, steps: &mut Vec<PathStep>, hits: &mut Vec<String>| {
-        walk_strings(j, steps, &mut |s, at| {
-            if like_escape(s.as_bytes(), &pat, Collation::Utf8mb4Bin, esc) {
-                let t = path_text(at);
-                if !hits.contains(&t) {
-                    hits.push(t);
-                }
-            }
-        });
+    // The scopes' own paths, once; a hit counts under a scope when its
+    // path is the scope's or goes on from it.
+    let prefixes: Vec<String> = scopes
+        .iter()
+        .flat_map(|p| concrete_paths(&doc, p))
+        .collect();
+    let under = |hit: &str| {
+        prefixes.is_empty()
+            || prefixes.iter().any(|pre| {
+                hit == pre
+                    || hit
+                        .strip_prefix(pre.as_str())
+                        .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+            })
     };
-    if scopes.is_empty() {
-        walk_ok(&doc, &mut steps, &mut hits);
-    } else {
-        // Only strings under a scope path count; walk the whole document
-        // and keep the hits whose path lies under a scope.
-        let mut all_hits = Vec::new();
-        walk_ok(&doc, &mut steps, &mut all_hits);
-        for h in all_hits {
-            let under = scopes.iter().any(|p| scope_covers(&doc, p, &h));
-            if under && !hits.contains(&h) {
-                hits.push(h);
+    let mut hits: Vec<String> = Vec::new();
+    walk_strings(&doc, &mut Vec::new(), &mut |s, at| {
+        if (all || hits.is_empty()) && like_escape(s.as_bytes(), &pat, Collation::Utf8mb4Bin, esc) {
+            let t = path_text(at);
+            if under(&t) {
+                hits.push(t);
             }
         }
-    }
+    });
     Ok(match hits.len() {
         0 => Value::Null,
-        1 => json_out(&Json::Str(hits.swap_remove(0))),
-        _ if !all => json_out(&Json::Str(hits.swap_remove(0))),
-        _ => json_out(&Json::Array(hits.into_iter().map(Json::Str).collect())),
+        1 => json_out(&Json::Str(hits.swap_remove(0)), env, name)?,
+        _ if !all => json_out(&Json::Str(hits.swap_remove(0)), env, name)?,
+        _ => json_out(
+            &Json::Array(hits.into_iter().map(Json::Str).collect()),
+            env,
+            name,
+        )?,
     })
 }
 
-/// Whether the printed path `hit` lies under a value that scope path
-/// `p` selects (its text starts with that value's path).
-fn scope_covers(doc: &Json, p: &[Leg], hit: &str) -> bool {
-    let mut prefixes = Vec::new();
-    concrete_paths(doc, p, &mut Vec::new(), &mut prefixes);
-    prefixes.iter().any(|pre| {
-        hit == pre
-            || hit
-                .strip_prefix(pre.as_str())
-                .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
-    })
-}
-
-/// The printed paths of the values `path` selects.
-fn concrete_paths(j: &Json, path: &[Leg], at: &mut Vec<PathStep>, out: &mut Vec<String>) {
-    let Some((leg, rest)) = path.split_first() else {
-        out.push(path_text(at));
-        return;
-    };
-    fn go(v: &Json, step: PathStep, p: &[Leg], at: &mut Vec<PathStep>, out: &mut Vec<String>) {
-        at.push(step);
-        concrete_paths(v, p, at, out);
-        at.pop();
+/// The printed paths of the values `path` selects in `j`, each once.
+fn concrete_paths(j: &Json, path: &[Leg]) -> Vec<String> {
+    let mut cur: Vec<(&Json, Vec<PathStep>)> = vec![(j, Vec::new())];
+    let mut seen: std::collections::HashSet<*const Json> = std::collections::HashSet::new();
+    for leg in path {
+        let mut next: Vec<(&Json, Vec<PathStep>)> = Vec::new();
+        for (n, at) in &cur {
+            if *leg == Leg::Descend {
+                let mut steps = at.clone();
+                descendants(n, &mut steps, true, &mut next);
+                // `descendants` gave paths from `n`'s own path on.
+                continue;
+            }
+            let mut one = Vec::new();
+            step(n, leg, &mut one);
+            for (v, st) in one {
+                let mut p = at.clone();
+                p.extend(st);
+                next.push((v, p));
+            }
+        }
+        seen.clear();
+        cur = next
+            .into_iter()
+            .filter(|(n, _)| seen.insert(*n as *const Json))
+            .collect();
     }
-    match (leg, j) {
-        (Leg::Key(k), Json::Object(m)) => {
-            if let Some(v) = obj_get(m, k) {
-                go(v, PathStep::Key(k.clone()), rest, at, out);
-            }
-        }
-        (Leg::AnyKey, Json::Object(m)) => {
-            for (k, v) in m {
-                go(v, PathStep::Key(k.clone()), rest, at, out);
-            }
-        }
-        (Leg::Index(ix), Json::Array(x)) => {
-            if let Some(i) = ix.at(x.len()).filter(|&i| i < x.len()) {
-                if let Some(v) = x.get(i) {
-                    go(v, PathStep::Index(i), rest, at, out);
-                }
-            }
-        }
-        (Leg::Index(ix), _) if ix.at(1) == Some(0) => concrete_paths(j, rest, at, out),
-        (Leg::AnyIndex | Leg::Range(..), Json::Array(x)) => {
-            let (lo, hi) = match leg {
-                Leg::Range(lo, hi) => (
-                    lo.at(x.len()).unwrap_or(0),
-                    hi.at(x.len()).map_or(0, |h| h.saturating_add(1)),
-                ),
-                _ => (0, x.len()),
-            };
-            for (i, v) in x.iter().enumerate().take(hi).skip(lo) {
-                go(v, PathStep::Index(i), rest, at, out);
-            }
-        }
-        (Leg::Descend, _) => {
-            concrete_paths(j, rest, at, out);
-            match j {
-                Json::Array(x) => {
-                    for (i, v) in x.iter().enumerate() {
-                        go(v, PathStep::Index(i), path, at, out);
-                    }
-                }
-                Json::Object(m) => {
-                    for (k, v) in m {
-                        go(v, PathStep::Key(k.clone()), path, at, out);
-                    }
-                }
-                _ => {}
-            }
-        }
-        _ => {}
-    }
+    cur.iter().map(|(_, at)| path_text(at)).collect()
 }
 
 /// Calls `f` with every string of `j` and its path, in document order.

@@ -1856,8 +1856,9 @@ fn merged_type(types: impl Iterator<Item = OutType>) -> OutType {
             (OutType::Date, OutType::DateTime) | (OutType::DateTime, OutType::Date) => {
                 OutType::DateTime
             }
-            (OutType::VarString, _)
-            | (_, OutType::VarString)
+            // JSON with anything else is its text.
+            (OutType::VarString | OutType::Json, _)
+            | (_, OutType::VarString | OutType::Json)
             | (OutType::Date | OutType::DateTime, _)
             | (_, OutType::Date | OutType::DateTime) => OutType::VarString,
             (OutType::Double, _) | (_, OutType::Double) => OutType::Double,

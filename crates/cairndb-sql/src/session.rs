@@ -152,6 +152,10 @@ pub struct PrepareInfo {
 /// protocol's ids count up from 1).
 const NAMED_IDS: u32 = 0x8000_0000;
 
+/// The most statements one session may prepare with SQL's `PREPARE`
+/// (MySQL's `max_prepared_stmt_count` default, as the protocol's limit).
+const MAX_NAMED: usize = 16_382;
+
 /// One client session.
 pub struct Session {
     pub(crate) db: Arc<SqlDb>,
@@ -759,6 +763,16 @@ impl Session {
 
     fn prepare_levels(&mut self, id: u32, sql: &str, levels: usize) -> SqlResult<PrepareInfo> {
         let pre = classify(sql)?;
+        if matches!(
+            pre,
+            Pre::Prepare(..) | Pre::Execute(..) | Pre::Deallocate(_)
+        ) {
+            return Err(SqlError::new(
+                1295,
+                "HY000",
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
         let (ast, order, params, columns) = match &pre {
             Pre::Sql(text) => {
                 let (ast, order) = parse_statement(text)?;
@@ -805,10 +819,12 @@ impl Session {
         let (r, rows) = if logs & crate::querylog::SLOW != 0 {
             let before = self.slow_marks();
             let mut count = RowCount { out, rows: 0 };
-            let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, &mut count));
+            let r = crate::depth::on_stack(levels, || {
+                self.execute_levels(id, params, &mut count, true)
+            });
             (r, (count.rows, before))
         } else {
-            let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out));
+            let r = crate::depth::on_stack(levels, || self.execute_levels(id, params, out, true));
             (r, (0, (Default::default(), 0)))
         };
         let r = r.map_err(|e| self.interrupt_cause(e));
@@ -823,7 +839,15 @@ impl Session {
         r
     }
 
-    fn execute_levels(&mut self, id: u32, params: &[Value], out: &mut dyn Output) -> SqlResult<()> {
+    /// Runs prepared statement `id`; `charge`: count it against the
+    /// account's hourly limits (not for SQL's EXECUTE, counted itself).
+    fn execute_levels(
+        &mut self,
+        id: u32,
+        params: &[Value],
+        out: &mut dyn Output,
+        charge: bool,
+    ) -> SqlResult<()> {
         self.settle_durability()?;
         crate::acl::refresh(self);
         let Some(p) = self.prepared.get(&id) else {
@@ -833,7 +857,9 @@ impl Session {
                 format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
             ));
         };
-        self.charge_statement(&p.text)?;
+        if charge {
+            self.charge_statement(&p.text)?;
+        }
         if params.len() != p.params {
             return Err(SqlError::new(
                 1210,
@@ -1256,6 +1282,15 @@ impl Session {
                     ));
                 }
                 let key = name.to_lowercase();
+                if !self.named.contains_key(&key) && self.named.len() >= MAX_NAMED {
+                    return Err(SqlError::new(
+                        1461,
+                        "42000",
+                        format!(
+                            "Can't create more than max_prepared_stmt_count statements (current value: {MAX_NAMED})"
+                        ),
+                    ));
+                }
                 // A name prepared again replaces its statement (and loses
                 // it when the new text does not prepare), as in MySQL.
                 if let Some(old) = self.named.remove(&key) {
@@ -1289,7 +1324,8 @@ impl Session {
                     .map(|v| self.user_vars.get(v).cloned().unwrap_or(Value::Null))
                     .collect();
                 let levels = self.prepared.get(&id).map_or(0, |p| p.levels);
-                crate::depth::on_stack(levels, || self.execute_levels(id, &params, out))?;
+                // The EXECUTE statement itself was charged.
+                crate::depth::on_stack(levels, || self.execute_levels(id, &params, out, false))?;
             }
             Pre::Deallocate(name) => {
                 let Some(id) = self.named.remove(&name.to_lowercase()) else {

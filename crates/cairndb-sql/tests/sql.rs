@@ -1626,3 +1626,21 @@ fn text_sorts_and_comparisons_follow_the_index_key_order() {
         vec!["616263"]
     );
 }
+
+#[test]
+fn sql_prepare_execute_and_deallocate_are_not_prepared_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    // The protocol cannot prepare PREPARE/EXECUTE/DEALLOCATE (1295).
+    for text in [
+        "PREPARE x FROM 'SELECT 1'",
+        "EXECUTE x",
+        "DEALLOCATE PREPARE x",
+    ] {
+        assert_eq!(
+            s.prepare(text).map(|_| ()).unwrap_err().code,
+            1295,
+            "{text}"
+        );
+    }
+}

@@ -774,8 +774,13 @@ fn json_operators_compare_as_json_not_as_text() {
     );
     assert_eq!(one(&mut s, "SELECT id FROM t WHERE j->'$.age' > 20"), "1");
     assert_eq!(one(&mut s, "SELECT id FROM t WHERE j->'$.age' = 30.0"), "1");
+    // `->>` gives a utf8mb4_bin string, as in MySQL: case counts.
     assert_eq!(
         one(&mut s, "SELECT id FROM t WHERE j->>'$.addr.city' = 'paris'"),
+        ""
+    );
+    assert_eq!(
+        one(&mut s, "SELECT id FROM t WHERE j->>'$.addr.city' = 'Paris'"),
         "1"
     );
     // A JSON string is not the number it spells, and JSON types order as
@@ -1030,4 +1035,130 @@ fn string_defaults_keep_their_backslashes() {
     q(&mut s, &shown);
     q(&mut s, "INSERT INTO t (id) VALUES (1)");
     assert_eq!(one(&mut s, "SELECT v, w FROM t"), r"a\b|it's");
+}
+
+#[test]
+fn json_review_cases_long_paths_duplicates_sizes_and_conversions() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    // A path of 300,000 legs is evaluated leg by leg: no stack overflow.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT JSON_EXTRACT('1', CONCAT('$', REPEAT('[0]', 300000)))"
+        ),
+        "1"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT JSON_SET('{}', CONCAT('$', REPEAT('[0]', 300000)), 1)"
+        ),
+        "1"
+    );
+    // `**` selects each value once, and repeated `**` does not multiply.
+    assert_eq!(
+        one(&mut s, "SELECT JSON_EXTRACT('[[1]]', '$**[0]')"),
+        "[[1], 1]"
+    );
+    q(
+        &mut s,
+        r#"SET @d = CONCAT(REPEAT('{"a":', 60), '1', REPEAT('}', 60))"#,
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT JSON_LENGTH(JSON_EXTRACT(@d, CONCAT('$', REPEAT('**.a', 30))))"
+        ),
+        "31"
+    );
+    assert_eq!(err(&mut s, "SELECT JSON_EXTRACT('[]', '$***.a')"), 3143);
+    assert_eq!(
+        err(&mut s, "SELECT JSON_EXTRACT('[]', '$[4294967296]')"),
+        3143
+    );
+    // A document nested past the limit is never made (so never stored).
+    let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    assert_eq!(
+        err(
+            &mut s,
+            &format!("SELECT JSON_ARRAY(CAST('{deep}' AS JSON))")
+        ),
+        3157
+    );
+    // A result past max_allowed_packet is NULL with warning 1301.
+    q(&mut s, "SET SESSION max_allowed_packet = 1024");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT JSON_ARRAY(REPEAT('x', 600), REPEAT('y', 600)) IS NULL"
+        ),
+        "1"
+    );
+    q(&mut s, "SET SESSION max_allowed_packet = DEFAULT");
+    // A foreign key's implicit index may not hold a JSON column.
+    q(&mut s, "SET foreign_key_checks = 0");
+    assert_eq!(
+        err(
+            &mut s,
+            "CREATE TABLE c (id INT PRIMARY KEY, j JSON, FOREIGN KEY (j) REFERENCES nowhere (x))"
+        ),
+        3152
+    );
+    q(&mut s, "SET foreign_key_checks = 1");
+    // JSON's text functions give utf8mb4_bin strings.
+    assert_eq!(
+        one(
+            &mut s,
+            r#"SELECT JSON_UNQUOTE(JSON_EXTRACT('{"n": "Alice"}', '$.n')) = 'alice'"#
+        ),
+        "0"
+    );
+    // Equal documents group together: 1 and 1.0 are one value.
+    q(&mut s, "CREATE TABLE g (id INT PRIMARY KEY, j JSON)");
+    q(
+        &mut s,
+        "INSERT INTO g VALUES (1, '1'), (2, '1.0'), (3, '[1, 2]'), (4, '[1.0, 2]')",
+    );
+    assert_eq!(one(&mut s, "SELECT COUNT(DISTINCT j) FROM g"), "2");
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM (SELECT DISTINCT j FROM g) x"),
+        "2"
+    );
+    // Truth values given to JSON functions are JSON booleans.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT JSON_OBJECT('ok', 1 = 1, 'n', 2 > 3, 'i', 1)"
+        ),
+        r#"{"i": 1, "n": false, "ok": true}"#
+    );
+    assert_eq!(one(&mut s, "SELECT JSON_ARRAY(1 IS NULL, 5)"), "[false, 5]");
+    // `[last - n]` before the start inserts at the front.
+    assert_eq!(one(&mut s, "SELECT JSON_SET('[]', '$[last]', 1)"), "[1]");
+    assert_eq!(
+        one(&mut s, "SELECT JSON_INSERT('[1, 2]', '$[last-5]', 9)"),
+        "[9, 1, 2]"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT JSON_SET('1', '$[last-1]', 2)"),
+        "[2, 1]"
+    );
+    // JSON values stored into other column types convert as MySQL's do.
+    q(
+        &mut s,
+        "CREATE TABLE n (id INT PRIMARY KEY, d DOUBLE, p DECIMAL(6,2), t VARCHAR(30), dt DATE)",
+    );
+    q(
+        &mut s,
+        r#"INSERT INTO n SELECT 1, j->'$.x', j->'$.x', j->'$.s', j->'$.d' FROM (SELECT CAST('{"x": 2.5, "s": "hi", "d": "2024-02-29"}' AS JSON) AS j) z"#,
+    );
+    assert_eq!(
+        one(&mut s, "SELECT d, p, t, dt FROM n"),
+        r#"2.5|2.50|"hi"|2024-02-29"#
+    );
+    // JSON mixed with another type in one column is text.
+    let c = q(&mut s, "SELECT IFNULL(j, 0) FROM g WHERE id = 3");
+    assert_eq!(c.columns.first().map(|c| c.ty), Some(OutType::VarString));
 }

@@ -1738,6 +1738,8 @@ impl<'a> Compiler<'a> {
                     self.allow_agg = true;
                     self.allow_win = win_was;
                     let (k, v) = r?;
+                    // The key is its text (as JSON_OBJECT's keys are).
+                    let k = Expr::Cast(Box::new(k), CastTo::Char);
                     Some(Expr::Func(
                         Func::Json(crate::json::JsonFn::Array),
                         vec![k, v],

@@ -1034,7 +1034,25 @@ fn set_path(doc: &mut Json, path: &[Leg], val: Json, mode: SetMode) {
 }
 
 fn remove_path(doc: &mut Json, path: &[Leg]) {
-    let Some((last, parent_path)) = path.split_last() else {
+    // `[0]` / `[last]` of a value that is not an array names the value
+    // itself: such legs are dropped first, so `$.a[0]` removes `a` (as
+    // MySQL does).
+    let mut plain: Vec<Leg> = Vec::with_capacity(path.len());
+    let mut node: Option<&Json> = Some(doc);
+    for leg in path {
+        if let (Leg::Index(ix), Some(n)) = (leg, node) {
+            if !matches!(n, Json::Array(_)) && ix.at(1) == Some(0) {
+                continue;
+            }
+        }
+        node = node.and_then(|n| {
+            let mut out = Vec::new();
+            step(n, leg, &mut out);
+            out.first().map(|(v, _)| *v)
+        });
+        plain.push(leg.clone());
+    }
+    let Some((last, parent_path)) = plain.split_last() else {
         return;
     };
     match (last, find_mut(doc, parent_path)) {

@@ -1145,6 +1145,17 @@ fn json_review_cases_long_paths_duplicates_sizes_and_conversions() {
         one(&mut s, "SELECT JSON_SET('1', '$[last-1]', 2)"),
         "[2, 1]"
     );
+    // `[0]` of a value that is not an array is the value: removing it
+    // removes the member.
+    assert_eq!(
+        one(
+            &mut s,
+            r#"SELECT JSON_REMOVE('{"a": 1, "b": 2}', '$.a[0]')"#
+        ),
+        r#"{"b": 2}"#
+    );
+    // JSON_OBJECTAGG's keys are their text, as JSON_OBJECT's.
+    assert_eq!(one(&mut s, "SELECT JSON_OBJECTAGG(2e0, 1)"), r#"{"2": 1}"#);
     // JSON values stored into other column types convert as MySQL's do.
     q(
         &mut s,

@@ -1641,10 +1641,25 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
         }
         DtFn::CastDateTime(fsp) => {
             let x = arg(0);
-            let (mut dt, _) = match read(&x) {
-                Some(Ok(r)) => r,
-                Some(Err(_)) => return Ok(bad_value(env, &x.to_string())),
-                None => return Ok(Value::Null),
+            let (mut dt, _) = match (&x, read(&x)) {
+                // A TIME is today's date plus the time (days carried), as
+                // MySQL casts one.
+                (Value::Time(t), _) => {
+                    let midnight = Dt {
+                        h: 0,
+                        mi: 0,
+                        s: 0,
+                        us: 0,
+                        ..now(0)
+                    };
+                    match dt_of_unix_micros(unix_micros(&midnight) + i128::from(*t)) {
+                        Some(dt) => (dt, true),
+                        None => return Ok(Value::Null),
+                    }
+                }
+                (_, Some(Ok(r))) => r,
+                (_, Some(Err(_))) => return Ok(bad_value(env, &x.to_string())),
+                (_, None) => return Ok(Value::Null),
             };
             // Rounding the fraction may carry into the second: go through
             // the packed form, whose order is chronological.

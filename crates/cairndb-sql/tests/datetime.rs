@@ -424,6 +424,14 @@ fn cast_as_date_and_datetime_converts_as_mysql_does() {
             ("CAST('2024-03-01' AS DATE) - INTERVAL 1 DAY", "2024-02-29"),
         ],
     );
+    // A TIME is today's date plus the time, days carried.
+    assert_eq!(
+        one(
+            &mut s,
+            "CAST(CAST('25:00:00' AS TIME) AS DATETIME) = CURDATE() + INTERVAL 25 HOUR"
+        ),
+        "1"
+    );
     assert_eq!(one(&mut s, "CAST('junk' AS DATE)"), "NULL");
     assert_eq!(
         warnings(&mut s),

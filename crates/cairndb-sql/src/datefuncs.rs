@@ -1220,6 +1220,20 @@ pub fn now_value(fsp: u32) -> Value {
     now(fsp).value(false)
 }
 
+/// A TIME (signed microseconds) as a date-time: today's midnight plus
+/// the time, days carried, as MySQL reads a TIME where a date-time is
+/// needed.
+fn time_on_today(t: i64) -> Option<Dt> {
+    let midnight = Dt {
+        h: 0,
+        mi: 0,
+        s: 0,
+        us: 0,
+        ..now(0)
+    };
+    dt_of_unix_micros(unix_micros(&midnight) + i128::from(t))
+}
+
 /// The current date (CURDATE, UTC_DATE).
 pub fn today_value() -> Value {
     now(0).value(true)
@@ -1644,19 +1658,10 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             let (mut dt, _) = match (&x, read(&x)) {
                 // A TIME is today's date plus the time (days carried), as
                 // MySQL casts one.
-                (Value::Time(t), _) => {
-                    let midnight = Dt {
-                        h: 0,
-                        mi: 0,
-                        s: 0,
-                        us: 0,
-                        ..now(0)
-                    };
-                    match dt_of_unix_micros(unix_micros(&midnight) + i128::from(*t)) {
-                        Some(dt) => (dt, true),
-                        None => return Ok(Value::Null),
-                    }
-                }
+                (Value::Time(t), _) => match time_on_today(*t) {
+                    Some(dt) => (dt, true),
+                    None => return Ok(Value::Null),
+                },
                 (_, Some(Ok(r))) => r,
                 (_, Some(Err(_))) => return Ok(bad_value(env, &x.to_string())),
                 (_, None) => return Ok(Value::Null),
@@ -1695,14 +1700,7 @@ pub fn call(f: DtFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             let Some(Value::Time(t)) = a.first() else {
                 return Ok(Value::Null);
             };
-            let midnight = Dt {
-                h: 0,
-                mi: 0,
-                s: 0,
-                us: 0,
-                ..now(0)
-            };
-            let Some(dt) = dt_of_unix_micros(unix_micros(&midnight) + i128::from(*t)) else {
+            let Some(dt) = time_on_today(*t) else {
                 return Ok(Value::Null);
             };
             let mut b = a.clone();

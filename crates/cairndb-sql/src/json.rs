@@ -1525,6 +1525,20 @@ fn path_arg(v: &Value) -> SqlResult<Option<Path>> {
     }
 }
 
+/// The value an optional path argument names in `doc` (`doc` itself
+/// without one); None when the path is NULL or names nothing.
+fn at_optional_path(doc: Json, path: Option<&Value>) -> SqlResult<Option<Json>> {
+    let Some(v) = path else {
+        return Ok(Some(doc));
+    };
+    let Some(p) = exact_path_arg(v)? else {
+        return Ok(None);
+    };
+    let mut found = Vec::new();
+    find(&doc, &p, &mut found);
+    Ok(found.first().map(|t| (*t).clone()))
+}
+
 /// A path argument that must name one place (no wildcards, 3149).
 fn exact_path_arg(v: &Value) -> SqlResult<Option<Path>> {
     let p = path_arg(v)?;
@@ -1908,18 +1922,8 @@ pub fn call(f: JsonFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             let Some(cand) = doc_arg(arg(1), 2, name)? else {
                 return Ok(Value::Null);
             };
-            let target = if a.len() == 3 {
-                let Some(p) = exact_path_arg(arg(2))? else {
-                    return Ok(Value::Null);
-                };
-                let mut found = Vec::new();
-                find(&target, &p, &mut found);
-                match found.first() {
-                    Some(t) => (*t).clone(),
-                    None => return Ok(Value::Null),
-                }
-            } else {
-                target
+            let Some(target) = at_optional_path(target, a.get(2))? else {
+                return Ok(Value::Null);
             };
             bool_out(contains(&target, &cand))
         }
@@ -1949,18 +1953,8 @@ pub fn call(f: JsonFn, a: Vec<Value>, env: &dyn Env) -> SqlResult<Value> {
             let Some(doc) = doc_arg(arg(0), 1, name)? else {
                 return Ok(Value::Null);
             };
-            let target = if a.len() == 2 {
-                let Some(p) = exact_path_arg(arg(1))? else {
-                    return Ok(Value::Null);
-                };
-                let mut found = Vec::new();
-                find(&doc, &p, &mut found);
-                match found.first() {
-                    Some(t) => (*t).clone(),
-                    None => return Ok(Value::Null),
-                }
-            } else {
-                doc
+            let Some(target) = at_optional_path(doc, a.get(1))? else {
+                return Ok(Value::Null);
             };
             match (f, target) {
                 (JsonFn::Keys, Json::Object(m)) => json_out(

@@ -2986,16 +2986,7 @@ pub fn eval(
                 None => Value::Null,
             }
         }
-        Expr::Cast(x, CastTo::Json) => crate::json::cast(&ev(x)?)?,
-        Expr::Cast(x, CastTo::Date) => {
-            crate::datefuncs::call(crate::datefuncs::DtFn::Date, vec![ev(x)?], env)?
-        }
-        Expr::Cast(x, CastTo::DateTime(fsp)) => crate::datefuncs::call(
-            crate::datefuncs::DtFn::CastDateTime(*fsp),
-            vec![ev(x)?],
-            env,
-        )?,
-        Expr::Cast(x, to) => cast(&ev(x)?, *to, env),
+        Expr::Cast(x, to) => cast(&ev(x)?, *to, env)?,
         Expr::Func(f, args) => crate::funcs::call(*f, args, &ev, env)?,
         Expr::Subquery(Some(x), sq) if matches!(**x, Expr::Row(_)) => {
             let Expr::Row(items) = &**x else {
@@ -3186,9 +3177,9 @@ pub fn text_of(v: &Value) -> Vec<u8> {
     }
 }
 
-fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
+fn cast(v: &Value, to: CastTo, env: &dyn Env) -> SqlResult<Value> {
     if v.is_null() {
-        return Value::Null;
+        return Ok(Value::Null);
     }
     // A string that is not wholly a number of the target kind is read up
     // to where it stops being one, with MySQL's warning 1292.
@@ -3213,7 +3204,7 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             );
         }
     }
-    match to {
+    Ok(match to {
         CastTo::Signed => to_i64(v).map_or(Value::Null, Value::Int),
         CastTo::Unsigned => to_i64(v).map_or(Value::Null, |i| {
             if i >= 0 {
@@ -3223,9 +3214,14 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
             }
         }),
         CastTo::Char => Value::Str(text_of(v)),
-        // `eval` takes these to `json::cast` and the date functions (they
-        // can fail); `cast` never sees them.
-        CastTo::Json | CastTo::Date | CastTo::DateTime(_) => Value::Null,
+        // These read strings themselves, and can fail.
+        CastTo::Json => crate::json::cast(v)?,
+        CastTo::Date => crate::datefuncs::call(crate::datefuncs::DtFn::Date, vec![v.clone()], env)?,
+        CastTo::DateTime(fsp) => crate::datefuncs::call(
+            crate::datefuncs::DtFn::CastDateTime(fsp),
+            vec![v.clone()],
+            env,
+        )?,
         CastTo::Double => num(v).map_or(Value::Null, |n| Value::Double(to_f64(n))),
         CastTo::Decimal(s) => num(v)
             .and_then(|n| to_dec(n, s))
@@ -3244,7 +3240,7 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> Value {
                 Value::Null
             }
         },
-    }
+    })
 }
 
 /// A number as a decimal string (for display of doubles MySQL-style).

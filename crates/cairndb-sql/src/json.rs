@@ -62,9 +62,7 @@ pub(crate) enum Json {
 
 /// MySQL's order of object keys: shorter first, then by bytes.
 fn key_order(a: &str, b: &str) -> Ordering {
-    a.len()
-        .cmp(&b.len())
-        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    key_order_bytes(a.as_bytes(), b.as_bytes())
 }
 
 fn find_key(m: &[(String, Json)], k: &str) -> Result<usize, usize> {
@@ -432,8 +430,8 @@ fn value_bytes<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
 
 /// The bytes of the value a path without wildcards names in the binary
 /// value `v` (no version byte), reading only the headers on the way:
-/// Some(None) when the path names nothing, None when the bytes are not a
-/// well-formed value.
+/// Some(None) when the path names nothing, None when the headers run
+/// past the bytes (the value as a whole was checked where it entered).
 fn seek<'a>(v: &'a [u8], path: &[Leg]) -> Option<Option<&'a [u8]>> {
     // The root's sizes must cover exactly its bytes.
     let mut whole = v;
@@ -490,10 +488,8 @@ fn seek<'a>(v: &'a [u8], path: &[Leg]) -> Option<Option<&'a [u8]>> {
             None => return Some(None),
         }
     }
-    // The value must hold together (a corrupted one is refused here, not
-    // handed on).
-    let mut rest = cur;
-    check(&mut rest, 0)?;
+    // A `Value::Json` was checked whole where it entered (a row read, a
+    // parse), so the part found needs no second walk.
     Some(Some(cur))
 }
 
@@ -2294,30 +2290,32 @@ fn walk_strings(j: &Json, at: &mut Vec<PathStep>, f: &mut dyn FnMut(&str, &[Path
 mod tests {
     use super::*;
 
-    fn j(s: &str) -> Json {
-        match parse(s.as_bytes()) {
-            Ok(j) => j,
-            Err(e) => panic!("{s}: {e:?}"),
-        }
+    fn j(s: &str) -> Result<Json, String> {
+        parse(s.as_bytes()).map_err(|e| format!("{s}: {e:?}"))
+    }
+
+    fn path(p: &str) -> Result<Path, String> {
+        parse_path(p.as_bytes()).map_err(|e| format!("{p}: {e}"))
     }
 
     #[test]
-    fn text_round_trips_through_the_binary_form_in_mysql_order() {
+    fn text_round_trips_through_the_binary_form_in_mysql_order() -> Result<(), String> {
         let doc = j(
             r#"{"bb": [1, -2, 18446744073709551615, 1.5, true, null], "a": "x\"y\n", "a": "last"}"#,
-        );
+        )?;
         let b = encode(&doc);
         assert_eq!(decode(&b), Some(doc.clone()));
         assert_eq!(
             to_text(&doc),
             r#"{"a": "last", "bb": [1, -2, 18446744073709551615, 1.5, true, null]}"#
         );
-        assert_eq!(to_text(&j("[100.0, 1e20, 0.25]")), "[100.0, 1e20, 0.25]");
+        assert_eq!(to_text(&j("[100.0, 1e20, 0.25]")?), "[100.0, 1e20, 0.25]");
+        Ok(())
     }
 
     #[test]
-    fn corrupted_binary_documents_are_refused_not_guessed() {
-        let b = encode(&j(r#"{"a": [1, 2, {"b": "c"}]}"#));
+    fn corrupted_binary_documents_are_refused_not_guessed() -> Result<(), String> {
+        let b = encode(&j(r#"{"a": [1, 2, {"b": "c"}]}"#)?);
         for cut in 0..b.len() {
             assert_eq!(
                 decode(b.get(..cut).unwrap_or_default()),
@@ -2342,11 +2340,12 @@ mod tests {
             deep.extend_from_slice(&[tag::ARRAY, 1, 0, 0, 0, 0, 0, 0, 0]);
         }
         assert_eq!(decode(&deep), None);
+        Ok(())
     }
 
     #[test]
-    fn paths_read_in_place_agree_with_the_decoded_tree() {
-        let doc = j(r#"{"a": [10, 20, {"b": 30}], "c": {"b": 40}, "d e": 5, "zz": "s"}"#);
+    fn paths_read_in_place_agree_with_the_decoded_tree() -> Result<(), String> {
+        let doc = j(r#"{"a": [10, 20, {"b": 30}], "c": {"b": 40}, "d e": 5, "zz": "s"}"#)?;
         let b = encode(&doc);
         for p in [
             "$",
@@ -2366,12 +2365,12 @@ mod tests {
             "$.a.b",
             "$[0].a[0]",
         ] {
-            let legs = parse_path(p.as_bytes()).unwrap_or_else(|e| panic!("{p}: {e:?}"));
+            let legs = path(p)?;
             let mut out = Vec::new();
             find(&doc, &legs, &mut out);
             let tree = out.first().map(|x| to_text(x));
             let seeked = seek(&b[1..], &legs)
-                .unwrap_or_else(|| panic!("{p}: corrupted"))
+                .ok_or_else(|| format!("{p}: corrupted"))?
                 .map(|v| {
                     let mut d = vec![VERSION];
                     d.extend_from_slice(v);
@@ -2381,7 +2380,7 @@ mod tests {
         }
         // Every cut of the document is refused by the checker and by a
         // seek into its end.
-        let legs = parse_path(b"$.zz").unwrap_or_default();
+        let legs = path("$.zz")?;
         for cut in 1..b.len() {
             let part = &b[..cut];
             assert!(!is_valid_binary(part), "cut at {cut}");
@@ -2391,71 +2390,79 @@ mod tests {
             );
         }
         assert!(is_valid_binary(&b));
+        Ok(())
     }
 
     #[test]
-    fn texts_deeper_than_the_limit_are_refused() {
+    fn texts_deeper_than_the_limit_are_refused() -> Result<(), String> {
         let ok = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
         assert!(parse(ok.as_bytes()).is_ok());
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
         assert!(parse(deep.as_bytes()).is_err());
         let very = "[".repeat(100_000);
         assert!(parse(very.as_bytes()).is_err());
+        Ok(())
     }
 
     #[test]
-    fn paths_select_as_mysql_does() {
-        let doc = j(r#"{"a": [10, 20, {"b": 30}], "c": {"b": 40}, "d e": 5}"#);
-        let sel = |p: &str| -> String {
-            let p = parse_path(p.as_bytes()).unwrap_or_else(|e| panic!("{p}: {e:?}"));
+    fn paths_select_as_mysql_does() -> Result<(), String> {
+        let doc = j(r#"{"a": [10, 20, {"b": 30}], "c": {"b": 40}, "d e": 5}"#)?;
+        let sel = |p: &str| -> Result<String, String> {
+            let p = path(p)?;
             let mut out = Vec::new();
             find(&doc, &p, &mut out);
-            out.iter().map(|x| to_text(x)).collect::<Vec<_>>().join("|")
+            Ok(out.iter().map(|x| to_text(x)).collect::<Vec<_>>().join("|"))
         };
-        assert_eq!(sel("$.a[1]"), "20");
-        assert_eq!(sel("$.a[last]"), r#"{"b": 30}"#);
-        assert_eq!(sel("$.a[last-1]"), "20");
-        assert_eq!(sel("$.a[0 to 1]"), "10|20");
-        assert_eq!(sel("$.a[*]"), r#"10|20|{"b": 30}"#);
-        assert_eq!(sel("$**.b"), "30|40");
-        assert_eq!(sel("$.\"d e\""), "5");
-        assert_eq!(sel("$.c[0].b"), "40");
-        assert_eq!(sel("$.x"), "");
+        assert_eq!(sel("$.a[1]")?, "20");
+        assert_eq!(sel("$.a[last]")?, r#"{"b": 30}"#);
+        assert_eq!(sel("$.a[last-1]")?, "20");
+        assert_eq!(sel("$.a[0 to 1]")?, "10|20");
+        assert_eq!(sel("$.a[*]")?, r#"10|20|{"b": 30}"#);
+        assert_eq!(sel("$**.b")?, "30|40");
+        assert_eq!(sel("$.\"d e\"")?, "5");
+        assert_eq!(sel("$.c[0].b")?, "40");
+        assert_eq!(sel("$.x")?, "");
         for bad in ["a", "$.", "$[", "$[1", "$.a**", "$[2 to 1]", "$.1a"] {
             assert!(parse_path(bad.as_bytes()).is_err(), "{bad}");
         }
+        Ok(())
     }
 
     #[test]
-    fn comparison_orders_types_then_values() {
-        assert_eq!(cmp_json(&j("1"), &j("1.0")), Some(Ordering::Equal));
-        assert_eq!(cmp_json(&j("2"), &j("\"1\"")), Some(Ordering::Less));
-        assert_eq!(cmp_json(&j("[1, 2]"), &j("[1, 3]")), Some(Ordering::Less));
-        assert_eq!(cmp_json(&j("true"), &j("[9]")), Some(Ordering::Greater));
+    fn comparison_orders_types_then_values() -> Result<(), String> {
+        assert_eq!(cmp_json(&j("1")?, &j("1.0")?), Some(Ordering::Equal));
+        assert_eq!(cmp_json(&j("2")?, &j("\"1\"")?), Some(Ordering::Less));
+        assert_eq!(cmp_json(&j("[1, 2]")?, &j("[1, 3]")?), Some(Ordering::Less));
+        assert_eq!(cmp_json(&j("true")?, &j("[9]")?), Some(Ordering::Greater));
         assert_eq!(
-            cmp_json(&Json::Decimal(150, 2), &j("1.5")),
+            cmp_json(&Json::Decimal(150, 2), &j("1.5")?),
             Some(Ordering::Equal)
         );
         assert!(contains(
-            &j(r#"{"a": [1, 2], "b": 3}"#),
-            &j(r#"{"a": [2]}"#)
+            &j(r#"{"a": [1, 2], "b": 3}"#)?,
+            &j(r#"{"a": [2]}"#)?
         ));
-        assert!(!contains(&j("[1, 2]"), &j("[3]")));
-        assert!(overlaps(&j("[1, 5]"), &j("[5, 7]")));
+        assert!(!contains(&j("[1, 2]")?, &j("[3]")?));
+        assert!(overlaps(&j("[1, 5]")?, &j("[5, 7]")?));
+        Ok(())
     }
 
     #[test]
-    fn merges_follow_preserve_and_patch_rules() {
+    fn merges_follow_preserve_and_patch_rules() -> Result<(), String> {
         assert_eq!(
-            to_text(&merge_preserve(j(r#"{"a": 1}"#), j(r#"{"a": 2, "b": 3}"#))),
+            to_text(&merge_preserve(
+                j(r#"{"a": 1}"#)?,
+                j(r#"{"a": 2, "b": 3}"#)?
+            )),
             r#"{"a": [1, 2], "b": 3}"#
         );
         assert_eq!(
             to_text(&merge_patch(
-                j(r#"{"a": 1, "b": 2}"#),
-                j(r#"{"a": null, "c": {"d": null}}"#)
+                j(r#"{"a": 1, "b": 2}"#)?,
+                j(r#"{"a": null, "c": {"d": null}}"#)?
             )),
             r#"{"b": 2, "c": {}}"#
         );
+        Ok(())
     }
 }

@@ -1271,16 +1271,7 @@ impl Session {
                         "You have an error in your SQL syntax: PREPARE takes one statement",
                     ));
                 }
-                if matches!(
-                    classify(&text)?,
-                    Pre::Prepare(..) | Pre::Execute(..) | Pre::Deallocate(_)
-                ) {
-                    return Err(SqlError::new(
-                        1295,
-                        "HY000",
-                        "This command is not supported in the prepared statement protocol yet",
-                    ));
-                }
+                // `prepare_levels` refuses PREPARE/EXECUTE/DEALLOCATE (1295).
                 let key = name.to_lowercase();
                 if !self.named.contains_key(&key) && self.named.len() >= MAX_NAMED {
                     return Err(SqlError::new(

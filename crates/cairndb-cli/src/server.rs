@@ -1,23 +1,14 @@
-//! `cairndb server` and `cairndb sql-check`: the MySQL-compatible server
-//! (the SQL layer of `cairndb-sql` behind the protocol of
-//! `cairndb-server`) and the offline consistency check of its tables.
-//!
-//! This module only adapts: a `cairndb_sql::Session` answers each command,
-//! its `Output` calls become the protocol's `Results` calls, values become
-//! `RowWriter` calls (no allocation per row), and SQL errors keep their
-//! MySQL codes. Shutdown on SIGINT/SIGTERM stops accepting, lets running
-//! statements finish, drops the sessions (rolling back open transactions)
-//! and closes the database, which syncs the WAL.
+//! `cairndb server` and `cairndb sql-check`: their options (command line
+//! and my.cnf-style file) parsed into `cairndb_mysqld::ServerOptions`,
+//! memory budgets sized to the process's limit, and the server started.
+//! The server itself (the SQL layer behind the protocol, accounts, TLS,
+//! shutdown) is `cairndb-mysqld`'s.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use cairndb_server::{Backend, Column, ColumnFlags, ColumnType, Prepared, Results, StatusFlags};
-use cairndb_sql::{
-    split_statements, ColumnInfo, FlushLogAtCommit, OutType, Output, Plugin, Session, SqlDb,
-    SqlOptions, Transport, Value,
-};
+use cairndb_mysqld::{ServerOptions, TlsSource};
+use cairndb_sql::{FlushLogAtCommit, SqlDb, SqlOptions};
 
 const USAGE: &str =
     "usage: cairndb server --datadir=DIR [--port=3306] [--bind=127.0.0.1] [--config=FILE]
@@ -340,32 +331,44 @@ impl Settings {
         Ok(s)
     }
 
-    /// The TLS configuration: the files named, or the certificates made
-    /// (at first start) in `datadir`; `None` with `--ssl=0`.
-    fn tls(&self, datadir: &std::path::Path) -> Result<Option<cairndb_server::Tls>, String> {
-        if !self.ssl {
-            return Ok(None);
-        }
-        let (cert, key) = match (&self.ssl_cert, &self.ssl_key) {
-            (Some(c), Some(k)) => (c.clone(), k.clone()),
-            _ => {
-                let f = cairndb_server::auto_generate_certs(datadir)
-                    .map_err(|e| format!("TLS certificates in {}: {e}", datadir.display()))?;
-                if f.generated {
-                    eprintln!(
-                        "cairndb server: made a self-signed CA and server certificate: {} \
-                         (give it to clients to verify the server), {}, {}",
-                        f.ca.display(),
-                        f.cert.display(),
-                        f.key.display()
-                    );
-                }
-                (f.cert, f.key)
-            }
+    /// The server's options: these settings over the database options
+    /// `sql`, in `datadir`.
+    fn server_options(&self, datadir: PathBuf, sql: SqlOptions) -> Result<ServerOptions, String> {
+        let init_password = match &self.init_password_file {
+            Some(f) => Some(read_password_file(f)?),
+            None => None,
         };
-        cairndb_server::Tls::from_files(&cert, &key, self.ssl_ca.as_deref())
-            .map(Some)
-            .map_err(|e| format!("TLS: {e}"))
+        let mut users: Vec<(String, String)> = self
+            .users
+            .iter()
+            .map(|(n, p)| (n.clone(), p.clone()))
+            .collect();
+        users.sort();
+        let tls = match (&self.ssl_cert, &self.ssl_key) {
+            _ if !self.ssl => TlsSource::Off,
+            (Some(cert), Some(key)) => TlsSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            },
+            _ => TlsSource::Generated,
+        };
+        Ok(ServerOptions {
+            datadir,
+            sql,
+            bind: self.bind.clone(),
+            port: self.port,
+            max_connections: self.max_connections,
+            max_allowed_packet: self.max_allowed_packet,
+            worker_threads: self.worker_threads(),
+            commit_wait_task: self.commit_wait_task,
+            tls,
+            ssl_ca: self.ssl_ca.clone(),
+            require_secure_transport: self.require_secure_transport,
+            init_password,
+            users,
+            globals: self.globals.clone(),
+            block_loopback_hosts: self.block_loopback_hosts,
+        })
     }
 
     /// The memory limit the budgets are sized to: the option, or with
@@ -487,157 +490,22 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         .ok_or_else(|| format!("--datadir is required\n{USAGE}"))?;
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let limit = s.memory_limit(&cgroup, std::path::Path::new("/sys/fs/cgroup"));
-    let opts = s.sql_options_within(limit);
+    let sql = s.sql_options_within(limit);
     if let Some(l) = limit {
         eprintln!(
             "cairndb server: memory limit {} MiB: block cache {} MiB, write buffer {} MiB, \
              zip working memory {} MiB (options set them; --memory-limit=off for the defaults)",
             l >> 20,
-            opts.engine.block_cache_size >> 20,
-            opts.engine.write_buffer_size >> 20,
-            opts.engine.zip.hard_working_mem_limit >> 20,
+            sql.engine.block_cache_size >> 20,
+            sql.engine.write_buffer_size >> 20,
+            sql.engine.zip.hard_working_mem_limit >> 20,
         );
     }
-    let db =
-        SqlDb::open(&datadir, opts).map_err(|e| format!("opening {}: {e}", datadir.display()))?;
-    for d in db.damaged_entries() {
-        eprintln!("cairndb server: {d}; that entry is left out (its data is kept)");
-    }
-    if let Err(e) = set_up_accounts(&db, &s) {
-        let _ = db.close();
-        return Err(e);
-    }
-    for (k, v) in &s.globals {
-        if let Err(e) = db.set_global_variable(k, v) {
-            let _ = db.close();
-            return Err(format!("option --{}: {}", k.replace('_', "-"), e.message));
-        }
-    }
-    let global_secs = |name: &str, default: u64| {
-        db.global_variable(name)
-            .and_then(|v| cairndb_sql::expr::to_i64(&v))
-            .map_or(default, |n| n.max(1) as u64)
-    };
-    let security = s.tls(&datadir).and_then(|tls| {
-        let rsa = cairndb_server::RsaKeys::load_or_generate(&datadir)
-            .map_err(|e| format!("RSA key pair in {}: {e}", datadir.display()))?;
-        Ok((tls, rsa))
-    });
-    let (tls, rsa) = match security {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = db.close();
-            return Err(e);
-        }
-    };
-    let transport = Transport {
-        have_ssl: tls.is_some(),
-        require_secure_transport: s.require_secure_transport,
-        ..Transport::default()
-    };
-    let config = cairndb_server::Config {
-        bind: s.bind.clone(),
-        port: s.port,
-        max_connections: s.max_connections,
-        max_allowed_packet: s.max_allowed_packet,
-        // The accounts are the database's (`SqlBackend::lookup_account`).
-        users: HashMap::new(),
-        tls,
-        require_secure_transport: s.require_secure_transport,
-        rsa_keys: Some(Arc::new(rsa)),
-        max_connect_errors: global_secs("max_connect_errors", 100),
-        net_read_timeout: std::time::Duration::from_secs(global_secs("net_read_timeout", 30)),
-        net_write_timeout: std::time::Duration::from_secs(global_secs("net_write_timeout", 60)),
-        ..Default::default()
-    };
-    let rt = tokio_runtime(s.worker_threads())?;
-    let backend = Arc::new(SqlBackend {
-        db: db.clone(),
-        commit_wait_task: s.commit_wait_task,
-        transport,
-    });
-    let served = rt.block_on(async {
-        let server = cairndb_server::Server::bind(config, backend).await?;
-        let counters = server.counters();
-        db.set_status_source(Some(Box::new(move || counters.status())));
-        let (flush, set) = (server.hosts(), server.hosts());
-        flush.set_block_loopback(s.block_loopback_hosts);
-        db.set_server_hooks(Some(cairndb_sql::ServerHooks {
-            flush_hosts: Box::new(move || flush.flush()),
-            set_max_connect_errors: Box::new(move |n| set.set_max_connect_errors(n)),
-        }));
-        db.set_server_port(server.local_addr()?.port());
-        println!("cairndb server listening on {}", server.local_addr()?);
-        server.run(cairndb_server::shutdown_signal()).await
-    });
-    db.set_status_source(None);
-    db.set_server_hooks(None);
-    // Sessions are gone (their transactions rolled back); flush and close.
-    drop(rt);
-    let closed = db.close();
-    served.map_err(|e| format!("server: {e}"))?;
-    closed.map_err(|e| format!("closing {}: {e}", datadir.display()))?;
+    let opts = s.server_options(datadir, sql)?;
+    cairndb_mysqld::serve(opts, cairndb_server::shutdown_signal, |addr| {
+        println!("cairndb server listening on {addr}")
+    })?;
     eprintln!("cairndb server: shut down cleanly");
-    Ok(())
-}
-
-/// The accounts at start: `root@localhost` made at the first start
-/// (password from `--init-password-file`, else from a `--user=root:PW`,
-/// else empty), the deprecated `--user` accounts made if missing; then a
-/// refusal to listen beyond loopback while root's password is empty.
-fn set_up_accounts(db: &SqlDb, s: &Settings) -> Result<(), String> {
-    let init = match &s.init_password_file {
-        Some(f) => Some(read_password_file(f)?),
-        None => None,
-    };
-    let root_pw = init
-        .clone()
-        .or_else(|| s.users.get("root").cloned())
-        .unwrap_or_default();
-    let made = db
-        .bootstrap_accounts(&root_pw)
-        .map_err(|e| format!("making the first account: {e}"))?;
-    if made {
-        eprintln!(
-            "cairndb server: made the account root@localhost with every privilege{}",
-            if root_pw.is_empty() {
-                " and an empty password (set one: ALTER USER root@localhost IDENTIFIED BY '...')"
-            } else {
-                ""
-            }
-        );
-    } else if init.is_some() {
-        eprintln!(
-            "cairndb server: --init-password-file is read only at the first start; the accounts \
-             exist (ALTER USER changes a password)"
-        );
-    }
-    let mut users: Vec<(&String, &String)> = s.users.iter().collect();
-    users.sort();
-    for (name, pw) in users {
-        eprintln!(
-            "cairndb server: --user is deprecated (the password shows in `ps`): use CREATE USER"
-        );
-        let created = db
-            .ensure_account(name, pw)
-            .map_err(|e| format!("--user={name}: {e}"))?;
-        if created {
-            eprintln!("cairndb server: made the account {name}@% with every privilege (--user)");
-        } else if !(made && name == "root") {
-            eprintln!(
-                "cairndb server: --user={name}: an account named {name} exists; its password is \
-                 not changed (ALTER USER changes it)"
-            );
-        }
-    }
-    if db.root_password_is_empty() && !is_loopback(&s.bind) {
-        return Err(format!(
-            "refusing to listen on {}: root has an empty password. Set one (ALTER USER \
-             root@localhost IDENTIFIED BY '...' over 127.0.0.1, or --init-password-file at the \
-             first start), or listen on 127.0.0.1",
-            s.bind
-        ));
-    }
     Ok(())
 }
 
@@ -651,15 +519,6 @@ fn read_password_file(f: &std::path::Path) -> Result<String, String> {
         .unwrap_or("")
         .trim_end_matches('\r')
         .to_string())
-}
-
-/// Whether `bind` is a loopback address (or `localhost`).
-fn is_loopback(bind: &str) -> bool {
-    bind.eq_ignore_ascii_case("localhost")
-        || bind
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Sets glibc malloc up for a long-running server whose memory must stay
@@ -681,24 +540,6 @@ fn tune_malloc() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 20);
     }
-}
-
-/// The engine's waits that can last (a row lock, a write stall), run
-/// through `block_in_place` on the runtime's threads: a statement run on
-/// its connection's worker (a write by primary key, `is_quick`) gives the
-/// worker up only when it actually waits.
-fn engine_wait(w: &mut dyn FnMut()) {
-    cairndb_server::blocking(w)
-}
-
-fn tokio_runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .thread_name("cairndb-server")
-        .on_thread_start(|| cairndb::set_thread_blocking_hook(Some(engine_wait)))
-        .build()
-        .map_err(|e| format!("starting the runtime: {e}"))
 }
 
 /// `cairndb sql-check --datadir=DIR`: every row decodes and every index
@@ -730,582 +571,12 @@ pub fn check_main(args: Vec<String>) -> Result<(), String> {
     }
 }
 
-/// The backend: one SQL database, a session per connection.
-pub struct SqlBackend {
-    pub db: Arc<SqlDb>,
-    /// Sessions leave their commits' syncs to the connection's task
-    /// (`--commit-wait=task`).
-    pub commit_wait_task: bool,
-    /// The server's TLS settings, copied into each session with the
-    /// connection's TLS session.
-    pub transport: Transport,
-}
-
-/// A connection's session.
-pub struct SqlConn {
-    s: Session,
-    /// The last result set's column definitions, reused while a statement
-    /// answers with the same columns (a prepared point select sends them
-    /// with every execution; building them cloned five strings a column).
-    cols: Vec<Column>,
-    /// An execution's parameters, reused across executions.
-    vals: Vec<Value>,
-    commit_wait_task: bool,
-    /// Closes this connection (`KILL CONNECTION`).
-    closer: Option<cairndb_server::Closer>,
-}
-
-impl SqlConn {
-    /// Runs `f` on the session; a panic in it becomes error 1105 for this
-    /// statement, and the session is replaced by a fresh one (same user
-    /// and current database; its transaction rolled back), so the
-    /// connection goes on and the server never goes down.
-    fn guarded<T>(
-        &mut self,
-        f: impl FnOnce(&mut Session, &mut Vec<Column>) -> Result<T, cairndb_sql::SqlError>,
-    ) -> Result<T, cairndb_sql::SqlError> {
-        let (s, cols) = (&mut self.s, &mut self.cols);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(s, cols))) {
-            Ok(r) => r,
-            Err(payload) => {
-                let what = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown".into());
-                let current = self.s.database().map(str::to_string);
-                // The same account and privileges, nothing else.
-                let mut fresh = self.s.fresh();
-                fresh.set_deferred_durability(self.commit_wait_task);
-                fresh.set_transport(self.s.transport().clone());
-                fresh.info().set_host(&self.s.info().host());
-                if let Some(closer) = self.closer.clone() {
-                    fresh.info().on_kill(move || closer.close());
-                }
-                if let Some(d) = current {
-                    let _ = fresh.use_database(&d);
-                }
-                let old = std::mem::replace(&mut self.s, fresh);
-                // Dropping what the panic left may panic too.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(old)));
-                self.cols.clear();
-                Err(cairndb_sql::SqlError::internal(format!(
-                    "the statement failed inside the server ({what}); the session was reset \
-                     and its transaction rolled back"
-                )))
-            }
-        }
-    }
-}
-
-fn to_wire(e: cairndb_sql::SqlError) -> cairndb_server::SqlError {
-    let mut state = [b'H', b'Y', b'0', b'0', b'0'];
-    for (d, b) in state.iter_mut().zip(e.state.bytes()) {
-        *d = b;
-    }
-    cairndb_server::SqlError::new(e.code, &state, e.message)
-}
-
-impl Backend for SqlBackend {
-    type Session = SqlConn;
-
-    fn open_session_with(
-        &self,
-        conn: &cairndb_server::ConnInfo,
-    ) -> Result<SqlConn, cairndb_server::SqlError> {
-        let s = Session::login(self.db.clone(), &conn.user, &conn.host).map_err(to_wire)?;
-        let mut c = self.conn(s, conn.db.as_deref())?;
-        let mut t = self.transport.clone();
-        if let Some(tls) = &conn.tls {
-            t.ssl_version = tls.version.to_string();
-            t.ssl_cipher = tls.cipher.to_string();
-        }
-        c.s.set_transport(t);
-        c.s.info().set_host(&conn.host);
-        let closer = conn.closer.clone();
-        c.s.info().on_kill(move || closer.close());
-        c.closer = Some(conn.closer.clone());
-        if c.s.general_log_on() {
-            let how = if conn.tls.is_some() {
-                "SSL/TLS"
-            } else {
-                "TCP/IP"
-            };
-            let db = conn.db.as_deref().unwrap_or("");
-            let arg = format!("{}@{} on {db} using {how}", conn.user, conn.host);
-            c.s.log_general("Connect", &arg);
-        }
-        Ok(c)
-    }
-
-    /// A session of `user` logged in from loopback (the server calls
-    /// [`Backend::open_session_with`], which knows the client's host).
-    fn open_session(
-        &self,
-        _conn_id: u32,
-        user: &str,
-        db: Option<&str>,
-    ) -> Result<SqlConn, cairndb_server::SqlError> {
-        let s = Session::login(self.db.clone(), user, "127.0.0.1").map_err(to_wire)?;
-        self.conn(s, db)
-    }
-
-    fn has_accounts(&self) -> bool {
-        true
-    }
-
-    fn lookup_account(&self, user: &str, host: &str) -> Option<cairndb_server::AccountAuth> {
-        let a = self.db.lookup_account(user, host)?;
-        let mut out = cairndb_server::AccountAuth {
-            require_ssl: a.require_ssl,
-            connection_admin: a.connection_admin,
-            empty_password: a.hash.is_empty(),
-            ..Default::default()
-        };
-        match a.plugin {
-            Plugin::Native => {
-                out.plugin = cairndb_server::AuthPlugin::MysqlNativePassword;
-                out.native = a.hash.as_slice().try_into().ok();
-            }
-            Plugin::CachingSha2 => {
-                out.plugin = cairndb_server::AuthPlugin::CachingSha2Password;
-                out.sha2 = a.hash.as_slice().try_into().ok();
-            }
-        }
-        Some(out)
-    }
-}
-
-impl SqlBackend {
-    /// The connection's state around session `s`, on database `db` if the
-    /// client named one.
-    fn conn(&self, mut s: Session, db: Option<&str>) -> Result<SqlConn, cairndb_server::SqlError> {
-        // Set from the client's CLIENT_FOUND_ROWS before each command.
-        s.client_found_rows = false;
-        s.set_deferred_durability(self.commit_wait_task);
-        if let Some(d) = db.filter(|d| !d.is_empty()) {
-            s.use_database(d).map_err(to_wire)?;
-        }
-        Ok(SqlConn {
-            s,
-            cols: Vec::new(),
-            vals: Vec::new(),
-            commit_wait_task: self.commit_wait_task,
-            closer: None,
-        })
-    }
-}
-
-fn status(s: &Session) -> StatusFlags {
-    let mut f = StatusFlags::empty();
-    if s.autocommit() {
-        f |= StatusFlags::SERVER_STATUS_AUTOCOMMIT;
-    }
-    if s.in_transaction() {
-        f |= StatusFlags::SERVER_STATUS_IN_TRANS;
-    }
-    f
-}
-
-fn column(c: &ColumnInfo) -> Column {
-    let (ty, flags) = type_and_flags(c);
-    Column {
-        schema: c.schema.clone().into(),
-        table: c.table.clone().into(),
-        org_table: c.org_table.clone().into(),
-        name: c.name.clone().into(),
-        org_name: c.org_name.clone().into(),
-        col_type: ty,
-        flags,
-        charset: c.charset,
-        length: c.length,
-        decimals: c.decimals,
-    }
-}
-
-/// The protocol's type and flags of a result column.
-fn type_and_flags(c: &ColumnInfo) -> (ColumnType, ColumnFlags) {
-    let ty = match c.ty {
-        OutType::Tiny => ColumnType::MYSQL_TYPE_TINY,
-        OutType::Short => ColumnType::MYSQL_TYPE_SHORT,
-        OutType::Int24 => ColumnType::MYSQL_TYPE_INT24,
-        OutType::Long => ColumnType::MYSQL_TYPE_LONG,
-        OutType::LongLong => ColumnType::MYSQL_TYPE_LONGLONG,
-        OutType::NewDecimal => ColumnType::MYSQL_TYPE_NEWDECIMAL,
-        OutType::Float => ColumnType::MYSQL_TYPE_FLOAT,
-        OutType::Double => ColumnType::MYSQL_TYPE_DOUBLE,
-        OutType::String => ColumnType::MYSQL_TYPE_STRING,
-        OutType::VarString => ColumnType::MYSQL_TYPE_VAR_STRING,
-        OutType::Blob => ColumnType::MYSQL_TYPE_BLOB,
-        OutType::Date => ColumnType::MYSQL_TYPE_DATE,
-        OutType::DateTime => ColumnType::MYSQL_TYPE_DATETIME,
-        OutType::Timestamp => ColumnType::MYSQL_TYPE_TIMESTAMP,
-        OutType::Null => ColumnType::MYSQL_TYPE_NULL,
-        OutType::Year => ColumnType::MYSQL_TYPE_YEAR,
-        OutType::Time => ColumnType::MYSQL_TYPE_TIME,
-        OutType::Bit => ColumnType::MYSQL_TYPE_BIT,
-        OutType::Json => ColumnType::MYSQL_TYPE_JSON,
-    };
-    let mut flags = ColumnFlags::empty();
-    if c.not_null {
-        flags |= ColumnFlags::NOT_NULL_FLAG;
-    }
-    if c.primary_key {
-        flags |= ColumnFlags::PRI_KEY_FLAG;
-    }
-    if c.unsigned {
-        flags |= ColumnFlags::UNSIGNED_FLAG;
-    }
-    if c.auto_increment {
-        flags |= ColumnFlags::AUTO_INCREMENT_FLAG;
-    }
-    if c.unique_key {
-        flags |= ColumnFlags::UNIQUE_KEY_FLAG;
-    }
-    if c.multiple_key {
-        flags |= ColumnFlags::MULTIPLE_KEY_FLAG;
-    }
-    if c.binary {
-        flags |= ColumnFlags::BINARY_FLAG;
-    }
-    if matches!(c.ty, OutType::Blob | OutType::Json) {
-        flags |= ColumnFlags::BLOB_FLAG;
-    }
-    if c.is_enum {
-        flags |= ColumnFlags::ENUM_FLAG;
-    }
-    if c.is_set {
-        flags |= ColumnFlags::SET_FLAG;
-    }
-    if matches!(c.ty, OutType::Year) {
-        flags |= ColumnFlags::ZEROFILL_FLAG;
-    }
-    if matches!(
-        c.ty,
-        OutType::Tiny
-            | OutType::Short
-            | OutType::Int24
-            | OutType::Long
-            | OutType::LongLong
-            | OutType::NewDecimal
-            | OutType::Float
-            | OutType::Double
-            | OutType::Year
-    ) {
-        flags |= ColumnFlags::NUM_FLAG;
-    }
-    (ty, flags)
-}
-
-/// Whether `d` is the definition [`column`] makes of `c` (no allocation).
-fn defines(d: &Column, c: &ColumnInfo) -> bool {
-    let (ty, flags) = type_and_flags(c);
-    d.col_type == ty
-        && d.flags == flags
-        && d.charset == c.charset
-        && d.length == c.length
-        && d.decimals == c.decimals
-        && d.name == c.name
-        && d.org_name == c.org_name
-        && d.table == c.table
-        && d.org_table == c.org_table
-        && d.schema == c.schema
-}
-
-/// `Output` over the protocol's `Results`.
-struct Adapter<'a> {
-    out: &'a mut dyn Results,
-    /// The connection's column definitions of its last result set.
-    cols: &'a mut Vec<Column>,
-    /// Whether a column of the result set is a YEAR or a BIT, whose
-    /// integers go out in their own forms (set by `columns`).
-    special: bool,
-}
-
-impl Output for Adapter<'_> {
-    fn ok(&mut self, affected: u64, last_insert_id: u64, warnings: u16, info: &str) {
-        self.out.ok(affected, last_insert_id, warnings, info);
-    }
-
-    fn columns(&mut self, cols: &[ColumnInfo]) {
-        let same =
-            self.cols.len() == cols.len() && self.cols.iter().zip(cols).all(|(d, c)| defines(d, c));
-        if !same {
-            self.cols.clear();
-            self.cols.extend(cols.iter().map(column));
-        }
-        self.special = cols
-            .iter()
-            .any(|c| matches!(c.ty, OutType::Year | OutType::Bit));
-        self.out.begin_result_set(self.cols);
-    }
-
-    fn row(&mut self, values: &[Value]) {
-        let w = self.out.row();
-        for (i, v) in values.iter().enumerate() {
-            match v {
-                Value::Null => w.null(),
-                Value::Int(y)
-                    if self.special
-                        && (0..1000).contains(y)
-                        && self
-                            .cols
-                            .get(i)
-                            .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_YEAR) =>
-                {
-                    // YEAR is ZEROFILL: 0 is `0000`.
-                    w.bytes(format!("{y:04}").as_bytes())
-                }
-                Value::Int(i) => w.int(*i),
-                Value::UInt(u)
-                    if self.special
-                        && self
-                            .cols
-                            .get(i)
-                            .is_some_and(|c| c.col_type == ColumnType::MYSQL_TYPE_BIT) =>
-                {
-                    // BIT(n) goes out as its (n + 7) / 8 big-endian bytes.
-                    let n = self.cols.get(i).map_or(64, |c| c.length).clamp(1, 64);
-                    let be = u.to_be_bytes();
-                    w.bytes(be.get(8 - n.div_ceil(8) as usize..).unwrap_or(&be))
-                }
-                Value::UInt(u) => w.uint(*u),
-                Value::Double(f) => w.double(*f),
-                Value::Decimal(d, s) => {
-                    w.bytes(cairndb_sql::types::format_decimal(*d, *s).as_bytes())
-                }
-                Value::Str(b) => w.bytes(b),
-                Value::Date(d) => {
-                    let (y, m, dd) = cairndb_sql::types::unpack_date(*d);
-                    w.date(y as u16, m as u8, dd as u8);
-                }
-                Value::DateTime(t) => {
-                    let (d, h, mi, s, us) = cairndb_sql::types::unpack_datetime(*t);
-                    let (y, m, dd) = cairndb_sql::types::unpack_date(d);
-                    w.datetime(cairndb_server::DateTime {
-                        year: y as u16,
-                        month: m as u8,
-                        day: dd as u8,
-                        hour: h as u8,
-                        minute: mi as u8,
-                        second: s as u8,
-                        micros: us,
-                    });
-                }
-                Value::Time(us) => {
-                    let a = us.unsigned_abs();
-                    let secs = a / 1_000_000;
-                    let hours = secs / 3600;
-                    w.time(cairndb_server::Time {
-                        negative: *us < 0,
-                        days: (hours / 24) as u32,
-                        hours: (hours % 24) as u8,
-                        minutes: ((secs / 60) % 60) as u8,
-                        seconds: (secs % 60) as u8,
-                        micros: (a % 1_000_000) as u32,
-                    });
-                }
-                Value::Member(_, s) => w.bytes(s),
-                // A document goes out as its text.
-                Value::Json(_) => w.bytes(&cairndb_sql::expr::text_of(v)),
-            }
-        }
-        w.finish();
-    }
-
-    fn end(&mut self, warnings: u16) {
-        self.out.end_result_set(warnings);
-    }
-}
-
-fn param(v: &cairndb_server::Value<'_>) -> Value {
-    use cairndb_server::Value as W;
-    match v {
-        W::Null => Value::Null,
-        W::Int(i) => Value::Int(*i),
-        W::UInt(u) => Value::UInt(*u),
-        W::Float(f) => Value::Double(f64::from(*f)),
-        W::Double(f) => Value::Double(*f),
-        W::Bytes(b) => Value::Str(b.to_vec()),
-        W::DateTime(d) => {
-            let date = cairndb_sql::types::pack_date(
-                u32::from(d.year),
-                u32::from(d.month),
-                u32::from(d.day),
-            );
-            Value::DateTime(cairndb_sql::types::pack_datetime(
-                date,
-                u32::from(d.hour),
-                u32::from(d.minute),
-                u32::from(d.second),
-                d.micros,
-            ))
-        }
-        W::Time(t) => {
-            let secs = (i64::from(t.days) * 24 + i64::from(t.hours)) * 3600
-                + i64::from(t.minutes) * 60
-                + i64::from(t.seconds);
-            let us = secs * 1_000_000 + i64::from(t.micros);
-            Value::Time(if t.negative { -us } else { us })
-        }
-    }
-}
-
-impl cairndb_server::Session for SqlConn {
-    fn is_quick(&self, stmt: u32) -> bool {
-        self.s.is_quick_read(stmt) || self.s.is_quick_write(stmt)
-    }
-
-    fn idle_timeout(&self) -> Option<std::time::Duration> {
-        self.s.wait_timeout()
-    }
-
-    fn traffic(&mut self, received: u64, sent: u64) {
-        self.s.info().add_traffic(received, sent);
-    }
-
-    fn net_timeouts(&self) -> Option<(std::time::Duration, std::time::Duration)> {
-        Some(self.s.net_timeouts())
-    }
-
-    fn poll_durable(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), cairndb_server::SqlError>> {
-        self.s.poll_durable(cx).map_err(to_wire)
-    }
-
-    fn query_bytes(&mut self, sql: &[u8], out: &mut dyn Results) {
-        match cairndb_sql::preparse::binary_literals(sql) {
-            Some(text) => self.query(&text, out),
-            None => out.error(cairndb_server::SqlError::invalid_utf8()),
-        }
-    }
-
-    fn query(&mut self, sql: &str, out: &mut dyn Results) {
-        let stmts = split_statements(sql);
-        if stmts.is_empty() {
-            out.error(cairndb_server::SqlError::new(
-                1065,
-                b"42000",
-                "Query was empty",
-            ));
-            return;
-        }
-        if stmts.len() > 1 && !out.multi_statements() {
-            out.error(to_wire(cairndb_sql::SqlError::syntax(
-                "several statements in one query (the client has not enabled multi-statements)",
-            )));
-            return;
-        }
-        self.s.client_found_rows = out.client_found_rows();
-        for st in stmts {
-            let r = self.guarded(|s, cols| {
-                let mut a = Adapter {
-                    out: &mut *out,
-                    cols,
-                    special: false,
-                };
-                s.query(st, &mut a)
-            });
-            out.set_status(status(&self.s));
-            if let Err(e) = r {
-                out.error(to_wire(e));
-                return;
-            }
-        }
-    }
-
-    fn prepare(&mut self, stmt: u32, sql: &str) -> Result<Prepared, cairndb_server::SqlError> {
-        let p = self
-            .guarded(|s, _| s.prepare_as(stmt, sql))
-            .map_err(to_wire)?;
-        Ok(Prepared {
-            params: p.params,
-            columns: p.columns.iter().map(column).collect(),
-        })
-    }
-
-    fn execute(&mut self, stmt: u32, params: &[cairndb_server::Value<'_>], out: &mut dyn Results) {
-        self.vals.clear();
-        self.vals.extend(params.iter().map(param));
-        self.s.client_found_rows = out.client_found_rows();
-        let vals = std::mem::take(&mut self.vals);
-        let r = self.guarded(|s, cols| {
-            let mut a = Adapter {
-                out: &mut *out,
-                cols,
-                special: false,
-            };
-            s.execute(stmt, &vals, &mut a)
-        });
-        self.vals = vals;
-        // Parameters may hold long strings; keep only the slots.
-        self.vals.clear();
-        out.set_status(status(&self.s));
-        if let Err(e) = r {
-            out.error(to_wire(e));
-        }
-    }
-
-    fn close_statement(&mut self, stmt: u32) {
-        self.s.close_statement(stmt);
-    }
-
-    fn reset_statement(&mut self, _stmt: u32) {}
-
-    fn init_db(&mut self, db: &str) -> Result<(), cairndb_server::SqlError> {
-        self.s.log_general("Init DB", db);
-        self.s.use_database(db).map_err(to_wire)
-    }
-
-    fn reset_connection(&mut self) {
-        self.s.reset();
-    }
-
-    fn status(&self) -> StatusFlags {
-        status(&self.s)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn settings(args: &[&str]) -> Result<Settings, String> {
         Settings::from_args(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
-    }
-
-    /// A panic inside a statement is error 1105 for it; the connection
-    /// goes on with a fresh session, its transaction rolled back.
-    #[test]
-    fn panic_in_a_statement_is_an_error_and_the_session_is_reset() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = SqlDb::open(dir.path(), SqlOptions::default()).unwrap();
-        db.bootstrap_accounts("").unwrap();
-        let backend = SqlBackend {
-            db: db.clone(),
-            commit_wait_task: false,
-            transport: Default::default(),
-        };
-        let mut c = backend.open_session(1, "root", None).unwrap();
-        let mut out = cairndb_sql::Collect::default();
-        c.s.query("CREATE DATABASE d", &mut out).unwrap();
-        c.s.query("USE d", &mut out).unwrap();
-        c.s.query("CREATE TABLE t (id INT PRIMARY KEY)", &mut out)
-            .unwrap();
-        c.s.query("BEGIN", &mut out).unwrap();
-        c.s.query("INSERT INTO t VALUES (1)", &mut out).unwrap();
-        let e = c
-            .guarded(|_, _| -> Result<(), cairndb_sql::SqlError> { panic!("boom") })
-            .unwrap_err();
-        assert_eq!(e.code, 1105);
-        assert!(e.message.contains("boom"), "{}", e.message);
-        // A fresh session in the same database; the insert rolled back.
-        assert!(!c.s.in_transaction());
-        let mut out = cairndb_sql::Collect::default();
-        c.s.query("SELECT COUNT(*) FROM t", &mut out).unwrap();
-        assert_eq!(out.rows[0][0].to_string(), "0");
     }
 
     #[test]
@@ -1356,37 +627,6 @@ mod tests {
             e.contains("key-index-in-place") || e.contains("key_index_in_place"),
             "{e}"
         );
-    }
-
-    /// A connection reuses its last result set's column definitions only
-    /// while the columns are the same: any field that differs (a label, a
-    /// table, the type, a flag, the length) makes new ones.
-    #[test]
-    fn column_definitions_are_reused_only_for_the_same_columns() {
-        let mut c = ColumnInfo::computed("c", OutType::VarString);
-        c.schema = "sbtest".into();
-        c.table = "t".into();
-        c.org_table = "sbtest1".into();
-        c.org_name = "c".into();
-        let d = column(&c);
-        assert!(defines(&d, &c));
-        let changes: [&dyn Fn(&mut ColumnInfo); 9] = [
-            &|c| c.name = "pad".into(),
-            &|c| c.org_name = "pad".into(),
-            &|c| c.table = "u".into(),
-            &|c| c.org_table = "sbtest2".into(),
-            &|c| c.schema = "other".into(),
-            &|c| c.ty = OutType::Long,
-            &|c| c.not_null = true,
-            &|c| c.length += 1,
-            &|c| c.charset = 63,
-        ];
-        for (i, change) in changes.iter().enumerate() {
-            let mut other = c.clone();
-            change(&mut other);
-            assert!(!defines(&d, &other), "change {i} kept the old definition");
-            assert!(defines(&column(&other), &other));
-        }
     }
 
     /// Under a limit the unset budgets shrink to it (4, 16 and 32 MiB in

@@ -2,14 +2,30 @@
 //! definitions MySQL sends for them (type and ENUM/SET flags) and their
 //! values in the text protocol (COM_QUERY) and the binary protocol
 //! (COM_STMT_EXECUTE results and parameters), read by the mysql_async
-//! client.
+//! client, against a server running in the test's process.
 
 use mysql_async::consts::{ColumnFlags, ColumnType};
 use mysql_async::prelude::*;
 use mysql_async::{Row, Value};
 
-mod common;
-use common::server::{connect, start};
+/// A server in this process on a free port (TLS off), as `cairndb
+/// server` runs it.
+fn start(dir: &std::path::Path) -> cairndb_mysqld::Running {
+    let mut o = cairndb_mysqld::ServerOptions::new(dir);
+    o.port = 0;
+    o.worker_threads = 2;
+    o.tls = cairndb_mysqld::TlsSource::Off;
+    cairndb_mysqld::start(o).unwrap()
+}
+
+async fn connect(port: u16, user: &str, pw: &str) -> Result<mysql_async::Conn, mysql_async::Error> {
+    let o = mysql_async::OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some(user))
+        .pass((!pw.is_empty()).then_some(pw));
+    mysql_async::Conn::new(o).await
+}
 
 fn vals(r: &Row) -> Vec<Value> {
     (0..r.len()).map(|i| r.as_ref(i).unwrap().clone()).collect()
@@ -18,8 +34,8 @@ fn vals(r: &Row) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enum_set_year_time_and_bit_over_text_and_binary_protocol() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = start(dir.path(), &[]);
-    let mut c = connect(srv.port, "root", "").await.unwrap();
+    let srv = start(dir.path());
+    let mut c = connect(srv.addr().port(), "root", "").await.unwrap();
     c.query_drop("CREATE DATABASE d").await.unwrap();
     c.query_drop("USE d").await.unwrap();
     c.query_drop(
@@ -147,8 +163,8 @@ async fn enum_set_year_time_and_bit_over_text_and_binary_protocol() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_over_text_and_binary_protocol_as_mysql_sends_it() {
     let dir = tempfile::tempdir().unwrap();
-    let srv = start(dir.path(), &[]);
-    let mut c = connect(srv.port, "root", "").await.unwrap();
+    let srv = start(dir.path());
+    let mut c = connect(srv.addr().port(), "root", "").await.unwrap();
     c.query_drop("CREATE DATABASE d").await.unwrap();
     c.query_drop("USE d").await.unwrap();
     c.query_drop("CREATE TABLE t (id INT PRIMARY KEY, j JSON)")

@@ -375,16 +375,16 @@ impl Output for Adapter<'_> {
                 Value::UInt(u) => w.uint(*u),
                 Value::Double(f) => w.double(*f),
                 Value::Decimal(d, s) => {
-                    w.bytes(cairndb_sql::types::format_decimal(*d, *s).as_bytes())
+                    w.bytes(cairndb_sql::value::format_decimal(*d, *s).as_bytes())
                 }
                 Value::Str(b) => w.bytes(b),
                 Value::Date(d) => {
-                    let (y, m, dd) = cairndb_sql::types::unpack_date(*d);
+                    let (y, m, dd) = cairndb_sql::value::unpack_date(*d);
                     w.date(y as u16, m as u8, dd as u8);
                 }
                 Value::DateTime(t) => {
-                    let (d, h, mi, s, us) = cairndb_sql::types::unpack_datetime(*t);
-                    let (y, m, dd) = cairndb_sql::types::unpack_date(d);
+                    let (d, h, mi, s, us) = cairndb_sql::value::unpack_datetime(*t);
+                    let (y, m, dd) = cairndb_sql::value::unpack_date(d);
                     w.datetime(cairndb_server::DateTime {
                         year: y as u16,
                         month: m as u8,
@@ -410,7 +410,7 @@ impl Output for Adapter<'_> {
                 }
                 Value::Member(_, s) => w.bytes(s),
                 // A document goes out as its text.
-                Value::Json(_) => w.bytes(&cairndb_sql::expr::text_of(v)),
+                Value::Json(_) => w.bytes(&cairndb_sql::value::text_of(v)),
             }
         }
         w.finish();
@@ -431,12 +431,12 @@ fn param(v: &cairndb_server::Value<'_>) -> Value {
         W::Double(f) => Value::Double(*f),
         W::Bytes(b) => Value::Str(b.to_vec()),
         W::DateTime(d) => {
-            let date = cairndb_sql::types::pack_date(
+            let date = cairndb_sql::value::pack_date(
                 u32::from(d.year),
                 u32::from(d.month),
                 u32::from(d.day),
             );
-            Value::DateTime(cairndb_sql::types::pack_datetime(
+            Value::DateTime(cairndb_sql::value::pack_datetime(
                 date,
                 u32::from(d.hour),
                 u32::from(d.minute),
@@ -479,7 +479,7 @@ impl cairndb_server::Session for SqlConn {
     }
 
     fn query_bytes(&mut self, sql: &[u8], out: &mut dyn Results) {
-        match cairndb_sql::preparse::binary_literals(sql) {
+        match cairndb_sql::binary_literals(sql) {
             Some(text) => self.query(&text, out),
             None => out.error(cairndb_server::SqlError::invalid_utf8()),
         }

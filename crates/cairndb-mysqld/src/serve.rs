@@ -143,7 +143,7 @@ where
     }
     let global_secs = |name: &str, default: u64| {
         db.global_variable(name)
-            .and_then(|v| cairndb_sql::expr::to_i64(&v))
+            .and_then(|v| cairndb_sql::value::to_i64(&v))
             .map_or(default, |n| n.max(1) as u64)
     };
     let tls = tls(opts)?;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::error::{SqlError, SqlResult};
-use crate::types::{format_decimal, Collation, ColumnType, Value};
+use crate::types::{Collation, ColumnType, Value};
 
 /// A column visible to an expression: the row slot it reads.
 #[derive(Debug, Clone)]
@@ -783,7 +783,7 @@ pub struct AggCall {
     pub concat: Option<Box<ConcatSpec>>,
 }
 
-pub use crate::window::{WinCall, WinFunc};
+pub use crate::window::WinCall;
 
 /// What evaluation may read besides the row.
 pub trait Env {
@@ -3241,25 +3241,6 @@ fn cast(v: &Value, to: CastTo, env: &dyn Env) -> SqlResult<Value> {
             }
         },
     })
-}
-
-/// A number as a decimal string (for display of doubles MySQL-style).
-pub fn format_double(f: f64) -> String {
-    if f.is_finite() && f == f.trunc() && f.abs() < 1e15 {
-        format!("{}", f as i64)
-    } else {
-        let s = format!("{f}");
-        if s.contains('e') {
-            format!("{f:e}")
-        } else {
-            s
-        }
-    }
-}
-
-/// Formats a decimal (re-exported for the executor).
-pub fn decimal_text(d: i128, s: u8) -> String {
-    format_decimal(d, s)
 }
 
 #[cfg(test)]

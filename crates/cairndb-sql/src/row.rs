@@ -463,12 +463,6 @@ fn trim_end_spaces(s: &[u8]) -> &[u8] {
     s.get(..end).unwrap_or_default()
 }
 
-/// Whether a key column's value can be read back from the key alone
-/// (text columns keep their original in the entry's value instead).
-pub fn key_is_decodable(ty: &ColumnType) -> bool {
-    !ty.is_text()
-}
-
 /// Reads one key column written by [`put_key_value`]; for a text column
 /// returns `Value::Null` as a placeholder (its original comes from the
 /// value's unpack part) after skipping its bytes.
@@ -730,6 +724,7 @@ pub fn decode_row_into(
 /// Decodes a secondary-index entry: the values of the index's columns
 /// and of the primary-key suffix, into `row` at their positions (other
 /// columns NULL). Returns the hidden row id (0 without one).
+#[cfg(test)]
 pub fn decode_secondary(
     t: &TableDef,
     ix: &IndexDef,

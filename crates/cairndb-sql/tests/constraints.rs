@@ -643,7 +643,7 @@ fn constraints_survive_a_restart_and_old_dictionaries_open() {
 fn table_definition_json_without_constraints_reads() {
     // A definition as written before constraints existed.
     let json = r#"{"name":"t","columns":[{"name":"id","ty":{"Int":{"bytes":4,"unsigned":false}},"nullable":false,"default":null,"auto_increment":false}],"primary":{"name":"PRIMARY","id":256,"columns":[0],"unique":true},"hidden_pk":false,"secondary":[]}"#;
-    let t: cairndb_sql::row::TableDef = serde_json::from_str(json).unwrap();
+    let t: cairndb_sql::internals::TableDef = serde_json::from_str(json).unwrap();
     assert!(t.foreign_keys.is_empty() && t.checks.is_empty());
     // And a table without any is written without the fields.
     let back = serde_json::to_string(&t).unwrap();

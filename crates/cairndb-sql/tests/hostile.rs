@@ -207,7 +207,7 @@ fn names_with_nul_trailing_space_or_too_long_are_refused() {
 /// did: database `a\0b` with table `t` (moved there from database `ab`).
 fn plant_nul_database(db: &SqlDb) {
     use cairndb::WriteOptions;
-    use cairndb_sql::catalog;
+    use cairndb_sql::internals::catalog;
     let def = db.table("ab", "t").unwrap();
     let e = db.engine().db();
     let w = WriteOptions {
@@ -287,7 +287,7 @@ fn damaged_dictionary_entry_is_reported_and_the_rest_opens() {
             .db()
             .put(
                 &w,
-                &cairndb_sql::catalog::table_key("keep", "bad"),
+                &cairndb_sql::internals::catalog::table_key("keep", "bad"),
                 b"{not json",
             )
             .unwrap();
@@ -311,7 +311,7 @@ fn keys_of(db: &SqlDb, id: u32) -> usize {
     let mut it = db.engine().db().iter(&Default::default()).unwrap();
     it.seek_to_first();
     while it.valid() {
-        if cairndb_sql::keys::index_id(it.key()) == Some(id) {
+        if cairndb_sql::internals::index_id(it.key()) == Some(id) {
             n += 1;
         }
         it.next();

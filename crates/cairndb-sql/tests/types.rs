@@ -585,7 +585,7 @@ fn the_new_types_survive_reopening() {
 /// read as they did.
 #[test]
 fn a_table_written_before_the_new_types_still_reads() {
-    use cairndb_sql::row::{decode_row, pk_key, row_value, TableDef};
+    use cairndb_sql::internals::{decode_row, pk_key, row_value, TableDef};
     let json = r#"{"name":"t","columns":[{"name":"id","ty":{"Int":{"bytes":4,"unsigned":false}},"nullable":false,"default":null,"auto_increment":false},{"name":"s","ty":{"Str":{"kind":"VarChar","max_len":10,"collation":"Utf8mb4GeneralCi"}},"nullable":true,"default":{"Str":[120]},"auto_increment":false},{"name":"d","ty":"Date","nullable":true,"default":null,"auto_increment":false}],"primary":{"name":"PRIMARY","id":7,"columns":[0],"unique":true},"hidden_pk":false,"secondary":[]}"#;
     let t: TableDef = serde_json::from_str(json).unwrap();
     assert!(t.columns.iter().all(|c| c.elements.is_empty()));
@@ -594,7 +594,7 @@ fn a_table_written_before_the_new_types_still_reads() {
     let back = serde_json::to_string(&t).unwrap();
     assert!(!back.contains("elements"), "{back}");
     let key = [0, 0, 0, 7, 0x80, 0, 0, 5];
-    let date = cairndb_sql::types::pack_date(2024, 2, 29);
+    let date = cairndb_sql::value::pack_date(2024, 2, 29);
     let mut value = vec![0x01, 0x00, 2, b'h', b'i'];
     value.extend_from_slice(&date.to_le_bytes());
     let mut row = Vec::new();

@@ -6,44 +6,34 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// Folders by stage; the arrows run session -> plan -> exec -> engine,
+// with expr and types below plan and exec, store below all of them, and
+// stmt beside plan (statements that are not queries). Inside the crate
+// the modules keep their short paths (`crate::row`, `crate::dml`).
 mod acl;
-mod alter;
-mod backup;
-mod catalog;
-pub mod check;
-mod constraints;
-mod convert;
-mod cte;
-mod datefuncs;
 mod db;
-mod ddl;
-mod depth;
-mod dialect;
-mod dml;
 mod error;
 mod exec;
 mod expr;
-mod funcs;
 mod globals;
-mod hashjoin;
-mod infoschema;
-mod json;
-mod keys;
-mod mathfuncs;
 mod output;
+mod parse;
 mod plan;
-mod preparse;
 mod querylog;
-mod regexfuncs;
-mod row;
 mod session;
-mod show;
 mod status;
-mod strfuncs;
+mod stmt;
+mod store;
 mod types;
-mod vars;
-mod view;
-mod window;
+
+pub(crate) use exec::{dml, hashjoin, window};
+pub(crate) use expr::{datefuncs, funcs, json, mathfuncs, regexfuncs, strfuncs};
+pub(crate) use parse::{depth, dialect, preparse};
+pub(crate) use plan::cte;
+pub(crate) use stmt::{alter, backup, constraints, ddl, infoschema, show, vars, view};
+pub use store::check;
+pub(crate) use store::{catalog, keys, row};
+pub(crate) use types::convert;
 
 pub use acl::{AccountAuth, Plugin};
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};

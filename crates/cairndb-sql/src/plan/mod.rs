@@ -19,6 +19,11 @@
 //! follows the statement's text: projection, FROM/ON, WHERE, GROUP BY,
 //! HAVING, ORDER BY, LIMIT.
 
+//!
+//! Submodules: `cte` (WITH clauses compiled and materialised).
+
+pub(crate) mod cte;
+
 use std::borrow::Cow;
 use std::sync::Arc;
 

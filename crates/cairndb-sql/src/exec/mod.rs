@@ -16,6 +16,14 @@
 //! [`SUBQUERY_CACHE`] tuples each; a plan that is not correlated
 //! evaluates against the session as before.
 
+//!
+//! Submodules: `dml` (INSERT, REPLACE, UPDATE, DELETE), `hashjoin` (joins
+//! no index serves) and `window` (window functions).
+
+pub(crate) mod dml;
+pub(crate) mod hashjoin;
+pub(crate) mod window;
+
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -29,7 +37,7 @@ use std::sync::Arc;
 use crate::expr::{
     compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, RowSet, SubQuery, SubTest, ValueSet,
 };
-use crate::hashjoin::{self, HashJoin, HashState, HashTable};
+use crate::hashjoin::{HashJoin, HashState, HashTable};
 use crate::keys;
 use crate::output::Output;
 use crate::plan::{

@@ -7,6 +7,17 @@
 //!
 //! No locks, no I/O; evaluation allocates only for string results.
 
+//!
+//! Submodules: the functions by family (`funcs`, `datefuncs`,
+//! `strfuncs`, `mathfuncs`, `regexfuncs`) and JSON documents (`json`).
+
+pub(crate) mod datefuncs;
+pub(crate) mod funcs;
+pub(crate) mod json;
+pub(crate) mod mathfuncs;
+pub(crate) mod regexfuncs;
+pub(crate) mod strfuncs;
+
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;

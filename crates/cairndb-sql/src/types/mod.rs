@@ -5,6 +5,12 @@
 //! kept packed in integers whose order is their chronological order, so
 //! they compare, hash and encode as integers. No locks, no I/O.
 
+//!
+//! Submodule: `convert` (a value converted to a column's type, with
+//! MySQL's strict-mode errors).
+
+pub(crate) mod convert;
+
 use std::cmp::Ordering;
 use std::fmt;
 

@@ -184,7 +184,7 @@ impl SqlBackend {
     /// client named one.
     fn conn(&self, mut s: Session, db: Option<&str>) -> Result<SqlConn, cairndb_server::SqlError> {
         // Set from the client's CLIENT_FOUND_ROWS before each command.
-        s.client_found_rows = false;
+        s.set_client_found_rows(false);
         s.set_deferred_durability(self.commit_wait_task);
         if let Some(d) = db.filter(|d| !d.is_empty()) {
             s.use_database(d).map_err(to_wire)?;
@@ -501,7 +501,7 @@ impl cairndb_server::Session for SqlConn {
             )));
             return;
         }
-        self.s.client_found_rows = out.client_found_rows();
+        self.s.set_client_found_rows(out.client_found_rows());
         for st in stmts {
             let r = self.guarded(|s, cols| {
                 let mut a = Adapter {
@@ -532,7 +532,7 @@ impl cairndb_server::Session for SqlConn {
     fn execute(&mut self, stmt: u32, params: &[cairndb_server::Value<'_>], out: &mut dyn Results) {
         self.vals.clear();
         self.vals.extend(params.iter().map(param));
-        self.s.client_found_rows = out.client_found_rows();
+        self.s.set_client_found_rows(out.client_found_rows());
         let vals = std::mem::take(&mut self.vals);
         let r = self.guarded(|s, cols| {
             let mut a = Adapter {

@@ -36,12 +36,12 @@ use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
 use crate::catalog::{self, DICT_INDEX_ID};
+use crate::context::StmtCx;
 use crate::db::{put_dict, SqlDb};
 use crate::error::{SqlError, SqlResult};
 use crate::keys;
 use crate::output::{ColumnInfo, Output};
 use crate::preparse::{tokens, Tok};
-use crate::session::Session;
 use crate::types::Value;
 
 // Privilege bits, as stored (docs/format/sql-keys.md, "Accounts").
@@ -661,7 +661,7 @@ fn account_map(acl: &Acl) -> BTreeMap<(String, String), Account> {
 
 /// Reads the session's account record again if accounts changed since
 /// it was read (an atomic load otherwise).
-pub(crate) fn refresh(s: &mut Session) {
+pub(crate) fn refresh(s: &mut StmtCx) {
     let Some(who) = &s.who else {
         return;
     };
@@ -749,7 +749,7 @@ fn global_denied(what: &str) -> SqlError {
 
 /// The session's privileges on `db`.`table` (every one for an internal
 /// session).
-fn have_table(s: &Session, db: &str, table: &str, need: u32) -> u32 {
+fn have_table(s: &StmtCx, db: &str, table: &str, need: u32) -> u32 {
     match (&s.who, &s.grants) {
         (None, _) => u32::MAX,
         (Some(_), None) => 0,
@@ -760,7 +760,7 @@ fn have_table(s: &Session, db: &str, table: &str, need: u32) -> u32 {
 
 /// Checks that the session holds every privilege of `need` on
 /// `db`.`table` at some level: 1142 otherwise.
-pub(crate) fn check_table(s: &Session, db: &str, table: &str, need: u32) -> SqlResult<()> {
+pub(crate) fn check_table(s: &StmtCx, db: &str, table: &str, need: u32) -> SqlResult<()> {
     let Some(who) = &s.who else {
         return Ok(());
     };
@@ -775,7 +775,7 @@ pub(crate) fn check_table(s: &Session, db: &str, table: &str, need: u32) -> SqlR
 /// level lacks it: 1143 naming the first column without it, or 1142 when
 /// the table has no column grant at all for it.
 pub(crate) fn check_columns<'a>(
-    s: &Session,
+    s: &StmtCx,
     db: &str,
     table: &str,
     need: u32,
@@ -815,7 +815,7 @@ pub(crate) fn check_columns<'a>(
 }
 
 /// Whether the account holds column grants of `need` on `db`.`table`.
-pub(crate) fn has_column_grant(s: &Session, db: &str, table: &str, need: u32) -> bool {
+pub(crate) fn has_column_grant(s: &StmtCx, db: &str, table: &str, need: u32) -> bool {
     s.grants.as_ref().is_some_and(|a| {
         a.tables.iter().any(|g| {
             g.db.eq_ignore_ascii_case(db)
@@ -827,12 +827,12 @@ pub(crate) fn has_column_grant(s: &Session, db: &str, table: &str, need: u32) ->
 
 /// Whether the table-level check of `need` on `db`.`table` passes (no
 /// column grant consulted).
-pub(crate) fn has_table(s: &Session, db: &str, table: &str, need: u32) -> bool {
+pub(crate) fn has_table(s: &StmtCx, db: &str, table: &str, need: u32) -> bool {
     s.who.is_none() || have_table(s, db, table, need) & need == need
 }
 
 /// Checks `need` at the database level on `db`: 1044 otherwise.
-pub(crate) fn check_db(s: &Session, db: &str, need: u32) -> SqlResult<()> {
+pub(crate) fn check_db(s: &StmtCx, db: &str, need: u32) -> SqlResult<()> {
     let Some(who) = &s.who else {
         return Ok(());
     };
@@ -844,7 +844,7 @@ pub(crate) fn check_db(s: &Session, db: &str, need: u32) -> SqlResult<()> {
 }
 
 /// Whether the session holds one of the global privileges `any`.
-pub(crate) fn has_global(s: &Session, any: u32) -> bool {
+pub(crate) fn has_global(s: &StmtCx, any: u32) -> bool {
     match (&s.who, &s.grants) {
         (None, _) => true,
         (Some(_), None) => false,
@@ -853,7 +853,7 @@ pub(crate) fn has_global(s: &Session, any: u32) -> bool {
 }
 
 /// Checks one of the global privileges `any` (named `what`): 1227.
-pub(crate) fn check_global(s: &Session, any: u32, what: &str) -> SqlResult<()> {
+pub(crate) fn check_global(s: &StmtCx, any: u32, what: &str) -> SqlResult<()> {
     if has_global(s, any) {
         Ok(())
     } else {
@@ -862,7 +862,7 @@ pub(crate) fn check_global(s: &Session, any: u32, what: &str) -> SqlResult<()> {
 }
 
 /// `USE db`: some privilege on the database or in it, else 1044.
-pub(crate) fn check_use(s: &Session, db: &str) -> SqlResult<()> {
+pub(crate) fn check_use(s: &StmtCx, db: &str) -> SqlResult<()> {
     match &s.who {
         None => Ok(()),
         Some(_) if sees_db(s, db) => Ok(()),
@@ -873,7 +873,7 @@ pub(crate) fn check_use(s: &Session, db: &str) -> SqlResult<()> {
 /// `SHOW CREATE TABLE`, `SHOW COLUMNS`, `SHOW INDEX`: some privilege on
 /// the table, else 1142 (before the table is looked up, so that a
 /// denial does not tell whether it exists).
-pub(crate) fn check_sees_table(s: &Session, db: &str, table: &str) -> SqlResult<()> {
+pub(crate) fn check_sees_table(s: &StmtCx, db: &str, table: &str) -> SqlResult<()> {
     match &s.who {
         None => Ok(()),
         Some(_) if sees_table(s, db, table) => Ok(()),
@@ -889,7 +889,7 @@ pub(crate) fn check_sees_table(s: &Session, db: &str, table: &str) -> SqlResult<
 }
 
 /// Whether `SHOW DATABASES` and `information_schema` show `db`.
-pub(crate) fn sees_db(s: &Session, db: &str) -> bool {
+pub(crate) fn sees_db(s: &StmtCx, db: &str) -> bool {
     match (&s.who, &s.grants) {
         (None, _) => true,
         (Some(_), None) => false,
@@ -898,7 +898,7 @@ pub(crate) fn sees_db(s: &Session, db: &str) -> bool {
 }
 
 /// Whether `SHOW TABLES` and `information_schema` show `db`.`table`.
-pub(crate) fn sees_table(s: &Session, db: &str, table: &str) -> bool {
+pub(crate) fn sees_table(s: &StmtCx, db: &str, table: &str) -> bool {
     match (&s.who, &s.grants) {
         (None, _) => true,
         (Some(_), None) => false,
@@ -909,7 +909,7 @@ pub(crate) fn sees_table(s: &Session, db: &str, table: &str) -> bool {
 /// Whether the session may see and kill sessions of `user` other than
 /// its own user name: PROCESS to see them, SUPER or CONNECTION_ADMIN to
 /// kill them.
-pub(crate) fn owns(s: &Session, user: &str) -> bool {
+pub(crate) fn owns(s: &StmtCx, user: &str) -> bool {
     match &s.who {
         None => true,
         Some(w) => w.user == user,
@@ -917,7 +917,7 @@ pub(crate) fn owns(s: &Session, user: &str) -> bool {
 }
 
 /// `CURRENT_USER()`: the account matched, `user@host`.
-pub(crate) fn current_user(s: &Session) -> String {
+pub(crate) fn current_user(s: &StmtCx) -> String {
     match &s.who {
         None => format!("{}@localhost", s.user),
         Some(w) => format!("{}@{}", w.account_user, w.account_host),
@@ -925,7 +925,7 @@ pub(crate) fn current_user(s: &Session) -> String {
 }
 
 /// `USER()`: the user given and the client's host.
-pub(crate) fn session_user(s: &Session) -> String {
+pub(crate) fn session_user(s: &StmtCx) -> String {
     match &s.who {
         None => format!("{}@localhost", s.user),
         Some(w) => format!("{}@{}", w.user, w.client),
@@ -1733,7 +1733,7 @@ fn parse_stored_hash(plugin: Option<Plugin>, h: &str) -> SqlResult<Vec<u8>> {
 }
 
 /// Runs an account statement.
-pub(crate) fn run(s: &mut Session, st: AclStmt, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, st: AclStmt, out: &mut dyn Output) -> SqlResult<()> {
     if let AclStmt::ShowGrants(u) = st {
         return show_grants(s, u, out);
     }
@@ -1756,7 +1756,7 @@ pub(crate) fn run(s: &mut Session, st: AclStmt, out: &mut dyn Output) -> SqlResu
 type Map = BTreeMap<(String, String), Account>;
 
 /// The account a spec names, `CURRENT_USER` resolved.
-fn resolve(s: &Session, u: &UserSpec) -> (String, String) {
+fn resolve(s: &StmtCx, u: &UserSpec) -> (String, String) {
     match u {
         UserSpec::Named(user, host) => (user.clone(), host.clone()),
         UserSpec::Current => match &s.who {
@@ -1780,7 +1780,7 @@ fn op_failed(op: &str, names: &[(String, String)]) -> SqlError {
     )
 }
 
-fn is_self(s: &Session, k: &(String, String)) -> bool {
+fn is_self(s: &StmtCx, k: &(String, String)) -> bool {
     match &s.who {
         Some(w) => w.account_user == k.0 && w.account_host == k.1,
         None => false,
@@ -1789,7 +1789,7 @@ fn is_self(s: &Session, k: &(String, String)) -> bool {
 
 /// Applies an account statement to `map` after checking the session may;
 /// returns the notes to report.
-fn change(s: &Session, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String)>> {
+fn change(s: &StmtCx, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String)>> {
     let mut notes = Vec::new();
     let need_create_user = || check_global(s, CREATE_USER, "CREATE USER");
     match st {
@@ -2022,11 +2022,7 @@ type ColumnBits = Vec<(String, u32)>;
 /// The level, table-or-wider bits, and column bits of a privilege list
 /// at `target`, with each checked against what the level allows (1221,
 /// 1144) and the table and columns checked to exist (1146, 1054).
-fn grant_bits(
-    s: &Session,
-    privs: &[PrivItem],
-    target: &Target,
-) -> SqlResult<(u8, u32, ColumnBits)> {
+fn grant_bits(s: &StmtCx, privs: &[PrivItem], target: &Target) -> SqlResult<(u8, u32, ColumnBits)> {
     let level = match target {
         Target::Global => G,
         Target::Db(_) => D,
@@ -2089,7 +2085,7 @@ fn illegal_grant() -> SqlError {
     )
 }
 
-fn target_db(s: &Session, db: &Option<String>) -> SqlResult<String> {
+fn target_db(s: &StmtCx, db: &Option<String>) -> SqlResult<String> {
     match db {
         Some(d) => Ok(d.clone()),
         None => s.current_db.clone().ok_or_else(SqlError::no_database),
@@ -2098,7 +2094,7 @@ fn target_db(s: &Session, db: &Option<String>) -> SqlResult<String> {
 
 /// The granting session must hold GRANT OPTION and every privilege it
 /// grants or revokes, at the target's level or above.
-fn check_grantor(s: &Session, target: &Target, bits: u32, cols: &[(String, u32)]) -> SqlResult<()> {
+fn check_grantor(s: &StmtCx, target: &Target, bits: u32, cols: &[(String, u32)]) -> SqlResult<()> {
     let Some(who) = &s.who else {
         return Ok(());
     };
@@ -2143,7 +2139,7 @@ fn check_grantor(s: &Session, target: &Target, bits: u32, cols: &[(String, u32)]
 /// Grants (`add`) or revokes `bits` and `cols` at `target` on account `a`.
 fn apply(
     a: &mut Account,
-    s: &Session,
+    s: &StmtCx,
     level: u8,
     target: &Target,
     bits: u32,
@@ -2314,7 +2310,7 @@ pub(crate) fn grant_lines(a: &Account) -> Vec<String> {
     v
 }
 
-fn show_grants(s: &Session, u: Option<UserSpec>, out: &mut dyn Output) -> SqlResult<()> {
+fn show_grants(s: &StmtCx, u: Option<UserSpec>, out: &mut dyn Output) -> SqlResult<()> {
     let k = match &u {
         None | Some(UserSpec::Current) => resolve(s, &UserSpec::Current),
         Some(n) => resolve(s, n),

@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::querylog::{Kind, Logs};
-use crate::session::Session;
 use crate::types::Value;
 
 /// What the network server does for statements of the SQL layer.
@@ -267,7 +267,7 @@ impl Globals {
 }
 
 /// `SET [GLOBAL | SESSION] name = v` of a variable owned here.
-pub(crate) fn set_var(s: &mut Session, global: bool, name: &str, v: Value) -> SqlResult<()> {
+pub(crate) fn set_var(s: &mut StmtCx, global: bool, name: &str, v: Value) -> SqlResult<()> {
     if global {
         let (need, what) = if name == "max_connect_errors" {
             (

@@ -11,6 +11,7 @@
 // stmt beside plan (statements that are not queries). Inside the crate
 // the modules keep their short paths (`crate::row`, `crate::dml`).
 mod acl;
+mod context;
 mod db;
 mod error;
 mod exec;
@@ -36,12 +37,13 @@ pub(crate) use store::{catalog, keys, row};
 pub(crate) use types::convert;
 
 pub use acl::{AccountAuth, Plugin};
+pub use context::Transport;
 pub use db::{FlushLogAtCommit, SqlDb, SqlOptions};
 pub use error::{SqlError, SqlResult};
 pub use globals::ServerHooks;
 pub use output::{Collect, ColumnInfo, OutType, Output};
 pub use preparse::{binary_literals, split_statements};
-pub use session::{PrepareInfo, Session, Transport};
+pub use session::{PrepareInfo, Session};
 pub use types::Value;
 
 /// Values as a protocol adapter sends and receives them: dates and times

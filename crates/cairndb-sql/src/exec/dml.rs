@@ -18,6 +18,7 @@
 
 use std::collections::HashSet;
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::{scan_table, select_rows, successor, Cx, Effects, Reader, Scratch};
 use crate::expr::{eval, to_i64, truth, Env};
@@ -25,7 +26,6 @@ use crate::keys;
 use crate::output::Output;
 use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, Target, UpdatePlan};
 use crate::row::{self, IndexDef, TableDef};
-use crate::session::Session;
 use crate::types::Value;
 
 /// A row with its sort keys: (keys, (primary key, row)).
@@ -33,7 +33,7 @@ type SortedRow = (Vec<Value>, (Vec<u8>, Vec<Value>));
 
 /// The output rows of a multi-table statement's join, read and locked.
 fn joined_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     scan: &SelectPlan,
     scratch: &mut Scratch,
@@ -116,7 +116,7 @@ fn target_hits(
 /// names the tables, with the values the first joined row that matched
 /// the row computed.
 fn update_multi(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &UpdatePlan,
     out: &mut dyn Output,
@@ -152,7 +152,7 @@ fn update_multi(
 /// Runs a multi-table DELETE: the join read and locked, then each named
 /// table's matched rows deleted once, in the order they are named.
 fn delete_multi(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &DeletePlan,
     out: &mut dyn Output,
@@ -176,7 +176,7 @@ fn delete_multi(
 
 /// The OK of an UPDATE: affected rows (changed, or matched with
 /// `CLIENT_FOUND_ROWS`) and MySQL's info line.
-fn updated(s: &Session, out: &mut dyn Output, matched: u64, changed: u64) -> Effects {
+fn updated(s: &StmtCx, out: &mut dyn Output, matched: u64, changed: u64) -> Effects {
     let affected = if s.client_found_rows {
         matched
     } else {
@@ -199,7 +199,7 @@ fn updated(s: &Session, out: &mut dyn Output, matched: u64, changed: u64) -> Eff
 /// CHECK and FOREIGN KEY constraints pass, then runs its children's
 /// actions when it is a parent.
 fn change_row(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     def: &TableDef,
     cons: Option<&crate::constraints::Cons>,
@@ -219,7 +219,7 @@ fn change_row(
 /// Deletes row `old` (at key `k`) of `def` with its index entries, and
 /// runs its children's actions when it is a parent.
 fn delete_one(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     def: &TableDef,
     cons: Option<&crate::constraints::Cons>,
@@ -236,7 +236,7 @@ fn delete_one(
 }
 
 /// The OK of a DELETE of `n` rows.
-fn deleted(s: &Session, out: &mut dyn Output, n: u64) -> Effects {
+fn deleted(s: &StmtCx, out: &mut dyn Output, n: u64) -> Effects {
     out.ok(n, 0, s.warning_count(), "");
     Effects {
         row_count: Some(n as i64),
@@ -357,7 +357,7 @@ fn hidden_of(t: &TableDef, key: &[u8]) -> u64 {
 /// The full row of an INSERT: given values converted, defaults for the
 /// rest, AUTO_INCREMENT generated for 0/NULL.
 fn build_row(
-    s: &Session,
+    s: &StmtCx,
     t: &TableDef,
     cols: &[usize],
     given: Vec<Option<Value>>,
@@ -421,7 +421,7 @@ fn build_row(
 
 /// Runs an INSERT / REPLACE.
 pub(crate) fn insert(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &InsertPlan,
     out: &mut dyn Output,
@@ -626,7 +626,7 @@ pub(crate) fn update_row(
 
 /// The rows a scan plan selects, locked: (primary key, row).
 fn locked_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     scan: &SelectPlan,
     scratch: &mut Scratch,
@@ -709,7 +709,7 @@ fn locked_rows(
 /// `locked_rows` for a table without a primary key: a full scan that
 /// keeps each row's hidden key.
 fn hidden_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     scan: &SelectPlan,
     limit: Option<u64>,
@@ -761,7 +761,7 @@ fn reread(rd: &mut Reader, t: &TableDef, k: &[u8]) -> SqlResult<Option<Vec<Value
 
 /// Runs an UPDATE.
 pub(crate) fn update(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &UpdatePlan,
     out: &mut dyn Output,
@@ -809,7 +809,7 @@ pub(crate) fn update(
 
 /// Runs a DELETE.
 pub(crate) fn delete(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &DeletePlan,
     out: &mut dyn Output,

@@ -34,6 +34,7 @@ use cairndb::{DbIterator, ReadOptions, Snapshot, Transaction, TransactionIterato
 use crate::error::{SqlError, SqlResult};
 use std::sync::Arc;
 
+use crate::context::StmtCx;
 use crate::expr::{
     compare, eval, to_i64, truth, AggCall, AggFunc, Env, Expr, RowSet, SubQuery, SubTest, ValueSet,
 };
@@ -44,7 +45,6 @@ use crate::plan::{
     Access, IndexAccess, KeyAlt, Plan, SelectPlan, SetNode, SetOp, Source, TableRef,
 };
 use crate::row::{self, ColumnDef, TableDef};
-use crate::session::Session;
 use crate::types::{Collation, ColumnType, StrKind, Value};
 
 /// Reused buffers.
@@ -154,14 +154,14 @@ impl Frame<'_> {
 /// The evaluation context of a correlated query: the session, the rows
 /// of the enclosing queries, and (where subqueries may run) the reader.
 pub(crate) struct Cx<'c, 'r> {
-    pub(crate) s: &'c Session,
+    pub(crate) s: &'c StmtCx,
     pub(crate) fr: Option<&'c Frame<'c>>,
     pub(crate) rd: Option<RefCell<&'c mut Reader<'r>>>,
 }
 
 impl<'c, 'r> Cx<'c, 'r> {
     /// A context that runs subqueries through `rd`.
-    pub(crate) fn new(s: &'c Session, fr: Option<&'c Frame<'c>>, rd: &'c mut Reader<'r>) -> Self {
+    pub(crate) fn new(s: &'c StmtCx, fr: Option<&'c Frame<'c>>, rd: &'c mut Reader<'r>) -> Self {
         Cx {
             s,
             fr,
@@ -170,7 +170,7 @@ impl<'c, 'r> Cx<'c, 'r> {
     }
 
     /// A context with the enclosing rows only (for key bounds).
-    pub(crate) fn frames(s: &'c Session, fr: Option<&'c Frame<'c>>) -> Self {
+    pub(crate) fn frames(s: &'c StmtCx, fr: Option<&'c Frame<'c>>) -> Self {
         Cx { s, fr, rd: None }
     }
 }
@@ -279,7 +279,7 @@ impl Env for Cx<'_, '_> {
 }
 
 /// The plan and the run of a correlated subquery.
-type SubRun<'f> = dyn FnMut(&Session, &mut Reader, &SelectPlan, &Frame) -> SqlResult<Value> + 'f;
+type SubRun<'f> = dyn FnMut(&StmtCx, &mut Reader, &SelectPlan, &Frame) -> SqlResult<Value> + 'f;
 
 impl Cx<'_, '_> {
     /// Runs correlated subquery `sq` for the current row `row` through
@@ -347,7 +347,7 @@ impl Cx<'_, '_> {
 /// value for `test`. EXISTS stops at the first row, a scalar subquery
 /// at the second (1242), a quantified comparison where it is decided.
 fn run_subquery(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     plan: &SelectPlan,
     test: SubTest,
@@ -529,7 +529,7 @@ pub(crate) fn successor(p: &[u8]) -> Vec<u8> {
 }
 
 /// Runs any plan.
-pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, plan: &Plan, out: &mut dyn Output) -> SqlResult<()> {
     let mut txn = s.txn.take();
     let snapshot = if txn.is_some() {
         s.txn = txn.take();
@@ -586,7 +586,7 @@ pub(crate) fn run(s: &mut Session, plan: &Plan, out: &mut dyn Output) -> SqlResu
 }
 
 fn dispatch(
-    s: &mut Session,
+    s: &mut StmtCx,
     rd: &mut Reader,
     plan: &Plan,
     out: &mut dyn Output,
@@ -605,7 +605,7 @@ fn dispatch(
 
 /// A copy of `plan` with each subquery run and replaced by its value
 /// (or its set of values).
-fn resolve_plan(s: &Session, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
+fn resolve_plan(s: &StmtCx, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
     let mut p = plan.clone();
     match &mut p {
         Plan::Select(sp) => resolve_select(s, rd, sp)?,
@@ -628,7 +628,7 @@ fn resolve_plan(s: &Session, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
 
 /// Materialises the subqueries of `p` (and of its derived tables) in
 /// place.
-pub(crate) fn resolve_select(s: &Session, rd: &mut Reader, p: &mut SelectPlan) -> SqlResult<()> {
+pub(crate) fn resolve_select(s: &StmtCx, rd: &mut Reader, p: &mut SelectPlan) -> SqlResult<()> {
     if !p.subqueries {
         return Ok(());
     }
@@ -692,7 +692,7 @@ pub(crate) fn resolve_select(s: &Session, rd: &mut Reader, p: &mut SelectPlan) -
     Ok(())
 }
 
-fn resolve_set(s: &Session, rd: &mut Reader, n: &mut SetNode) -> SqlResult<()> {
+fn resolve_set(s: &StmtCx, rd: &mut Reader, n: &mut SetNode) -> SqlResult<()> {
     match n {
         SetNode::Plan(p) => resolve_select(s, rd, p),
         SetNode::Op(_, _, l, r) => {
@@ -705,7 +705,7 @@ fn resolve_set(s: &Session, rd: &mut Reader, n: &mut SetNode) -> SqlResult<()> {
 /// Replaces each subquery in `e` by its result; `types` are the slot
 /// types of the query `e` belongs to.
 fn resolve_expr(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     e: &mut Expr,
     types: &[Option<ColumnType>],
@@ -792,7 +792,7 @@ pub(crate) fn row_key(r: &[Value]) -> Vec<u8> {
 /// The rows of a set operation's tree (`fr`: the enclosing rows of the
 /// query it is part of).
 fn set_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     n: &SetNode,
     fr: Option<&Frame>,
@@ -1331,7 +1331,7 @@ pub(crate) fn count_of(e: &Option<Expr>, env: &dyn Env) -> SqlResult<Option<u64>
 
 /// Runs a SELECT, sending its result set; returns the rows sent.
 pub(crate) fn run_select(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &SelectPlan,
     out: &mut dyn Output,
@@ -1356,7 +1356,7 @@ pub(crate) fn run_select(
 /// and LIMIT) to `emit`, until it returns false; `fr` are the current
 /// rows of the enclosing queries when this is a correlated subquery.
 pub(crate) fn select_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &SelectPlan,
     fr: Option<&Frame>,
@@ -1895,7 +1895,7 @@ struct JoinData {
 /// The nested loop over `p.sources[level..]`; returns false to stop.
 #[allow(clippy::too_many_arguments)]
 fn join(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &SelectPlan,
     fr: Option<&Frame>,
@@ -2062,7 +2062,7 @@ fn join(
 /// nested loop).
 #[allow(clippy::too_many_arguments)]
 fn hash_table(
-    s: &Session,
+    s: &StmtCx,
     fr: Option<&Frame>,
     rd: &mut Reader,
     p: &SelectPlan,
@@ -2159,7 +2159,7 @@ fn decode_into(
 /// counts toward the session's rows examined (the slow log).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_table(
-    s: &Session,
+    s: &StmtCx,
     fr: Option<&Frame>,
     rd: &mut Reader,
     t: &TableRef,

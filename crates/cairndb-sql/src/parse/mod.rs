@@ -10,3 +10,4 @@
 pub(crate) mod depth;
 pub(crate) mod dialect;
 pub(crate) mod preparse;
+pub(crate) mod statement;

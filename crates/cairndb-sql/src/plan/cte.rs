@@ -34,12 +34,12 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::{row_key, select_rows, Reader, Scratch};
 use crate::expr::{Compiler, Expr, Scope, ScopeColumn};
 use crate::output::ColumnInfo;
 use crate::plan::{SelectPlan, SetNode, Source};
-use crate::session::Session;
 use crate::types::Value;
 
 /// The session's compile context: what is in scope while a statement
@@ -129,7 +129,7 @@ fn err_name(code: u16, state: &'static str, msg: String) -> SqlError {
 }
 
 /// Enters a query: its nesting depth.
-pub(crate) fn enter(s: &Session) -> usize {
+pub(crate) fn enter(s: &StmtCx) -> usize {
     let mut cx = s.cx.lock();
     cx.depth += 1;
     cx.depth
@@ -137,7 +137,7 @@ pub(crate) fn enter(s: &Session) -> usize {
 
 /// Leaves a query entered with [`enter`], popping the `pushed` CTEs of
 /// its `WITH`.
-pub(crate) fn leave(s: &Session, pushed: usize) {
+pub(crate) fn leave(s: &StmtCx, pushed: usize) {
     let mut cx = s.cx.lock();
     cx.depth = cx.depth.saturating_sub(1);
     let keep = cx.ctes.len().saturating_sub(pushed);
@@ -147,7 +147,7 @@ pub(crate) fn leave(s: &Session, pushed: usize) {
 /// Compiles a `WITH` list and brings its CTEs into scope; returns how
 /// many were pushed (all of them, also on error: the caller pops them).
 pub(crate) fn push_with(
-    s: &Session,
+    s: &StmtCx,
     w: &ast::With,
     params: &mut usize,
     outer: &[&Scope],
@@ -198,7 +198,7 @@ pub(crate) fn push_with(
 
 /// The CTE `name` refers to, if one is in scope: the derived source's
 /// reference and its column names.
-pub(crate) fn lookup(s: &Session, name: &str) -> SqlResult<Option<(CteSource, Vec<String>)>> {
+pub(crate) fn lookup(s: &StmtCx, name: &str) -> SqlResult<Option<(CteSource, Vec<String>)>> {
     let mut cx = s.cx.lock();
     let depth = cx.depth;
     let lower = name.to_lowercase();
@@ -290,14 +290,14 @@ pub(crate) fn rename(
     Ok(())
 }
 
-fn next_id(s: &Session) -> u32 {
+fn next_id(s: &StmtCx) -> u32 {
     let mut cx = s.cx.lock();
     cx.next_id += 1;
     cx.next_id
 }
 
 /// The refs a recursing entry `id` has had.
-fn refs_of(s: &Session, id: u32) -> usize {
+fn refs_of(s: &StmtCx, id: u32) -> usize {
     let cx = s.cx.lock();
     cx.ctes
         .iter()
@@ -321,7 +321,7 @@ fn uncorrelated(p: CtePlan) -> SqlResult<CtePlan> {
 }
 
 fn compile_cte(
-    s: &Session,
+    s: &StmtCx,
     c: &ast::Cte,
     recursive: bool,
     params: &mut usize,
@@ -599,7 +599,7 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
 }
 
 /// Makes the anchor's column names known to the recursive parts.
-pub(crate) fn set_columns(s: &Session, id: u32, names: Vec<String>) {
+pub(crate) fn set_columns(s: &StmtCx, id: u32, names: Vec<String>) {
     let mut cx = s.cx.lock();
     if let Some(State::Recursing { columns, .. }) = cx
         .ctes
@@ -637,7 +637,7 @@ fn row_bytes(r: &[Value]) -> usize {
 }
 
 /// The most bytes of materialised rows one CTE may hold.
-fn memory_cap(s: &Session) -> usize {
+fn memory_cap(s: &StmtCx) -> usize {
     let get = |n: &str| {
         crate::vars::get(s, n)
             .ok()
@@ -654,7 +654,7 @@ fn table_full(name: &str) -> SqlError {
 
 /// Runs `p` (its subqueries first, when it has any) and collects its rows.
 fn run_rows(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     p: &SelectPlan,
     out: &mut Vec<Vec<Value>>,
@@ -677,7 +677,7 @@ fn run_rows(
 
 /// The rows of CTE `c` in this execution: materialised at the first
 /// use, shared after.
-pub(crate) fn rows(s: &Session, rd: &mut Reader, c: &CtePlan) -> SqlResult<Arc<Vec<Vec<Value>>>> {
+pub(crate) fn rows(s: &StmtCx, rd: &mut Reader, c: &CtePlan) -> SqlResult<Arc<Vec<Vec<Value>>>> {
     if let Some(r) = crate::exec::find(&rd.ctes, c.id) {
         return Ok(r);
     }

@@ -29,13 +29,13 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{
     AggCall, AggFunc, BinOp, CastTo, ColumnOrigin, Compiler, Expr, Func, Scope, ScopeColumn,
 };
 use crate::output::{ColumnInfo, OutType};
 use crate::row::TableDef;
-use crate::session::Session;
 use crate::types::{ColumnType, Value};
 
 /// A compiled statement.
@@ -362,14 +362,14 @@ pub struct Target {
 
 /// Compiles a statement that has a plan (SELECT, INSERT, UPDATE, DELETE);
 /// None for the rest (DDL, run from the AST).
-pub fn compile(s: &Session, st: &ast::Statement) -> SqlResult<Option<Plan>> {
+pub fn compile(s: &StmtCx, st: &ast::Statement) -> SqlResult<Option<Plan>> {
     compile_with_order(s, st, &[])
 }
 
 /// [`compile`] of a statement with the ORDER BY of an UPDATE, which the
 /// parser leaves out of the statement.
 pub fn compile_with_order(
-    s: &Session,
+    s: &StmtCx,
     st: &ast::Statement,
     update_order: &[ast::OrderByExpr],
 ) -> SqlResult<Option<Plan>> {
@@ -405,7 +405,7 @@ pub fn compile_with_order(
 
 /// For COM_STMT_PREPARE: the number of parameters and the result columns.
 pub fn describe(
-    s: &Session,
+    s: &StmtCx,
     st: &ast::Statement,
     update_order: &[ast::OrderByExpr],
 ) -> SqlResult<(usize, Vec<ColumnInfo>)> {
@@ -453,7 +453,7 @@ pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {
 
 /// The database and table a `[db.]table` names (the current database
 /// when it names none).
-pub(crate) fn table_name(s: &Session, name: &ast::ObjectName) -> SqlResult<(String, String)> {
+pub(crate) fn table_name(s: &StmtCx, name: &ast::ObjectName) -> SqlResult<(String, String)> {
     let parts = object_parts(name);
     match parts.as_slice() {
         // Inside a view, its own database; else the session's.
@@ -472,7 +472,7 @@ pub(crate) fn table_name(s: &Session, name: &ast::ObjectName) -> SqlResult<(Stri
 
 /// Resolves `[db.]table` against the session's current database.
 pub(crate) fn resolve_table(
-    s: &Session,
+    s: &StmtCx,
     name: &ast::ObjectName,
 ) -> SqlResult<(String, Arc<TableDef>)> {
     let (db, table) = table_name(s, name)?;
@@ -486,7 +486,7 @@ pub(crate) fn resolve_table(
 /// holds only column grants of `need` passes, and `true` comes back: the
 /// caller checks the columns the statement reads once it knows them.
 pub(crate) fn resolve_checked(
-    s: &Session,
+    s: &StmtCx,
     name: &ast::ObjectName,
     need: u32,
     by_column: bool,
@@ -552,7 +552,7 @@ const MAX_NESTING: usize = 63;
 /// `outer` are the scopes of the enclosing queries when this is a
 /// subquery (innermost last).
 pub(crate) fn compile_query(
-    s: &Session,
+    s: &StmtCx,
     q: &ast::Query,
     params: &mut usize,
     outer: &[&Scope],
@@ -581,7 +581,7 @@ pub(crate) fn compile_query(
 
 /// [`compile_query`] once its `WITH` is in scope.
 fn compile_query_body(
-    s: &Session,
+    s: &StmtCx,
     q: &ast::Query,
     params: &mut usize,
     outer: &[&Scope],
@@ -616,7 +616,7 @@ fn compile_query_body(
 /// and combined, then ordered and limited as a whole. Columns are named
 /// and typed after the first part.
 fn compile_set_query(
-    s: &Session,
+    s: &StmtCx,
     q: &ast::Query,
     params: &mut usize,
     outer: &[&Scope],
@@ -758,7 +758,7 @@ pub(crate) fn first_plan(n: &SetNode) -> &SelectPlan {
 
 /// A set operation's tree of parts.
 pub(crate) fn set_node(
-    s: &Session,
+    s: &StmtCx,
     e: &ast::SetExpr,
     params: &mut usize,
     outer: &[&Scope],
@@ -826,7 +826,7 @@ pub(crate) fn limit_exprs(
 
 /// Plans the subqueries of expressions.
 struct Planner<'s> {
-    s: &'s Session,
+    s: &'s StmtCx,
 }
 
 impl crate::expr::SubPlanner for Planner<'_> {
@@ -842,7 +842,7 @@ impl crate::expr::SubPlanner for Planner<'_> {
 
 /// A SELECT with its ORDER BY, LIMIT and locking clause.
 fn compile_select(
-    s: &Session,
+    s: &StmtCx,
     sel: &ast::Select,
     order_by: Option<&ast::OrderBy>,
     limit_clause: Option<&ast::LimitClause>,
@@ -1345,7 +1345,7 @@ fn bind_windows(
 /// the slots its expressions read, aggregate arguments and ON
 /// conditions included (1143 for a column without the grant).
 fn check_columns_read(
-    s: &Session,
+    s: &StmtCx,
     checks: &[(usize, String, Arc<TableDef>)],
     lists: &[&[Expr]],
     opts: &[&Option<Expr>],
@@ -2549,7 +2549,7 @@ fn choose_access_paths(plan: &mut SelectPlan) {
 
 // ---------------------------------------------------------------- writes
 
-fn compile_insert(s: &Session, ins: &ast::Insert, params: &mut usize) -> SqlResult<InsertPlan> {
+fn compile_insert(s: &StmtCx, ins: &ast::Insert, params: &mut usize) -> SqlResult<InsertPlan> {
     let name = match &ins.table {
         ast::TableObject::TableName(n) => n,
         other => return Err(SqlError::unsupported(other)),
@@ -2730,9 +2730,9 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
     if marks.is_empty() {
         return Ok(e.clone());
     }
-    crate::session::parser(&out)
+    crate::parse::statement::parser(&out)
         .and_then(|mut p| p.parse_expr())
-        .map_err(crate::session::parse_error)
+        .map_err(crate::parse::statement::parse_error)
 }
 
 fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResult<usize> {
@@ -2749,7 +2749,7 @@ fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResul
 
 /// The scan of an UPDATE's or DELETE's table, after checking `need` on it.
 fn single_table_scan(
-    s: &Session,
+    s: &StmtCx,
     name: &ast::ObjectName,
     alias: Option<&ast::TableAlias>,
     need: u32,
@@ -2800,7 +2800,7 @@ fn single_table_scan(
 }
 
 fn compile_update(
-    s: &Session,
+    s: &StmtCx,
     table: &ast::TableWithJoins,
     assignments: &[ast::Assignment],
     selection: &Option<ast::Expr>,
@@ -2861,7 +2861,7 @@ fn compile_update(
     })
 }
 
-fn compile_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
+fn compile_delete(s: &StmtCx, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
     let from = match &d.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
@@ -2976,7 +2976,7 @@ fn multi_usage(verb: &str, what: &str) -> SqlError {
 /// parameters keep their numbering because the items come first here
 /// as in the SELECT, and the caller refuses the one order that differs.
 fn multi_scan(
-    s: &Session,
+    s: &StmtCx,
     items: &[String],
     from: &[ast::TableWithJoins],
     selection: &Option<ast::Expr>,
@@ -2991,7 +2991,7 @@ fn multi_scan(
         text.push_str(" WHERE ");
         text.push_str(&w.to_string());
     }
-    let st = crate::session::parse_one(&text)?;
+    let st = crate::parse::statement::parse_one(&text)?;
     let ast::Statement::Query(q) = st else {
         return Err(SqlError::internal("multi-table scan"));
     };
@@ -3074,7 +3074,7 @@ fn find_target(
 
 /// The aliases (lower-case) of the FROM items of `from` that are views or
 /// derived tables: not targets of an UPDATE or DELETE.
-fn fixed_items(s: &Session, from: &[ast::TableWithJoins]) -> Vec<String> {
+fn fixed_items(s: &StmtCx, from: &[ast::TableWithJoins]) -> Vec<String> {
     let mut out = Vec::new();
     let mut visit = |f: &ast::TableFactor| match f {
         ast::TableFactor::Derived { alias: Some(a), .. } => out.push(a.name.value.to_lowercase()),
@@ -3098,7 +3098,7 @@ fn fixed_items(s: &Session, from: &[ast::TableWithJoins]) -> Vec<String> {
 /// changed table's row updated once, with the values of the first
 /// joined row that matched it.
 fn compile_multi_update(
-    s: &Session,
+    s: &StmtCx,
     table: &ast::TableWithJoins,
     assignments: &[ast::Assignment],
     selection: &Option<ast::Expr>,
@@ -3200,7 +3200,7 @@ fn check_multi_subqueries(plan: &SelectPlan, t: &TableRef) -> SqlResult<()> {
 /// A multi-table DELETE: `DELETE t1, t2 FROM <join> WHERE ...` or
 /// `DELETE FROM t1, t2 USING <join> WHERE ...`; each matched row of each
 /// named table deleted once.
-fn compile_multi_delete(s: &Session, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
+fn compile_multi_delete(s: &StmtCx, d: &ast::Delete, params: &mut usize) -> SqlResult<DeletePlan> {
     if !d.order_by.is_empty() {
         return Err(multi_usage("DELETE", "ORDER BY"));
     }

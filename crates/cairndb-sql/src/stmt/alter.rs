@@ -50,14 +50,15 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use crate::catalog::{self, Catalog, NameKind};
+use crate::context::StmtCx;
 use crate::db::{dict_header, put_dict, SqlDb};
 use crate::ddl::{backfill, collation_from, column_default, index_ids, parse_column, schema_write};
 use crate::error::{SqlError, SqlResult};
 use crate::keys;
 use crate::output::Output;
+use crate::parse::statement::{parse_error, parser};
 use crate::plan::{object_parts, resolve_table};
 use crate::row::{self, ColumnDef, IndexDef, TableDef};
-use crate::session::{parse_error, parser, Session};
 use crate::types::{Collation, ColumnType, StrKind, Value};
 
 /// Rows copied per engine write batch.
@@ -199,7 +200,7 @@ fn option_value(p: &mut Parser) -> SqlResult<String> {
 
 /// Parses `ALTER TABLE name clause [, clause]...`.
 fn parse(text: &str) -> SqlResult<(ast::ObjectName, Vec<Op>)> {
-    let expanded = crate::session::expand_80016(text);
+    let expanded = crate::parse::statement::expand_80016(text);
     let mut p = parser(&expanded).map_err(parse_error)?;
     if !eat_words(&mut p, &["ALTER", "TABLE"]) {
         return Err(near(&p));
@@ -709,7 +710,7 @@ impl<'a> Work<'a> {
     /// `replacing`), with its inline keys.
     fn put_column(
         &mut self,
-        s: &mut Session,
+        s: &mut StmtCx,
         c: &ast::ColumnDef,
         pos: &Option<Pos>,
         replacing: Option<usize>,
@@ -820,7 +821,7 @@ impl<'a> Work<'a> {
         Ok(())
     }
 
-    fn apply(&mut self, s: &mut Session, op: Op) -> SqlResult<()> {
+    fn apply(&mut self, s: &mut StmtCx, op: Op) -> SqlResult<()> {
         match op {
             Op::AddColumn(c, pos) => self.put_column(s, &c, &pos, None)?,
             Op::Change { old, col, pos } => {
@@ -1336,7 +1337,7 @@ fn check_target(
 }
 
 /// Runs an ALTER TABLE statement.
-pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, text: &str, out: &mut dyn Output) -> SqlResult<()> {
     let (name, ops) = parse(text)?;
     // Privileges first, by name: a denial does not tell whether the
     // table exists.
@@ -1548,7 +1549,7 @@ pub(crate) fn run(s: &mut Session, text: &str, out: &mut dyn Output) -> SqlResul
 /// Checks the rows of the altered table (already under `new`'s ids)
 /// against the constraints `names` added: CHECKs always, foreign keys
 /// when `foreign_key_checks` is on.
-fn check_new_constraints(s: &Session, db: &str, new: &TableDef, names: &[String]) -> SqlResult<()> {
+fn check_new_constraints(s: &StmtCx, db: &str, new: &TableDef, names: &[String]) -> SqlResult<()> {
     let mut t = new.clone();
     t.referenced_by.clear();
     t.checks.retain(|c| names.contains(&c.name));
@@ -1634,7 +1635,7 @@ fn unique_already(old: &TableDef, new: &TableDef, srcs: &[Option<usize>], cols: 
 /// Copies every row of `old` into `new`'s (new) index ids, converting
 /// values, in batches; checks new unique keys. Returns the rows copied.
 fn copy_rows(
-    s: &Session,
+    s: &StmtCx,
     db: &SqlDb,
     old: &TableDef,
     new: &TableDef,
@@ -1799,7 +1800,7 @@ fn copy_rows(
 /// b TO a, tmp TO b` swaps), checked whole before anything is written,
 /// then written in one synced dictionary transaction. Index ids stay:
 /// no key moves, across databases too.
-pub(crate) fn rename_tables(s: &mut Session, list: &[ast::RenameTable]) -> SqlResult<()> {
+pub(crate) fn rename_tables(s: &mut StmtCx, list: &[ast::RenameTable]) -> SqlResult<()> {
     s.commit()?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();

@@ -25,10 +25,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::context::StmtCx;
 use crate::db::SqlDb;
 use crate::error::{SqlError, SqlResult};
 use crate::output::{ColumnInfo, OutType, Output};
-use crate::session::Session;
 use crate::types::Value;
 
 /// 1210 for a target that cannot be used.
@@ -116,7 +116,7 @@ fn inside(target: &Path, data: &Path) -> bool {
 
 /// Runs `BACKUP DATABASE TO 'dir'`: one row, the checkpoint's sequence
 /// number (`Sequence`).
-pub(crate) fn run(s: &mut Session, target: &str, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, target: &str, out: &mut dyn Output) -> SqlResult<()> {
     crate::acl::check_global(s, crate::acl::RELOAD, "RELOAD")?;
     s.commit()?;
     let seq = s.db.checkpoint(Path::new(target))?;

@@ -34,18 +34,18 @@ use std::sync::Arc;
 use sqlparser::ast;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::exec::Reader;
 use crate::expr::{eval, truth, Compiler, Expr, Scope, ScopeColumn};
 use crate::row::{self, CheckDef, FkAction, ForeignKeyDef, IndexDef, TableDef};
-use crate::session::Session;
 use crate::types::{ColumnType, StrKind, Value};
 
 /// InnoDB's limit on nested cascades (`FK_MAX_CASCADE_DEL`).
 pub const MAX_CASCADE_DEPTH: usize = 15;
 
 /// Whether `foreign_key_checks` is on for the session.
-pub(crate) fn fk_checks(s: &Session) -> bool {
+pub(crate) fn fk_checks(s: &StmtCx) -> bool {
     s.vars
         .get("foreign_key_checks")
         .is_none_or(|v| crate::expr::to_i64(v) != Some(0))
@@ -270,8 +270,11 @@ pub(crate) fn new_check(
 
 /// Compiles a stored CHECK over `t`'s row.
 fn compile_check(t: &TableDef, text: &str) -> SqlResult<Expr> {
-    let mut p = crate::session::parser(text).map_err(crate::session::parse_error)?;
-    let e = p.parse_expr().map_err(crate::session::parse_error)?;
+    let mut p =
+        crate::parse::statement::parser(text).map_err(crate::parse::statement::parse_error)?;
+    let e = p
+        .parse_expr()
+        .map_err(crate::parse::statement::parse_error)?;
     let scope = Scope {
         cols: t
             .columns
@@ -417,7 +420,7 @@ fn positions(t: &TableDef, names: &[String]) -> Option<Vec<usize>> {
 /// the new definition. Names must be unique in the database (1826):
 /// `db_fk_names` are the names other tables of it use.
 pub(crate) fn prepare_fks(
-    s: &Session,
+    s: &StmtCx,
     child_db: &str,
     child: &mut TableDef,
     new: Vec<NewFk>,
@@ -682,7 +685,7 @@ impl Cons {
     /// The constraints `def` (in database `db`) needs enforced by a
     /// statement; None when there are none, at no further cost.
     pub(crate) fn for_table(
-        s: &Session,
+        s: &StmtCx,
         db: &str,
         def: &Arc<TableDef>,
     ) -> SqlResult<Option<Box<Cons>>> {
@@ -743,7 +746,7 @@ impl Cons {
     /// UPDATE): CHECKs (3819), then foreign keys (1452).
     pub(crate) fn check_row(
         &self,
-        s: &Session,
+        s: &StmtCx,
         rd: &mut Reader,
         row: &[Value],
         old: Option<&[Value]>,
@@ -802,14 +805,14 @@ impl Cons {
     }
 
     /// Looks after the children of a deleted row.
-    pub(crate) fn row_deleted(&self, s: &Session, rd: &mut Reader, old: &[Value]) -> SqlResult<()> {
+    pub(crate) fn row_deleted(&self, s: &StmtCx, rd: &mut Reader, old: &[Value]) -> SqlResult<()> {
         parent_changed(s, rd, &self.def, old, None, 0, &mut Vec::new())
     }
 
     /// Looks after the children of a changed row.
     pub(crate) fn row_updated(
         &self,
-        s: &Session,
+        s: &StmtCx,
         rd: &mut Reader,
         old: &[Value],
         new: &[Value],
@@ -824,7 +827,7 @@ impl Cons {
 /// index ids of the tables enclosing updates change.
 #[allow(clippy::too_many_arguments)]
 fn parent_changed(
-    s: &Session,
+    s: &StmtCx,
     rd: &mut Reader,
     def: &TableDef,
     old: &[Value],
@@ -937,7 +940,7 @@ fn parent_changed(
 }
 
 /// The child's database and table names as created.
-fn child_display_name(s: &Session, child: &TableDef, db_lower: &str) -> (String, String) {
+fn child_display_name(s: &StmtCx, child: &TableDef, db_lower: &str) -> (String, String) {
     let db =
         s.db.catalog
             .read()
@@ -967,7 +970,7 @@ fn delete_secondary(rd: &mut Reader, t: &TableDef, row: &[Value], hidden: u64) -
 /// (ALTER TABLE ... ADD): 1452 or 3819 for the first row that fails.
 /// Reads at the latest data in a transaction of its own (DDL excludes
 /// writers), which is then dropped.
-pub(crate) fn check_existing(s: &Session, db: &str, t: &Arc<TableDef>) -> SqlResult<()> {
+pub(crate) fn check_existing(s: &StmtCx, db: &str, t: &Arc<TableDef>) -> SqlResult<()> {
     let Some(cons) = Cons::for_table(s, db, t)? else {
         return Ok(());
     };

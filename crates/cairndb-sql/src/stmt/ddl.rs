@@ -16,16 +16,16 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::catalog::{self, Database};
+use crate::context::StmtCx;
 use crate::db::{dict_header, put_dict};
 use crate::error::{SqlError, SqlResult};
 use crate::output::{ColumnInfo, Output};
 use crate::plan::{object_parts, resolve_table, table_name, Access, Plan, Source};
 use crate::row::{ColumnDef, IndexDef, TableDef};
-use crate::session::Session;
 use crate::types::{Collation, ColumnType, StrKind, Value};
 
 /// Runs a statement that has no plan.
-pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
     match st {
         // `KILL [CONNECTION | QUERY] id`: the statement stops at its next
         // row (1317); a killed connection also closes.
@@ -179,7 +179,7 @@ pub(crate) fn run(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) ->
 /// The exclusive schema lock, waiting at most the session's lock wait
 /// timeout for transactions that write under the old schema (1205).
 pub(crate) fn schema_write<'a>(
-    s: &Session,
+    s: &StmtCx,
     db: &'a crate::db::SqlDb,
 ) -> SqlResult<parking_lot::RwLockWriteGuard<'a, ()>> {
     let wait = std::time::Duration::from_secs(crate::vars::lock_wait_timeout(s));
@@ -190,7 +190,7 @@ pub(crate) fn schema_write<'a>(
 
 /// `db.table` as MySQL names a table in messages: the current database
 /// when the name has none.
-fn qualified_name(s: &Session, n: &ast::ObjectName) -> String {
+fn qualified_name(s: &StmtCx, n: &ast::ObjectName) -> String {
     let parts = object_parts(n);
     match parts.as_slice() {
         [t] => format!("{}.{t}", s.current_db.as_deref().unwrap_or_default()),
@@ -202,7 +202,7 @@ fn last(n: &ast::ObjectName) -> String {
     object_parts(n).last().cloned().unwrap_or_default()
 }
 
-fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResult<()> {
+fn create_database(s: &mut StmtCx, name: &str, if_not_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
@@ -236,7 +236,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> SqlResul
     Ok(())
 }
 
-fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> SqlResult<()> {
+fn drop_database(s: &mut StmtCx, name: &str, if_exists: bool) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
@@ -611,7 +611,7 @@ pub(crate) fn parse_column(c: &ast::ColumnDef, table_coll: Collation) -> SqlResu
 /// final): None for no default or NULL; 1067 for a NULL default of a
 /// NOT NULL column or a value the column cannot hold.
 pub(crate) fn column_default(
-    s: &mut Session,
+    s: &mut StmtCx,
     col: &ColumnDef,
     e: Option<&ast::Expr>,
 ) -> SqlResult<Option<Value>> {
@@ -652,7 +652,7 @@ pub(crate) fn column_default(
         .map_err(|_| invalid())
 }
 
-fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
+fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
     if ct.query.is_some() || ct.like.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE ... AS / LIKE"));
     }
@@ -873,7 +873,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> SqlResult<()> {
 }
 
 fn drop_table(
-    s: &mut Session,
+    s: &mut StmtCx,
     name: &ast::ObjectName,
     if_exists: bool,
     all: &[ast::ObjectName],
@@ -944,7 +944,7 @@ fn drop_table(
 /// change, so it is empty at once and atomically; the old ids' keys are
 /// deleted after (a crash meanwhile leaves them as orphans, which the
 /// sweep at open removes).
-fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
+fn truncate(s: &mut StmtCx, name: &ast::ObjectName) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
@@ -985,7 +985,7 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> SqlResult<()> {
 }
 
 fn create_index(
-    s: &mut Session,
+    s: &mut StmtCx,
     table: &ast::ObjectName,
     name: &str,
     cols: &[String],
@@ -1113,7 +1113,7 @@ pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> 
     Ok(())
 }
 
-fn drop_index(s: &mut Session, table: &ast::ObjectName, name: &str) -> SqlResult<()> {
+fn drop_index(s: &mut StmtCx, table: &ast::ObjectName, name: &str) -> SqlResult<()> {
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = schema_write(s, &db)?;
@@ -1144,7 +1144,7 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, name: &str) -> SqlResult
 }
 
 /// EXPLAIN: one row per table with the access path chosen.
-fn explain(s: &mut Session, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
+fn explain(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
     let plan = crate::plan::compile(s, st)?
         .ok_or_else(|| SqlError::unsupported("EXPLAIN of this statement"))?;
     let sel = match &plan {
@@ -1312,7 +1312,7 @@ fn explain_rows(
 /// `Msg_text`), one status row per table; a missing table gets an Error
 /// row, as in MySQL, and the others still run.
 pub(crate) fn optimize(
-    s: &Session,
+    s: &StmtCx,
     tables: &[(Option<String>, String)],
     out: &mut dyn Output,
 ) -> SqlResult<()> {

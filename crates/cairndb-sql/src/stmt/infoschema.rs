@@ -11,14 +11,14 @@
 
 use sqlparser::ast;
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::plan::object_parts;
-use crate::session::Session;
 use crate::types::{ColumnType, Value};
 
 /// Whether `name` is an `information_schema` table (qualified, or with
 /// `information_schema` as the current database).
-pub(crate) fn is_info_schema(s: &Session, name: &ast::ObjectName) -> bool {
+pub(crate) fn is_info_schema(s: &StmtCx, name: &ast::ObjectName) -> bool {
     let parts = object_parts(name);
     match parts.as_slice() {
         [d, _] => d.eq_ignore_ascii_case("information_schema"),
@@ -40,7 +40,7 @@ fn n(v: i64) -> Value {
 
 /// The tables the session may see, with their database's name.
 fn visible_tables(
-    s: &Session,
+    s: &StmtCx,
     cat: &crate::catalog::Catalog,
 ) -> Vec<(String, std::sync::Arc<crate::row::TableDef>)> {
     let mut out = Vec::new();
@@ -56,7 +56,7 @@ fn visible_tables(
 
 /// The table's name, column names and rows.
 pub(crate) fn table(
-    s: &Session,
+    s: &StmtCx,
     name: &ast::ObjectName,
 ) -> SqlResult<(String, Vec<String>, Vec<Vec<Value>>)> {
     let parts = object_parts(name);

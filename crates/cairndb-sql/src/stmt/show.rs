@@ -4,12 +4,12 @@
 //! replication), in MySQL's column layouts (clients
 //! and tools read them by position and by name).
 
+use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::like;
 use crate::output::{ColumnInfo, Output};
 use crate::preparse::{Show, VarScope};
 use crate::row::TableDef;
-use crate::session::Session;
 use crate::types::{Collation, ColumnType, Value};
 
 fn t(s: &str) -> Value {
@@ -27,7 +27,7 @@ fn header(out: &mut dyn Output, names: &[&str]) {
 }
 
 /// Runs a SHOW.
-pub(crate) fn run(s: &mut Session, sh: Show, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run(s: &mut StmtCx, sh: Show, out: &mut dyn Output) -> SqlResult<()> {
     match sh {
         Show::Variables(scope, pat) => {
             header(out, &["Variable_name", "Value"]);
@@ -568,7 +568,7 @@ const REPLICA_STATUS_COLUMNS: [&str; 60] = [
 /// Status variables (name, value): the session's or the server's
 /// counters under MySQL's names, then the engine's (`Cairndb_*`), sorted
 /// by name.
-pub(crate) fn status_rows(s: &Session, global: bool) -> Vec<(String, String)> {
+pub(crate) fn status_rows(s: &StmtCx, global: bool) -> Vec<(String, String)> {
     let counters = if global {
         s.db.registry.status()
     } else {
@@ -703,7 +703,7 @@ fn sql_quoted(s: &str) -> String {
 /// them (a table column's own type; a computed one's from its result
 /// type), with no key, default or extra.
 fn view_columns(
-    s: &Session,
+    s: &StmtCx,
     db: &str,
     v: &crate::catalog::ViewDef,
     full: bool,
@@ -778,7 +778,7 @@ pub(crate) struct ViewColumn {
 /// The columns of view `v` of `db`: a table column's own type, a
 /// computed one's from its result type.
 pub(crate) fn view_column_types(
-    s: &Session,
+    s: &StmtCx,
     db: &str,
     v: &crate::catalog::ViewDef,
 ) -> SqlResult<Vec<ViewColumn>> {

@@ -3,10 +3,10 @@
 //! session without effect (the table says which act); unknown names are
 //! error 1193, as in MySQL.
 
+use crate::context::{Isolation, StmtCx};
 use crate::error::{SqlError, SqlResult};
 use crate::expr::to_i64;
 use crate::preparse::VarScope;
-use crate::session::{Isolation, Session};
 use crate::types::Value;
 
 fn s(v: &str) -> Value {
@@ -121,7 +121,7 @@ pub fn default_of(name: &str) -> Option<Value> {
 /// The session's value of `name` (lower-case, no scope), or with a
 /// `global.` prefix the global value (the default, for a variable that
 /// keeps no global value of its own).
-pub fn get(s: &Session, name: &str) -> SqlResult<Value> {
+pub fn get(s: &StmtCx, name: &str) -> SqlResult<Value> {
     if let Some(g) = name.strip_prefix("global.") {
         return Ok(match g {
             "port" => s.db.globals.port(),
@@ -165,7 +165,7 @@ fn unknown(name: &str) -> SqlError {
 }
 
 /// SET of a system variable.
-pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<()> {
+pub fn set(s: &mut StmtCx, scope: VarScope, name: &str, v: Value) -> SqlResult<()> {
     if default_of(name).is_none() && name != "last_insert_id" && name != "identity" {
         return Err(unknown(name));
     }
@@ -237,7 +237,7 @@ pub fn set(s: &mut Session, scope: VarScope, name: &str, v: Value) -> SqlResult<
 }
 
 /// Row-lock wait timeout of the session, seconds.
-pub fn lock_wait_timeout(s: &Session) -> u64 {
+pub fn lock_wait_timeout(s: &StmtCx) -> u64 {
     match s.vars.get("innodb_lock_wait_timeout") {
         Some(v) => to_i64(v).unwrap_or(50).clamp(1, 1_073_741_824) as u64,
         None => s.db.opts.lock_wait_timeout_secs,

@@ -27,11 +27,11 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::catalog::{self, NameKind, ViewDef};
+use crate::context::StmtCx;
 use crate::db::{dict_header, put_dict};
 use crate::error::{SqlError, SqlResult};
 use crate::output::Output;
 use crate::plan::SelectPlan;
-use crate::session::Session;
 use crate::types::Value;
 
 /// The deepest chain of views naming views.
@@ -312,13 +312,13 @@ pub(crate) fn parse(sql: &str) -> SqlResult<Option<ViewDdl>> {
 
 /// The view's SELECT parsed.
 fn parse_select(text: &str) -> SqlResult<Box<ast::Query>> {
-    match crate::session::parse_statement(text)? {
+    match crate::parse::statement::parse_statement(text)? {
         (ast::Statement::Query(q), order) if order.is_empty() => Ok(q),
         _ => Err(SqlError::syntax("a view is defined by a SELECT")),
     }
 }
 
-fn current_db(s: &Session) -> Option<String> {
+fn current_db(s: &StmtCx) -> Option<String> {
     s.cx.lock().db.clone().or_else(|| s.current_db.clone())
 }
 
@@ -328,7 +328,7 @@ fn shown(db: &str, v: &str) -> String {
 }
 
 /// The view a table name names, if any: its database and definition.
-pub(crate) fn find(s: &Session, name: &ast::ObjectName) -> Option<(String, Arc<ViewDef>)> {
+pub(crate) fn find(s: &StmtCx, name: &ast::ObjectName) -> Option<(String, Arc<ViewDef>)> {
     let parts = crate::plan::object_parts(name);
     let (db, v) = match parts.as_slice() {
         [v] => (current_db(s)?, v.clone()),
@@ -342,7 +342,7 @@ pub(crate) fn find(s: &Session, name: &ast::ObjectName) -> Option<(String, Arc<V
 }
 
 /// Error 1288 / 1471 for a view named as the target of `verb`.
-pub(crate) fn check_target(s: &Session, name: &ast::ObjectName, verb: &str) -> SqlResult<()> {
+pub(crate) fn check_target(s: &StmtCx, name: &ast::ObjectName, verb: &str) -> SqlResult<()> {
     let Some((_, v)) = find(s, name) else {
         return Ok(());
     };
@@ -365,14 +365,14 @@ pub(crate) fn check_target(s: &Session, name: &ast::ObjectName, verb: &str) -> S
 }
 
 /// Compiles view `v` of database `db` as a derived table's plan.
-pub(crate) fn expand(s: &Session, db: &str, v: &ViewDef) -> SqlResult<SelectPlan> {
+pub(crate) fn expand(s: &StmtCx, db: &str, v: &ViewDef) -> SqlResult<SelectPlan> {
     compile(s, db, v, true)
 }
 
 /// [`expand`]; `using` false at CREATE / ALTER VIEW, where the view is
 /// not yet in the chain and what is missing is named (1146, 1054), as
 /// MySQL does, instead of 1356.
-fn compile(s: &Session, db: &str, v: &ViewDef, using: bool) -> SqlResult<SelectPlan> {
+fn compile(s: &StmtCx, db: &str, v: &ViewDef, using: bool) -> SqlResult<SelectPlan> {
     let levels = crate::depth::bound(&v.select);
     {
         let cx = s.cx.lock();
@@ -474,7 +474,7 @@ fn rename(plan: &mut SelectPlan, columns: &[String]) -> SqlResult<()> {
 }
 
 /// Runs `CREATE VIEW` / `ALTER VIEW`.
-pub(crate) fn run_ddl(s: &mut Session, d: ViewDdl, out: &mut dyn Output) -> SqlResult<()> {
+pub(crate) fn run_ddl(s: &mut StmtCx, d: ViewDdl, out: &mut dyn Output) -> SqlResult<()> {
     s.commit()?;
     let (dbname, vname) = match d.name.as_slice() {
         [v] => (
@@ -590,7 +590,7 @@ pub(crate) fn run_ddl(s: &mut Session, d: ViewDdl, out: &mut dyn Output) -> SqlR
 /// ones are one 1051 naming them all (nothing dropped), or notes with IF
 /// EXISTS; a table is 1347.
 pub(crate) fn drop_views(
-    s: &mut Session,
+    s: &mut StmtCx,
     names: &[ast::ObjectName],
     if_exists: bool,
 ) -> SqlResult<()> {
@@ -684,7 +684,7 @@ pub(crate) fn create_text(v: &ViewDef) -> String {
 
 /// `SHOW CREATE VIEW`: None when no such view.
 pub(crate) fn show_create(
-    s: &Session,
+    s: &StmtCx,
     db: Option<String>,
     name: &str,
     out: &mut dyn Output,

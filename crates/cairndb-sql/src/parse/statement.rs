@@ -1,0 +1,248 @@
+//! Parsing one statement with `sqlparser` in CairnDB's dialect: the
+//! parser with its recursion limit, its errors as MySQL reports them
+//! (1064, 1436), and the rewrites of forms sqlparser does not read
+//! (MySQL's `/*!80016 ... */` comments, an UPDATE's ORDER BY, an
+//! UPDATE or DELETE over comma joins).
+
+use sqlparser::ast::{self, Statement};
+use sqlparser::parser::Parser;
+
+use crate::dialect::CairnDialect;
+use crate::error::{SqlError, SqlResult};
+
+/// How deep the parser may recurse (parentheses, nested functions and
+/// CASE, prefix operators); deeper is error 1436. The parser grows its
+/// own stack as it recurses (`sqlparser`'s `recursive-protection`).
+const PARSER_RECURSION_LIMIT: usize = 256;
+
+/// A MySQL-dialect parser over `text`.
+pub(crate) fn parser(text: &str) -> Result<Parser<'static>, sqlparser::parser::ParserError> {
+    Parser::new(&CairnDialect)
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(text)
+}
+
+/// A parser error as MySQL reports it: 1436 past the nesting limit,
+/// else 1064.
+pub(crate) fn parse_error(e: sqlparser::parser::ParserError) -> SqlError {
+    match e {
+        sqlparser::parser::ParserError::RecursionLimitExceeded => SqlError::new(
+            1436,
+            "HY000",
+            format!(
+                "Thread stack overrun: the statement nests expressions more than \
+                 {PARSER_RECURSION_LIMIT} levels deep"
+            ),
+        ),
+        e => SqlError::syntax(format!("You have an error in your SQL syntax: {e}")),
+    }
+}
+
+/// Parses one statement with the MySQL dialect, with the ORDER BY of a
+/// single-table UPDATE (which sqlparser does not parse) apart.
+pub(crate) fn parse_statement(text: &str) -> SqlResult<(Statement, Vec<ast::OrderByExpr>)> {
+    // SHOW CREATE TABLE prints `/*!80016 NOT ENFORCED */` after a CHECK,
+    // as MySQL does: its content is read (the parser skips comments).
+    let expanded;
+    let text = if text.contains("/*!80016 ") {
+        expanded = expand_80016(text);
+        expanded.as_str()
+    } else {
+        text
+    };
+    // Only UPDATE and DELETE need the rewrites below: others are parsed
+    // as they are, without tokenizing them first.
+    let Some(mut dml) = DmlTokens::of(text) else {
+        return Ok((parse_one(text)?, Vec::new()));
+    };
+    let joined;
+    let text = match update_comma_joins(&dml) {
+        Some(t) => {
+            joined = t;
+            match DmlTokens::of(&joined) {
+                Some(d) => dml = d,
+                None => return Ok((parse_one(&joined)?, Vec::new())),
+            }
+            joined.as_str()
+        }
+        None => text,
+    };
+    let Some((update, order)) = split_update_order_by(&dml) else {
+        return Ok((parse_one(text)?, Vec::new()));
+    };
+    let st = parse_one(&update)?;
+    let q = parse_one(&format!("SELECT 1 ORDER BY {order}"))?;
+    let list = match q {
+        Statement::Query(q) => match q.order_by.map(|o| o.kind) {
+            Some(ast::OrderByKind::Expressions(list)) => list,
+            _ => return Err(SqlError::syntax(format!("bad ORDER BY of UPDATE: {order}"))),
+        },
+        _ => return Err(SqlError::syntax(format!("bad ORDER BY of UPDATE: {order}"))),
+    };
+    Ok((st, list))
+}
+
+/// `text` with each `/*!80016 ... */` replaced by its content.
+pub(crate) fn expand_80016(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("/*!80016 ") {
+        out.push_str(rest.get(..i).unwrap_or_default());
+        let after = rest.get(i + 9..).unwrap_or_default();
+        match after.find("*/") {
+            Some(e) => {
+                out.push_str(after.get(..e).unwrap_or_default());
+                rest = after.get(e + 2..).unwrap_or_default();
+            }
+            None => {
+                out.push_str(rest.get(i..).unwrap_or_default());
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The tokens of an UPDATE or DELETE statement, for the rewrites of
+/// forms sqlparser does not read.
+struct DmlTokens {
+    tokens: Vec<sqlparser::tokenizer::Token>,
+    /// Where its first word (UPDATE or DELETE) is.
+    first: usize,
+    /// UPDATE (else DELETE).
+    update: bool,
+}
+
+impl DmlTokens {
+    /// `text` tokenized when it is an UPDATE or DELETE; None for any
+    /// other statement, told apart by its first bytes (a leading
+    /// comment is tokenized to look past it).
+    fn of(text: &str) -> Option<DmlTokens> {
+        use sqlparser::tokenizer::{Token, Tokenizer};
+        let head = text.trim_start().as_bytes();
+        let starts = |w: &[u8]| {
+            head.get(..w.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(w))
+        };
+        if ![&b"UPDATE"[..], b"DELETE", b"/*", b"--", b"#"]
+            .iter()
+            .any(|w| starts(w))
+        {
+            return None;
+        }
+        let tokens = Tokenizer::new(&CairnDialect, text).tokenize().ok()?;
+        let first = tokens
+            .iter()
+            .position(|t| !matches!(t, Token::Whitespace(_)))?;
+        let update = is_word(tokens.get(first)?, "UPDATE");
+        if !update && !is_word(tokens.get(first)?, "DELETE") {
+            return None;
+        }
+        Some(DmlTokens {
+            tokens,
+            first,
+            update,
+        })
+    }
+}
+
+/// Whether `t` is the unquoted keyword `kw`.
+fn is_word(t: &sqlparser::tokenizer::Token, kw: &str) -> bool {
+    matches!(t, sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+}
+
+/// MySQL's multi-table forms that sqlparser does not read, rewritten:
+/// `UPDATE t1, t2 SET ...` as `UPDATE t1 CROSS JOIN t2 SET ...` (each
+/// comma between UPDATE and SET outside parentheses), and `DELETE t1.*,
+/// t2.* FROM ...` as `DELETE t1, t2 FROM ...`; None for any other
+/// statement.
+fn update_comma_joins(dml: &DmlTokens) -> Option<String> {
+    use sqlparser::tokenizer::Token;
+    let (tokens, first, update) = (&dml.tokens, dml.first, dml.update);
+    let mut depth = 0i32;
+    // Token positions to replace: (position, replacement).
+    let mut edits: Vec<(usize, &str)> = Vec::new();
+    for (i, t) in tokens.iter().enumerate().skip(first + 1) {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::Comma if update && depth == 0 => edits.push((i, " CROSS JOIN ")),
+            Token::Period if !update && matches!(tokens.get(i + 1), Some(Token::Mul)) => {
+                edits.push((i, ""));
+                edits.push((i + 1, ""));
+            }
+            _ if depth == 0 && is_word(t, if update { "SET" } else { "FROM" }) => break,
+            _ => {}
+        }
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match edits.iter().find(|(at, _)| *at == i) {
+            Some((_, with)) => out.push_str(with),
+            None => out.push_str(&t.to_string()),
+        }
+    }
+    Some(out)
+}
+
+/// `UPDATE .. ORDER BY o [LIMIT n]` split into `UPDATE .. [LIMIT n]` and
+/// `o`; None for any other statement.
+fn split_update_order_by(dml: &DmlTokens) -> Option<(String, String)> {
+    use sqlparser::tokenizer::Token;
+    let tokens = &dml.tokens;
+    if !dml.update {
+        return None;
+    }
+    let word = is_word;
+    let mut depth = 0i32;
+    let mut order_at = None;
+    let mut limit_at = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth != 0 => {}
+            _ if order_at.is_none() && word(t, "ORDER") => {
+                let next = tokens
+                    .get(i + 1..)?
+                    .iter()
+                    .position(|t| !matches!(t, Token::Whitespace(_)))?;
+                if word(tokens.get(i + 1 + next)?, "BY") {
+                    order_at = Some((i, i + 2 + next));
+                }
+            }
+            _ if word(t, "LIMIT") => {
+                // LIMIT before ORDER BY is left to the parser's 1064.
+                order_at?;
+                limit_at = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let (order, by_end) = order_at?;
+    let end = limit_at.unwrap_or(tokens.len());
+    let join = |ts: &[Token]| ts.iter().map(|t| t.to_string()).collect::<String>();
+    let mut update = join(tokens.get(..order)?);
+    update.push(' ');
+    update.push_str(&join(tokens.get(end..)?));
+    Some((update, join(tokens.get(by_end..end)?)))
+}
+
+/// Parses one statement with the MySQL dialect.
+pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
+    let mut v = parser(text)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(parse_error)?;
+    match v.len() {
+        1 => Ok(v.remove(0)),
+        0 => Err(SqlError::syntax("Query was empty")),
+        _ => Err(SqlError::syntax(
+            "several statements in one; send them separately or enable multi-statements",
+        )),
+    }
+}

@@ -69,10 +69,9 @@ enum BackupCmd {
 
 /// `cairndb checkpoint`.
 pub fn checkpoint_main(args: Vec<String>) -> Result<(), String> {
-    let a = CheckpointArgs::try_parse_from(
-        std::iter::once("cairndb checkpoint".to_string()).chain(args),
-    )
-    .map_err(|e| e.to_string())?;
+    let Some(a) = crate::parse_args::<CheckpointArgs>("checkpoint", args)? else {
+        return Ok(());
+    };
     if a.dir.exists() {
         return Err(format!(
             "checkpoint directory {} already exists",
@@ -98,8 +97,9 @@ fn open_existing(dir: &std::path::Path) -> Result<Db, String> {
 
 /// `cairndb backup ...`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
-    let a = BackupArgs::try_parse_from(std::iter::once("cairndb backup".to_string()).chain(args))
-        .map_err(|e| e.to_string())?;
+    let Some(a) = crate::parse_args::<BackupArgs>("backup", args)? else {
+        return Ok(());
+    };
     let err = |e: cairndb::Error| e.to_string();
     match a.cmd {
         BackupCmd::Create {

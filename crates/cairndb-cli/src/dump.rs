@@ -331,30 +331,31 @@ fn dump_manifest(fs: &dyn Fs, path: &Path) -> Result<u64, String> {
     })
 }
 
+/// `cairndb dump`'s arguments.
+#[derive(clap::Parser, Debug)]
+#[command(about = "Print an sst, wal, manifest or blob file, record by record")]
+struct DumpArgs {
+    /// What the file is: sst, wal (or log), manifest or blob.
+    #[arg(value_parser = ["sst", "wal", "log", "manifest", "blob"])]
+    kind: String,
+    /// The file.
+    file: PathBuf,
+    /// Values longer than this are cut when printed.
+    #[arg(long = "max-value", alias = "max_value", default_value_t = 64)]
+    max_value: usize,
+}
+
 /// Entry point: `args` are the arguments after `dump`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
-    let mut max_value = 64usize;
-    let mut pos = Vec::new();
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--max-value" | "--max_value" => {
-                max_value = it
-                    .next()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or(USAGE.to_string())?
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return Ok(());
-            }
-            _ => pos.push(a),
-        }
-    }
-    let [kind, file] = pos.as_slice() else {
-        return Err(USAGE.into());
+    let Some(DumpArgs {
+        kind,
+        file,
+        max_value,
+    }) = crate::parse_args("dump", args)?
+    else {
+        return Ok(());
     };
-    let path = PathBuf::from(file);
+    let path = file;
     let fs = PosixFs::shared();
     let damage = match kind.as_str() {
         "sst" => dump_sst(&*fs, &path, max_value).map(|_| 0)?,

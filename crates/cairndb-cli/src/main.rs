@@ -23,6 +23,30 @@ commands:
   sql-check check that every SQL table's indexes agree with its rows (`--datadir=DIR`)
 ";
 
+/// Parses a subcommand's arguments (those after its name) with clap:
+/// `None` when `--help` or `--version` was asked for and printed, an
+/// error with clap's message (which names the bad flag) otherwise.
+pub(crate) fn parse_args<T: clap::Parser>(
+    command: &str,
+    args: Vec<String>,
+) -> Result<Option<T>, String> {
+    let argv = std::iter::once(format!("cairndb {command}")).chain(args);
+    match T::try_parse_from(argv) {
+        Ok(t) => Ok(Some(t)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            // A closed stdout (`| head`) is not an error of the command.
+            let _ = std::io::Write::write_fmt(&mut std::io::stdout(), format_args!("{e}"));
+            Ok(None)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let cmd = args.next();
@@ -51,5 +75,38 @@ fn main() {
     if let Err(e) = result {
         eprintln!("cairndb: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_args;
+
+    #[derive(clap::Parser, Debug)]
+    struct Args {
+        #[arg(long)]
+        n: u32,
+    }
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `--help` prints the help and is not an error; a bad or missing
+    /// flag is an error that names it; good flags parse.
+    #[test]
+    fn a_subcommands_help_is_not_an_error_and_a_bad_flag_is_named() {
+        assert!(matches!(
+            parse_args::<Args>("x", args(&["--help"])),
+            Ok(None)
+        ));
+        assert!(matches!(
+            parse_args::<Args>("x", args(&["--n", "3"])),
+            Ok(Some(Args { n: 3 }))
+        ));
+        let e = parse_args::<Args>("x", args(&["--n", "many"])).err();
+        assert!(e.is_some_and(|e| e.contains("--n")));
+        let e = parse_args::<Args>("x", args(&[])).err();
+        assert!(e.is_some_and(|e| e.contains("--n")));
     }
 }

@@ -824,8 +824,9 @@ fn print_verify(rep: &VerifyReport) {
 
 /// Entry point: `args` are the flags after `stress`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
-    let a = StressArgs::try_parse_from(std::iter::once("cairndb stress".to_string()).chain(args))
-        .map_err(|e| e.to_string())?;
+    let Some(a) = crate::parse_args::<StressArgs>("stress", args)? else {
+        return Ok(());
+    };
     if a.threads == 0 || a.threads > MAX_THREADS {
         return Err(format!("--threads must be 1..={MAX_THREADS}"));
     }

@@ -480,22 +480,22 @@ fn check_table(
     rep.entries += n;
 }
 
+/// `cairndb verify`'s arguments.
+#[derive(clap::Parser, Debug)]
+#[command(about = "Check every checksum, the MANIFEST and the key order of a database")]
+struct VerifyArgs {
+    /// Print notes as well as problems.
+    #[arg(short, long)]
+    verbose: bool,
+    /// The database's directory.
+    dir: PathBuf,
+}
+
 /// Entry point: `args` are the arguments after `verify`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
-    let mut verbose = false;
-    let mut dir = None;
-    for a in args {
-        match a.as_str() {
-            "-v" | "--verbose" => verbose = true,
-            "-h" | "--help" => {
-                println!("usage: cairndb verify [--verbose] DB_DIR");
-                return Ok(());
-            }
-            _ if dir.is_none() => dir = Some(PathBuf::from(a)),
-            _ => return Err("usage: cairndb verify [--verbose] DB_DIR".into()),
-        }
-    }
-    let dir = dir.ok_or("usage: cairndb verify [--verbose] DB_DIR")?;
+    let Some(VerifyArgs { verbose, dir }) = crate::parse_args("verify", args)? else {
+        return Ok(());
+    };
     if !dir.is_dir() {
         return Err(format!("{}: not a directory", dir.display()));
     }

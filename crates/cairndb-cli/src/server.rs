@@ -37,13 +37,109 @@ CA and server certificate are made in the data directory at first start
 (ca.pem, server-cert.pem, server-key.pem) and reused after.
 ";
 
-/// Options that may stand alone, meaning on (`--skip-ssl`).
+/// Options that may stand alone, meaning on (`--skip-ssl`); a value
+/// goes after `=` (`--ssl=0`).
 const FLAGS: [&str; 4] = [
     "ssl",
     "skip-ssl",
     "require-secure-transport",
     "block-loopback-hosts",
 ];
+
+/// Every option on the command line (the config file takes the same
+/// names): its name, the other names it is known by (MySQL's, MyRocks'),
+/// and what it takes. `Settings::set` reads and checks the values.
+const OPTIONS: &[(&str, &[&str], &str)] = &[
+    ("datadir", &[], "DIR"),
+    ("port", &[], "PORT"),
+    ("bind", &["bind-address"], "ADDRESS"),
+    ("user", &[], "NAME[:PASSWORD]"),
+    ("init-password-file", &[], "FILE"),
+    ("max-connections", &[], "N"),
+    ("max-allowed-packet", &[], "BYTES"),
+    (
+        "flush-log-at-trx-commit",
+        &["rocksdb-flush-log-at-trx-commit"],
+        "0|1|2",
+    ),
+    (
+        "lock-wait-timeout",
+        &["innodb-lock-wait-timeout"],
+        "SECONDS",
+    ),
+    ("zip-from-level", &[], "N|off"),
+    ("block-cache-size", &[], "BYTES"),
+    ("write-buffer-size", &["rocksdb-write-buffer-size"], "BYTES"),
+    ("max-open-files", &["rocksdb-max-open-files"], "N|-1"),
+    ("zip-working-memory", &[], "BYTES"),
+    ("zip-group-size", &[], "N"),
+    ("zip-key-index-in-place", &[], "on|off"),
+    ("memory-limit", &[], "auto|off|BYTES"),
+    ("commit-wait", &[], "task|thread"),
+    ("ssl", &[], "0|1"),
+    ("skip-ssl", &[], "on|off"),
+    ("ssl-cert", &[], "FILE"),
+    ("ssl-key", &[], "FILE"),
+    ("ssl-ca", &[], "FILE"),
+    ("require-secure-transport", &[], "on|off"),
+    ("max-connect-errors", &[], "N"),
+    ("net-read-timeout", &[], "SECONDS"),
+    ("net-write-timeout", &[], "SECONDS"),
+    ("slow-query-log", &[], "on|off"),
+    ("slow-query-log-file", &[], "FILE"),
+    ("long-query-time", &[], "SECONDS"),
+    ("general-log", &[], "on|off"),
+    ("general-log-file", &[], "FILE"),
+    ("log-output", &[], "FILE|NONE"),
+    ("block-loopback-hosts", &[], "on|off"),
+    ("worker-threads", &[], "N"),
+];
+
+/// The command line's parser: every option of [`OPTIONS`] (repeatable;
+/// the last one given wins, `--user` adds), `--config`, and `--help`
+/// printing [`USAGE`].
+fn command() -> clap::Command {
+    let mut c = clap::Command::new("cairndb server")
+        .no_binary_name(true)
+        .override_usage("cairndb server --datadir=DIR [OPTIONS]")
+        .override_help(USAGE)
+        .disable_version_flag(true)
+        .arg(
+            clap::Arg::new("config")
+                .long("config")
+                .value_name("FILE")
+                .action(clap::ArgAction::Append),
+        );
+    for (name, aliases, value) in OPTIONS {
+        let mut a = clap::Arg::new(*name)
+            .long(*name)
+            .aliases(aliases.iter().copied())
+            .value_name(*value)
+            .action(clap::ArgAction::Append)
+            .hide(*name == "block-loopback-hosts");
+        a = if FLAGS.contains(name) {
+            a.num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("")
+        } else {
+            a.num_args(1).allow_hyphen_values(true)
+        };
+        c = c.arg(a);
+    }
+    c
+}
+
+/// `--name_with_underscores[=v]` as `--name-with-underscores[=v]` (MySQL
+/// takes either spelling); anything else as it is.
+fn dashed(arg: &str) -> String {
+    match arg.strip_prefix("--") {
+        Some(body) => match body.split_once('=') {
+            Some((k, v)) => format!("--{}={v}", k.replace('_', "-")),
+            None => format!("--{}", body.replace('_', "-")),
+        },
+        None => arg.to_string(),
+    }
+}
 
 /// Rows per zip-table group in the server unless `--zip-group-size` says
 /// otherwise: 16, not the engine's 8. On sysbench's rows (short, mostly
@@ -290,37 +386,18 @@ impl Settings {
     }
 
     fn from_args(args: &[String]) -> Result<Settings, String> {
+        let m = command()
+            .try_get_matches_from(args.iter().map(|a| dashed(a)))
+            .map_err(|e| e.to_string())?;
         let mut s = Settings::default();
         // The config file first, so the command line overrides it.
-        for a in args {
-            if let Some(f) = a.strip_prefix("--config=") {
-                s.load_file(f)?;
-            }
+        for f in m.get_many::<String>("config").into_iter().flatten() {
+            s.load_file(f)?;
         }
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            if a == "-h" || a == "--help" {
-                return Err(USAGE.into());
+        for (name, _, _) in OPTIONS {
+            for v in m.get_many::<String>(name).into_iter().flatten() {
+                s.set(name, v)?;
             }
-            let Some(body) = a.strip_prefix("--") else {
-                return Err(format!("unexpected argument `{a}`\n{USAGE}"));
-            };
-            if body.starts_with("config=") {
-                continue;
-            }
-            let (k, v) = match body.split_once('=') {
-                Some((k, v)) => (k.to_string(), v.to_string()),
-                None if FLAGS.contains(&body.replace('_', "-").as_str()) => {
-                    (body.to_string(), String::new())
-                }
-                None => (
-                    body.to_string(),
-                    it.next()
-                        .ok_or_else(|| format!("option --{body} needs a value"))?
-                        .clone(),
-                ),
-            };
-            s.set(&k, &v)?;
         }
         if s.ssl_cert.is_some() != s.ssl_key.is_some() {
             return Err("--ssl-cert and --ssl-key go together".into());
@@ -482,6 +559,10 @@ impl Budgets {
 
 /// `cairndb server`.
 pub fn main(args: Vec<String>) -> Result<(), String> {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), USAGE.as_bytes());
+        return Ok(());
+    }
     tune_malloc();
     let s = Settings::from_args(&args)?;
     let datadir = s

@@ -20,9 +20,11 @@
 //! HAVING, ORDER BY, LIMIT.
 
 //!
-//! Submodules: `cte` (WITH clauses compiled and materialised).
+//! Submodules: `cte` (WITH clauses compiled and materialised) and
+//! `explain` (EXPLAIN of a compiled plan).
 
 pub(crate) mod cte;
+pub(crate) mod explain;
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! DDL and the other statements run from the AST: CREATE/DROP DATABASE,
 //! CREATE/DROP TABLE, CREATE/DROP INDEX (a new index on a filled table is
-//! back-filled), TRUNCATE, EXPLAIN, OPTIMIZE TABLE (a manual compaction of
+//! back-filled), TRUNCATE, OPTIMIZE TABLE (a manual compaction of
 //! the table's key ranges; no lock, readers and writers carry on).
 //!
 //! ALTER TABLE and RENAME TABLE are in `alter.rs`.
@@ -20,7 +20,7 @@ use crate::context::StmtCx;
 use crate::db::{dict_header, put_dict};
 use crate::error::{SqlError, SqlResult};
 use crate::output::{ColumnInfo, Output};
-use crate::plan::{object_parts, resolve_table, table_name, Access, Plan, Source};
+use crate::plan::{object_parts, resolve_table, table_name};
 use crate::row::{ColumnDef, IndexDef, TableDef};
 use crate::types::{Collation, ColumnType, StrKind, Value};
 
@@ -155,7 +155,7 @@ pub(crate) fn run(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> 
             }
             out.ok(0, 0, 0, "");
         }
-        ast::Statement::Explain { statement, .. } => explain(s, statement, out)?,
+        ast::Statement::Explain { statement, .. } => crate::plan::explain::run(s, statement, out)?,
         // ALTER TABLE is classified before `sqlparser` (`Pre::AlterTable`);
         // a statement parsed whole still runs the same way.
         ast::Statement::AlterTable { .. } => crate::alter::run(s, &st.to_string(), out)?,
@@ -1141,169 +1141,6 @@ fn drop_index(s: &mut StmtCx, table: &ast::ObjectName, name: &str) -> SqlResult<
     db.install_catalog(cat);
     db.delete_index_data(&[ix.id])?;
     Ok(())
-}
-
-/// EXPLAIN: one row per table with the access path chosen.
-fn explain(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> SqlResult<()> {
-    let plan = crate::plan::compile(s, st)?
-        .ok_or_else(|| SqlError::unsupported("EXPLAIN of this statement"))?;
-    let sel = match &plan {
-        Plan::Select(p) => p,
-        Plan::Update(u) => &u.scan,
-        Plan::Delete(d) => &d.scan,
-        Plan::Insert(_) => {
-            out.columns(&[
-                ColumnInfo::text("id"),
-                ColumnInfo::text("table"),
-                ColumnInfo::text("type"),
-            ]);
-            out.end(0);
-            return Ok(());
-        }
-    };
-    let cols: Vec<ColumnInfo> = [
-        "id",
-        "select_type",
-        "table",
-        "type",
-        "possible_keys",
-        "key",
-        "key_len",
-        "ref",
-        "rows",
-        "filtered",
-        "Extra",
-    ]
-    .iter()
-    .map(|n| ColumnInfo::text(n))
-    .collect();
-    out.columns(&cols);
-    let mut subs = Vec::new();
-    subqueries_of(sel, &mut subs);
-    let top = if subs.is_empty() { "SIMPLE" } else { "PRIMARY" };
-    let mut id = 1;
-    explain_rows(sel, &mut id, top, false, out);
-    out.end(0);
-    Ok(())
-}
-
-/// The subqueries in `p`'s expressions (not inside them, nor in its
-/// derived tables), in clause order.
-fn subqueries_of(p: &crate::plan::SelectPlan, out: &mut Vec<crate::plan::SelectPlan>) {
-    let mut exprs: Vec<&crate::expr::Expr> = p.proj.iter().collect();
-    for src in &p.sources {
-        if let Source::Table { on: Some(o), .. } | Source::Derived { on: Some(o), .. } = src {
-            exprs.push(o);
-        }
-    }
-    exprs.extend(&p.filter);
-    exprs.extend(&p.group);
-    exprs.extend(&p.having);
-    exprs.extend(p.order.iter().map(|(e, _)| e));
-    for e in exprs {
-        crate::expr::each_subquery(e, &mut |sp| out.push(sp.clone()));
-    }
-}
-
-/// EXPLAIN's rows for `sel` (numbered `id`, of `kind`), then for its
-/// subqueries: DEPENDENT SUBQUERY for a correlated one, which runs per
-/// row of the query it is in (its key lookups on outer columns are
-/// `ref` / `eq_ref`).
-fn explain_rows(
-    sel: &crate::plan::SelectPlan,
-    id: &mut usize,
-    kind: &str,
-    dependent: bool,
-    out: &mut dyn Output,
-) {
-    let n = id.to_string();
-    for (level, src) in sel.sources.iter().enumerate() {
-        let (table, ty, key, extra) = match src {
-            Source::Table { t, access, .. } => match access {
-                Access::Full => (t.alias.clone(), "ALL", String::new(), String::new()),
-                Access::Index(ia) => {
-                    let ixname = match ia.index {
-                        None => "PRIMARY".to_string(),
-                        Some(i) => t.def.secondary[i].name.clone(),
-                    };
-                    let ix = match ia.index {
-                        None => &t.def.primary,
-                        Some(i) => &t.def.secondary[i],
-                    };
-                    let ty = if ia.index.is_none() && ia.eq.len() == ix.columns.len() {
-                        if dependent {
-                            "eq_ref"
-                        } else {
-                            "const"
-                        }
-                    } else if ix.unique && ia.eq.len() == ix.columns.len() {
-                        "eq_ref"
-                    } else if ia.lo.is_some() || ia.hi.is_some() || ia.alts.is_some() {
-                        "range"
-                    } else if !ia.eq.is_empty() {
-                        "ref"
-                    } else {
-                        "index"
-                    };
-                    let extra = if ia.covering { "Using index" } else { "" };
-                    (t.alias.clone(), ty, ixname, extra.to_string())
-                }
-            },
-            Source::Derived { .. } => ("<derived>".into(), "ALL", String::new(), String::new()),
-        };
-        let mut extra = extra;
-        if sel.filter.is_some() {
-            extra = if extra.is_empty() {
-                "Using where".into()
-            } else {
-                format!("{extra}; Using where")
-            };
-        }
-        if matches!(sel.hash_joins.get(level), Some(Some(_))) {
-            extra = if extra.is_empty() {
-                "Using join buffer (hash join)".into()
-            } else {
-                format!("{extra}; Using join buffer (hash join)")
-            };
-        }
-        if !sel.order.is_empty() && !sel.order_by_index {
-            extra = if extra.is_empty() {
-                "Using filesort".into()
-            } else {
-                format!("{extra}; Using filesort")
-            };
-        }
-        let t = |x: &str| Value::Str(x.as_bytes().to_vec());
-        out.row(&[
-            t(&n),
-            t(kind),
-            t(&table),
-            t(ty),
-            if key.is_empty() { Value::Null } else { t(&key) },
-            if key.is_empty() { Value::Null } else { t(&key) },
-            Value::Null,
-            Value::Null,
-            t("1"),
-            t("100.00"),
-            if extra.is_empty() {
-                Value::Null
-            } else {
-                t(&extra)
-            },
-        ]);
-    }
-    let mut subs = Vec::new();
-    subqueries_of(sel, &mut subs);
-    for sp in &subs {
-        *id += 1;
-        let dep = !sp.outer_refs.is_empty();
-        let kind = if dep {
-            "DEPENDENT SUBQUERY"
-        } else {
-            "SUBQUERY"
-        };
-        explain_rows(sp, id, kind, dep, out);
-    }
 }
 
 /// OPTIMIZE TABLE: compacts each index's key range down to the last level

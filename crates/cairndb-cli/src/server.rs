@@ -415,12 +415,12 @@ impl Settings {
             Some(f) => Some(read_password_file(f)?),
             None => None,
         };
-        let mut users: Vec<(String, String)> = self
+        // `serve` makes them in name order.
+        let users: Vec<(String, String)> = self
             .users
             .iter()
             .map(|(n, p)| (n.clone(), p.clone()))
             .collect();
-        users.sort();
         let tls = match (&self.ssl_cert, &self.ssl_key) {
             _ if !self.ssl => TlsSource::Off,
             (Some(cert), Some(key)) => TlsSource::Files {

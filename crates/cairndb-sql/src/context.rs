@@ -21,8 +21,7 @@ use sqlparser::ast;
 use crate::db::SqlDb;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{Env, Scope};
-use crate::parse::statement::parse_error;
-use crate::parse::statement::parser;
+use crate::parse::statement::{parse_error, parser};
 use crate::types::Value;
 use crate::vars;
 

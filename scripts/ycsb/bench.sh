@@ -98,7 +98,12 @@ if [ -n "$smoke" ]; then
     time_s=2
     servers=cairndb
     if [ -z "$corpus" ]; then
-        mkdir -p "${out:=${TMPDIR:-/tmp}/ycsb-smoke-$$}"
+        if [ -z "$out" ]; then
+            # Made here, so removed at exit (a smoke run keeps nothing).
+            out="${TMPDIR:-/tmp}/ycsb-smoke-$$"
+            smoke_out=$out
+        fi
+        mkdir -p "$out"
         corpus="$out/corpus.txt"
         git ls-files -z -- '*.rs' '*.md' '*.sh' '*.py' | xargs -0 cat >"$corpus" ||
             die "cannot make the smoke corpus"
@@ -151,7 +156,7 @@ if [ -z "$client" ]; then
 fi
 
 cg_setup
-trap cleanup EXIT
+trap 'cleanup; rm -rf "${smoke_out:-}"' EXIT
 trap 'exit 130' INT TERM
 
 say "$records records, $threads threads, $dist, $([ -n "$ops" ] && echo "$ops ops" || echo "${time_s}s") per workload, memory $memory (caches $((cache >> 20)) MB$([ "$memory" = capped ] && echo ", cap $((cap >> 20)) MB")); results in $out"

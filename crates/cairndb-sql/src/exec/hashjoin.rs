@@ -57,8 +57,15 @@ pub struct HashJoin {
 /// empty when no source has one.
 pub(crate) fn plan(p: &SelectPlan) -> Vec<Option<HashJoin>> {
     let mut out: Vec<Option<HashJoin>> = Vec::with_capacity(p.sources.len());
+    // The slots of the sources joined before each one, in join order.
+    let mut earlier: Vec<(usize, usize)> = Vec::with_capacity(p.sources.len());
     for (level, src) in p.sources.iter().enumerate() {
-        out.push(if level == 0 { None } else { for_source(p, src) });
+        out.push(if level == 0 {
+            None
+        } else {
+            for_source(p, src, &earlier)
+        });
+        earlier.push(src.span());
     }
     if out.iter().all(Option::is_none) {
         out.clear();
@@ -66,7 +73,7 @@ pub(crate) fn plan(p: &SelectPlan) -> Vec<Option<HashJoin>> {
     out
 }
 
-fn for_source(p: &SelectPlan, src: &Source) -> Option<HashJoin> {
+fn for_source(p: &SelectPlan, src: &Source, earlier: &[(usize, usize)]) -> Option<HashJoin> {
     let (lo, hi, on) = match src {
         Source::Table {
             t,
@@ -90,9 +97,10 @@ fn for_source(p: &SelectPlan, src: &Source) -> Option<HashJoin> {
             continue;
         };
         let mine = |s: usize| s >= lo && s < hi;
-        let (own, other) = if mine(*x) && *y < lo {
+        let before = |s: usize| earlier.iter().any(|(l, h)| s >= *l && s < *h);
+        let (own, other) = if mine(*x) && before(*y) {
             (*x, *y)
-        } else if mine(*y) && *x < lo {
+        } else if mine(*y) && before(*x) {
             (*y, *x)
         } else {
             continue;

@@ -8,12 +8,24 @@
 
 use super::*;
 
-/// Whether `e` reads only slots below `avail` (earlier tables) and
+/// The row slots filled when a source of a join is read: the spans
+/// (`lo..hi`) of the sources joined before it, in join order (which
+/// need not be FROM order, so not every slot below the source's own).
+#[derive(Clone, Copy)]
+pub(super) struct Avail<'a>(pub(super) &'a [(usize, usize)]);
+
+impl Avail<'_> {
+    pub(super) fn has(self, slot: usize) -> bool {
+        self.0.iter().any(|(lo, hi)| slot >= *lo && slot < *hi)
+    }
+}
+
+/// Whether `e` reads only slots of `avail` (earlier tables) and
 /// nothing that changes per row of this table.
-fn available(e: &Expr, avail: usize) -> bool {
+fn available(e: &Expr, avail: Avail) -> bool {
     let mut v = Vec::new();
     slots(e, &mut v);
-    v.iter().all(|s| *s < avail) && !matches!(e, Expr::Agg(_)) && !has_correlated_subquery(e)
+    v.iter().all(|s| avail.has(*s)) && !matches!(e, Expr::Agg(_)) && !has_correlated_subquery(e)
 }
 
 /// What the conjuncts say about one column (slot), and which conjunct
@@ -49,7 +61,7 @@ impl ColumnBounds {
 /// `slot`, a superset the WHERE narrows); None when a disjunct leaves
 /// `slot` unbounded. The flag: every disjunct is one restriction said in
 /// full by its alternative.
-fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<(Vec<KeyAlt>, bool)> {
+fn or_alts(e: &Expr, slot: usize, avail: Avail) -> Option<(Vec<KeyAlt>, bool)> {
     fn disjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         match e {
             Expr::Binary(BinOp::Or, l, r) => {
@@ -84,7 +96,7 @@ fn or_alts(e: &Expr, slot: usize, avail: usize) -> Option<(Vec<KeyAlt>, bool)> {
     Some((alts, exact))
 }
 
-fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
+fn bounds_for(slot: usize, conj: &[&Expr], avail: Avail) -> ColumnBounds {
     let mut b = ColumnBounds::default();
     for (i, c) in conj.iter().enumerate() {
         match c {
@@ -160,13 +172,130 @@ fn bounds_for(slot: usize, conj: &[&Expr], avail: usize) -> ColumnBounds {
     b
 }
 
-/// Picks each table's access path from the WHERE and ON conjuncts.
+/// The best index path for table `t` given the conjuncts `conj` that
+/// hold on its rows and the slots `avail` filled before it is read, with
+/// its score (a full primary-key point 1000, a unique point 900, else
+/// ten per bound equality, five for alternatives, three for a range,
+/// one more for the primary key); None when no index is bound. `exact_ok`:
+/// the WHERE is the one filter on these rows, so the ranges may replace
+/// the conjuncts they say in full (see [`IndexAccess::residual`]).
+pub(super) fn best_path(
+    t: &TableRef,
+    conj: &[&Expr],
+    avail: Avail,
+    exact_ok: bool,
+) -> Option<(u32, IndexAccess)> {
+    let def = &t.def;
+    let mut best: Option<(u32, IndexAccess)> = None;
+    let indexes = std::iter::once((None, &def.primary)).chain(
+        def.secondary
+            .iter()
+            .enumerate()
+            .map(|(i, ix)| (Some(i), ix)),
+    );
+    for (which, ix) in indexes {
+        if which.is_none() && def.hidden_pk {
+            continue;
+        }
+        let mut ia = IndexAccess {
+            index: which,
+            eq: Vec::new(),
+            alts: None,
+            lo: None,
+            hi: None,
+            covering: false,
+            reverse: false,
+            residual: None,
+        };
+        // Conjuncts the ranges say in full, and whether every key
+        // column they bind is an integer (whose key form compares as
+        // SQL does once a bound converts unchanged).
+        let mut consumed: Vec<usize> = Vec::new();
+        let mut int_keys = true;
+        for &col in &ix.columns {
+            let Some(cdef) = def.columns.get(col) else {
+                break;
+            };
+            let mut b = bounds_for(t.offset + col, conj, avail);
+            int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
+            // ENUM and SET keys order by index, not by the strings a
+            // range compares: only points of them are looked up.
+            if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }) {
+                b.lo = None;
+                b.hi = None;
+                if b.alts
+                    .as_ref()
+                    .is_some_and(|l| l.iter().any(|a| matches!(a, KeyAlt::Range(..))))
+                {
+                    b.alts = None;
+                }
+            }
+            if let Some(e) = b.eq {
+                consumed.extend(b.eq_src);
+                ia.eq.push(e);
+                continue;
+            }
+            // A range open below also holds the column's NULLs, which
+            // only the WHERE removes.
+            let open_below =
+                |alts: &[KeyAlt]| alts.iter().any(|a| matches!(a, KeyAlt::Range(None, _)));
+            match (&b.alts, b.alts_src) {
+                (Some(l), Some((i, true))) if !(cdef.nullable && open_below(l)) => {
+                    consumed.push(i);
+                }
+                (None, _) if b.hi.is_some() && !cdef.nullable || b.lo.is_some() => {
+                    consumed.extend((0..conj.len()).filter(|i| b.says_range(*i)));
+                }
+                _ => {}
+            }
+            if let Some(l) = b.alts {
+                ia.alts = Some(l);
+            } else {
+                ia.lo = b.lo;
+                ia.hi = b.hi;
+            }
+            break;
+        }
+        if exact_ok && int_keys && !consumed.is_empty() {
+            let rest: Vec<&Expr> = conj
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !consumed.contains(i))
+                .map(|(_, e)| *e)
+                .collect();
+            ia.residual = Some(and_all(&rest));
+        }
+        let full_point = which.is_none() && ia.eq.len() == ix.columns.len();
+        let unique_point = ix.unique && ia.eq.len() == ix.columns.len();
+        let score = if full_point {
+            1000
+        } else if unique_point {
+            900
+        } else {
+            (ia.eq.len() as u32) * 10
+                + u32::from(ia.alts.is_some()) * 5
+                + u32::from(ia.lo.is_some() || ia.hi.is_some()) * 3
+                + u32::from(which.is_none()) // prefer the primary on ties
+        };
+        if score == 0 || score == 1 {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, ia));
+        }
+    }
+    best
+}
+
+/// Picks each table's access path from the WHERE and ON conjuncts, for
+/// the sources in their join order.
 pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
     let mut all: Vec<Expr> = Vec::new();
     if let Some(f) = &plan.filter {
         all.push(f.clone());
     }
-    // Slots the query reads (for covering indexes).
+    // Slots the query reads (for covering indexes): every ON counts,
+    // a later source's ON reading this one's columns included.
     let mut used = Vec::new();
     for e in plan
         .proj
@@ -187,10 +316,18 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
     if let Some(f) = &plan.filter {
         slots(f, &mut used);
     }
+    for src in &plan.sources {
+        if let Source::Table { on: Some(o), .. } | Source::Derived { on: Some(o), .. } = src {
+            slots(o, &mut used);
+        }
+    }
     let single = plan.sources.len() == 1;
     let order = plan.order.clone();
     let grouped = plan.grouped();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(plan.sources.len());
     for src in plan.sources.iter_mut() {
+        let span = src.span();
+        let avail = Avail(&spans);
         let Source::Table {
             t,
             access,
@@ -198,14 +335,12 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
             on,
         } = src
         else {
+            spans.push(span);
             continue;
         };
         let mut conj_owned: Vec<Expr> = Vec::new();
         if let Some(o) = on {
             conj_owned.push(o.clone());
-            if let Some(ons) = on.as_ref() {
-                slots(ons, &mut used);
-            }
         }
         if !*left {
             conj_owned.extend(all.iter().cloned());
@@ -214,110 +349,12 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
         for e in &conj_owned {
             conjuncts(e, &mut conj);
         }
-        let avail = t.offset;
         let def = t.def.clone();
         // The WHERE may shrink to a residual only where it is the one
         // filter on this table's rows: a single table without ON.
         let exact_ok = single && on.is_none() && !*left;
-        let mut best: Option<(u32, IndexAccess)> = None;
-        let indexes: Vec<(Option<usize>, &crate::row::IndexDef)> =
-            std::iter::once((None, &def.primary))
-                .chain(
-                    def.secondary
-                        .iter()
-                        .enumerate()
-                        .map(|(i, ix)| (Some(i), ix)),
-                )
-                .collect();
-        for (which, ix) in indexes {
-            if which.is_none() && def.hidden_pk {
-                continue;
-            }
-            let mut ia = IndexAccess {
-                index: which,
-                eq: Vec::new(),
-                alts: None,
-                lo: None,
-                hi: None,
-                covering: false,
-                reverse: false,
-                residual: None,
-            };
-            // Conjuncts the ranges say in full, and whether every key
-            // column they bind is an integer (whose key form compares as
-            // SQL does once a bound converts unchanged).
-            let mut consumed: Vec<usize> = Vec::new();
-            let mut int_keys = true;
-            for &col in &ix.columns {
-                let mut b = bounds_for(t.offset + col, &conj, avail);
-                let cdef = &def.columns[col];
-                int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
-                // ENUM and SET keys order by index, not by the strings a
-                // range compares: only points of them are looked up.
-                if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }) {
-                    b.lo = None;
-                    b.hi = None;
-                    if b.alts
-                        .as_ref()
-                        .is_some_and(|l| l.iter().any(|a| matches!(a, KeyAlt::Range(..))))
-                    {
-                        b.alts = None;
-                    }
-                }
-                if let Some(e) = b.eq {
-                    consumed.extend(b.eq_src);
-                    ia.eq.push(e);
-                    continue;
-                }
-                // A range open below also holds the column's NULLs, which
-                // only the WHERE removes.
-                let open_below =
-                    |alts: &[KeyAlt]| alts.iter().any(|a| matches!(a, KeyAlt::Range(None, _)));
-                match (&b.alts, b.alts_src) {
-                    (Some(l), Some((i, true))) if !(cdef.nullable && open_below(l)) => {
-                        consumed.push(i);
-                    }
-                    (None, _) if b.hi.is_some() && !cdef.nullable || b.lo.is_some() => {
-                        consumed.extend((0..conj.len()).filter(|i| b.says_range(*i)));
-                    }
-                    _ => {}
-                }
-                if let Some(l) = b.alts {
-                    ia.alts = Some(l);
-                } else {
-                    ia.lo = b.lo;
-                    ia.hi = b.hi;
-                }
-                break;
-            }
-            if exact_ok && int_keys && !consumed.is_empty() {
-                let rest: Vec<&Expr> = conj
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !consumed.contains(i))
-                    .map(|(_, e)| *e)
-                    .collect();
-                ia.residual = Some(and_all(&rest));
-            }
-            let full_point = which.is_none() && ia.eq.len() == ix.columns.len();
-            let unique_point = ix.unique && ia.eq.len() == ix.columns.len();
-            let score = if full_point {
-                1000
-            } else if unique_point {
-                900
-            } else {
-                (ia.eq.len() as u32) * 10
-                    + u32::from(ia.alts.is_some()) * 5
-                    + u32::from(ia.lo.is_some() || ia.hi.is_some()) * 3
-                    + u32::from(which.is_none()) // prefer the primary on ties
-            };
-            if score == 0 || score == 1 {
-                continue;
-            }
-            if best.as_ref().is_none_or(|(s, _)| score > *s) {
-                best = Some((score, ia));
-            }
-        }
+        let mut best = best_path(t, &conj, avail, exact_ok);
+        spans.push(span);
         // Covering: every slot of this table the query reads is in the
         // index or the primary key.
         if let Some((_, ia)) = best.as_mut() {

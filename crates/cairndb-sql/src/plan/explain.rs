@@ -98,8 +98,15 @@ fn explain_rows(
                         None => &t.def.primary,
                         Some(i) => &t.def.secondary[i],
                     };
+                    // A key found from an earlier table's row, or from
+                    // an enclosing query's, is looked up once per row.
+                    let joined = ia.eq.iter().any(|e| {
+                        let mut v = Vec::new();
+                        crate::plan::slots(e, &mut v);
+                        !v.is_empty()
+                    });
                     let ty = if ia.index.is_none() && ia.eq.len() == ix.columns.len() {
-                        if dependent {
+                        if dependent || joined {
                             "eq_ref"
                         } else {
                             "const"

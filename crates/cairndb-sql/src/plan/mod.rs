@@ -20,13 +20,15 @@
 //! HAVING, ORDER BY, LIMIT.
 
 //!
-//! Submodules: `access` (access paths), `write` (INSERT, REPLACE,
-//! UPDATE and DELETE plans), `cte` (WITH clauses compiled and
-//! materialised) and `explain` (EXPLAIN of a compiled plan).
+//! Submodules: `access` (access paths), `joinorder` (the reading order
+//! of inner joins), `write` (INSERT, REPLACE, UPDATE and DELETE plans),
+//! `cte` (WITH clauses compiled and materialised) and `explain` (EXPLAIN
+//! of a compiled plan).
 
 mod access;
 pub(crate) mod cte;
 pub(crate) mod explain;
+mod joinorder;
 mod write;
 
 use access::choose_access_paths;
@@ -177,6 +179,22 @@ pub enum Source {
 }
 
 impl Source {
+    /// The row slots this source's columns fill: `lo..hi`.
+    pub(crate) fn span(&self) -> (usize, usize) {
+        match self {
+            Source::Table { t, .. } => (t.offset, t.offset + t.def.columns.len()),
+            Source::Derived { offset, width, .. } => (*offset, offset + width),
+        }
+    }
+
+    /// Whether this source is LEFT JOINed (NULL-extended when nothing
+    /// matches).
+    pub(crate) fn is_left(&self) -> bool {
+        match self {
+            Source::Table { left, .. } | Source::Derived { left, .. } => *left,
+        }
+    }
+
     /// Whether this source reads a stored table at key points only: an
     /// index whose every column is bound by an equality, or whose last
     /// column is bound by an IN list (or OR) of points.
@@ -1002,6 +1020,8 @@ fn compile_select(
     // Slots in the order `*` lists them: FROM order, except that a USING
     // or NATURAL join lists its common columns first, once.
     let mut star: Vec<usize> = Vec::new();
+    // `a STRAIGHT_JOIN b`: read in FROM order.
+    let mut straight = false;
     for twj in from {
         // This item's slots in `*` order (a join's USING list looks in it).
         let mut tw_star: Vec<usize> = Vec::new();
@@ -1046,6 +1066,10 @@ fn compile_select(
                 ast::JoinOperator::Join(c)
                 | ast::JoinOperator::Inner(c)
                 | ast::JoinOperator::CrossJoin(c) => (false, c),
+                ast::JoinOperator::StraightJoin(c) => {
+                    straight = true;
+                    (false, c)
+                }
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
                 ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_) => {
                     return Err(SqlError::unsupported(
@@ -1269,6 +1293,10 @@ fn compile_select(
             &aggs,
             &sources,
         )?;
+    }
+    let mut filter = filter;
+    if sources.len() > 1 && !straight && !sources.iter().any(Source::is_left) {
+        joinorder::reorder(&mut sources, &mut filter);
     }
     let filter = if sources.len() > 1 {
         push_down_where(filter, &mut sources)
@@ -1983,14 +2011,9 @@ fn push_down_where(filter: Option<Expr>, sources: &mut [Source]) -> Option<Expr>
     conjuncts(&f, &mut conj);
     let spans: Vec<(usize, usize, bool)> = sources
         .iter()
-        .map(|s| match s {
-            Source::Table { t, left, .. } => (t.offset, t.offset + t.def.columns.len(), *left),
-            Source::Derived {
-                offset,
-                width,
-                left,
-                ..
-            } => (*offset, offset + width, *left),
+        .map(|s| {
+            let (lo, hi) = s.span();
+            (lo, hi, s.is_left())
         })
         .collect();
     let mut keep: Vec<&Expr> = Vec::new();

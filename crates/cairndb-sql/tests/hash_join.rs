@@ -338,6 +338,14 @@ fn reordered_joins_give_the_rows_of_from_order() {
             "ON p.k = q.pk WHERE q.id > 1",
         ),
         (
+            "SELECT p.id, q.id, n.z FROM q {j} p",
+            "ON q.pk = p.id LEFT JOIN n ON n.k = p.k WHERE p.v > 10",
+        ),
+        (
+            "SELECT p.id, q.id, n.z FROM q {j} p",
+            "ON q.pk = p.id LEFT JOIN n ON n.k = p.k WHERE n.z IS NULL OR p.id = 2",
+        ),
+        (
             "SELECT q.w, x.s FROM q {j} (SELECT k, SUM(z) AS s FROM n GROUP BY k) AS x {j} p",
             "WHERE p.id = 3 AND x.k = p.k AND q.pk = x.k",
         ),
@@ -374,13 +382,21 @@ fn reordered_joins_give_the_rows_of_from_order() {
         ),
         vec!["p", "q"]
     );
-    // A LEFT JOIN keeps FROM order.
+    // A LEFT JOIN keeps FROM order; the inner joins before it are
+    // reordered among themselves.
     assert_eq!(
         order(
             &mut s,
             "SELECT * FROM q LEFT JOIN p ON p.id = q.pk WHERE q.id = 2"
         ),
         vec!["q", "p"]
+    );
+    assert_eq!(
+        order(
+            &mut s,
+            "SELECT * FROM q JOIN p ON q.pk = p.k LEFT JOIN n ON n.k = p.k WHERE p.id = 2"
+        ),
+        vec!["p", "q", "n"]
     );
 }
 

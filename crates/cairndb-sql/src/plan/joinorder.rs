@@ -1,6 +1,6 @@
-//! Join order: the order in which a SELECT's FROM items are read when
-//! every join is an inner join (comma joins, `JOIN`, `CROSS JOIN`,
-//! `INNER JOIN`).
+//! Join order: the order in which a SELECT's inner-joined FROM items
+//! (comma joins, `JOIN`, `CROSS JOIN`, `INNER JOIN`) are read, up to the
+//! first LEFT join.
 //!
 //! The nested loop reads the first source once and each later one once
 //! per row of the sources before it, so the order decides whether a
@@ -18,21 +18,25 @@
 //! written.
 //!
 //! An inner join's ON says what its WHERE says, so before reordering
-//! every ON is folded into the WHERE; the caller then pushes each
-//! conjunct down to the first source at which all it reads is known.
-//! Queries with a LEFT or RIGHT join, or with `STRAIGHT_JOIN`, keep FROM
-//! order. Only the reading order changes: the columns and the rows of
-//! the answer are the same, in another order where no ORDER BY fixes
-//! one (as in MySQL).
+//! the ONs of the reordered sources are folded into the WHERE; the
+//! caller then pushes each conjunct down to the first source at which
+//! all it reads is known. Only the sources before the first LEFT join
+//! are reordered (they are the same set in any order, so a later LEFT
+//! join's ON still reads only sources before it); the LEFT-joined ones
+//! and every source after them keep FROM order, and so does a query with
+//! `STRAIGHT_JOIN` or one whose first join is a `RIGHT JOIN` (read as
+//! its mirrored LEFT join). Only the reading order changes: the columns
+//! and the rows of the answer are the same, in another order where no
+//! ORDER BY fixes one (as in MySQL).
 //!
 //! Pure planning: no locks, no I/O.
 
 use super::access::{best_path, Avail};
 use super::*;
 
-/// Reorders `sources` (all inner-joined, at least two) for reading and
-/// folds their ON conditions into `filter`.
-pub(super) fn reorder(sources: &mut Vec<Source>, filter: &mut Option<Expr>) {
+/// Reorders `sources` (inner-joined, at least two, the first sources
+/// of a FROM) for reading and folds their ON conditions into `filter`.
+pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>) {
     // Every ON, then the WHERE: the conditions the joined rows meet.
     let mut owned: Vec<Expr> = Vec::new();
     for src in sources.iter_mut() {
@@ -72,19 +76,31 @@ pub(super) fn reorder(sources: &mut Vec<Source>, filter: &mut Option<Expr>) {
     if order.iter().enumerate().all(|(k, i)| k == *i) {
         return;
     }
-    let mut rank = vec![0; order.len()];
+    // Apply the permutation in place: position k takes source order[k].
+    // `at[i]`: where source i is now; `who[k]`: which source is at k.
+    let mut at: Vec<usize> = (0..sources.len()).collect();
+    let mut who: Vec<usize> = (0..sources.len()).collect();
     for (k, &i) in order.iter().enumerate() {
-        if let Some(r) = rank.get_mut(i) {
-            *r = k;
+        let (Some(&from), Some(&here)) = (at.get(i), who.get(k)) else {
+            continue;
+        };
+        if from == k {
+            continue;
+        }
+        sources.swap(k, from);
+        if let Some(w) = who.get_mut(k) {
+            *w = i;
+        }
+        if let Some(w) = who.get_mut(from) {
+            *w = here;
+        }
+        if let Some(a) = at.get_mut(here) {
+            *a = from;
+        }
+        if let Some(a) = at.get_mut(i) {
+            *a = k;
         }
     }
-    let mut ranked: Vec<(usize, Source)> = sources
-        .drain(..)
-        .enumerate()
-        .map(|(i, s)| (rank.get(i).copied().unwrap_or(i), s))
-        .collect();
-    ranked.sort_by_key(|(r, _)| *r);
-    sources.extend(ranked.into_iter().map(|(_, s)| s));
 }
 
 /// How well the conditions bind `src` once the slots of `avail` are

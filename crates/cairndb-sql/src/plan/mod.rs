@@ -1295,8 +1295,16 @@ fn compile_select(
         )?;
     }
     let mut filter = filter;
-    if sources.len() > 1 && !straight && !sources.iter().any(Source::is_left) {
-        joinorder::reorder(&mut sources, &mut filter);
+    // The inner joins before the first LEFT one are read in the order
+    // their conditions bind best.
+    let inner = sources
+        .iter()
+        .position(Source::is_left)
+        .unwrap_or(sources.len());
+    if inner > 1 && !straight {
+        if let Some(prefix) = sources.get_mut(..inner) {
+            joinorder::reorder(prefix, &mut filter);
+        }
     }
     let filter = if sources.len() > 1 {
         push_down_where(filter, &mut sources)

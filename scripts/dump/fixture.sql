@@ -1,5 +1,6 @@
 -- The dump round trip's schema and rows (scripts/dump-roundtrip.sh): every
--- column type both servers support, indexes, a view, foreign keys, CHECK
+-- column type both servers support, indexes (prefix key parts too), a
+-- view, foreign keys, CHECK
 -- constraints, comments, and values that stress quoting (quotes,
 -- backslashes, NUL and other control bytes, raw binary, 4-byte UTF-8,
 -- range ends, NULLs). Loaded into the current database.
@@ -21,6 +22,7 @@ CREATE TABLE t_all (
   dt DATE, dtt DATETIME, dt3 DATETIME(3), dt6 DATETIME(6), ts TIMESTAMP NULL, ts2 TIMESTAMP(2) NULL,
   pid INT,
   UNIQUE KEY uk (vc, id), KEY k_dt (dt, dtt), KEY k_pid (pid),
+  KEY k_tx (tx(10)), KEY k_vblt (vb(3), lt(5)),
   CONSTRAINT fk_parent FOREIGN KEY (pid) REFERENCES parent (id) ON DELETE SET NULL,
   CONSTRAINT chk_ti CHECK (ti IS NULL OR ti > -100)
 ) COMMENT='every type';

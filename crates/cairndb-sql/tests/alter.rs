@@ -911,3 +911,161 @@ fn a_failed_alter_does_not_hand_out_its_ids_again() {
     assert_eq!(primary_id(&db, "p3"), p + 4, "id {} was used", p + 3);
     assert_clean(&db, &[("d", "t"), ("d", "p1"), ("d", "p2"), ("d", "p3")]);
 }
+
+/// Prefix key parts (`KEY (a(10))`): the key keeps the first characters
+/// (bytes for binary strings), lookups read every row with that start
+/// and the WHERE decides, an ORDER BY is not taken from the index, the
+/// full value is always read from the row, a UNIQUE prefix constrains
+/// the prefix, and the definition survives ALTER, a restart and the
+/// checker. Expected results are MySQL 8.0's.
+#[test]
+fn prefix_key_parts_index_the_start_of_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    for sql in [
+        "CREATE DATABASE p",
+        "USE p",
+        "CREATE TABLE meta (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, post BIGINT NOT NULL DEFAULT 0, \
+         k VARCHAR(255) DEFAULT NULL, v LONGTEXT, b VARBINARY(20), PRIMARY KEY (id), KEY post (post), \
+         KEY k (k(3)), KEY vb (v(2), b(2)))",
+        "INSERT INTO meta (post, k, v, b) VALUES (1, 'abz', 'x1', 'q1'), (1, 'aba', 'x2', 'q2'), \
+         (2, 'abm', 'y1', 'q1'), (2, NULL, 'y2', NULL), (3, 'ab', 'x1', 'q1'), (3, '日本語', 'z', 'q3'), \
+         (4, '日本酒', 'z', 'q3'), (4, 'ABM', 'w', 'q4')",
+    ] {
+        q(&mut s, sql);
+    }
+    let r = |s: &mut Session, sql: &str| rows(&q(s, sql));
+    assert_eq!(
+        r(&mut s, "SELECT id FROM meta WHERE k = 'abm' ORDER BY id"),
+        vec!["3", "8"]
+    );
+    assert_eq!(r(&mut s, "SELECT k FROM meta WHERE k = 'ab'"), vec!["ab"]);
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT id, k FROM meta WHERE k IN ('aba', 'abz', 'nope') ORDER BY id"
+        ),
+        vec!["1|abz", "2|aba"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT k FROM meta WHERE k > 'abb' AND k < 'abz' ORDER BY k"
+        ),
+        vec!["abm", "ABM"]
+    );
+    // Read through the prefix index, sorted in full.
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT k FROM meta WHERE k LIKE 'ab%' ORDER BY k DESC, id"
+        ),
+        vec!["abz", "abm", "ABM", "aba", "ab"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT id FROM meta WHERE k = '日本語'"),
+        vec!["6"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT id FROM meta WHERE v = 'x1' AND b = 'q1' ORDER BY id"
+        ),
+        vec!["1", "5"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT COUNT(*) FROM meta WHERE k IS NULL"),
+        vec!["1"]
+    );
+    // Changes keep the index right.
+    q(&mut s, "UPDATE meta SET k = 'abq' WHERE id = 1");
+    q(&mut s, "UPDATE meta SET k = 'zzz' WHERE id = 2");
+    q(&mut s, "DELETE FROM meta WHERE id = 3");
+    assert_eq!(r(&mut s, "SELECT id FROM meta WHERE k = 'abq'"), vec!["1"]);
+    assert_eq!(
+        r(&mut s, "SELECT id FROM meta WHERE k = 'aba'"),
+        Vec::<String>::new()
+    );
+    assert_eq!(r(&mut s, "SELECT id FROM meta WHERE k = 'abm'"), vec!["8"]);
+    let shown = r(&mut s, "SHOW CREATE TABLE meta");
+    assert!(
+        shown[0].contains("KEY `k` (`k`(3))") && shown[0].contains("KEY `vb` (`v`(2),`b`(2))"),
+        "{shown:?}"
+    );
+    let sub: Vec<String> = q(&mut s, "SHOW INDEX FROM meta")
+        .rows
+        .iter()
+        .map(|row| format!("{}:{}", common::text(&row[2]), common::text(&row[7])))
+        .collect();
+    assert_eq!(
+        sub,
+        vec!["PRIMARY:NULL", "post:NULL", "k:3", "vb:2", "vb:2"]
+    );
+
+    // UNIQUE on a prefix: the first characters must differ; NULLs may repeat.
+    q(
+        &mut s,
+        "CREATE TABLE u (a TEXT, c VARCHAR(10), UNIQUE (a(1)))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO u VALUES ('abc', 'x'), ('b', 'y'), (NULL, 'z'), (NULL, 'w')",
+    );
+    let mut c = Collect::default();
+    let e = s
+        .query("INSERT INTO u VALUES ('axy', 'v')", &mut c)
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (1062, "Duplicate entry 'a' for key 'u.a'")
+    );
+    assert_eq!(err(&mut s, "CREATE UNIQUE INDEX uc ON u (c(0))"), 1089);
+    q(&mut s, "CREATE UNIQUE INDEX uc ON u (c(1))");
+    assert_eq!(err(&mut s, "INSERT INTO u VALUES ('q', 'xx')"), 1062);
+    q(&mut s, "INSERT INTO u VALUES ('日本', '日'), ('本x', '本')");
+    assert_eq!(err(&mut s, "INSERT INTO u VALUES ('q', '日本')"), 1062);
+    assert_eq!(
+        err(&mut s, "ALTER TABLE meta ADD UNIQUE KEY kk (k(2))"),
+        1062
+    );
+
+    // What MySQL refuses.
+    assert_eq!(err(&mut s, "CREATE TABLE e1 (a INT, KEY (a(2)))"), 1089);
+    assert_eq!(
+        err(&mut s, "CREATE TABLE e2 (a VARCHAR(5), KEY (a(6)))"),
+        1089
+    );
+    assert_eq!(
+        err(&mut s, "CREATE TABLE e3 (a VARCHAR(5), PRIMARY KEY (a(2)))"),
+        1235
+    );
+    assert_eq!(err(&mut s, "ALTER TABLE meta MODIFY k INT"), 1089);
+
+    // ALTER keeps the prefixes through a copy and drops a dropped
+    // column's part.
+    q(
+        &mut s,
+        "ALTER TABLE meta ADD COLUMN n INT FIRST, DROP COLUMN b",
+    );
+    let shown = r(&mut s, "SHOW CREATE TABLE meta");
+    assert!(
+        shown[0].contains("KEY `k` (`k`(3))") && shown[0].contains("KEY `vb` (`v`(2))"),
+        "{shown:?}"
+    );
+    assert_eq!(
+        r(&mut s, "SELECT id FROM meta WHERE v = 'z' ORDER BY id"),
+        vec!["6", "7"]
+    );
+    assert_clean(&db, &[("p", "meta"), ("p", "u")]);
+
+    // A restart reads the prefixes back.
+    drop(s);
+    drop(db);
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    q(&mut s, "USE p");
+    assert_eq!(r(&mut s, "SELECT id FROM meta WHERE k = 'abm'"), vec!["8"]);
+    assert_eq!(err(&mut s, "INSERT INTO u VALUES ('bcd', 'k')"), 1062);
+    assert_clean(&db, &[("p", "meta"), ("p", "u")]);
+}

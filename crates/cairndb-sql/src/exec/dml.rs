@@ -315,8 +315,8 @@ fn check_unique(
                 row::decode_secondary_into(t, ix, it.key(), it.value(), &mut r).unwrap_or(0);
             row::pk_key(t, &r, hidden, &mut other);
             if other != pk {
-                let shown: Vec<String> = ix.columns.iter().map(|c| row[*c].to_string()).collect();
-                return Ok(Some((ix.name.clone(), shown.join("-"))));
+                let vals: Vec<Value> = ix.columns.iter().map(|c| row[*c].clone()).collect();
+                return Ok(Some((ix.name.clone(), row::shown_key(t, ix, &vals))));
             }
             it.next();
         }

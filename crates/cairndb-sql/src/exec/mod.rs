@@ -2388,7 +2388,7 @@ fn eq_prefix(
         let Some(kv) = key_value(col, &v) else {
             return Ok(EqPrefix::NoKeyForm);
         };
-        row::put_key_value(prefix, &col.ty, col.nullable, &kv);
+        row::put_key_part(prefix, col, ix.prefix_of(k), &kv);
     }
     Ok(EqPrefix::Built)
 }
@@ -2414,6 +2414,10 @@ fn index_ranges(
         EqPrefix::NoKeyForm => return Ok(None),
     }
     let next = ix.columns.get(ia.eq.len()).map(|c| &def.columns[*c]);
+    // A prefix part keeps only the start of a value: a point reads every
+    // value with that start, and a range is not narrowed on it (the
+    // WHERE decides).
+    let cut = ix.prefix_of(ia.eq.len());
     if let (Some(alts), Some(col)) = (&ia.alts, next) {
         // A key of `prefix ‖ v`: None for NULL (matches nothing), Err(())
         // when v has no exact key form.
@@ -2424,7 +2428,7 @@ fn index_ranges(
             }
             Ok(Some(key_value(col, &v).ok_or(()).map(|kv| {
                 let mut k = prefix.clone();
-                row::put_key_value(&mut k, &col.ty, col.nullable, &kv);
+                row::put_key_part(&mut k, col, cut, &kv);
                 k
             })))
         };
@@ -2440,6 +2444,9 @@ fn index_ranges(
                     }
                     Some(Err(())) => return Ok(None),
                 },
+                KeyAlt::Range(..) if cut > 0 => {
+                    ranges.push((prefix.clone(), successor(&prefix), false));
+                }
                 KeyAlt::Range(lo, hi) => {
                     // A bound without a key form widens to the prefix's
                     // end; the WHERE narrows again.
@@ -2469,7 +2476,7 @@ fn index_ranges(
     }
     let mut lo = prefix.clone();
     let mut hi = successor(&prefix);
-    if let Some(col) = next {
+    if let Some(col) = next.filter(|_| cut == 0) {
         if let Some((e, incl)) = &ia.lo {
             let v = eval(e, outer, &[], &[], s)?;
             if v.is_null() {

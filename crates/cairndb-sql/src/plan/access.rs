@@ -219,8 +219,11 @@ pub(super) fn best_path(
             let mut b = bounds_for(t.offset + col, conj, avail);
             int_keys &= matches!(cdef.ty, ColumnType::Int { .. });
             // ENUM and SET keys order by index, not by the strings a
-            // range compares: only points of them are looked up.
-            if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. }) {
+            // range compares, and a prefix part holds only the start of
+            // a value: only points of them are looked up.
+            if matches!(cdef.ty, ColumnType::Enum { .. } | ColumnType::Set { .. })
+                || ix.prefix_of(ia.eq.len()) > 0
+            {
                 b.lo = None;
                 b.hi = None;
                 if b.alts
@@ -367,7 +370,7 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
                         .filter(|s| **s >= t.offset && **s < t.offset + n)
                         .all(|s| {
                             let c = *s - t.offset;
-                            ix.columns.contains(&c) || def.primary.columns.contains(&c)
+                            ix.whole(c) || def.primary.columns.contains(&c)
                         });
             }
         }
@@ -381,7 +384,7 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
                     .filter(|s| **s >= t.offset && **s < t.offset + n)
                     .all(|s| {
                         let c = *s - t.offset;
-                        ix.columns.contains(&c) || def.primary.columns.contains(&c)
+                        ix.whole(c) || def.primary.columns.contains(&c)
                     });
                 let reads_non_pk = used.iter().any(|s| {
                     *s >= t.offset
@@ -423,11 +426,16 @@ pub(super) fn choose_access_paths(plan: &mut SelectPlan) {
                         None => &def.primary,
                         Some(i) => &def.secondary[i],
                     };
-                    let mut cols = ix.columns.clone();
-                    if ia.index.is_some() {
+                    // Entries order by a prefix part's start only: the
+                    // index gives no order from that part on.
+                    let whole = (0..ix.columns.len())
+                        .take_while(|k| ix.prefix_of(*k) == 0)
+                        .count();
+                    let mut cols: Vec<usize> = ix.columns.iter().copied().take(whole).collect();
+                    if ia.index.is_some() && whole == ix.columns.len() {
                         cols.extend(def.pk_suffix(ix));
                     }
-                    (cols, ia.eq.len())
+                    (cols, ia.eq.len().min(whole))
                 }
             };
             let asc = order[0].1;

@@ -215,9 +215,15 @@ impl Source {
         else {
             return false;
         };
+        // A prefix part's point holds every value with that start.
         let ncols = match ia.index {
             None => t.def.primary.columns.len(),
-            Some(i) => t.def.secondary.get(i).map_or(0, |ix| ix.columns.len()),
+            Some(i) => t
+                .def
+                .secondary
+                .get(i)
+                .filter(|ix| !ix.has_prefix())
+                .map_or(usize::MAX, |ix| ix.columns.len()),
         };
         let bounded = ia.lo.is_none() && ia.hi.is_none();
         match &ia.alts {

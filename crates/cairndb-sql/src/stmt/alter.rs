@@ -86,6 +86,7 @@ enum Op {
     AddIndex {
         name: Option<String>,
         cols: Vec<String>,
+        prefix: Vec<u32>,
         unique: bool,
     },
     AddPrimary(Vec<String>),
@@ -393,16 +394,24 @@ fn generic(p: &mut Parser, ops: &mut Vec<Op>) -> SqlResult<()> {
                 index_name,
                 columns,
                 ..
-            } => Op::AddIndex {
-                name: index_name.or(name).map(|i| i.value),
-                cols: crate::ddl::key_part_names(&columns)?,
-                unique: true,
-            },
-            ast::TableConstraint::Index { name, columns, .. } => Op::AddIndex {
-                name: name.map(|i| i.value),
-                cols: crate::ddl::key_part_names(&columns)?,
-                unique: false,
-            },
+            } => {
+                let (cols, prefix) = crate::ddl::key_parts(&columns)?;
+                Op::AddIndex {
+                    name: index_name.or(name).map(|i| i.value),
+                    cols,
+                    prefix,
+                    unique: true,
+                }
+            }
+            ast::TableConstraint::Index { name, columns, .. } => {
+                let (cols, prefix) = crate::ddl::key_parts(&columns)?;
+                Op::AddIndex {
+                    name: name.map(|i| i.value),
+                    cols,
+                    prefix,
+                    unique: false,
+                }
+            }
             c @ ast::TableConstraint::ForeignKey { .. } => Op::AddForeignKey(Box::new(c)),
             ast::TableConstraint::Check {
                 name,
@@ -512,6 +521,8 @@ struct WCol {
 struct WIndex {
     name: String,
     cols: Vec<String>,
+    /// Prefix lengths by key part, as [`IndexDef::prefix`].
+    prefix: Vec<u32>,
     unique: bool,
     /// The index of the table as it was that this one still is (same
     /// columns): it keeps its id when the rows are not copied.
@@ -598,6 +609,7 @@ impl<'a> Work<'a> {
                 .map(|(i, ix)| WIndex {
                     name: ix.name.clone(),
                     cols: ix.columns.iter().map(name_of).collect(),
+                    prefix: ix.prefix.clone(),
                     unique: ix.unique,
                     old: Some(i),
                 })
@@ -628,11 +640,11 @@ impl<'a> Work<'a> {
             .find(|fk| {
                 let by_pk =
                     except.is_some() && self.pk.as_ref().is_some_and(|pk| leads(pk, &fk.columns));
-                let by_ix = self
-                    .indexes
-                    .iter()
-                    .enumerate()
-                    .any(|(i, ix)| Some(i) != except && leads(&ix.cols, &fk.columns));
+                let by_ix = self.indexes.iter().enumerate().any(|(i, ix)| {
+                    Some(i) != except
+                        && leads(&ix.cols, &fk.columns)
+                        && ix.prefix.iter().take(fk.columns.len()).all(|n| *n == 0)
+                });
                 !by_pk && !by_ix
             })
             .map(|fk| fk.name.clone())
@@ -697,9 +709,11 @@ impl<'a> Work<'a> {
             }
         }
         for ix in &mut self.indexes {
-            let before = ix.cols.len();
-            ix.cols.retain(|c| !same_name(c, name));
-            if ix.cols.len() != before {
+            if let Some(k) = ix.cols.iter().position(|c| same_name(c, name)) {
+                ix.cols.remove(k);
+                if k < ix.prefix.len() {
+                    ix.prefix.remove(k);
+                }
                 ix.old = None;
             }
         }
@@ -754,7 +768,7 @@ impl<'a> Work<'a> {
             self.add_primary(vec![name.clone()])?;
         }
         if p.unique {
-            self.add_index(None, vec![name], true)?;
+            self.add_index(None, vec![name], Vec::new(), true)?;
         }
         self.new_checks
             .extend(p.checks.into_iter().map(|(n, e)| (n, e, true)));
@@ -765,6 +779,7 @@ impl<'a> Work<'a> {
         &mut self,
         name: Option<String>,
         cols: Vec<String>,
+        prefix: Vec<u32>,
         unique: bool,
     ) -> SqlResult<()> {
         for c in &cols {
@@ -802,6 +817,7 @@ impl<'a> Work<'a> {
         self.indexes.push(WIndex {
             name,
             cols,
+            prefix,
             unique,
             old: None,
         });
@@ -882,7 +898,12 @@ impl<'a> Work<'a> {
                     c.def.default = None;
                 }
             }
-            Op::AddIndex { name, cols, unique } => self.add_index(name, cols, unique)?,
+            Op::AddIndex {
+                name,
+                cols,
+                prefix,
+                unique,
+            } => self.add_index(name, cols, prefix, unique)?,
             Op::AddPrimary(cols) => self.add_primary(cols)?,
             Op::DropIndex(name) if same_name(&name, "PRIMARY") => self.drop_primary()?,
             Op::DropIndex(name) => {
@@ -1108,6 +1129,7 @@ impl<'a> Work<'a> {
                 id,
                 columns,
                 unique: ix.unique,
+                prefix: ix.prefix.clone(),
             });
         }
         let srcs: Vec<Option<usize>> = self.cols.iter().map(|c| c.src).collect();
@@ -1124,6 +1146,7 @@ impl<'a> Work<'a> {
                 id: old.primary.id,
                 columns: pk,
                 unique: true,
+                prefix: Vec::new(),
             },
             hidden_pk: self.pk.is_none(),
             secondary,
@@ -1763,9 +1786,16 @@ fn copy_rows(
                 }
             }
             if dup {
-                let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+                let shown = match c.index.and_then(|i| new.secondary.get(i)) {
+                    Some(ix) => row::shown_key(new, ix, &vals),
+                    None => vals
+                        .iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("-"),
+                };
                 return Err(SqlError::duplicate_key(
-                    &shown.join("-"),
+                    &shown,
                     &format!("{}.{ixname}", old.name),
                 ));
             }

@@ -401,7 +401,12 @@ fn compatible(a: &ColumnType, b: &ColumnType) -> bool {
 /// The index of `t` whose leading columns are `cols` in order: the
 /// primary key first, then the secondary indexes.
 fn leading_index<'a>(t: &'a TableDef, cols: &[usize]) -> Option<&'a IndexDef> {
-    let leads = |ix: &IndexDef| ix.columns.len() >= cols.len() && ix.columns.starts_with(cols);
+    // A prefix part does not hold the value a lookup compares.
+    let leads = |ix: &IndexDef| {
+        ix.columns.len() >= cols.len()
+            && ix.columns.starts_with(cols)
+            && (0..cols.len()).all(|k| ix.prefix_of(k) == 0)
+    };
     if !t.hidden_pk && leads(&t.primary) {
         return Some(&t.primary);
     }
@@ -573,6 +578,7 @@ pub(crate) fn prepare_fks(
                 id: 0,
                 columns: cols,
                 unique: false,
+                prefix: Vec::new(),
             });
         }
         child.foreign_keys.push(fk);

@@ -88,8 +88,16 @@ pub(crate) fn run(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> 
                 .as_ref()
                 .map(last)
                 .ok_or_else(|| SqlError::syntax("CREATE INDEX needs a name"))?;
-            let cols = key_part_names(&ci.columns)?;
-            create_index(s, &ci.table_name, &name, &cols, ci.unique, ci.if_not_exists)?;
+            let (cols, prefix) = key_parts(&ci.columns)?;
+            create_index(
+                s,
+                &ci.table_name,
+                &name,
+                &cols,
+                &prefix,
+                ci.unique,
+                ci.if_not_exists,
+            )?;
             out.ok(0, 0, 0, "");
         }
         ast::Statement::Drop {
@@ -682,8 +690,10 @@ fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
     }
     let mut columns = Vec::new();
     let mut pk_cols: Vec<String> = Vec::new();
-    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut keys_: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    // (name, columns, prefix lengths) of each UNIQUE and plain key.
+    type Key = (Option<String>, Vec<String>, Vec<u32>);
+    let mut uniques: Vec<Key> = Vec::new();
+    let mut keys_: Vec<Key> = Vec::new();
     let mut fks = Vec::new();
     let mut checks: Vec<(Option<String>, ast::Expr, bool)> = Vec::new();
     for c in &ct.columns {
@@ -693,7 +703,7 @@ fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
             pk_cols.push(p.def.name.clone());
         }
         if p.unique {
-            uniques.push((None, vec![p.def.name.clone()]));
+            uniques.push((None, vec![p.def.name.clone()], Vec::new()));
         }
         columns.push(p);
     }
@@ -711,16 +721,23 @@ fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
                 name,
                 columns: cs,
                 ..
-            } => uniques.push((
-                index_name
-                    .as_ref()
-                    .or(name.as_ref())
-                    .map(|i| i.value.clone()),
-                names(cs)?,
-            )),
+            } => {
+                let (cols, prefix) = key_parts(cs)?;
+                uniques.push((
+                    index_name
+                        .as_ref()
+                        .or(name.as_ref())
+                        .map(|i| i.value.clone()),
+                    cols,
+                    prefix,
+                ))
+            }
             ast::TableConstraint::Index {
                 name, columns: cs, ..
-            } => keys_.push((name.as_ref().map(|i| i.value.clone()), names(cs)?)),
+            } => {
+                let (cols, prefix) = key_parts(cs)?;
+                keys_.push((name.as_ref().map(|i| i.value.clone()), cols, prefix))
+            }
             ast::TableConstraint::ForeignKey { .. } => {
                 if let Some(fk) = crate::constraints::fk_from_ast(con, &dbname)? {
                     fks.push(fk);
@@ -805,10 +822,11 @@ fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
         id: take_id(),
         columns: pk.clone(),
         unique: true,
+        prefix: Vec::new(),
     };
     let mut secondary = Vec::new();
     let mut names_used: Vec<String> = Vec::new();
-    for (unique, (name, cols)) in uniques
+    for (unique, (name, cols, prefix)) in uniques
         .into_iter()
         .map(|u| (true, u))
         .chain(keys_.into_iter().map(|k| (false, k)))
@@ -830,6 +848,7 @@ fn create_table(s: &mut StmtCx, ct: &ast::CreateTable) -> SqlResult<()> {
             id: take_id(),
             columns,
             unique,
+            prefix,
         });
     }
     let mut def = TableDef {
@@ -989,6 +1008,7 @@ fn create_index(
     table: &ast::ObjectName,
     name: &str,
     cols: &[String],
+    prefix: &[u32],
     unique: bool,
     if_not_exists: bool,
 ) -> SqlResult<()> {
@@ -1034,6 +1054,7 @@ fn create_index(
         id,
         columns,
         unique,
+        prefix: prefix.to_vec(),
     };
     let mut new_def = (*def).clone();
     new_def.secondary.push(ix.clone());
@@ -1091,10 +1112,10 @@ pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> 
             let mut p = Vec::new();
             crate::row::index_prefix(def, ix, &vals, &mut p);
             if !seen_unique.insert(p) {
-                let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+                let shown = crate::row::shown_key(def, ix, &vals);
                 db.delete_index_data(&[ix.id])?;
                 return Err(SqlError::duplicate_key(
-                    &shown.join("-"),
+                    &shown,
                     &format!("{}.{}", def.name, ix.name),
                 ));
             }
@@ -1257,21 +1278,68 @@ fn table_comment(ct: &ast::CreateTable) -> SqlResult<String> {
     Ok(comment)
 }
 
-/// The column names of an index's key parts. A key part that is not a
-/// plain column is refused with 1235: a column prefix (`a(10)`), which
-/// MySQL indexes (and, in a UNIQUE key, constrains) by its first
-/// characters only, and a functional key part (`(a + 1)`).
+/// The column names of a primary key's parts. A key part that is not a
+/// plain column is refused with 1235: a column prefix (`a(10)`, which
+/// secondary indexes take: [`key_parts`]) and a functional key part
+/// (`(a + 1)`).
 pub(crate) fn key_part_names(cols: &[ast::IndexColumn]) -> SqlResult<Vec<String>> {
-    cols.iter()
-        .map(|c| match &c.column.expr {
-            ast::Expr::Identifier(i) => Ok(i.value.clone()),
+    let (names, prefix) = key_parts(cols)?;
+    if prefix.iter().any(|n| *n > 0) {
+        return Err(SqlError::unsupported("a column prefix in a PRIMARY KEY"));
+    }
+    Ok(names)
+}
+
+/// The column names of a secondary index's key parts and their prefix
+/// lengths (`a(10)`: the first 10 characters; empty when no part has
+/// one). A functional key part (`(a + 1)`) is refused with 1235, a
+/// prefix length that is not a positive integer with 1089.
+pub(crate) fn key_parts(cols: &[ast::IndexColumn]) -> SqlResult<(Vec<String>, Vec<u32>)> {
+    let mut names = Vec::with_capacity(cols.len());
+    let mut prefix = Vec::new();
+    for (k, c) in cols.iter().enumerate() {
+        match &c.column.expr {
+            ast::Expr::Identifier(i) => names.push(i.value.clone()),
             ast::Expr::CompoundIdentifier(parts) if !parts.is_empty() => {
-                Ok(parts[parts.len() - 1].value.clone())
+                names.push(parts[parts.len() - 1].value.clone())
             }
-            ast::Expr::Function(_) => Err(SqlError::unsupported("index column prefix length")),
-            other => Err(SqlError::unsupported(format!(
-                "functional key part {other}"
-            ))),
-        })
-        .collect()
+            ast::Expr::Function(f) => {
+                let (name, n) = prefix_part(f)?;
+                names.push(name);
+                prefix.resize(k, 0);
+                prefix.push(n);
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "functional key part {other}"
+                )))
+            }
+        }
+    }
+    Ok((names, prefix))
+}
+
+/// `col(n)` in a key part list: the column and `n` (1089 unless `n` is a
+/// positive integer).
+fn prefix_part(f: &ast::Function) -> SqlResult<(String, u32)> {
+    let name = match f.name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] => i.value.clone(),
+        _ => return Err(SqlError::unsupported(format!("functional key part {f}"))),
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(SqlError::unsupported(format!("functional key part {f}")));
+    };
+    let n = match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::Number(n, _) => n.parse::<u32>().ok(),
+                _ => None,
+            }
+        }
+        _ => return Err(SqlError::unsupported(format!("functional key part {f}"))),
+    };
+    match n {
+        Some(n) if n > 0 => Ok((name, n)),
+        _ => Err(crate::row::bad_prefix()),
+    }
 }

@@ -366,7 +366,10 @@ pub(crate) fn table(
                                 t(&col.name),
                                 t("A"),
                                 n(0),
-                                Value::Null,
+                                match ix.prefix_of(k) {
+                                    0 => Value::Null,
+                                    p => n(i64::from(p)),
+                                },
                                 Value::Null,
                                 t(if col.nullable { "YES" } else { "" }),
                                 t("LSMTREE"),

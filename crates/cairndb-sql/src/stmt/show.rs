@@ -376,7 +376,10 @@ pub(crate) fn run(s: &mut StmtCx, sh: Show, out: &mut dyn Output) -> SqlResult<(
                         t(&col.name),
                         t("A"),
                         t("0"),
-                        Value::Null,
+                        match ix.prefix_of(seq) {
+                            0 => Value::Null,
+                            p => t(&p.to_string()),
+                        },
                         Value::Null,
                         t(if col.nullable { "YES" } else { "" }),
                         t("LSMTREE"),
@@ -643,7 +646,19 @@ pub fn create_table_text(def: &TableDef, db: &str) -> String {
     }
     for ix in &def.secondary {
         let kind = if ix.unique { "UNIQUE KEY" } else { "KEY" };
-        lines.push(format!("  {kind} `{}` ({})", ix.name, names(&ix.columns)));
+        let parts: Vec<String> = ix
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let name = &def.columns[*c].name;
+                match ix.prefix_of(k) {
+                    0 => format!("`{name}`"),
+                    p => format!("`{name}`({p})"),
+                }
+            })
+            .collect();
+        lines.push(format!("  {kind} `{}` ({})", ix.name, parts.join(",")));
     }
     for fk in &def.foreign_keys {
         lines.push(format!("  {}", crate::constraints::fk_sql(db, fk)));

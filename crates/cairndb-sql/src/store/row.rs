@@ -130,6 +130,7 @@ impl ColumnDef {
 
 /// An index: its engine id and columns (positions in the table).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "IndexWire", from = "IndexWire")]
 pub struct IndexDef {
     /// Its name (`PRIMARY` for the primary key).
     pub name: String,
@@ -139,6 +140,159 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     /// UNIQUE (always for the primary key).
     pub unique: bool,
+    /// Per key part, the characters (bytes for binary strings) of the
+    /// column's value the key keeps (`KEY (a(10))`); 0, or a part past
+    /// the end of the list, keeps the whole value. Empty for an index
+    /// without prefix parts. Only secondary indexes have prefix parts.
+    pub prefix: Vec<u32>,
+}
+
+/// A key part as the dictionary writes it: a column position, or
+/// `[position, prefix length]` for a prefix part (docs/format/sql-keys.md,
+/// "Data dictionary"). A reader without prefix parts fails to decode the
+/// pair and reports the table as damaged instead of misreading its keys.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum KeyPartWire {
+    Whole(usize),
+    Prefix(usize, u32),
+}
+
+/// [`IndexDef`]'s dictionary form: the fields in their order, key parts
+/// as [`KeyPartWire`], so an index without prefix parts is written byte
+/// for byte as before prefix parts existed.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct IndexWire {
+    name: String,
+    id: u32,
+    columns: Vec<KeyPartWire>,
+    unique: bool,
+}
+
+impl From<IndexDef> for IndexWire {
+    fn from(ix: IndexDef) -> IndexWire {
+        let columns = ix
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| match ix.prefix_of(k) {
+                0 => KeyPartWire::Whole(c),
+                n => KeyPartWire::Prefix(c, n),
+            })
+            .collect();
+        IndexWire {
+            name: ix.name,
+            id: ix.id,
+            columns,
+            unique: ix.unique,
+        }
+    }
+}
+
+impl From<IndexWire> for IndexDef {
+    fn from(w: IndexWire) -> IndexDef {
+        let mut columns = Vec::with_capacity(w.columns.len());
+        let mut prefix = Vec::new();
+        for (k, p) in w.columns.into_iter().enumerate() {
+            match p {
+                KeyPartWire::Whole(c) => columns.push(c),
+                KeyPartWire::Prefix(c, n) => {
+                    columns.push(c);
+                    prefix.resize(k, 0);
+                    prefix.push(n);
+                }
+            }
+        }
+        IndexDef {
+            name: w.name,
+            id: w.id,
+            columns,
+            unique: w.unique,
+            prefix,
+        }
+    }
+}
+
+impl IndexDef {
+    /// The prefix length of key part `k` (0: the whole value).
+    pub fn prefix_of(&self, k: usize) -> u32 {
+        self.prefix.get(k).copied().unwrap_or(0)
+    }
+
+    /// Whether some key part keeps only a prefix of its column.
+    pub fn has_prefix(&self) -> bool {
+        self.prefix.iter().any(|n| *n > 0)
+    }
+
+    /// Whether column `c` is a key part kept whole (so the index entry
+    /// gives its value).
+    pub fn whole(&self, c: usize) -> bool {
+        self.columns
+            .iter()
+            .enumerate()
+            .any(|(k, x)| *x == c && self.prefix_of(k) == 0)
+    }
+}
+
+/// A unique key's values as error 1062 shows them: each part's value
+/// (a prefix part's kept start), joined by `-`.
+pub fn shown_key(t: &TableDef, ix: &IndexDef, vals: &[Value]) -> String {
+    let mut out = Vec::with_capacity(vals.len());
+    for (k, (v, c)) in vals.iter().zip(&ix.columns).enumerate() {
+        let n = ix.prefix_of(k);
+        match (v, t.columns.get(*c)) {
+            (Value::Str(s), Some(col)) if n > 0 => {
+                out.push(String::from_utf8_lossy(key_prefix(&col.ty, s, n)).into_owned())
+            }
+            _ => out.push(v.to_string()),
+        }
+    }
+    out.join("-")
+}
+
+/// MySQL's error for a prefix key part it cannot take.
+pub(crate) fn bad_prefix() -> crate::error::SqlError {
+    crate::error::SqlError::new(
+        1089,
+        "HY000",
+        "Incorrect prefix key; the used key part isn't a string, the used length is longer than the key part, or the storage engine doesn't support unique prefix keys",
+    )
+}
+
+/// The first `n` characters of a text value (bytes of a binary one), as
+/// a prefix key part keeps them.
+pub fn key_prefix<'a>(ty: &ColumnType, s: &'a [u8], n: u32) -> &'a [u8] {
+    let n = n as usize;
+    if !ty.is_text() {
+        return s.get(..n).unwrap_or(s);
+    }
+    // Characters start at bytes that are not UTF-8 continuation bytes.
+    let mut chars = 0;
+    for (i, b) in s.iter().enumerate() {
+        if b & 0xC0 != 0x80 {
+            if chars == n {
+                return s.get(..i).unwrap_or(s);
+            }
+            chars += 1;
+        }
+    }
+    s
+}
+
+/// Appends the key form of `v` for column `col` in a key part that keeps
+/// `prefix` characters of it (0: all; see [`IndexDef::prefix`]).
+pub fn put_key_part(out: &mut Vec<u8>, col: &ColumnDef, prefix: u32, v: &Value) {
+    match v {
+        Value::Str(s) if prefix > 0 => {
+            let cut = key_prefix(&col.ty, s, prefix);
+            if cut.len() < s.len() {
+                put_key_value(out, &col.ty, col.nullable, &Value::Str(cut.to_vec()));
+                return;
+            }
+            put_key_value(out, &col.ty, col.nullable, v)
+        }
+        _ => put_key_value(out, &col.ty, col.nullable, v),
+    }
 }
 
 /// A table's schema.
@@ -263,8 +417,27 @@ impl TableDef {
     }
 
     /// Error 3152 when an index (the primary key too) holds a JSON
-    /// column: a document has no key form, as in MySQL.
+    /// column: a document has no key form, as in MySQL; 1089 when a
+    /// prefix key part is of a column that is not a string or is longer
+    /// than the column's length (a primary key has none: 1235).
     pub fn check_key_columns(&self) -> crate::error::SqlResult<()> {
+        if self.primary.has_prefix() {
+            return Err(crate::error::SqlError::unsupported(
+                "a column prefix in a PRIMARY KEY",
+            ));
+        }
+        for ix in &self.secondary {
+            for (k, &c) in ix.columns.iter().enumerate() {
+                let n = ix.prefix_of(k);
+                if n == 0 {
+                    continue;
+                }
+                match self.columns.get(c).map(|c| &c.ty) {
+                    Some(ColumnType::Str { max_len, .. }) if n <= *max_len => {}
+                    _ => return Err(bad_prefix()),
+                }
+            }
+        }
         for ix in std::iter::once(&self.primary).chain(&self.secondary) {
             for &c in &ix.columns {
                 if let Some(col) = self.columns.get(c).filter(|c| c.ty == ColumnType::Json) {
@@ -297,26 +470,28 @@ impl TableDef {
         self.pk_suffix_iter(index).collect()
     }
 
-    /// [`TableDef::pk_suffix`] without a vector (read per index entry).
+    /// [`TableDef::pk_suffix`] without a vector (read per index entry):
+    /// the primary-key columns the index does not hold whole.
     pub fn pk_suffix_iter<'a>(&'a self, index: &'a IndexDef) -> impl Iterator<Item = usize> + 'a {
         self.primary
             .columns
             .iter()
             .copied()
-            .filter(|c| !index.columns.contains(c))
+            .filter(|c| !index.whole(*c))
     }
 
-    /// The columns of a secondary index's key: its own, then the primary
-    /// key's others.
+    /// The parts of a secondary index's key: its own (with their prefix
+    /// lengths), then the primary key's others (whole).
     fn secondary_key_columns<'a>(
         &'a self,
         index: &'a IndexDef,
-    ) -> impl Iterator<Item = usize> + 'a {
+    ) -> impl Iterator<Item = (usize, u32)> + 'a {
         index
             .columns
             .iter()
-            .copied()
-            .chain(self.pk_suffix_iter(index))
+            .enumerate()
+            .map(|(k, &c)| (c, index.prefix_of(k)))
+            .chain(self.pk_suffix_iter(index).map(|c| (c, 0)))
     }
 }
 
@@ -532,9 +707,9 @@ pub fn pk_key(t: &TableDef, row: &[Value], hidden: u64, out: &mut Vec<u8>) {
 pub fn index_prefix(t: &TableDef, ix: &IndexDef, vals: &[Value], out: &mut Vec<u8>) {
     out.clear();
     keys::put_index_id(out, ix.id);
-    for (&c, v) in ix.columns.iter().zip(vals) {
+    for (k, (&c, v)) in ix.columns.iter().zip(vals).enumerate() {
         if let Some(col) = t.columns.get(c) {
-            put_key_value(out, &col.ty, col.nullable, v);
+            put_key_part(out, col, ix.prefix_of(k), v);
         }
     }
 }
@@ -551,10 +726,11 @@ pub fn secondary_entry(
     key.clear();
     value.clear();
     keys::put_index_id(key, ix.id);
-    for c in t.secondary_key_columns(ix) {
+    for (c, prefix) in t.secondary_key_columns(ix) {
         if let (Some(col), Some(v)) = (t.columns.get(c), row.get(c)) {
-            put_key_value(key, &col.ty, col.nullable, v);
-            if col.ty.is_text() {
+            put_key_part(key, col, prefix, v);
+            // A prefix part's value is not kept: the row gives it.
+            if col.ty.is_text() && prefix == 0 {
                 put_unpack(value, v);
             }
         }
@@ -751,9 +927,14 @@ pub fn decode_secondary_into(
     }
     let mut k = key.get(keys::INDEX_ID_LEN..)?;
     let mut v = value;
-    for c in t.secondary_key_columns(ix) {
+    for (c, prefix) in t.secondary_key_columns(ix) {
         let col = t.columns.get(c)?;
         let mut kv = get_key_value(&mut k, &col.ty, col.nullable)?;
+        if prefix > 0 {
+            // Only a prefix: the slot stays as it was (the primary-key
+            // suffix, or the row read through the key, fills it).
+            continue;
+        }
         fill_member(col, &mut kv);
         let val = if col.ty.is_text() {
             get_unpack(&mut v)?
@@ -927,6 +1108,67 @@ mod tests {
     use crate::types::pack_date;
     use proptest::prelude::*;
 
+    /// An index without prefix parts is written as before they existed;
+    /// one with them writes `[column, length]`, which a reader that
+    /// expects plain positions cannot decode (so it reports the table
+    /// instead of misreading its keys).
+    #[test]
+    fn index_definitions_with_prefix_parts_round_trip_and_old_ones_read() {
+        let plain = IndexDef {
+            name: "k".into(),
+            id: 7,
+            columns: vec![1, 2],
+            unique: false,
+            prefix: Vec::new(),
+        };
+        let json = serde_json::to_string(&plain).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"k","id":7,"columns":[1,2],"unique":false}"#
+        );
+        assert_eq!(serde_json::from_str::<IndexDef>(&json).unwrap(), plain);
+        let cut = IndexDef {
+            prefix: vec![0, 191],
+            ..plain.clone()
+        };
+        let json = serde_json::to_string(&cut).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"k","id":7,"columns":[1,[2,191]],"unique":false}"#
+        );
+        assert_eq!(serde_json::from_str::<IndexDef>(&json).unwrap(), cut);
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Old {
+            name: String,
+            id: u32,
+            columns: Vec<usize>,
+            unique: bool,
+        }
+        assert!(serde_json::from_str::<Old>(&json).is_err());
+        assert!(cut.whole(1) && !cut.whole(2) && cut.has_prefix());
+    }
+
+    #[test]
+    fn key_prefix_counts_characters_of_text_and_bytes_of_binary() {
+        let text = ColumnType::Str {
+            kind: StrKind::VarChar,
+            max_len: 20,
+            collation: Collation::Utf8mb4GeneralCi,
+        };
+        let bin = ColumnType::Str {
+            kind: StrKind::VarBinary,
+            max_len: 20,
+            collation: Collation::Binary,
+        };
+        let s = "日本語abc".as_bytes();
+        assert_eq!(key_prefix(&text, s, 2), "日本".as_bytes());
+        assert_eq!(key_prefix(&text, s, 4), "日本語a".as_bytes());
+        assert_eq!(key_prefix(&text, s, 40), s);
+        assert_eq!(key_prefix(&bin, s, 4), &s[..4]);
+        assert_eq!(key_prefix(&text, b"", 3), b"");
+    }
+
     fn sbtest() -> TableDef {
         let text = |kind, n| ColumnType::Str {
             kind,
@@ -998,6 +1240,7 @@ mod tests {
                 id: 260,
                 columns: vec![0],
                 unique: true,
+                prefix: Vec::new(),
             },
             hidden_pk: false,
             secondary: vec![
@@ -1006,12 +1249,14 @@ mod tests {
                     id: 261,
                     columns: vec![1],
                     unique: false,
+                    prefix: Vec::new(),
                 },
                 IndexDef {
                     name: "c_pad".into(),
                     id: 262,
                     columns: vec![2, 3],
                     unique: false,
+                    prefix: Vec::new(),
                 },
             ],
             comment: String::new(),

@@ -524,3 +524,42 @@ fn deep_nesting_answers_or_refuses() {
     }
     assert_eq!(r(&mut s, "SELECT 1"), ["1"]);
 }
+
+/// An uncorrelated EXISTS reads one row of its subquery and a scalar
+/// subquery two (the second makes 1242), also under a LIMIT of its own:
+/// the rows after them are never read (here, the third row's select list
+/// would overflow, 1690), so `EXISTS (SELECT ... FROM big LIMIT 1000)`
+/// does not copy a thousand rows.
+#[test]
+fn uncorrelated_exists_and_scalar_subqueries_stop_reading_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE e");
+    q(&mut s, "USE e");
+    q(&mut s, "CREATE TABLE big (id BIGINT PRIMARY KEY)");
+    q(&mut s, "INSERT INTO big VALUES (0), (1), (2)");
+    let over = "id * 9223372036854775807";
+    assert_eq!(err(&mut s, &format!("SELECT {over} FROM big")), 1690);
+    assert_eq!(
+        r(&mut s, &format!("SELECT EXISTS (SELECT {over} FROM big)")),
+        vec!["1"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            &format!("SELECT EXISTS (SELECT {over} FROM big LIMIT 1000)")
+        ),
+        vec!["1"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            &format!("SELECT 1 FROM DUAL WHERE NOT EXISTS (SELECT {over} FROM big)")
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        err(&mut s, &format!("SELECT (SELECT {over} FROM big)")),
+        1242
+    );
+}

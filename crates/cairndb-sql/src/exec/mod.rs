@@ -728,11 +728,18 @@ fn resolve_expr(
         } else {
             &sq.plan
         };
+        // EXISTS needs one row and a scalar subquery two (to tell 1242):
+        // the rest are not read.
+        let enough = match sq.test {
+            SubTest::Exists => 1,
+            SubTest::Scalar => 2,
+            _ => usize::MAX,
+        };
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut sub = Scratch::default();
         select_rows(s, rd, plan, None, &mut sub, &mut |r| {
             rows.push(r.to_vec());
-            true
+            rows.len() < enough
         })?;
         rows
     };

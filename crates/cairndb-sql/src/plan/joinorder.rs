@@ -73,32 +73,13 @@ pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>) {
         order.push(i);
     }
     *filter = and_all(&conj);
-    if order.iter().enumerate().all(|(k, i)| k == *i) {
-        return;
-    }
-    // Apply the permutation in place: position k takes source order[k].
-    // `at[i]`: where source i is now; `who[k]`: which source is at k.
+    // Put source order[k] at position k; `at[j]` is the original index
+    // of the source now at position j.
     let mut at: Vec<usize> = (0..sources.len()).collect();
-    let mut who: Vec<usize> = (0..sources.len()).collect();
-    for (k, &i) in order.iter().enumerate() {
-        let (Some(&from), Some(&here)) = (at.get(i), who.get(k)) else {
-            continue;
-        };
-        if from == k {
-            continue;
-        }
-        sources.swap(k, from);
-        if let Some(w) = who.get_mut(k) {
-            *w = i;
-        }
-        if let Some(w) = who.get_mut(from) {
-            *w = here;
-        }
-        if let Some(a) = at.get_mut(here) {
-            *a = from;
-        }
-        if let Some(a) = at.get_mut(i) {
-            *a = k;
+    for (k, i) in order.into_iter().enumerate() {
+        if let Some(j) = at.iter().position(|x| *x == i) {
+            sources.swap(k, j);
+            at.swap(k, j);
         }
     }
 }

@@ -42,7 +42,7 @@ pub(crate) fn compile_query(
 }
 
 /// [`compile_query`] once its `WITH` is in scope.
-pub(super) fn compile_query_body(
+fn compile_query_body(
     s: &StmtCx,
     q: &ast::Query,
     params: &mut usize,
@@ -77,7 +77,7 @@ pub(super) fn compile_query_body(
 /// an ORDER BY / LIMIT of its own): the parts are materialised in turn
 /// and combined, then ordered and limited as a whole. Columns are named
 /// and typed after the first part.
-pub(super) fn compile_set_query(
+fn compile_set_query(
     s: &StmtCx,
     q: &ast::Query,
     params: &mut usize,
@@ -182,7 +182,7 @@ pub(crate) fn set_plan(
 /// The result columns of a set operation: the first part's, except
 /// where the parts' types differ (their common type, as a computed
 /// column) or a later part may give NULL.
-pub(super) fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
+fn union_types(n: &SetNode, columns: &mut [ColumnInfo]) {
     fn parts<'a>(n: &'a SetNode, out: &mut Vec<&'a SelectPlan>) {
         match n {
             SetNode::Plan(p) => out.push(p),
@@ -780,7 +780,7 @@ pub(super) fn compile_select(
 /// (window k is `Expr::Agg(aggs.len() + k)`), and the select list's
 /// window columns typed.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn bind_windows(
+fn bind_windows(
     windows: &[crate::expr::WinCall],
     aggs: &[AggCall],
     proj: &mut [Expr],
@@ -824,7 +824,7 @@ pub(super) fn bind_windows(
 /// under column grants only (`checks`: first slot, database, table):
 /// the slots its expressions read, aggregate arguments and ON
 /// conditions included (1143 for a column without the grant).
-pub(super) fn check_columns_read(
+fn check_columns_read(
     s: &StmtCx,
     checks: &[(usize, String, Arc<TableDef>)],
     lists: &[&[Expr]],
@@ -867,7 +867,7 @@ pub(super) fn check_columns_read(
 }
 
 /// MySQL's `DUAL`: an unquoted, unqualified, unaliased table name.
-pub(super) fn is_dual(f: &ast::TableFactor) -> bool {
+fn is_dual(f: &ast::TableFactor) -> bool {
     match f {
         ast::TableFactor::Table {
             name, alias: None, ..
@@ -883,7 +883,7 @@ pub(super) fn is_dual(f: &ast::TableFactor) -> bool {
 /// The joins inside a FROM item that starts with a parenthesised join
 /// without an alias (`(a JOIN b ON x) JOIN c ON y`, as MariaDB writes
 /// views); None otherwise.
-pub(super) fn nested_first(t: &ast::TableWithJoins) -> Option<&ast::TableWithJoins> {
+fn nested_first(t: &ast::TableWithJoins) -> Option<&ast::TableWithJoins> {
     match &t.relation {
         ast::TableFactor::NestedJoin {
             table_with_joins,
@@ -897,7 +897,7 @@ pub(super) fn nested_first(t: &ast::TableWithJoins) -> Option<&ast::TableWithJoi
 /// ON x) JOIN c ON y` is `a JOIN b ON x JOIN c ON y`, joins being left
 /// to right. Parentheses elsewhere stay (and are refused as nested
 /// joins).
-pub(super) fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
+fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
     match nested_first(t) {
         Some(inner) => {
             let mut flat = flatten_join(inner);
@@ -916,7 +916,7 @@ pub(super) fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
 /// reachable only qualified. `star` becomes the joined result's `*`
 /// order: the common columns, then the rest of the left, then the rest
 /// of the right (for RIGHT JOIN the right's rest first, as MySQL).
-pub(super) fn join_condition<'a>(
+fn join_condition<'a>(
     c: &'a ast::JoinConstraint,
     scope: &mut Scope,
     star: &mut Vec<usize>,
@@ -1037,7 +1037,7 @@ pub(super) fn join_condition<'a>(
 
 /// An ORDER BY / GROUP BY item: a position (`ORDER BY 2`), a projection
 /// alias, or an expression.
-pub(super) fn order_or_group_expr(
+fn order_or_group_expr(
     c: &mut Compiler,
     e: &ast::Expr,
     items: &[ast::SelectItem],
@@ -1070,7 +1070,7 @@ pub(super) fn order_or_group_expr(
     c.compile(e)
 }
 
-pub(super) fn having_expr(
+fn having_expr(
     c: &mut Compiler,
     e: &ast::Expr,
     items: &[ast::SelectItem],

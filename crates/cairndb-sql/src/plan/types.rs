@@ -198,7 +198,7 @@ pub(crate) fn out_type(x: &Expr, scope: &Scope, aggs: &[AggCall]) -> OutType {
 }
 
 /// The type of a scalar function's result, as MySQL reports it.
-pub(super) fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType {
+fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType {
     let arg = |i: usize| {
         args.get(i)
             .map_or(OutType::Null, |e| out_type(e, scope, aggs))

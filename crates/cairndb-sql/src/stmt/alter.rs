@@ -1786,16 +1786,12 @@ fn copy_rows(
                 }
             }
             if dup {
-                let shown = match c.index.and_then(|i| new.secondary.get(i)) {
-                    Some(ix) => row::shown_key(new, ix, &vals),
-                    None => vals
-                        .iter()
-                        .map(|v| v.to_string())
-                        .collect::<Vec<_>>()
-                        .join("-"),
-                };
+                let ix = c
+                    .index
+                    .and_then(|i| new.secondary.get(i))
+                    .unwrap_or(&new.primary);
                 return Err(SqlError::duplicate_key(
-                    &shown,
+                    &row::shown_key(new, ix, &vals),
                     &format!("{}.{ixname}", old.name),
                 ));
             }

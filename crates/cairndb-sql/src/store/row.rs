@@ -282,17 +282,7 @@ pub fn key_prefix<'a>(ty: &ColumnType, s: &'a [u8], n: u32) -> &'a [u8] {
 /// Appends the key form of `v` for column `col` in a key part that keeps
 /// `prefix` characters of it (0: all; see [`IndexDef::prefix`]).
 pub fn put_key_part(out: &mut Vec<u8>, col: &ColumnDef, prefix: u32, v: &Value) {
-    match v {
-        Value::Str(s) if prefix > 0 => {
-            let cut = key_prefix(&col.ty, s, prefix);
-            if cut.len() < s.len() {
-                put_key_value(out, &col.ty, col.nullable, &Value::Str(cut.to_vec()));
-                return;
-            }
-            put_key_value(out, &col.ty, col.nullable, v)
-        }
-        _ => put_key_value(out, &col.ty, col.nullable, v),
-    }
+    put_key_cut(out, &col.ty, col.nullable, v, prefix)
 }
 
 /// A table's schema.
@@ -419,13 +409,9 @@ impl TableDef {
     /// Error 3152 when an index (the primary key too) holds a JSON
     /// column: a document has no key form, as in MySQL; 1089 when a
     /// prefix key part is of a column that is not a string or is longer
-    /// than the column's length (a primary key has none: 1235).
+    /// than the column's length (a primary key never has one: its parts
+    /// are parsed by `ddl::key_part_names`, which refuses them).
     pub fn check_key_columns(&self) -> crate::error::SqlResult<()> {
-        if self.primary.has_prefix() {
-            return Err(crate::error::SqlError::unsupported(
-                "a column prefix in a PRIMARY KEY",
-            ));
-        }
         for ix in &self.secondary {
             for (k, &c) in ix.columns.iter().enumerate() {
                 let n = ix.prefix_of(k);
@@ -499,6 +485,12 @@ impl TableDef {
 /// NULL-flag byte when `nullable`). `v` must already have the column's
 /// type (the executor converts).
 pub fn put_key_value(out: &mut Vec<u8>, ty: &ColumnType, nullable: bool, v: &Value) {
+    put_key_cut(out, ty, nullable, v, 0)
+}
+
+/// [`put_key_value`] of a string's first `prefix` characters (bytes for
+/// binary kinds; 0: all of it).
+fn put_key_cut(out: &mut Vec<u8>, ty: &ColumnType, nullable: bool, v: &Value, prefix: u32) {
     if nullable {
         if v.is_null() {
             out.push(KEY_NULL);
@@ -536,6 +528,11 @@ pub fn put_key_value(out: &mut Vec<u8>, ty: &ColumnType, nullable: bool, v: &Val
             },
             Value::Str(s),
         ) => {
+            let s = if prefix > 0 {
+                key_prefix(ty, s, prefix)
+            } else {
+                s
+            };
             let s = if *kind == StrKind::Char {
                 trim_end_spaces(s)
             } else {

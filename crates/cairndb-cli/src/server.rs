@@ -22,6 +22,7 @@ const USAGE: &str =
   [--max-connect-errors=N] [--net-read-timeout=SECONDS] [--net-write-timeout=SECONDS]
   [--slow-query-log=on|off] [--slow-query-log-file=FILE] [--long-query-time=SECONDS]
   [--general-log=on|off] [--general-log-file=FILE] [--log-output=FILE|NONE]
+  [--max-session-mem-used=BYTES] [--sort-buffer-size=BYTES]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -91,6 +92,8 @@ const OPTIONS: &[(&str, &[&str], &str)] = &[
     ("general-log", &[], "on|off"),
     ("general-log-file", &[], "FILE"),
     ("log-output", &[], "FILE|NONE"),
+    ("max-session-mem-used", &[], "BYTES"),
+    ("sort-buffer-size", &[], "BYTES"),
     ("block-loopback-hosts", &[], "on|off"),
     ("worker-threads", &[], "N"),
 ];
@@ -351,7 +354,9 @@ impl Settings {
             | "long-query-time"
             | "general-log"
             | "general-log-file"
-            | "log-output" => self.globals.push((key.replace('-', "_"), v.to_string())),
+            | "log-output"
+            | "max-session-mem-used"
+            | "sort-buffer-size" => self.globals.push((key.replace('-', "_"), v.to_string())),
             "block-loopback-hosts" => self.block_loopback_hosts = parse_bool(&key, v)?,
             "worker-threads" => {
                 let n: usize = parse_num(&key, v)?;
@@ -410,6 +415,24 @@ impl Settings {
 
     /// The server's options: these settings over the database options
     /// `sql`, in `datadir`.
+    /// Unless the options set `max_session_mem_used`, sets it to a
+    /// quarter of the memory limit, or of the machine's memory (at least
+    /// 64 MiB), and returns it: one statement's rows may then take a
+    /// quarter of what there is, never all of it.
+    fn default_statement_memory(&mut self, limit: Option<u64>, meminfo: &str) -> Option<u64> {
+        if self
+            .globals
+            .iter()
+            .any(|(k, _)| k == "max_session_mem_used")
+        {
+            return None;
+        }
+        let m = (limit.or_else(|| mem_total(meminfo))? / 4).max(MIN_STATEMENT_MEMORY);
+        self.globals
+            .push(("max_session_mem_used".to_string(), m.to_string()));
+        Some(m)
+    }
+
     fn server_options(&self, datadir: PathBuf, sql: SqlOptions) -> Result<ServerOptions, String> {
         let init_password = match &self.init_password_file {
             Some(f) => Some(read_password_file(f)?),
@@ -572,6 +595,8 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let limit = s.memory_limit(&cgroup, std::path::Path::new("/sys/fs/cgroup"));
     let sql = s.sql_options_within(limit);
+    let mut s = s;
+    let statement_memory = s.default_statement_memory(limit, &read_meminfo());
     if let Some(l) = limit {
         eprintln!(
             "cairndb server: memory limit {} MiB: block cache {} MiB, write buffer {} MiB, \
@@ -582,6 +607,13 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
             sql.engine.zip.hard_working_mem_limit >> 20,
         );
     }
+    if let Some(m) = statement_memory {
+        eprintln!(
+            "cairndb server: max_session_mem_used {} MiB (a quarter of the memory; \
+             --max-session-mem-used sets it)",
+            m >> 20
+        );
+    }
     let opts = s.server_options(datadir, sql)?;
     cairndb_mysqld::serve(opts, cairndb_server::shutdown_signal, |addr| {
         println!("cairndb server listening on {addr}")
@@ -589,6 +621,21 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     eprintln!("cairndb server: shut down cleanly");
     Ok(())
 }
+
+/// `/proc/meminfo`, or nothing where it cannot be read.
+fn read_meminfo() -> String {
+    std::fs::read_to_string("/proc/meminfo").unwrap_or_default()
+}
+
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// The least default `max_session_mem_used` the server sets.
+const MIN_STATEMENT_MEMORY: u64 = 64 << 20;
 
 /// The first line of a password file, its line end stripped.
 fn read_password_file(f: &std::path::Path) -> Result<String, String> {
@@ -713,6 +760,29 @@ mod tests {
     /// Under a limit the unset budgets shrink to it (4, 16 and 32 MiB in
     /// 256 MB), never above the engine's defaults; options given win;
     /// `--memory-limit=off` and a bad value.
+    #[test]
+    fn statement_memory_defaults_to_a_quarter_of_the_memory() {
+        let meminfo = "MemTotal:       24000000 kB\nMemFree: 1 kB\n";
+        let mut s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(
+            s.default_statement_memory(None, meminfo),
+            Some(6_144_000_000)
+        );
+        let mut s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(
+            s.default_statement_memory(Some(128 << 20), meminfo),
+            Some(64 << 20)
+        );
+        let mut s = settings(&["--datadir=/tmp/x"]).unwrap();
+        assert_eq!(s.default_statement_memory(None, ""), None);
+        let mut s = settings(&["--datadir=/tmp/x", "--max-session-mem-used=100000"]).unwrap();
+        assert_eq!(s.default_statement_memory(None, meminfo), None);
+        assert_eq!(
+            s.globals,
+            vec![("max_session_mem_used".to_string(), "100000".to_string())]
+        );
+    }
+
     #[test]
     fn memory_limit_sizes_the_unset_budgets() {
         let d = cairndb::Options::default();

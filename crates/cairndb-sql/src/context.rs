@@ -166,6 +166,9 @@ pub(crate) struct StmtCx {
     /// `net_read_timeout` and `net_write_timeout`, seconds (kept apart
     /// from `vars`: the server reads them after every command).
     pub(crate) net_timeouts: (u32, u32),
+    /// What the running statement's operators hold, and the limits
+    /// (`max_session_mem_used`, `sort_buffer_size`; `exec/spill.rs`).
+    pub(crate) mem: crate::spill::Mem,
 }
 
 impl StmtCx {
@@ -175,7 +178,10 @@ impl StmtCx {
         let info = db.registry.add(conn_id, user);
         let mut vars = BTreeMap::new();
         let net_timeouts = db.globals.seed(&mut vars);
+        let mut mem = crate::spill::Mem::default();
+        db.globals.seed_mem(&mut vars, &mut mem);
         StmtCx {
+            mem,
             net_timeouts,
             info,
             db,

@@ -3,7 +3,8 @@
 //!
 //! Owned here: `max_connect_errors` (the server's host cache),
 //! `max_user_connections` (sessions per account for accounts without a
-//! limit of their own),
+//! limit of their own), `max_session_mem_used` and `sort_buffer_size`
+//! (what a statement's operators may hold, `exec/spill.rs`),
 //! `slow_query_log`, `slow_query_log_file`, `long_query_time`,
 //! `general_log`, `general_log_file`, `log_output` (the query logs,
 //! `querylog.rs`), `net_read_timeout` and `net_write_timeout` (the
@@ -11,14 +12,15 @@
 //! (`max_connect_errors`: SUPER or CONNECTION_ADMIN); those without a
 //! session value refuse `SET SESSION` (1229) and `@@session.` reads
 //! show the global value. A session starts with the global values of
-//! `long_query_time` and the net timeouts as they are when it opens
+//! `long_query_time`, the net timeouts and the memory limits as they are
+//! when it opens
 //! ([`Globals::seed`]), as in MySQL.
 //!
 //! Locking: the numbers are atomics; the logs lock their own files; the
 //! hooks sit behind a `RwLock` read to clone an `Arc`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ use parking_lot::RwLock;
 use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::querylog::{Kind, Logs};
+use crate::spill;
 use crate::types::Value;
 
 /// What the network server does for statements of the SQL layer.
@@ -39,17 +42,19 @@ pub struct ServerHooks {
 }
 
 /// The variables this module owns, and whether each is GLOBAL only.
-const OWNED: [(&str, bool); 10] = [
+const OWNED: [(&str, bool); 12] = [
     ("general_log", true),
     ("general_log_file", true),
     ("log_output", true),
     ("long_query_time", false),
     ("max_connect_errors", true),
+    ("max_session_mem_used", false),
     ("max_user_connections", true),
     ("net_read_timeout", false),
     ("net_write_timeout", false),
     ("slow_query_log", true),
     ("slow_query_log_file", true),
+    ("sort_buffer_size", false),
 ];
 
 /// Whether `name` is owned here.
@@ -73,6 +78,10 @@ pub(crate) struct Globals {
     long_query_us: AtomicU64,
     net_read_timeout: AtomicU64,
     net_write_timeout: AtomicU64,
+    max_session_mem_used: AtomicU64,
+    sort_buffer_size: AtomicU64,
+    /// Where sorts write their temporary files: the data directory.
+    pub(crate) tmpdir: PathBuf,
     pub(crate) logs: Logs,
     hooks: RwLock<Option<Arc<ServerHooks>>>,
     /// The server's TCP port (`@@port`).
@@ -121,6 +130,12 @@ fn timeout(name: &str, v: &Value) -> SqlResult<i64> {
     Ok((number(name, v)?.trunc() as i64).clamp(1, MAX_TIMEOUT))
 }
 
+/// A memory limit in bytes, clamped to [`spill::MIN_LIMIT`] ..= 2^63 - 1.
+fn mem_limit(name: &str, v: &Value) -> SqlResult<u64> {
+    let n = number(name, v)?.trunc();
+    Ok(n.clamp(spill::MIN_LIMIT as f64, i64::MAX as f64) as u64)
+}
+
 /// `long_query_time` in microseconds, clamped to 0 ..= one year.
 fn long_query_us(v: &Value) -> SqlResult<u64> {
     let f = number("long_query_time", v)?.clamp(0.0, MAX_TIMEOUT as f64);
@@ -139,6 +154,9 @@ impl Globals {
             long_query_us: AtomicU64::new(10_000_000),
             net_read_timeout: AtomicU64::new(30),
             net_write_timeout: AtomicU64::new(60),
+            max_session_mem_used: AtomicU64::new(spill::DEFAULT_MAX_MEM),
+            sort_buffer_size: AtomicU64::new(spill::DEFAULT_SORT_BUFFER),
+            tmpdir: dir.to_path_buf(),
             logs: Logs::new(dir),
             hooks: RwLock::new(None),
             port: AtomicU64::new(3306),
@@ -189,6 +207,8 @@ impl Globals {
             "max_user_connections" => Value::Int(l(&self.max_user_connections) as i64),
             "net_read_timeout" => Value::Int(l(&self.net_read_timeout) as i64),
             "net_write_timeout" => Value::Int(l(&self.net_write_timeout) as i64),
+            "max_session_mem_used" => Value::Int(l(&self.max_session_mem_used) as i64),
+            "sort_buffer_size" => Value::Int(l(&self.sort_buffer_size) as i64),
             "slow_query_log" => on_off(self.logs.enabled(Kind::Slow)),
             "slow_query_log_file" => path(Kind::Slow),
             _ => return None,
@@ -219,6 +239,16 @@ impl Globals {
                     .store(timeout(name, v)? as u64, Ordering::Relaxed);
                 Ok(())
             }
+            "max_session_mem_used" => {
+                self.max_session_mem_used
+                    .store(mem_limit(name, v)?, Ordering::Relaxed);
+                Ok(())
+            }
+            "sort_buffer_size" => {
+                self.sort_buffer_size
+                    .store(mem_limit(name, v)?, Ordering::Relaxed);
+                Ok(())
+            }
             "max_user_connections" => {
                 // MySQL's range: 0 (no limit) ..= 2^32 - 1, clamped.
                 let n = number(name, v)?.trunc().clamp(0.0, f64::from(u32::MAX)) as u64;
@@ -243,6 +273,23 @@ impl Globals {
                 "HY000",
                 format!("Unknown system variable '{name}'"),
             )),
+        }
+    }
+
+    /// A new session's memory limits (`max_session_mem_used`,
+    /// `sort_buffer_size`), entered in `vars` where they differ from the
+    /// defaults.
+    pub(crate) fn seed_mem(&self, vars: &mut BTreeMap<String, Value>, mem: &mut spill::Mem) {
+        mem.cap = self.max_session_mem_used.load(Ordering::Relaxed);
+        mem.sort_buffer = self.sort_buffer_size.load(Ordering::Relaxed);
+        if mem.cap != spill::DEFAULT_MAX_MEM {
+            vars.insert("max_session_mem_used".into(), Value::Int(mem.cap as i64));
+        }
+        if mem.sort_buffer != spill::DEFAULT_SORT_BUFFER {
+            vars.insert(
+                "sort_buffer_size".into(),
+                Value::Int(mem.sort_buffer as i64),
+            );
         }
     }
 
@@ -302,6 +349,16 @@ pub(crate) fn set_var(s: &mut StmtCx, global: bool, name: &str, v: Value) -> Sql
             let t = timeout(name, &v)?;
             s.net_timeouts.1 = t as u32;
             s.vars.insert(name.to_string(), Value::Int(t));
+        }
+        "max_session_mem_used" => {
+            let n = mem_limit(name, &v)?;
+            s.mem.cap = n;
+            s.vars.insert(name.to_string(), Value::Int(n as i64));
+        }
+        "sort_buffer_size" => {
+            let n = mem_limit(name, &v)?;
+            s.mem.sort_buffer = n;
+            s.vars.insert(name.to_string(), Value::Int(n as i64));
         }
         _ => return Err(bad_value(name, &v)),
     }

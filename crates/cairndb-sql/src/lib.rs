@@ -27,7 +27,7 @@ mod stmt;
 mod store;
 mod types;
 
-pub(crate) use exec::{dml, hashjoin, window};
+pub(crate) use exec::{dml, hashjoin, spill, window};
 pub(crate) use expr::{datefuncs, funcs, json, mathfuncs, regexfuncs, strfuncs};
 pub(crate) use parse::{depth, dialect, preparse};
 pub(crate) use plan::cte;

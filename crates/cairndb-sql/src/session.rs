@@ -452,6 +452,10 @@ impl Session {
         self.ctx.txn = None;
         self.ctx.vars.clear();
         self.ctx.net_timeouts = self.ctx.db.globals.seed(&mut self.ctx.vars);
+        self.ctx
+            .db
+            .globals
+            .seed_mem(&mut self.ctx.vars, &mut self.ctx.mem);
         self.ctx.user_vars.clear();
         self.prepared.clear();
         self.named.clear();

@@ -190,6 +190,9 @@ pub(crate) struct Counters {
     /// ([`SessionInfo::add_traffic`]).
     bytes_received: AtomicU64,
     bytes_sent: AtomicU64,
+    /// Sorts' temporary files, and their merge passes (`exec/spill.rs`).
+    tmp_files: AtomicU64,
+    sort_merge_passes: AtomicU64,
     com: [AtomicU64; COM_KINDS],
 }
 
@@ -199,6 +202,8 @@ impl Counters {
         sums.slow_queries += self.slow_queries.load(Ordering::Relaxed);
         sums.bytes_received += self.bytes_received.load(Ordering::Relaxed);
         sums.bytes_sent += self.bytes_sent.load(Ordering::Relaxed);
+        sums.tmp_files += self.tmp_files.load(Ordering::Relaxed);
+        sums.sort_merge_passes += self.sort_merge_passes.load(Ordering::Relaxed);
         for (s, c) in sums.com.iter_mut().zip(&self.com) {
             *s += c.load(Ordering::Relaxed);
         }
@@ -217,6 +222,12 @@ impl Counters {
         );
         self.bytes_sent
             .fetch_add(other.bytes_sent.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.tmp_files
+            .fetch_add(other.tmp_files.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.sort_merge_passes.fetch_add(
+            other.sort_merge_passes.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
         for (s, c) in self.com.iter().zip(&other.com) {
             s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
         }
@@ -229,6 +240,8 @@ struct Sums {
     slow_queries: u64,
     bytes_received: u64,
     bytes_sent: u64,
+    tmp_files: u64,
+    sort_merge_passes: u64,
     com: [u64; COM_KINDS],
 }
 
@@ -324,6 +337,14 @@ impl SessionInfo {
         if let Some(c) = self.counters.com.get(com as usize) {
             c.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// A sort wrote a temporary file and merged it in `passes` passes.
+    pub(crate) fn count_spill(&self, passes: u64) {
+        self.counters.tmp_files.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .sort_merge_passes
+            .fetch_add(passes, Ordering::Relaxed);
     }
 
     /// The statement that began at `started` ended; `slow` says whether
@@ -700,6 +721,7 @@ impl Registry {
             ("Bytes_received", sums.bytes_received),
             ("Bytes_sent", sums.bytes_sent),
             ("Connections", self.connections.load(Ordering::Relaxed)),
+            ("Created_tmp_files", sums.tmp_files),
             (
                 "Max_used_connections",
                 self.max_used.load(Ordering::Relaxed),
@@ -707,6 +729,7 @@ impl Registry {
             ("Queries", sums.questions),
             ("Questions", sums.questions),
             ("Slow_queries", sums.slow_queries),
+            ("Sort_merge_passes", sums.sort_merge_passes),
             ("Threads_connected", connected),
             ("Threads_running", running),
             ("Uptime", self.started.elapsed().as_secs()),
@@ -738,6 +761,8 @@ impl Registry {
                 "Slow_queries" => *value = sums.slow_queries,
                 "Bytes_received" => *value = sums.bytes_received,
                 "Bytes_sent" => *value = sums.bytes_sent,
+                "Created_tmp_files" => *value = sums.tmp_files,
+                "Sort_merge_passes" => *value = sums.sort_merge_passes,
                 _ => {
                     if let Some(i) = COM_NAMES.iter().position(|n| n == name) {
                         *value = sums.com.get(i).copied().unwrap_or(0);

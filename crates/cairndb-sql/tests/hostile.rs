@@ -472,3 +472,154 @@ fn truncate_gives_the_table_new_ids_and_leaves_no_old_keys() {
     let rep = cairndb_sql::check::check(&db).unwrap();
     assert!(rep.problems.is_empty(), "{:?}", rep.problems);
 }
+
+/// A table `t (id INT PRIMARY KEY, k INT, c VARCHAR(64))` of `n` rows
+/// whose `k` repeats and whose `c` strings differ in length.
+fn filled(s: &mut Session, n: u32) {
+    q(
+        s,
+        "CREATE TABLE t (id INT PRIMARY KEY, k INT, c VARCHAR(64))",
+    );
+    for start in (0..n).step_by(1000) {
+        let vals: Vec<String> = (start..(start + 1000).min(n))
+            .map(|i| {
+                let k = (i * 7919) % 613;
+                format!("({i}, {k}, '{}{}')", "x".repeat((i % 40) as usize), i % 97)
+            })
+            .collect();
+        q(s, &format!("INSERT INTO t VALUES {}", vals.join(",")));
+    }
+}
+
+fn all_rows(c: &Collect) -> Vec<Vec<String>> {
+    c.rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|v| match v {
+                    Value::Null => "NULL".to_string(),
+                    v => v.to_string(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sort_past_sort_buffer_size_spills_and_keeps_the_in_memory_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    filled(&mut s, 20_000);
+    q(&mut s, "SET sort_buffer_size = 1000000000");
+    let sorts = [
+        // Ties on k keep the primary-key order they were read in.
+        "SELECT id, k, c FROM t ORDER BY k",
+        "SELECT id, k, c FROM t ORDER BY c DESC, k",
+        "SELECT c, id FROM t ORDER BY k DESC, id LIMIT 50 OFFSET 9000",
+        "SELECT k FROM t ORDER BY LENGTH(c), k LIMIT 3000",
+        "SELECT DISTINCT k, c FROM t ORDER BY k, c",
+        "SELECT id FROM t ORDER BY c, id LIMIT 5 OFFSET 19990",
+    ];
+    let in_memory: Vec<Vec<Vec<String>>> =
+        sorts.iter().map(|sql| all_rows(&q(&mut s, sql))).collect();
+    assert!(in_memory.iter().all(|r| !r.is_empty()));
+    // The smallest sort buffer: a run every few dozen rows, hundreds of
+    // runs, merged in more than one pass.
+    let status = |s: &mut Session, name: &str| -> u64 {
+        let c = q(s, &format!("SHOW SESSION STATUS LIKE '{name}'"));
+        let v = c.rows.first().and_then(|r| r.get(1)).map(|v| v.to_string());
+        v.unwrap_or_default().parse().unwrap()
+    };
+    assert_eq!(status(&mut s, "Created_tmp_files"), 0);
+    q(&mut s, "SET sort_buffer_size = 1");
+    assert_eq!(one(&q(&mut s, "SELECT @@sort_buffer_size")), "8192");
+    for (sql, want) in sorts.iter().zip(&in_memory) {
+        let (files, passes) = (
+            status(&mut s, "Created_tmp_files"),
+            status(&mut s, "Sort_merge_passes"),
+        );
+        assert_eq!(&all_rows(&q(&mut s, sql)), want, "{sql}");
+        // Each spilled; the whole-table sorts merged in two passes (more
+        // than 64 runs).
+        assert_eq!(status(&mut s, "Created_tmp_files"), files + 1, "{sql}");
+        assert!(status(&mut s, "Sort_merge_passes") > passes, "{sql}");
+    }
+    assert!(status(&mut s, "Sort_merge_passes") > status(&mut s, "Created_tmp_files"));
+    // The files were anonymous: nothing is left in the data directory.
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = names(dir.path());
+    q(&mut s, sorts[0]);
+    assert_eq!(names(dir.path()), before);
+    // A sort spills under a small max_session_mem_used too, instead of
+    // failing.
+    q(
+        &mut s,
+        "SET sort_buffer_size = DEFAULT, max_session_mem_used = 100000",
+    );
+    assert_eq!(&all_rows(&q(&mut s, sorts[1])), &in_memory[1]);
+}
+
+#[test]
+fn rows_held_past_max_session_mem_used_fail_with_1290_and_are_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "USE d");
+    filled(&mut s, 20_000);
+    q(&mut s, "SET max_session_mem_used = 1000000");
+    assert_eq!(one(&q(&mut s, "SELECT @@max_session_mem_used")), "1000000");
+    let held = [
+        "SELECT id, COUNT(*) FROM t GROUP BY id",
+        "SELECT COUNT(DISTINCT id) FROM t",
+        "SELECT GROUP_CONCAT(c ORDER BY id) FROM t",
+        "SELECT DISTINCT id, c FROM t",
+        "SELECT COUNT(*) FROM (SELECT id, c FROM t) AS d",
+        "SELECT COUNT(*) FROM (SELECT id, c FROM t UNION SELECT id + 1, c FROM t) AS u",
+        "SELECT id, ROW_NUMBER() OVER (ORDER BY c) FROM t",
+    ];
+    for sql in held {
+        assert_eq!(err(&mut s, sql), 1290, "{sql}");
+    }
+    // What the failed statements held was given back: small ones run, as
+    // many times as asked.
+    for _ in 0..200 {
+        assert_eq!(one(&q(&mut s, "SELECT COUNT(*) FROM t WHERE k = 5")), "32");
+    }
+    assert_eq!(
+        one(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT k FROM t GROUP BY k) AS g"
+        )),
+        "613"
+    );
+    // A correlated subquery's groups are freed after each outer row.
+    assert_eq!(
+        one(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM t AS o WHERE o.id < 300 AND o.k = \
+             (SELECT MAX(k) FROM t AS i WHERE i.k = o.k GROUP BY i.k)"
+        )),
+        "300"
+    );
+    // The session's own limit, not another's, and back to the default.
+    let mut other = s.fresh();
+    q(&mut other, "USE d");
+    assert_eq!(all_rows(&q(&mut other, held[0])).len(), 20_000);
+    q(&mut s, "SET max_session_mem_used = DEFAULT");
+    assert_eq!(all_rows(&q(&mut s, held[0])).len(), 20_000);
+    // SET GLOBAL sets the value new sessions start with.
+    q(&mut s, "SET GLOBAL max_session_mem_used = 500000");
+    let mut third = s.fresh();
+    q(&mut third, "USE d");
+    assert_eq!(err(&mut third, held[0]), 1290);
+    assert_eq!(all_rows(&q(&mut other, held[0])).len(), 20_000);
+}

@@ -18,10 +18,12 @@
 
 //!
 //! Submodules: `dml` (INSERT, REPLACE, UPDATE, DELETE), `hashjoin` (joins
-//! no index serves) and `window` (window functions).
+//! no index serves), `spill` (the memory a statement holds; sorts through
+//! temporary files) and `window` (window functions).
 
 pub(crate) mod dml;
 pub(crate) mod hashjoin;
+pub(crate) mod spill;
 pub(crate) mod window;
 
 use std::cell::RefCell;
@@ -803,21 +805,14 @@ fn set_rows(
     rd: &mut Reader,
     n: &SetNode,
     fr: Option<&Frame>,
+    charge: &mut spill::Charge,
 ) -> SqlResult<Vec<Vec<Value>>> {
     let key = row_key;
     match n {
-        SetNode::Plan(p) => {
-            let mut rows = Vec::new();
-            let mut sub = Scratch::default();
-            select_rows(s, rd, p, fr, &mut sub, &mut |r| {
-                rows.push(r.to_vec());
-                true
-            })?;
-            Ok(rows)
-        }
+        SetNode::Plan(p) => collect_rows(s, rd, p, fr, charge),
         SetNode::Op(op, all, l, r) => {
-            let left = set_rows(s, rd, l, fr)?;
-            let right = set_rows(s, rd, r, fr)?;
+            let left = set_rows(s, rd, l, fr, charge)?;
+            let right = set_rows(s, rd, r, fr, charge)?;
             let mut out = Vec::new();
             match (op, all) {
                 (SetOp::Union, true) => {
@@ -827,7 +822,9 @@ fn set_rows(
                 (SetOp::Union, false) => {
                     let mut seen = std::collections::HashSet::new();
                     for row in left.into_iter().chain(right) {
-                        if seen.insert(key(&row)) {
+                        let k = key(&row);
+                        charge.add(spill::key_bytes(&k))?;
+                        if seen.insert(k) {
                             out.push(row);
                         }
                     }
@@ -839,7 +836,9 @@ fn set_rows(
                     // row once.
                     let mut counts: HashMap<Vec<u8>, usize> = HashMap::new();
                     for row in &right {
-                        *counts.entry(key(row)).or_default() += 1;
+                        let k = key(row);
+                        charge.add(spill::key_bytes(&k))?;
+                        *counts.entry(k).or_default() += 1;
                     }
                     let mut seen = std::collections::HashSet::new();
                     for row in left {
@@ -865,6 +864,32 @@ fn set_rows(
             }
             Ok(out)
         }
+    }
+}
+
+/// The rows of `p`, each counted in `charge`.
+fn collect_rows(
+    s: &StmtCx,
+    rd: &mut Reader,
+    p: &SelectPlan,
+    fr: Option<&Frame>,
+    charge: &mut spill::Charge,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    let mut sub = Scratch::default();
+    let mut over = None;
+    select_rows(s, rd, p, fr, &mut sub, &mut |r| {
+        let r = r.to_vec();
+        if let Err(e) = charge.add(spill::row_bytes(&r)) {
+            over = Some(e);
+            return false;
+        }
+        rows.push(r);
+        true
+    })?;
+    match over {
+        Some(e) => Err(e),
+        None => Ok(rows),
     }
 }
 
@@ -1320,6 +1345,29 @@ struct Group {
     seen: Vec<Option<std::collections::HashSet<Vec<u8>>>>,
 }
 
+/// Which of a grouped query's slots its output (select list, HAVING,
+/// ORDER BY) reads from a group's first row; None (keep them all) for a
+/// query with window functions or subqueries.
+fn group_columns(p: &SelectPlan) -> Option<Vec<bool>> {
+    if !p.windows.is_empty() || p.subqueries {
+        return None;
+    }
+    let mut used = Vec::new();
+    for e in p
+        .proj
+        .iter()
+        .chain(&p.having)
+        .chain(p.order.iter().map(|(e, _)| e))
+    {
+        crate::plan::slots(e, &mut used);
+    }
+    let mut keep = vec![false; p.width];
+    for i in used {
+        *keep.get_mut(i)? = true;
+    }
+    Some(keep)
+}
+
 /// Evaluates a LIMIT / OFFSET expression.
 /// A LIMIT or OFFSET count: a non-negative integer up to 2^64 - 1 (the
 /// largest, `18446744073709551615`, is how clients say "no limit").
@@ -1375,6 +1423,9 @@ pub(crate) fn select_rows(
     if limit == Some(0) {
         return Ok(());
     }
+    // What this execution holds past its rows' lifetimes: derived tables,
+    // groups, DISTINCT's keys, window rows, buffered sort rows.
+    let mut charge = spill::Charge::new(&s.mem);
     // Derived tables first.
     let mut derived: Vec<Arc<Vec<Vec<Value>>>> = Vec::new();
     for src in &p.sources {
@@ -1398,16 +1449,11 @@ pub(crate) fn select_rows(
                 },
                 _ if set.is_some() => {
                     if let Some(n) = set {
-                        derived.push(Arc::new(set_rows(s, rd, n, fr)?));
+                        derived.push(Arc::new(set_rows(s, rd, n, fr, &mut charge)?));
                     }
                 }
                 Some(plan) => {
-                    let mut rows = Vec::new();
-                    let mut sub = Scratch::default();
-                    select_rows(s, rd, plan, fr, &mut sub, &mut |r| {
-                        rows.push(r.to_vec());
-                        true
-                    })?;
+                    let rows = collect_rows(s, rd, plan, fr, &mut charge)?;
                     derived.push(Arc::new(rows));
                 }
                 None => derived.push(Arc::new(fixed.clone())),
@@ -1465,6 +1511,13 @@ pub(crate) fn select_rows(
         Vec::new()
     };
     let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+    // A plain sort's buffered bytes, the most it buffers before it writes
+    // them out as a run, and its runs once it has.
+    let mut sort_bytes = 0usize;
+    let sort_limit = usize::try_from(s.mem.sort_limit()).unwrap_or(usize::MAX);
+    let mut runs: Option<spill::Runs> = None;
+    let tmpdir = s.db.globals.tmpdir.as_path();
+    let info: &crate::status::SessionInfo = &s.info;
     // Reused key buffer: a key is copied only when it is new.
     let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
@@ -1486,6 +1539,7 @@ pub(crate) fn select_rows(
             })
         })
         .collect();
+    let group_cols = if grouped { group_columns(p) } else { None };
     let mut produced = 0u64;
     let mut err: Option<SqlError> = None;
     // A correlated query evaluates through a context with the enclosing
@@ -1511,6 +1565,7 @@ pub(crate) fn select_rows(
                 }
             }
             if windowed && !grouped {
+                charge.add(spill::row_bytes(r))?;
                 win_rows.push((r.to_vec(), Vec::new()));
                 return Ok(true);
             }
@@ -1530,8 +1585,22 @@ pub(crate) fn select_rows(
                 let gi = match known {
                     Some(i) => *i,
                     None => {
+                        // The group keeps the columns its output reads.
+                        let row: Vec<Value> = match &group_cols {
+                            Some(keep) => r
+                                .iter()
+                                .zip(keep)
+                                .map(|(v, k)| if *k { v.clone() } else { Value::Null })
+                                .collect(),
+                            None => r.to_vec(),
+                        };
+                        charge.add(
+                            spill::row_bytes(&row)
+                                + spill::key_bytes(&kbuf)
+                                + p.aggs.len() * std::mem::size_of::<Acc>(),
+                        )?;
                         groups.push(Group {
-                            row: r.to_vec(),
+                            row,
                             accs: p.aggs.iter().map(new_acc).collect(),
                             seen: p
                                 .aggs
@@ -1558,6 +1627,7 @@ pub(crate) fn select_rows(
                         if set.contains(&kbuf) {
                             continue;
                         }
+                        charge.add(spill::key_bytes(&kbuf))?;
                         set.insert(kbuf.clone());
                     }
                     if let (Some(spec), Some(v)) = (&a.concat, v.as_ref()) {
@@ -1577,6 +1647,7 @@ pub(crate) fn select_rows(
                                 continue;
                             }
                             *bytes += t.len() as u64;
+                            charge.add(t.len() + spill::row_bytes(&keys))?;
                             items.push((keys, t));
                         }
                         continue;
@@ -1601,6 +1672,7 @@ pub(crate) fn select_rows(
                 if seen.contains(&kbuf) {
                     return Ok(true);
                 }
+                charge.add(spill::key_bytes(&kbuf))?;
                 seen.insert(kbuf.clone());
             }
             if sorted {
@@ -1617,17 +1689,39 @@ pub(crate) fn select_rows(
                         b.push(eval(e, r, &[], types, s)?);
                     }
                 }
+                sort_bytes += spill::row_bytes(&b);
                 buffered.push(b);
                 // A bounded sort: keep the buffer near the limit.
-                if let Some(l) = limit {
-                    let keep = usize::try_from(l.saturating_add(offset)).unwrap_or(usize::MAX);
+                let keep =
+                    limit.map(|l| usize::try_from(l.saturating_add(offset)).unwrap_or(usize::MAX));
+                if let Some(keep) = keep {
                     if buffered.len() >= keep.saturating_mul(2).max(1024) {
                         sort_rows(&mut buffered, &p.order, &key_slot, types);
                         if dedupe_sorted {
                             dedupe(&mut buffered, &proj_colls);
                         }
                         buffered.truncate(keep);
+                        sort_bytes = buffered.iter().map(|r| spill::row_bytes(r)).sum();
                     }
+                }
+                // Past the sort buffer: the rows go to disk as a sorted run
+                // (cut to what a LIMIT can still need).
+                if sort_bytes > sort_limit {
+                    let r = match &mut runs {
+                        Some(r) => r,
+                        None => runs.insert(spill::Runs::create(tmpdir)?),
+                    };
+                    sort_rows(&mut buffered, &p.order, &key_slot, types);
+                    if dedupe_sorted {
+                        dedupe(&mut buffered, &proj_colls);
+                    }
+                    if let Some(keep) = keep {
+                        buffered.truncate(keep);
+                    }
+                    r.write_run(&buffered)?;
+                    keep_rows(&mut spare_rows, &mut buffered);
+                    buffered.clear();
+                    sort_bytes = 0;
                 }
                 return Ok(true);
             }
@@ -1716,6 +1810,7 @@ pub(crate) fn select_rows(
                     b.push(eval(e, r, w, types, s)?);
                 }
             }
+            charge.add(spill::row_bytes(&b))?;
             buffered.push(b);
         }
         if !p.order.is_empty() {
@@ -1755,11 +1850,46 @@ pub(crate) fn select_rows(
                     b.push(eval(e, &g.row, &aggs, types, s)?);
                 }
             }
+            charge.add(spill::row_bytes(&b))?;
             buffered.push(b);
         }
         if !p.order.is_empty() {
             sort_rows(&mut buffered, &p.order, &key_slot, types);
         }
+    } else if let (true, Some(mut r)) = (sorted, runs.take()) {
+        // A sort that spilled: the last rows become the last run, and the
+        // merge feeds OFFSET, LIMIT and the output.
+        sort_rows(&mut buffered, &p.order, &key_slot, types);
+        if dedupe_sorted {
+            dedupe(&mut buffered, &proj_colls);
+        }
+        r.write_run(&buffered)?;
+        keep_rows(&mut spare_rows, &mut buffered);
+        buffered.clear();
+        let colls = order_colls(&p.order, types);
+        let cmp = |a: &[Value], b: &[Value]| cmp_rows(a, b, &p.order, &key_slot, &colls);
+        let mut last: Vec<Value> = Vec::new();
+        let mut skipped = 0u64;
+        let mut sent = 0u64;
+        let passes = r.merge(&cmp, &mut |row| {
+            if dedupe_sorted {
+                if !last.is_empty() && same_projection(&last, row, &proj_colls) {
+                    return Ok(true);
+                }
+                last.clear();
+                last.extend_from_slice(row);
+            }
+            if skipped < offset {
+                skipped += 1;
+                return Ok(true);
+            }
+            if limit.is_some_and(|l| sent >= l) {
+                return Ok(false);
+            }
+            sent += 1;
+            Ok(emit(row.get(..nproj).unwrap_or(row)) && limit.is_none_or(|l| sent < l))
+        })?;
+        info.count_spill(passes);
     } else if sorted {
         sort_rows(&mut buffered, &p.order, &key_slot, types);
         if dedupe_sorted {
@@ -1833,48 +1963,67 @@ fn sort_rows(
     slots: &[usize],
     types: &[Option<ColumnType>],
 ) {
-    let colls: Vec<Collation> = order
+    let colls = order_colls(order, types);
+    rows.sort_by(|a, b| cmp_rows(a, b, order, slots, &colls));
+}
+
+/// Each ORDER BY term's collation.
+fn order_colls(order: &[(Expr, bool)], types: &[Option<ColumnType>]) -> Vec<Collation> {
+    order
         .iter()
         .map(|(e, _)| crate::expr::collation_of(e, types))
-        .collect();
+        .collect()
+}
+
+/// Two buffered rows in ORDER BY order (term k's value at `slots[k]`,
+/// compared under `colls[k]`, NULL first, DESC reversed).
+fn cmp_rows(
+    a: &[Value],
+    b: &[Value],
+    order: &[(Expr, bool)],
+    slots: &[usize],
+    colls: &[Collation],
+) -> Ordering {
     let null = Value::Null;
-    rows.sort_by(|a, b| {
-        for (k, (_, asc)) in order.iter().enumerate() {
-            let slot = slots.get(k).copied().unwrap_or(usize::MAX);
-            let (x, y) = (a.get(slot).unwrap_or(&null), b.get(slot).unwrap_or(&null));
-            let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
-            let o = match (x.is_null(), y.is_null()) {
-                (true, true) => Ordering::Equal,
-                (true, false) => Ordering::Less,
-                (false, true) => Ordering::Greater,
-                _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
-            };
-            let o = if *asc { o } else { o.reverse() };
-            if o != Ordering::Equal {
-                return o;
-            }
+    for (k, (_, asc)) in order.iter().enumerate() {
+        let slot = slots.get(k).copied().unwrap_or(usize::MAX);
+        let (x, y) = (a.get(slot).unwrap_or(&null), b.get(slot).unwrap_or(&null));
+        let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
+        };
+        let o = if *asc { o } else { o.reverse() };
+        if o != Ordering::Equal {
+            return o;
         }
-        Ordering::Equal
-    });
+    }
+    Ordering::Equal
 }
 
 /// Drops each sorted row whose projection (the first `colls.len()`
 /// values) equals the one before it under the columns' collations,
 /// keeping the first of each run.
 fn dedupe(rows: &mut Vec<Vec<Value>>, colls: &[Collation]) {
-    rows.dedup_by(|b, a| {
-        colls
-            .iter()
-            .enumerate()
-            .all(|(j, coll)| match (a.get(j), b.get(j)) {
-                (Some(x), Some(y)) => match (x.is_null(), y.is_null()) {
-                    (true, true) => true,
-                    (false, false) => compare(x, y, *coll) == Some(Ordering::Equal),
-                    _ => false,
-                },
+    rows.dedup_by(|b, a| same_projection(a, b, colls));
+}
+
+/// Whether two rows' projections (their first `colls.len()` values) are
+/// equal under the columns' collations (NULL equal to NULL).
+fn same_projection(a: &[Value], b: &[Value], colls: &[Collation]) -> bool {
+    colls
+        .iter()
+        .enumerate()
+        .all(|(j, coll)| match (a.get(j), b.get(j)) {
+            (Some(x), Some(y)) => match (x.is_null(), y.is_null()) {
+                (true, true) => true,
+                (false, false) => compare(x, y, *coll) == Some(Ordering::Equal),
                 _ => false,
-            })
-    });
+            },
+            _ => false,
+        })
 }
 
 /// Copies `v` into `slot`, reusing a string buffer already there.

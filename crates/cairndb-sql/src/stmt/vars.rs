@@ -59,6 +59,10 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         ("max_connections", Value::Int(1000)),
         ("max_user_connections", Value::Int(0)),
         ("max_heap_table_size", Value::Int(16_777_216)),
+        (
+            "max_session_mem_used",
+            Value::Int(crate::spill::DEFAULT_MAX_MEM as i64),
+        ),
         ("max_execution_time", Value::Int(0)),
         ("net_buffer_length", Value::Int(16384)),
         ("net_read_timeout", Value::Int(30)),
@@ -92,6 +96,10 @@ pub fn defaults() -> Vec<(&'static str, Value)> {
         // No Unix socket is served: NULL, so a client that reads it to
         // reconnect through the socket (mysql_async) stays on TCP.
         ("socket", Value::Null),
+        (
+            "sort_buffer_size",
+            Value::Int(crate::spill::DEFAULT_SORT_BUFFER as i64),
+        ),
         ("system_time_zone", s("UTC")),
         ("time_zone", s("SYSTEM")),
         ("tmp_table_size", Value::Int(16_777_216)),

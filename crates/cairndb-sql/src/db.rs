@@ -143,12 +143,17 @@ impl SqlDb {
         Ok(sqldb)
     }
 
-    /// Sets (or clears) the function called at each durable step of an
-    /// ALTER TABLE that copies rows or builds indexes: `alter:ids`
-    /// (new index ids recorded), `alter:copied` (rows and entries
-    /// written, not yet switched), `alter:switched` (the dictionary names
-    /// the new definition), `alter:done` (old keys deleted). For crash
-    /// tests; it runs on the DDL's thread under its locks.
+    /// Sets (or clears) the function called at each durable step of a
+    /// DDL statement. ALTER TABLE that copies rows or builds indexes:
+    /// `alter:ids` (new index ids recorded), `alter:copied` (rows and
+    /// entries written, not yet switched), `alter:switched` (the
+    /// dictionary names the new definition), `alter:done` (old keys
+    /// deleted). CREATE INDEX: `create_index:ids`, `backfill:batch`
+    /// (each 10,000 entries written), `create_index:filled`,
+    /// `create_index:switched`. DROP TABLE, DROP INDEX, DROP DATABASE and
+    /// TRUNCATE: `<statement>:switched` (the dictionary change synced),
+    /// `delete:batch` (each 10,000 old keys deleted), `<statement>:done`.
+    /// For crash tests; it runs on the DDL's thread under its locks.
     #[doc(hidden)]
     pub fn set_ddl_hook(&self, hook: Option<DdlHook>) {
         *self.ddl_hook.lock() = hook;
@@ -447,6 +452,7 @@ impl SqlDb {
                 }
                 n += count;
                 self.db.db().write(&WriteOptions::default(), batch)?;
+                self.ddl_step("delete:batch");
             }
         }
         Ok(n)

@@ -895,6 +895,172 @@ fn a_crash_at_any_step_of_an_alter_leaves_the_old_table_or_the_new() {
     }
 }
 
+/// What a crash test compares: the databases, d's tables, and each
+/// table's definition and rows.
+fn ddl_state(s: &mut Session) -> Vec<String> {
+    let mut out = rows(&q(s, "SHOW DATABASES"));
+    for d in ["d", "e"] {
+        if !out.iter().any(|x| x == d) {
+            continue;
+        }
+        for t in rows(&q(s, &format!("SHOW TABLES FROM {d}"))) {
+            let name = format!("{d}.{t}");
+            out.push(create_text(s, &name));
+            out.extend(all(s, &name));
+        }
+    }
+    out
+}
+
+/// The tables of `ddl_state`'s databases that exist now.
+fn ddl_tables(s: &mut Session) -> Vec<(String, String)> {
+    let dbs = rows(&q(s, "SHOW DATABASES"));
+    let mut out = Vec::new();
+    for d in ["d", "e"] {
+        if dbs.iter().any(|x| x == d) {
+            for t in rows(&q(s, &format!("SHOW TABLES FROM {d}"))) {
+                out.push((d.to_string(), t));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_crash_at_any_step_of_create_index_drop_or_truncate_leaves_before_or_after() {
+    type Images = Arc<Mutex<Vec<(String, cairndb::env::mem::MemFs)>>>;
+    // Each statement's steps before the dictionary switch keep the state
+    // before it; from the switch on, the state after it.
+    let statements = [
+        // Over 10,000 rows: the back-fill writes a batch before the end.
+        "CREATE INDEX name_ix ON t (name)",
+        "DROP INDEX n_ix ON t",
+        "DROP TABLE u",
+        "DROP DATABASE e",
+        "TRUNCATE TABLE t",
+    ];
+    let fs = cairndb::env::mem::MemFs::new();
+    let db = SqlDb::open("/db", mem_options(&fs)).unwrap();
+    let mut s = Session::new(db.clone(), "root");
+    setup(&mut s);
+    for start in (0..10_200).step_by(1_700) {
+        let vals: Vec<String> = (start..start + 1_700)
+            .map(|i| format!("('p{i}', {})", i % 37))
+            .collect();
+        q(
+            &mut s,
+            &format!("INSERT INTO t (name, n) VALUES {}", vals.join(",")),
+        );
+    }
+    q(
+        &mut s,
+        "CREATE TABLE u (a INT PRIMARY KEY, b VARCHAR(5), KEY (b))",
+    );
+    q(&mut s, "INSERT INTO u VALUES (1, 'x'), (2, 'y')");
+    q(&mut s, "CREATE DATABASE e");
+    q(&mut s, "CREATE TABLE e.w (a INT PRIMARY KEY) ");
+    q(&mut s, "INSERT INTO e.w VALUES (7)");
+    let mut states = vec![(ddl_state(&mut s), ddl_tables(&mut s))];
+    let images: Images = Arc::default();
+    let mut per_statement = Vec::new();
+    for st in statements {
+        let (shots, fs2, weak) = (images.clone(), fs.clone(), Arc::downgrade(&db));
+        let before = images.lock().unwrap().len();
+        db.set_ddl_hook(Some(Arc::new(move |step: &str| {
+            // As the power fails here, and as it fails after the engine
+            // synced everything written so far.
+            shots
+                .lock()
+                .unwrap()
+                .push((step.to_string(), fs2.power_loss_image()));
+            if let Some(db) = weak.upgrade() {
+                let e = db.engine().db();
+                e.try_sync_durable(e.log_position()).unwrap();
+            }
+            shots
+                .lock()
+                .unwrap()
+                .push((format!("{step}+sync"), fs2.power_loss_image()));
+        })));
+        q(&mut s, st);
+        db.set_ddl_hook(None);
+        per_statement.push(before..images.lock().unwrap().len());
+        states.push((ddl_state(&mut s), ddl_tables(&mut s)));
+    }
+    for w in states.windows(2) {
+        assert_ne!(w[0].0, w[1].0);
+    }
+    let images = std::mem::take(&mut *images.lock().unwrap());
+    let steps = |k: usize| -> Vec<&str> {
+        images[per_statement[k].clone()]
+            .iter()
+            .map(|(s, _)| s.strip_suffix("+sync").unwrap_or(s))
+            .step_by(2)
+            .collect()
+    };
+    // Every step of each statement was reached (the deletes of old keys
+    // once per 10,000 and per index with keys).
+    assert_eq!(
+        steps(0),
+        [
+            "create_index:ids",
+            "backfill:batch",
+            "create_index:filled",
+            "create_index:switched"
+        ]
+    );
+    assert_eq!(
+        steps(1),
+        [
+            "drop_index:switched",
+            "delete:batch",
+            "delete:batch",
+            "drop_index:done"
+        ]
+    );
+    assert_eq!(
+        steps(2),
+        [
+            "drop_table:switched",
+            "delete:batch",
+            "delete:batch",
+            "drop_table:done"
+        ]
+    );
+    assert_eq!(
+        steps(3),
+        [
+            "drop_database:switched",
+            "delete:batch",
+            "drop_database:done"
+        ]
+    );
+    assert_eq!(steps(4)[0], "truncate:switched");
+    assert_eq!(*steps(4).last().unwrap(), "truncate:done");
+    assert!(steps(4).len() >= 5, "{:?}", steps(4));
+    for (k, range) in per_statement.iter().enumerate() {
+        let mut switched = false;
+        for (step, image) in &images[range.clone()] {
+            switched |=
+                step.contains(":switched") || step.contains(":done") || step.starts_with("delete:");
+            let (want, tables) = &states[k + usize::from(switched)];
+            let db = SqlDb::open("/db", mem_options(image)).unwrap();
+            let mut s = Session::new(db.clone(), "root");
+            let got = ddl_state(&mut s);
+            assert!(got == *want, "after a crash at {step} of {}", statements[k]);
+            // No orphaned keys once open: the sweep took what the
+            // statement had not deleted yet, or what it had written for
+            // an index the dictionary never named.
+            let tables: Vec<(&str, &str)> = tables
+                .iter()
+                .map(|(d, t)| (d.as_str(), t.as_str()))
+                .collect();
+            assert_clean(&db, &tables);
+            db.close().unwrap();
+        }
+    }
+}
+
 /// An ALTER (or CREATE INDEX) that recorded index ids as used and then
 /// failed left the catalog's next id behind the dictionary's, so the next
 /// DDL statement took the same ids again.

@@ -296,9 +296,11 @@ fn drop_database(s: &mut StmtCx, name: &str, if_exists: bool) -> SqlResult<()> {
         t.delete(&catalog::database_key(name))?;
         Ok(())
     })?;
+    db.ddl_step("drop_database:switched");
     cat.dbs.remove(&name.to_lowercase());
     db.install_catalog(cat);
     db.delete_index_data(&ids)?;
+    db.ddl_step("drop_database:done");
     if s.current_db
         .as_deref()
         .is_some_and(|c| c.eq_ignore_ascii_case(name))
@@ -950,12 +952,14 @@ fn drop_table(
         t.delete(&catalog::table_key(&dbname, &def.name))?;
         Ok(())
     })?;
+    db.ddl_step("drop_table:switched");
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.remove(&def.name.to_lowercase());
     }
     db.install_catalog(cat);
     db.counters.lock().remove(&def.primary.id);
     db.delete_index_data(&index_ids(&def))?;
+    db.ddl_step("drop_table:done");
     Ok(())
 }
 
@@ -994,12 +998,14 @@ fn truncate(s: &mut StmtCx, name: &ast::ObjectName) -> SqlResult<()> {
         dict_header(t, next)?;
         put_dict(t, &catalog::table_key(&dbname, &def.name), &enc)
     })?;
+    db.ddl_step("truncate:switched");
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.insert(def.name.to_lowercase(), Arc::new(new_def));
     }
     db.install_catalog(cat);
     db.counters.lock().remove(&def.primary.id);
     db.delete_index_data(&index_ids(&def))?;
+    db.ddl_step("truncate:done");
     Ok(())
 }
 
@@ -1064,6 +1070,7 @@ fn create_index(
     // removes, never entries of a later index given the same id.
     let next = cat.next_index_id;
     db.with_txn(|t| dict_header(t, next))?;
+    db.ddl_step("create_index:ids");
     // Back-fill from the rows, in batches, before the index is visible
     // (DDL excludes concurrent DDL; concurrent writes to the table during
     // the back-fill are not covered: CREATE INDEX is meant for a quiet
@@ -1073,11 +1080,13 @@ fn create_index(
         db.note_next_index_id(next);
         return Err(e);
     }
+    db.ddl_step("create_index:filled");
     let enc = catalog::encode_table(&new_def)?;
     db.with_txn(|t| {
         dict_header(t, next)?;
         put_dict(t, &catalog::table_key(&dbname, &def.name), &enc)
     })?;
+    db.ddl_step("create_index:switched");
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.insert(def.name.to_lowercase(), Arc::new(new_def));
     }
@@ -1126,6 +1135,7 @@ pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> 
             db.db
                 .db()
                 .write(&Default::default(), std::mem::take(&mut batch))?;
+            db.ddl_step("backfill:batch");
         }
         it.next();
     }
@@ -1156,11 +1166,13 @@ fn drop_index(s: &mut StmtCx, table: &ast::ObjectName, name: &str) -> SqlResult<
     let ix = new_def.secondary.remove(i);
     let enc = catalog::encode_table(&new_def)?;
     db.with_txn(|t| put_dict(t, &catalog::table_key(&dbname, &def.name), &enc))?;
+    db.ddl_step("drop_index:switched");
     if let Some(d) = cat.dbs.get_mut(&dbname.to_lowercase()) {
         d.tables.insert(def.name.to_lowercase(), Arc::new(new_def));
     }
     db.install_catalog(cat);
     db.delete_index_data(&[ix.id])?;
+    db.ddl_step("drop_index:done");
     Ok(())
 }
 

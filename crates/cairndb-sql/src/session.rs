@@ -331,15 +331,25 @@ impl Session {
     /// A statement of kind `com` starts: counted, shown in the process
     /// list, its time limit armed (SELECTs only, as in MySQL).
     fn begin_statement(&mut self, com: crate::status::Com, text: Arc<str>) -> std::time::Instant {
+        let hint = if com == crate::status::Com::Select {
+            crate::preparse::max_execution_time_hint(&text)
+        } else {
+            None
+        };
         let started = self
             .ctx
             .info
             .begin(com, text, self.ctx.current_db.as_deref());
         self.ctx.deadline = None;
         if com == crate::status::Com::Select {
-            let ms = match self.ctx.vars.get("max_execution_time") {
-                Some(v) => crate::expr::to_i64(v).unwrap_or(0).max(0) as u64,
-                None => 0,
+            // The statement's MAX_EXECUTION_TIME hint wins over the
+            // session's value, as in MySQL.
+            let ms = match hint {
+                Some(ms) => ms,
+                None => match self.ctx.vars.get("max_execution_time") {
+                    Some(v) => crate::expr::to_i64(v).unwrap_or(0).max(0) as u64,
+                    None => 0,
+                },
             };
             if ms > 0 {
                 let d = started + std::time::Duration::from_millis(ms);

@@ -107,6 +107,26 @@ fn max_execution_time_stops_a_select() {
         cell(&q(&mut s, "SELECT COUNT(*) FROM d.t").rows[0][0]),
         "400"
     );
+    // MySQL's hint sets the statement's own limit, and wins over the
+    // session's value either way.
+    let hinted = LONG.replacen("SELECT", "SELECT /*+ MAX_EXECUTION_TIME(100) */", 1);
+    assert_ne!(hinted, LONG);
+    let t = Instant::now();
+    assert_eq!(s.query(&hinted, &mut c).unwrap_err().code, 3024);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let p = s.prepare(&hinted).unwrap();
+    assert_eq!(s.execute(p.id, &[], &mut c).unwrap_err().code, 3024);
+    q(&mut s, "SET SESSION max_execution_time = 1");
+    assert_eq!(
+        cell(
+            &q(
+                &mut s,
+                "SELECT /*+ MAX_EXECUTION_TIME(0) */ COUNT(*) FROM d.t"
+            )
+            .rows[0][0]
+        ),
+        "400"
+    );
 }
 
 #[test]

@@ -1518,6 +1518,7 @@ pub(crate) fn select_rows(
     let mut runs: Option<spill::Runs> = None;
     let tmpdir = s.db.globals.tmpdir.as_path();
     let info: &crate::status::SessionInfo = &s.info;
+    let stmt: &StmtCx = s;
     // Reused key buffer: a key is copied only when it is new.
     let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
@@ -1872,6 +1873,8 @@ pub(crate) fn select_rows(
         let mut skipped = 0u64;
         let mut sent = 0u64;
         let passes = r.merge(&cmp, &mut |row| {
+            // KILL QUERY and max_execution_time stop a long merge too.
+            stmt.check_interrupt()?;
             if dedupe_sorted {
                 if !last.is_empty() && same_projection(&last, row, &proj_colls) {
                     return Ok(true);

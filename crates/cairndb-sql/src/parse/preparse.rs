@@ -317,6 +317,31 @@ pub fn select_options(sql: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// MySQL's `MAX_EXECUTION_TIME(N)` optimizer hint (milliseconds) of a
+/// statement that starts `SELECT /*+ ... */`: the hint comment must
+/// follow the leading SELECT keyword, as MySQL reads it. None when there
+/// is none or it is malformed (MySQL ignores a bad hint with a warning;
+/// this reads it as absent).
+pub fn max_execution_time_hint(sql: &str) -> Option<u64> {
+    let body = strip_comments(sql);
+    let kw = body.get(..6)?;
+    if !kw.eq_ignore_ascii_case("SELECT") {
+        return None;
+    }
+    let rest = body.get(6..)?;
+    if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let hint = rest.trim_start().strip_prefix("/*+")?;
+    let hint = hint.get(..hint.find("*/")?)?;
+    let upper = hint.to_ascii_uppercase();
+    let at = upper.find("MAX_EXECUTION_TIME")?;
+    let args = upper.get(at + "MAX_EXECUTION_TIME".len()..)?.trim_start();
+    let args = args.strip_prefix('(')?;
+    let inner = args.get(..args.find(')')?)?.trim();
+    inner.parse::<u64>().ok()
+}
+
 /// `s` without leading comments (`/* */`, `-- `, `#`), except MySQL's
 /// executable comments `/*! ... */`, whose content is kept.
 pub fn strip_comments(s: &str) -> &str {
@@ -1416,6 +1441,30 @@ fn render(t: &[Tok]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_execution_time_hints_are_read_where_mysql_reads_them() {
+        let h = max_execution_time_hint;
+        assert_eq!(
+            h("SELECT /*+ MAX_EXECUTION_TIME(1000) */ * FROM t"),
+            Some(1000)
+        );
+        assert_eq!(
+            h("  /* c */ select/*+ BKA(t) max_execution_time ( 25 ) NO_ICP(t) */ 1"),
+            Some(25)
+        );
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(0) */ 1"), Some(0));
+        // Not a hint: a plain comment, another place, another statement,
+        // a bad argument.
+        assert_eq!(h("SELECT /* MAX_EXECUTION_TIME(5) */ 1"), None);
+        assert_eq!(h("SELECT 1, /*+ MAX_EXECUTION_TIME(5) */ 2"), None);
+        assert_eq!(h("UPDATE /*+ MAX_EXECUTION_TIME(5) */ t SET a = 1"), None);
+        assert_eq!(h("SELECTx /*+ MAX_EXECUTION_TIME(5) */"), None);
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(-5) */ 1"), None);
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(5 */ 1"), None);
+        assert_eq!(h("SELECT"), None);
+        assert_eq!(h("SEL"), None);
+    }
 
     #[test]
     fn select_options_that_change_nothing_are_dropped() {

@@ -202,6 +202,45 @@ fn column_grants() {
             "GRANT SELECT (`a`, `id`) ON `d`.`t` TO `c`@`%`",
         ]
     );
+    // INSERT and UPDATE granted on columns are checked on the columns
+    // written (and SELECT on those a WHERE reads).
+    q(&mut root, "CREATE USER w");
+    q(&mut root, "GRANT INSERT (id, a), UPDATE (a) ON d.t TO w");
+    let mut w = login(&db, "w", "10.0.0.9");
+    q(&mut w, "INSERT INTO d.t (id, a) VALUES (3, 30)");
+    q(&mut w, "INSERT INTO d.t SET id = 4, a = 40");
+    let (code, msg) = fail(&mut w, "INSERT INTO d.t (id, b) VALUES (5, 1)");
+    assert_eq!(code, 1143);
+    assert_eq!(
+        msg,
+        "INSERT command denied to user 'w'@'10.0.0.9' for column 'b' in table 't'"
+    );
+    assert_eq!(err(&mut w, "INSERT INTO d.t VALUES (5, 1, 1)"), 1143);
+    assert_eq!(err(&mut w, "INSERT INTO d.t SET id = 5, b = 1"), 1143);
+    assert_eq!(err(&mut w, "REPLACE INTO d.t (id, a) VALUES (3, 31)"), 1142);
+    q(&mut w, "UPDATE d.t SET a = 31");
+    assert_eq!(err(&mut w, "UPDATE d.t SET b = 1"), 1143);
+    assert_eq!(err(&mut w, "UPDATE d.t SET a = 1 WHERE id = 3"), 1142);
+    q(&mut root, "GRANT SELECT (id) ON d.t TO w");
+    q(&mut w, "UPDATE d.t SET a = 32 WHERE id = 3");
+    assert_eq!(err(&mut w, "UPDATE d.t SET a = b WHERE id = 3"), 1143);
+    assert_eq!(err(&mut w, "UPDATE d.t SET a = 1 WHERE b = 3"), 1143);
+    q(
+        &mut w,
+        "INSERT INTO d.t (id, a) VALUES (3, 0) ON DUPLICATE KEY UPDATE a = 33",
+    );
+    assert_eq!(
+        err(
+            &mut w,
+            "INSERT INTO d.t (id, a) VALUES (3, 0) ON DUPLICATE KEY UPDATE b = 1"
+        ),
+        1143
+    );
+    assert_eq!(err(&mut w, "DELETE FROM d.t WHERE id = 3"), 1142);
+    assert_eq!(
+        rows(&q(&mut root, "SELECT * FROM d.t ORDER BY id")),
+        ["1|31|100", "2|31|200", "3|33|NULL", "4|31|NULL"]
+    );
     // Errors: a missing column, a privilege not of columns.
     assert_eq!(err(&mut root, "GRANT SELECT (zz) ON d.t TO c"), 1054);
     assert_eq!(err(&mut root, "GRANT DELETE (a) ON d.t TO c"), 1144);

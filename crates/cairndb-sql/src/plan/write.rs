@@ -23,7 +23,12 @@ pub(super) fn compile_insert(
     if ins.on.is_some() {
         need |= crate::acl::UPDATE;
     }
-    let (db, def, _) = resolve_checked(s, name, need, false)?;
+    // INSERT, and ON DUPLICATE KEY UPDATE's UPDATE, may be granted on
+    // columns: then checked on the columns the statement writes, below.
+    let (db, def, by_column) = resolve_checked(s, name, need, true)?;
+    if by_column && ins.replace_into {
+        crate::acl::check_table(s, &db, &def.name, crate::acl::DELETE)?;
+    }
     let alias = def.name.to_lowercase();
     let cols: Vec<usize> = if ins.columns.is_empty() {
         (0..def.columns.len()).collect()
@@ -50,11 +55,16 @@ pub(super) fn compile_insert(
     if !ins.assignments.is_empty() {
         // INSERT ... SET a = 1, b = 2
         let mut row = vec![None; def.columns.len()];
+        let mut set = Vec::new();
         for a in &ins.assignments {
             let col = assignment_column(&def, &a.target)?;
             row[col] = Some(c.compile(&a.value)?);
+            set.push(col);
         }
         *params = c.next_param;
+        if by_column {
+            check_written_columns(s, &t.db, &def, crate::acl::INSERT, &set)?;
+        }
         return Ok(InsertPlan {
             t,
             cols: (0..def.columns.len()).collect(),
@@ -149,6 +159,13 @@ pub(super) fn compile_insert(
     } else if ins.on.is_some() {
         return Err(SqlError::unsupported("ON CONFLICT"));
     }
+    if by_column {
+        check_written_columns(s, &t.db, &def, crate::acl::INSERT, &cols)?;
+        let updated: Vec<usize> = on_dup.iter().map(|(c, _)| *c).collect();
+        if ins.on.is_some() {
+            check_written_columns(s, &t.db, &def, crate::acl::UPDATE, &updated)?;
+        }
+    }
     Ok(InsertPlan {
         t,
         cols,
@@ -194,6 +211,25 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
         .map_err(crate::parse::statement::parse_error)
 }
 
+/// Checks `need` (INSERT, UPDATE or SELECT) on the columns `cols` of a
+/// statement's table where the table level lacks it (1143 naming the
+/// first column without it; 1142 without any column grant of it).
+fn check_written_columns(
+    s: &StmtCx,
+    db: &str,
+    def: &TableDef,
+    need: u32,
+    cols: &[usize],
+) -> SqlResult<()> {
+    if crate::acl::has_table(s, db, &def.name, need) {
+        return Ok(());
+    }
+    let names = cols
+        .iter()
+        .filter_map(|&i| def.columns.get(i).map(|c| c.name.as_str()));
+    crate::acl::check_columns(s, db, &def.name, need, names)
+}
+
 fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResult<usize> {
     match target {
         ast::AssignmentTarget::ColumnName(n) => {
@@ -206,16 +242,19 @@ fn assignment_column(def: &TableDef, target: &ast::AssignmentTarget) -> SqlResul
     }
 }
 
-/// The scan of an UPDATE's or DELETE's table, after checking `need` on it.
+/// The scan of an UPDATE's or DELETE's table, after checking `need` on it
+/// (`by_column`: a table-level denial may be left to column grants, which
+/// the caller checks; the flag says it was).
 fn single_table_scan(
     s: &StmtCx,
     name: &ast::ObjectName,
     alias: Option<&ast::TableAlias>,
     need: u32,
     verb: &str,
-) -> SqlResult<(SelectPlan, Scope)> {
+    by_column: bool,
+) -> SqlResult<(SelectPlan, Scope, bool)> {
     crate::view::check_target(s, name, verb)?;
-    let (db, def, _) = resolve_checked(s, name, need, false)?;
+    let (db, def, deferred) = resolve_checked(s, name, need, by_column)?;
     let alias = alias.map_or(def.name.to_lowercase(), |a| a.name.value.to_lowercase());
     let mut scope = Scope::default();
     let mut types = Vec::new();
@@ -255,6 +294,7 @@ fn single_table_scan(
             hash_joins: Vec::new(),
         },
         scope,
+        deferred,
     ))
 }
 
@@ -279,7 +319,8 @@ pub(super) fn compile_update(
     if selection.is_some() || !order.is_empty() {
         need |= crate::acl::SELECT;
     }
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need, "UPDATE")?;
+    let (mut scan, scope, by_column) =
+        single_table_scan(s, name, alias.as_ref(), need, "UPDATE", true)?;
     let def = match &scan.sources[0] {
         Source::Table { t, .. } => t.def.clone(),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
@@ -312,6 +353,30 @@ pub(super) fn compile_update(
         all.extend(scan.order.iter().map(|(e, _)| e));
         target_in_subquery(&scan, &all)?;
     }
+    if by_column {
+        // UPDATE on the columns set; SELECT on those read where the
+        // statement has a WHERE or ORDER BY (as the table-level check).
+        let db = match &scan.sources[0] {
+            Source::Table { t, .. } => t.db.clone(),
+            Source::Derived { .. } => return Err(SqlError::internal("update source")),
+        };
+        let set: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
+        check_written_columns(s, &db, &def, crate::acl::UPDATE, &set)?;
+        if need & crate::acl::SELECT != 0 {
+            let mut read = Vec::new();
+            for e in sets
+                .iter()
+                .map(|(_, e)| e)
+                .chain(&scan.filter)
+                .chain(scan.order.iter().map(|(e, _)| e))
+            {
+                slots(e, &mut read);
+            }
+            read.sort_unstable();
+            read.dedup();
+            check_written_columns(s, &db, &def, crate::acl::SELECT, &read)?;
+        }
+    }
     choose_access_paths(&mut scan);
     Ok(UpdatePlan {
         scan,
@@ -338,7 +403,7 @@ pub(super) fn compile_delete(
     if d.selection.is_some() || !d.order_by.is_empty() {
         need |= crate::acl::SELECT;
     }
-    let (mut scan, scope) = single_table_scan(s, name, alias.as_ref(), need, "DELETE")?;
+    let (mut scan, scope, _) = single_table_scan(s, name, alias.as_ref(), need, "DELETE", false)?;
     let planner = Planner { s };
     let mut c = Compiler::new(&scope);
     c.next_param = *params;

@@ -23,6 +23,7 @@ const USAGE: &str =
   [--slow-query-log=on|off] [--slow-query-log-file=FILE] [--long-query-time=SECONDS]
   [--general-log=on|off] [--general-log-file=FILE] [--log-output=FILE|NONE]
   [--max-session-mem-used=BYTES] [--sort-buffer-size=BYTES]
+  [--wait-timeout=SECONDS] [--interactive-timeout=SECONDS]
 
 The config file is my.cnf-style: `key = value` lines (the same names, with
 - or _), `[section]` headers and `#` comments are ignored. Command-line
@@ -94,6 +95,8 @@ const OPTIONS: &[(&str, &[&str], &str)] = &[
     ("log-output", &[], "FILE|NONE"),
     ("max-session-mem-used", &[], "BYTES"),
     ("sort-buffer-size", &[], "BYTES"),
+    ("wait-timeout", &[], "SECONDS"),
+    ("interactive-timeout", &[], "SECONDS"),
     ("block-loopback-hosts", &[], "on|off"),
     ("worker-threads", &[], "N"),
 ];
@@ -356,7 +359,9 @@ impl Settings {
             | "general-log-file"
             | "log-output"
             | "max-session-mem-used"
-            | "sort-buffer-size" => self.globals.push((key.replace('-', "_"), v.to_string())),
+            | "sort-buffer-size"
+            | "wait-timeout"
+            | "interactive-timeout" => self.globals.push((key.replace('-', "_"), v.to_string())),
             "block-loopback-hosts" => self.block_loopback_hosts = parse_bool(&key, v)?,
             "worker-threads" => {
                 let n: usize = parse_num(&key, v)?;

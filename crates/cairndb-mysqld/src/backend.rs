@@ -124,6 +124,9 @@ impl Backend for SqlBackend {
             t.ssl_cipher = tls.cipher.to_string();
         }
         c.s.set_transport(t);
+        if conn.interactive {
+            c.s.set_interactive();
+        }
         c.s.info().set_host(&conn.host);
         let closer = conn.closer.clone();
         c.s.info().on_kill(move || closer.close());

@@ -121,6 +121,9 @@ pub struct ConnInfo {
     pub tls: Option<crate::tls::TlsInfo>,
     /// Closes this connection from elsewhere (`KILL CONNECTION`).
     pub closer: Closer,
+    /// The client said it is interactive (CLIENT_INTERACTIVE): MySQL
+    /// gives it `interactive_timeout` as its `wait_timeout`.
+    pub interactive: bool,
 }
 
 /// Closes one connection from any thread: the connection stops waiting

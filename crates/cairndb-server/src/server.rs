@@ -1088,6 +1088,9 @@ async fn command_phase<B, R, W>(
         host: conn.host,
         tls: conn.tls,
         closer: closer.clone(),
+        interactive: login
+            .caps
+            .contains(mysql_common::constants::CapabilityFlags::CLIENT_INTERACTIVE),
     };
     // Registered before the first read, so a close asked for at any time
     // from here on ends the wait (a `notify_one` before it is kept).

@@ -8,7 +8,9 @@
 //! `slow_query_log`, `slow_query_log_file`, `long_query_time`,
 //! `general_log`, `general_log_file`, `log_output` (the query logs,
 //! `querylog.rs`), `net_read_timeout` and `net_write_timeout` (the
-//! server's socket timeouts). `SET GLOBAL` of any of them needs SUPER
+//! server's socket timeouts), `wait_timeout` and `interactive_timeout`
+//! (idle connections; an interactive client's `wait_timeout` starts at
+//! `interactive_timeout`). `SET GLOBAL` of any of them needs SUPER
 //! (`max_connect_errors`: SUPER or CONNECTION_ADMIN); those without a
 //! session value refuse `SET SESSION` (1229) and `@@session.` reads
 //! show the global value. A session starts with the global values of
@@ -42,9 +44,10 @@ pub struct ServerHooks {
 }
 
 /// The variables this module owns, and whether each is GLOBAL only.
-const OWNED: [(&str, bool); 12] = [
+const OWNED: [(&str, bool); 14] = [
     ("general_log", true),
     ("general_log_file", true),
+    ("interactive_timeout", false),
     ("log_output", true),
     ("long_query_time", false),
     ("max_connect_errors", true),
@@ -55,6 +58,7 @@ const OWNED: [(&str, bool); 12] = [
     ("slow_query_log", true),
     ("slow_query_log_file", true),
     ("sort_buffer_size", false),
+    ("wait_timeout", false),
 ];
 
 /// Whether `name` is owned here.
@@ -70,6 +74,9 @@ pub(crate) fn global_only(name: &str) -> bool {
 /// Largest timeout, seconds (MySQL's bound).
 const MAX_TIMEOUT: i64 = 31_536_000;
 
+/// `wait_timeout`'s and `interactive_timeout`'s default, seconds (8 h).
+const IDLE_TIMEOUT: u64 = 28_800;
+
 /// The global values.
 pub(crate) struct Globals {
     max_connect_errors: AtomicU64,
@@ -80,6 +87,8 @@ pub(crate) struct Globals {
     net_write_timeout: AtomicU64,
     max_session_mem_used: AtomicU64,
     sort_buffer_size: AtomicU64,
+    wait_timeout: AtomicU64,
+    interactive_timeout: AtomicU64,
     /// Where sorts write their temporary files: the data directory.
     pub(crate) tmpdir: PathBuf,
     pub(crate) logs: Logs,
@@ -156,6 +165,8 @@ impl Globals {
             net_write_timeout: AtomicU64::new(60),
             max_session_mem_used: AtomicU64::new(spill::DEFAULT_MAX_MEM),
             sort_buffer_size: AtomicU64::new(spill::DEFAULT_SORT_BUFFER),
+            wait_timeout: AtomicU64::new(IDLE_TIMEOUT),
+            interactive_timeout: AtomicU64::new(IDLE_TIMEOUT),
             tmpdir: dir.to_path_buf(),
             logs: Logs::new(dir),
             hooks: RwLock::new(None),
@@ -209,6 +220,8 @@ impl Globals {
             "net_write_timeout" => Value::Int(l(&self.net_write_timeout) as i64),
             "max_session_mem_used" => Value::Int(l(&self.max_session_mem_used) as i64),
             "sort_buffer_size" => Value::Int(l(&self.sort_buffer_size) as i64),
+            "wait_timeout" => Value::Int(l(&self.wait_timeout) as i64),
+            "interactive_timeout" => Value::Int(l(&self.interactive_timeout) as i64),
             "slow_query_log" => on_off(self.logs.enabled(Kind::Slow)),
             "slow_query_log_file" => path(Kind::Slow),
             _ => return None,
@@ -247,6 +260,16 @@ impl Globals {
             "sort_buffer_size" => {
                 self.sort_buffer_size
                     .store(mem_limit(name, v)?, Ordering::Relaxed);
+                Ok(())
+            }
+            "wait_timeout" => {
+                self.wait_timeout
+                    .store(timeout(name, v)? as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            "interactive_timeout" => {
+                self.interactive_timeout
+                    .store(timeout(name, v)? as u64, Ordering::Relaxed);
                 Ok(())
             }
             "max_user_connections" => {
@@ -293,13 +316,31 @@ impl Globals {
         }
     }
 
-    /// A new session's values: the global `long_query_time` and net
+    /// An interactive client's `wait_timeout`: the global
+    /// `interactive_timeout` (an entry only where it differs from what the
+    /// session would have otherwise).
+    pub(crate) fn seed_interactive(&self, vars: &mut BTreeMap<String, Value>) {
+        let it = self.interactive_timeout.load(Ordering::Relaxed);
+        if it != IDLE_TIMEOUT || vars.contains_key("wait_timeout") {
+            vars.insert("wait_timeout".into(), Value::Int(it as i64));
+        }
+    }
+
+    /// A new session's values: the global `long_query_time`, net and idle
     /// timeouts where they differ from the defaults (no entry otherwise:
     /// nothing is allocated for a server left at its defaults).
     pub(crate) fn seed(&self, vars: &mut BTreeMap<String, Value>) -> (u32, u32) {
         let us = self.long_query_us.load(Ordering::Relaxed);
         if us != 10_000_000 {
             vars.insert("long_query_time".into(), Value::Double(us as f64 / 1e6));
+        }
+        let wait = self.wait_timeout.load(Ordering::Relaxed);
+        if wait != IDLE_TIMEOUT {
+            vars.insert("wait_timeout".into(), Value::Int(wait as i64));
+        }
+        let it = self.interactive_timeout.load(Ordering::Relaxed);
+        if it != IDLE_TIMEOUT {
+            vars.insert("interactive_timeout".into(), Value::Int(it as i64));
         }
         let r = self.net_read_timeout.load(Ordering::Relaxed);
         let w = self.net_write_timeout.load(Ordering::Relaxed);
@@ -348,6 +389,10 @@ pub(crate) fn set_var(s: &mut StmtCx, global: bool, name: &str, v: Value) -> Sql
         "net_write_timeout" => {
             let t = timeout(name, &v)?;
             s.net_timeouts.1 = t as u32;
+            s.vars.insert(name.to_string(), Value::Int(t));
+        }
+        "wait_timeout" | "interactive_timeout" => {
+            let t = timeout(name, &v)?;
             s.vars.insert(name.to_string(), Value::Int(t));
         }
         "max_session_mem_used" => {

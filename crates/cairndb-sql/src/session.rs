@@ -261,6 +261,12 @@ impl Session {
         Some(std::time::Duration::from_secs(secs as u64))
     }
 
+    /// The client is interactive (CLIENT_INTERACTIVE): its `wait_timeout`
+    /// starts at the global `interactive_timeout`, as in MySQL.
+    pub fn set_interactive(&mut self) {
+        self.ctx.db.globals.seed_interactive(&mut self.ctx.vars);
+    }
+
     /// The session's `net_read_timeout` and `net_write_timeout`: how
     /// long the server waits for the rest of a command the client began
     /// sending, and for the client to take an answer.

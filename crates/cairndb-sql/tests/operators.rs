@@ -380,3 +380,36 @@ fn slow_log_reports_lock_time_and_rows_examined() {
     assert!((0.25..30.0).contains(&lock), "{waited}");
     assert!(field(&waited, "Query_time") >= lock, "{waited}");
 }
+
+#[test]
+fn interactive_clients_start_with_interactive_timeout_as_wait_timeout() {
+    let (_dir, db) = setup(1);
+    let var = |s: &mut Session, v: &str| cell(&q(s, &format!("SELECT @@{v}")).rows[0][0]);
+    let mut root = Session::new(db.clone(), "root");
+    // At the defaults nothing is set: the server's own idle limit holds.
+    let mut plain = Session::new(db.clone(), "root");
+    plain.set_interactive();
+    assert_eq!(var(&mut plain, "wait_timeout"), "28800");
+    assert_eq!(plain.wait_timeout(), None);
+    q(&mut root, "SET GLOBAL interactive_timeout = 5");
+    let mut i = Session::new(db.clone(), "root");
+    i.set_interactive();
+    assert_eq!(var(&mut i, "wait_timeout"), "5");
+    assert_eq!(i.wait_timeout(), Some(Duration::from_secs(5)));
+    let mut b = Session::new(db.clone(), "root");
+    assert_eq!(var(&mut b, "wait_timeout"), "28800");
+    assert_eq!(var(&mut b, "interactive_timeout"), "5");
+    // The global wait_timeout is what a new session starts with.
+    q(&mut root, "SET GLOBAL wait_timeout = 7");
+    let mut c = Session::new(db.clone(), "root");
+    assert_eq!(var(&mut c, "wait_timeout"), "7");
+    assert_eq!(var(&mut c, "global.wait_timeout"), "7");
+    assert_eq!(c.wait_timeout(), Some(Duration::from_secs(7)));
+    let mut ci = Session::new(db.clone(), "root");
+    ci.set_interactive();
+    assert_eq!(ci.wait_timeout(), Some(Duration::from_secs(5)));
+    // A session's own value, clamped to MySQL's range.
+    q(&mut c, "SET SESSION wait_timeout = 0");
+    assert_eq!(var(&mut c, "wait_timeout"), "1");
+    assert_eq!(var(&mut b, "wait_timeout"), "28800");
+}

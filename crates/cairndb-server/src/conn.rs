@@ -12,8 +12,10 @@
 //! statement, unknown command) gets an ERR and the connection goes on.
 //! Commands without an answer (COM_QUIT, COM_STMT_CLOSE,
 //! COM_STMT_SEND_LONG_DATA) write nothing. Long data per parameter is
-//! bounded by `max_allowed_packet`, statements per connection by
-//! [`MAX_STATEMENTS`]. No locking: the statistics are atomics.
+//! bounded by `max_allowed_packet`, long data of all the connection's
+//! statements together by [`LONG_DATA_PACKETS`] times that, statements
+//! per connection by [`MAX_STATEMENTS`]. No locking: the statistics are
+//! atomics.
 
 #![deny(
     clippy::indexing_slicing,
@@ -37,6 +39,11 @@ use crate::wire::Out;
 /// Prepared statements one connection may hold (MySQL's default
 /// `max_prepared_stmt_count` is 16382 for the whole server).
 pub(crate) const MAX_STATEMENTS: usize = 16382;
+
+/// Long data one connection may hold over all its statements, in
+/// `max_allowed_packet`s (a statement may still take several parameters
+/// of nearly that size each).
+pub(crate) const LONG_DATA_PACKETS: usize = 4;
 
 /// The largest statement id this layer hands out (ids wrap to 1 after
 /// it); the SQL layer's own ids (SQL `PREPARE`) start above it.
@@ -118,6 +125,17 @@ pub(crate) struct Core<S> {
     cols: Vec<ColMeta>,
     params: Vec<Value<'static>>,
     stats: Arc<Stats>,
+    /// Bytes of long data held by all the statements.
+    long_held: usize,
+}
+
+/// Drops a statement's long data; returns the bytes it held.
+fn drop_long(st: &mut Stmt) -> usize {
+    let mut n = 0;
+    for l in &mut st.long {
+        n += l.take().map_or(0, |b| b.len());
+    }
+    n
 }
 
 /// Reuses a vector's allocation for values of another lifetime (the
@@ -149,6 +167,7 @@ impl<S: Session> Core<S> {
             cols: Vec::new(),
             params: Vec::new(),
             stats,
+            long_held: 0,
         }
     }
 
@@ -223,7 +242,8 @@ impl<S: Session> Core<S> {
                 let Some(id) = c.u32() else {
                     return Self::malformed(out);
                 };
-                if self.stmts.remove(&id).is_some() {
+                if let Some(mut st) = self.stmts.remove(&id) {
+                    self.long_held = self.long_held.saturating_sub(drop_long(&mut st));
                     self.session.close_statement(id);
                 }
             }
@@ -234,7 +254,7 @@ impl<S: Session> Core<S> {
                 };
                 match self.stmts.get_mut(&id) {
                     Some(st) => {
-                        st.long.iter_mut().for_each(|l| *l = None);
+                        self.long_held = self.long_held.saturating_sub(drop_long(st));
                         st.long_error = None;
                         self.session.reset_statement(id);
                         self.ok(out);
@@ -259,6 +279,7 @@ impl<S: Session> Core<S> {
             0x1f => {
                 self.session.reset_connection();
                 self.stmts.clear();
+                self.long_held = 0;
                 self.ok(out);
             }
             _ => out.err(&SqlError::unknown_command()),
@@ -361,6 +382,7 @@ impl<S: Session> Core<S> {
             cols,
             params,
             caps,
+            long_held,
             ..
         } = self;
         let Some(st) = stmts.get_mut(&id) else {
@@ -372,7 +394,7 @@ impl<S: Session> Core<S> {
             return Flow::Continue;
         }
         if let Some(e) = st.long_error.take() {
-            st.long.iter_mut().for_each(|l| *l = None);
+            *long_held = long_held.saturating_sub(drop_long(st));
             out.err(&e);
             return Flow::Continue;
         }
@@ -398,7 +420,7 @@ impl<S: Session> Core<S> {
             Err(ParamError::Malformed) => Self::malformed(out),
         };
         *params = recycle(values);
-        st.long.iter_mut().for_each(|l| *l = None);
+        *long_held = long_held.saturating_sub(drop_long(st));
         flow
     }
 
@@ -408,6 +430,7 @@ impl<S: Session> Core<S> {
         };
         let data = c.rest();
         let max = self.max_packet;
+        let max_held = max.saturating_mul(LONG_DATA_PACKETS);
         // No answer, even to an error: it is reported by the next execute.
         if let Some(st) = self.stmts.get_mut(&id) {
             let i = usize::from(param);
@@ -421,14 +444,27 @@ impl<S: Session> Core<S> {
             if let Some(slot) = st.long.get_mut(i) {
                 let buf = slot.get_or_insert_with(Vec::new);
                 if buf.len() + data.len() > max {
+                    self.long_held = self.long_held.saturating_sub(buf.len());
                     *slot = None;
                     st.long_error = Some(SqlError::new(
                         1153,
                         b"08S01",
                         "Parameter of prepared statement exceeds 'max_allowed_packet' bytes",
                     ));
+                } else if self.long_held + data.len() > max_held {
+                    // This statement's long data goes; the others keep
+                    // theirs.
+                    self.long_held = self.long_held.saturating_sub(drop_long(st));
+                    st.long_error = Some(SqlError::new(
+                        1153,
+                        b"08S01",
+                        format!(
+                            "Long data of this connection's prepared statements exceeds {max_held} bytes ({LONG_DATA_PACKETS} times 'max_allowed_packet')"
+                        ),
+                    ));
                 } else {
                     buf.extend_from_slice(data);
+                    self.long_held += data.len();
                 }
             }
         }
@@ -527,6 +563,44 @@ mod tests {
         assert_eq!(c.session.last.last().unwrap(), "close 1");
         let (_, b) = run(&mut c, &exec2);
         assert_eq!(&b[5..7], &1243u16.to_le_bytes());
+    }
+
+    #[test]
+    fn long_data_of_all_statements_is_bounded_per_connection() {
+        let mut c = core();
+        // Max packet 1 MiB: each statement's parameter may hold almost
+        // that; five statements together may not.
+        let chunk = vec![b'x'; 900 << 10];
+        for id in 1..=5u32 {
+            run(&mut c, b"\x16select ?, ?");
+            let mut p = vec![0x18];
+            p.extend(id.to_le_bytes());
+            p.extend(0u16.to_le_bytes());
+            p.extend(&chunk);
+            let (f, b) = run(&mut c, &p);
+            assert_eq!((f, b.len()), (Flow::Continue, 0));
+        }
+        assert_eq!(c.long_held, 4 * (900 << 10));
+        let exec = |id: u32| {
+            let mut e = vec![0x17];
+            e.extend(id.to_le_bytes());
+            // The test session's statements have two parameters: the
+            // first from long data, the second NULL.
+            e.extend([0, 1, 0, 0, 0, 0b10, 1, 253, 0, 8, 0]);
+            e
+        };
+        // The fifth statement's execute says why; the others kept theirs.
+        let (_, b) = run(&mut c, &exec(5));
+        assert_eq!(&b[5..7], &1153u16.to_le_bytes());
+        let (_, b) = run(&mut c, &exec(1));
+        assert_eq!(b[4], 0, "{b:?}");
+        assert_eq!(c.long_held, 3 * (900 << 10));
+        // Closing and resetting statements gives their bytes back.
+        run(&mut c, b"\x19\x02\x00\x00\x00");
+        run(&mut c, b"\x1a\x03\x00\x00\x00");
+        assert_eq!(c.long_held, 900 << 10);
+        run(&mut c, b"\x1f");
+        assert_eq!(c.long_held, 0);
     }
 
     #[test]

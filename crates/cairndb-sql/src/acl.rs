@@ -814,6 +814,23 @@ pub(crate) fn check_columns<'a>(
     Ok(())
 }
 
+/// `LOCK TABLES` of `tables` (each with its database, or the current
+/// one): the LOCK TABLES privilege on each table's database (1044) and
+/// SELECT on each table (1142), then each table must exist (1146), as
+/// MySQL checks them.
+pub(crate) fn check_lock_tables(s: &StmtCx, tables: &[(Option<String>, String)]) -> SqlResult<()> {
+    for (db, table) in tables {
+        let db = match db.as_deref().or(s.current_db.as_deref()) {
+            Some(d) => d,
+            None => return Err(SqlError::new(1046, "3D000", "No database selected")),
+        };
+        check_db(s, db, LOCK_TABLES)?;
+        check_table(s, db, table, SELECT)?;
+        s.db.table(db, table)?;
+    }
+    Ok(())
+}
+
 /// Whether the account holds column grants of `need` on `db`.`table`.
 pub(crate) fn has_column_grant(s: &StmtCx, db: &str, table: &str, need: u32) -> bool {
     s.grants.as_ref().is_some_and(|a| {

@@ -1001,6 +1001,10 @@ impl Session {
                 out.ok(0, 0, 0, "");
             }
             Pre::Optimize(tables) => crate::ddl::optimize(&self.ctx, &tables, out)?,
+            Pre::LockTables(tables) => {
+                crate::acl::check_lock_tables(&self.ctx, &tables)?;
+                out.ok(0, 0, 0, "");
+            }
             Pre::AlterTable(text) => crate::alter::run(&mut self.ctx, &text, out)?,
             Pre::Acl(st) => crate::acl::run(&mut self.ctx, st, out)?,
             Pre::Backup(dir) => crate::backup::run(&mut self.ctx, &dir, out)?,

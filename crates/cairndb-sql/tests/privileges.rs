@@ -714,3 +714,29 @@ fn hourly_limits_count_statements_updates_and_logins_per_account() {
     let r = e.execute(id, &[cairndb_sql::Value::Int(1)], &mut Collect::default());
     assert_eq!(r.err().map(|e| e.code), Some(1226));
 }
+
+#[test]
+fn lock_tables_needs_lock_tables_on_the_database_and_select_on_each_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER l");
+    q(&mut root, "GRANT SELECT ON d.t TO l");
+    let mut l = login(&db, "l", "10.0.0.9");
+    assert_eq!(err(&mut l, "LOCK TABLES d.t READ"), 1044);
+    q(&mut root, "GRANT LOCK TABLES ON d.* TO l");
+    q(&mut l, "LOCK TABLES d.t READ");
+    q(&mut l, "USE d");
+    q(&mut l, "LOCK TABLES t AS x READ LOCAL");
+    q(&mut l, "UNLOCK TABLES");
+    assert_eq!(err(&mut l, "LOCK TABLES t READ, u WRITE"), 1142);
+    assert_eq!(err(&mut l, "LOCK TABLES d.nope WRITE"), 1142);
+    // mysqldump's form, with its executable comment.
+    q(
+        &mut root,
+        "LOCK TABLES `d`.`u` READ /*!32311 LOCAL */, d.t LOW_PRIORITY WRITE",
+    );
+    assert_eq!(err(&mut root, "LOCK TABLES d.nope WRITE"), 1146);
+    assert_eq!(err(&mut root, "LOCK TABLES d.t READ u WRITE"), 1064);
+    let mut none = Session::login(db.clone(), "root", "127.0.0.1").unwrap();
+    assert_eq!(err(&mut none, "LOCK TABLES t READ"), 1046);
+}

@@ -594,6 +594,10 @@ pub enum Pre {
     /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
     /// tables, each with its database when qualified.
     Optimize(Vec<(Option<String>, String)>),
+    /// `LOCK {TABLE | TABLES} t [[AS] alias] lock_type [, ...]`: the
+    /// tables, each with its database when qualified (the lock types are
+    /// read past: the statement locks nothing, see docs/sql.md).
+    LockTables(Vec<(Option<String>, String)>),
     /// `ALTER {DATABASE | SCHEMA} [db] options`: the database (None: the
     /// current one); its character set and collation options, checked,
     /// have no effect.
@@ -822,6 +826,43 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
                     )))
                 }
             }
+        }
+        "LOCK" if matches!(w(1).as_str(), "TABLE" | "TABLES") => {
+            let mut i = 2;
+            let mut tables = Vec::new();
+            loop {
+                let q = qualified(&t, i)?;
+                i += if q.0.is_some() { 3 } else { 1 };
+                tables.push(q);
+                // [[AS] alias] {READ [LOCAL] | [LOW_PRIORITY] WRITE [CONCURRENT]}
+                let kw = |x: &str| ["READ", "WRITE", "LOW_PRIORITY"].contains(&x);
+                if w(i) == "AS" {
+                    i += 2;
+                } else if matches!(t.get(i), Some(Tok::Word(_))) && !kw(&w(i)) {
+                    i += 1;
+                }
+                match w(i).as_str() {
+                    "READ" => i += 1 + usize::from(w(i + 1) == "LOCAL"),
+                    "WRITE" => i += 1 + usize::from(w(i + 1) == "CONCURRENT"),
+                    "LOW_PRIORITY" if w(i + 1) == "WRITE" => i += 2,
+                    _ => {
+                        return Err(SqlError::syntax(format!(
+                            "READ or WRITE was expected after a table of LOCK TABLES: {body}"
+                        )))
+                    }
+                }
+                match t.get(i) {
+                    Some(Tok::Punct(p)) if p == "," => i += 1,
+                    None => break,
+                    Some(Tok::Punct(p)) if p == ";" => break,
+                    Some(_) => {
+                        return Err(SqlError::syntax(format!(
+                            "LOCK TABLES t {{READ | WRITE}} [, ...] was expected: {body}"
+                        )))
+                    }
+                }
+            }
+            Pre::LockTables(tables)
         }
         "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
         _ => Pre::Sql(rewrite(body)),

@@ -740,3 +740,44 @@ fn lock_tables_needs_lock_tables_on_the_database_and_select_on_each_table() {
     let mut none = Session::login(db.clone(), "root", "127.0.0.1").unwrap();
     assert_eq!(err(&mut none, "LOCK TABLES t READ"), 1046);
 }
+
+#[test]
+fn a_foreign_key_needs_references_on_the_parent_or_its_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER f");
+    q(&mut root, "GRANT CREATE, ALTER, SELECT, INSERT ON d.* TO f");
+    let mut f = login(&db, "f", "10.0.0.9");
+    let (code, msg) = fail(
+        &mut f,
+        "CREATE TABLE d.c1 (x INT, FOREIGN KEY (x) REFERENCES d.t (id))",
+    );
+    assert_eq!(code, 1142);
+    assert!(msg.starts_with("REFERENCES command denied"), "{msg}");
+    q(&mut root, "GRANT REFERENCES (id) ON d.t TO f");
+    q(
+        &mut f,
+        "CREATE TABLE d.c1 (x INT, FOREIGN KEY (x) REFERENCES d.t (id))",
+    );
+    q(&mut root, "CREATE UNIQUE INDEX a_u ON d.t (a)");
+    assert_eq!(
+        err(
+            &mut f,
+            "CREATE TABLE d.c2 (y INT, FOREIGN KEY (y) REFERENCES d.t (a))"
+        ),
+        1143
+    );
+    q(&mut f, "CREATE TABLE d.c2 (y INT)");
+    assert_eq!(
+        err(
+            &mut f,
+            "ALTER TABLE d.c2 ADD FOREIGN KEY (y) REFERENCES d.t (a)"
+        ),
+        1143
+    );
+    q(&mut root, "GRANT REFERENCES ON d.t TO f");
+    q(
+        &mut f,
+        "ALTER TABLE d.c2 ADD FOREIGN KEY (y) REFERENCES d.t (a)",
+    );
+}

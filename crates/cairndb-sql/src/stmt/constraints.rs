@@ -497,6 +497,15 @@ pub(crate) fn prepare_fks(
                 }
             }
         }
+        // REFERENCES on the parent table, or on each column the key
+        // references (1142, 1143), as MySQL 8.0 asks it.
+        crate::acl::check_columns(
+            s,
+            &fk.ref_db,
+            &fk.ref_table,
+            crate::acl::REFERENCES,
+            fk.ref_columns.iter().map(String::as_str),
+        )?;
         let self_ref = fk.ref_db.eq_ignore_ascii_case(child_db)
             && fk.ref_table.eq_ignore_ascii_case(&child.name);
         let parent = if self_ref {

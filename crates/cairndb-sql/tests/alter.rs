@@ -816,9 +816,36 @@ fn mem_options(fs: &cairndb::env::mem::MemFs) -> SqlOptions {
     o
 }
 
+/// Each DDL step's name with the file system's power-loss image there.
+type Images = Arc<Mutex<Vec<(String, cairndb::env::mem::MemFs)>>>;
+
+/// A DDL hook that keeps, at each step, the image of `fs` as the power
+/// fails there (`step`) and as it fails after the engine synced
+/// everything written so far (`step+sync`).
+fn power_loss_at_each_step(
+    db: &Arc<SqlDb>,
+    fs: &cairndb::env::mem::MemFs,
+    images: &Images,
+) -> Arc<dyn Fn(&str) + Send + Sync> {
+    let (shots, fs, weak) = (images.clone(), fs.clone(), Arc::downgrade(db));
+    Arc::new(move |step: &str| {
+        shots
+            .lock()
+            .unwrap()
+            .push((step.to_string(), fs.power_loss_image()));
+        if let Some(db) = weak.upgrade() {
+            let e = db.engine().db();
+            e.try_sync_durable(e.log_position()).unwrap();
+        }
+        shots
+            .lock()
+            .unwrap()
+            .push((format!("{step}+sync"), fs.power_loss_image()));
+    })
+}
+
 #[test]
 fn a_crash_at_any_step_of_an_alter_leaves_the_old_table_or_the_new() {
-    type Images = Arc<Mutex<Vec<(String, cairndb::env::mem::MemFs)>>>;
     let statements = [
         // A copy (new ids for every index) ...
         "ALTER TABLE t ADD COLUMN z INT DEFAULT 5, ADD UNIQUE KEY name_u (name)",
@@ -837,23 +864,7 @@ fn a_crash_at_any_step_of_an_alter_leaves_the_old_table_or_the_new() {
     let mut states = vec![(create_text(&mut s, "t"), all(&mut s, "t"))];
     let images: Images = Arc::default();
     for st in statements {
-        let (shots, fs2, weak) = (images.clone(), fs.clone(), Arc::downgrade(&db));
-        db.set_ddl_hook(Some(Arc::new(move |step: &str| {
-            // As the power fails here, and as it fails after the engine
-            // synced everything written so far.
-            shots
-                .lock()
-                .unwrap()
-                .push((step.to_string(), fs2.power_loss_image()));
-            if let Some(db) = weak.upgrade() {
-                let e = db.engine().db();
-                e.try_sync_durable(e.log_position()).unwrap();
-            }
-            shots
-                .lock()
-                .unwrap()
-                .push((format!("{step}+sync"), fs2.power_loss_image()));
-        })));
+        db.set_ddl_hook(Some(power_loss_at_each_step(&db, &fs, &images)));
         q(&mut s, st);
         db.set_ddl_hook(None);
         states.push((create_text(&mut s, "t"), all(&mut s, "t")));
@@ -943,7 +954,6 @@ fn ddl_tables(s: &mut Session) -> Vec<(String, String)> {
 
 #[test]
 fn a_crash_at_any_step_of_create_index_drop_or_truncate_leaves_before_or_after() {
-    type Images = Arc<Mutex<Vec<(String, cairndb::env::mem::MemFs)>>>;
     // Each statement's steps before the dictionary switch keep the state
     // before it; from the switch on, the state after it.
     let statements = [
@@ -979,24 +989,8 @@ fn a_crash_at_any_step_of_create_index_drop_or_truncate_leaves_before_or_after()
     let images: Images = Arc::default();
     let mut per_statement = Vec::new();
     for st in statements {
-        let (shots, fs2, weak) = (images.clone(), fs.clone(), Arc::downgrade(&db));
         let before = images.lock().unwrap().len();
-        db.set_ddl_hook(Some(Arc::new(move |step: &str| {
-            // As the power fails here, and as it fails after the engine
-            // synced everything written so far.
-            shots
-                .lock()
-                .unwrap()
-                .push((step.to_string(), fs2.power_loss_image()));
-            if let Some(db) = weak.upgrade() {
-                let e = db.engine().db();
-                e.try_sync_durable(e.log_position()).unwrap();
-            }
-            shots
-                .lock()
-                .unwrap()
-                .push((format!("{step}+sync"), fs2.power_loss_image()));
-        })));
+        db.set_ddl_hook(Some(power_loss_at_each_step(&db, &fs, &images)));
         q(&mut s, st);
         db.set_ddl_hook(None);
         per_statement.push(before..images.lock().unwrap().len());

@@ -358,6 +358,56 @@ fn concurrent_create_index_on_one_table_keeps_both() {
 }
 
 #[test]
+fn create_index_racing_drop_table_never_brings_the_table_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    q(&mut s, "CREATE DATABASE d");
+    for round in 0..20 {
+        q(&mut s, "CREATE TABLE d.t (id INT PRIMARY KEY, a INT)");
+        let vals: Vec<String> = (0..300).map(|i| format!("({i}, {})", i % 7)).collect();
+        q(
+            &mut s,
+            &format!("INSERT INTO d.t VALUES {}", vals.join(",")),
+        );
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let (db1, b1) = (db.clone(), start.clone());
+        let index = std::thread::spawn(move || {
+            let mut s = Session::new(db1, "root");
+            b1.wait();
+            let mut c = Collect::default();
+            s.query(&format!("CREATE INDEX ia{round} ON d.t (a)"), &mut c)
+                .err()
+                .map(|e| e.code)
+        });
+        let (db2, b2) = (db.clone(), start);
+        let dropper = std::thread::spawn(move || {
+            let mut s = Session::new(db2, "root");
+            b2.wait();
+            q(&mut s, "DROP TABLE d.t");
+        });
+        let index = index.join().unwrap();
+        dropper.join().unwrap();
+        // The index was made before the drop, or found no table (1146).
+        assert!(
+            matches!(index, None | Some(1146)),
+            "round {round}: {index:?}"
+        );
+        assert!(
+            db.table("d", "t").is_err(),
+            "round {round}: the dropped table came back"
+        );
+    }
+    let rep = cairndb_sql::check::check(&db).unwrap();
+    assert!(rep.problems.is_empty(), "{:?}", rep.problems);
+    drop(s);
+    db.close().unwrap();
+    // Nor after a reopen.
+    let db = open(dir.path());
+    assert!(db.table("d", "t").is_err());
+}
+
+#[test]
 fn writes_racing_create_index_get_entries_in_the_new_index() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());

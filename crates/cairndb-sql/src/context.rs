@@ -395,6 +395,9 @@ impl Env for StmtCx {
     fn params(&self) -> &[Value] {
         &self.params
     }
+    fn check_interrupt(&self) -> SqlResult<()> {
+        StmtCx::check_interrupt(self)
+    }
     fn sys_var(&self, name: &str) -> SqlResult<Value> {
         vars::get(self, name)
     }

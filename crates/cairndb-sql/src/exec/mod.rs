@@ -209,6 +209,9 @@ impl Env for Cx<'_, '_> {
     fn params(&self) -> &[Value] {
         Env::params(self.s)
     }
+    fn check_interrupt(&self) -> SqlResult<()> {
+        self.s.check_interrupt()
+    }
     fn sys_var(&self, name: &str) -> SqlResult<Value> {
         Env::sys_var(self.s, name)
     }

@@ -968,6 +968,8 @@ fn one_window(
     });
     let mut keyed: Vec<(Vec<u8>, Vec<Value>, usize)> = Vec::with_capacity(rows.len());
     for (i, (r, a)) in rows.iter().enumerate() {
+        // KILL QUERY and max_execution_time stop window functions too.
+        s.check_interrupt()?;
         let mut pk = Vec::new();
         for e in &w.partition {
             let v = eval(e, r, a, types, s)?;
@@ -1010,6 +1012,7 @@ fn one_window(
         }
         let part = keyed.get(start_at..end_at).unwrap_or_default();
         start_at = end_at;
+        s.check_interrupt()?;
         let m = part.len();
         // Peer groups: (first, one past the last) per position.
         let mut peers: Vec<(usize, usize)> = Vec::with_capacity(m);

@@ -833,6 +833,12 @@ pub trait Env {
     /// A warning of the running statement (a value truncated in a
     /// conversion); ignored where nobody reads warnings.
     fn warn(&self, _code: u16, _message: String) {}
+    /// Error 1317 / 3024 once the running statement was killed or ran
+    /// past its time limit (long computations ask between rows). Default:
+    /// never.
+    fn check_interrupt(&self) -> SqlResult<()> {
+        Ok(())
+    }
     /// The value of [`Expr::Outer`]`(up, slot)`: a column of an enclosing
     /// query's current row (only the executor running a correlated
     /// subquery has one).

@@ -418,8 +418,6 @@ impl Settings {
         Ok(s)
     }
 
-    /// The server's options: these settings over the database options
-    /// `sql`, in `datadir`.
     /// Unless the options set `max_session_mem_used`, sets it to a
     /// quarter of the memory limit, or of the machine's memory (at least
     /// 64 MiB), and returns it: one statement's rows may then take a
@@ -432,12 +430,15 @@ impl Settings {
         {
             return None;
         }
-        let m = (limit.or_else(|| mem_total(meminfo))? / 4).max(MIN_STATEMENT_MEMORY);
+        let total = || cairndb::internals::util::memory::mem_total(meminfo);
+        let m = (limit.or_else(total)? / 4).max(MIN_STATEMENT_MEMORY);
         self.globals
             .push(("max_session_mem_used".to_string(), m.to_string()));
         Some(m)
     }
 
+    /// The server's options: these settings over the database options
+    /// `sql`, in `datadir`.
     fn server_options(&self, datadir: PathBuf, sql: SqlOptions) -> Result<ServerOptions, String> {
         let init_password = match &self.init_password_file {
             Some(f) => Some(read_password_file(f)?),
@@ -592,7 +593,7 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
         return Ok(());
     }
     tune_malloc();
-    let s = Settings::from_args(&args)?;
+    let mut s = Settings::from_args(&args)?;
     let datadir = s
         .datadir
         .clone()
@@ -600,7 +601,6 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let limit = s.memory_limit(&cgroup, std::path::Path::new("/sys/fs/cgroup"));
     let sql = s.sql_options_within(limit);
-    let mut s = s;
     let statement_memory = s.default_statement_memory(limit, &read_meminfo());
     if let Some(l) = limit {
         eprintln!(
@@ -630,13 +630,6 @@ pub fn main(args: Vec<String>) -> Result<(), String> {
 /// `/proc/meminfo`, or nothing where it cannot be read.
 fn read_meminfo() -> String {
     std::fs::read_to_string("/proc/meminfo").unwrap_or_default()
-}
-
-/// `MemTotal` of a `/proc/meminfo` text, in bytes.
-fn mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
 }
 
 /// The least default `max_session_mem_used` the server sets.

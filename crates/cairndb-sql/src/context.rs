@@ -177,9 +177,8 @@ impl StmtCx {
         let conn_id = db.next_connection_id();
         let info = db.registry.add(conn_id, user);
         let mut vars = BTreeMap::new();
-        let net_timeouts = db.globals.seed(&mut vars);
         let mut mem = crate::spill::Mem::default();
-        db.globals.seed_mem(&mut vars, &mut mem);
+        let net_timeouts = db.globals.seed(&mut vars, &mut mem);
         StmtCx {
             mem,
             net_timeouts,

@@ -302,7 +302,7 @@ impl Globals {
     /// A new session's memory limits (`max_session_mem_used`,
     /// `sort_buffer_size`), entered in `vars` where they differ from the
     /// defaults.
-    pub(crate) fn seed_mem(&self, vars: &mut BTreeMap<String, Value>, mem: &mut spill::Mem) {
+    fn seed_mem(&self, vars: &mut BTreeMap<String, Value>, mem: &mut spill::Mem) {
         mem.cap = self.max_session_mem_used.load(Ordering::Relaxed);
         mem.sort_buffer = self.sort_buffer_size.load(Ordering::Relaxed);
         if mem.cap != spill::DEFAULT_MAX_MEM {
@@ -327,9 +327,15 @@ impl Globals {
     }
 
     /// A new session's values: the global `long_query_time`, net and idle
-    /// timeouts where they differ from the defaults (no entry otherwise:
-    /// nothing is allocated for a server left at its defaults).
-    pub(crate) fn seed(&self, vars: &mut BTreeMap<String, Value>) -> (u32, u32) {
+    /// timeouts and memory limits where they differ from the defaults (no
+    /// entry otherwise: nothing is allocated for a server left at its
+    /// defaults); the memory limits also into `mem`.
+    pub(crate) fn seed(
+        &self,
+        vars: &mut BTreeMap<String, Value>,
+        mem: &mut spill::Mem,
+    ) -> (u32, u32) {
+        self.seed_mem(vars, mem);
         let us = self.long_query_us.load(Ordering::Relaxed);
         if us != 10_000_000 {
             vars.insert("long_query_time".into(), Value::Double(us as f64 / 1e6));

@@ -467,11 +467,8 @@ impl Session {
         let _ = self.settle_durability();
         self.ctx.txn = None;
         self.ctx.vars.clear();
-        self.ctx.net_timeouts = self.ctx.db.globals.seed(&mut self.ctx.vars);
-        self.ctx
-            .db
-            .globals
-            .seed_mem(&mut self.ctx.vars, &mut self.ctx.mem);
+        let ctx = &mut self.ctx;
+        ctx.net_timeouts = ctx.db.globals.seed(&mut ctx.vars, &mut ctx.mem);
         self.ctx.user_vars.clear();
         self.prepared.clear();
         self.named.clear();

@@ -197,17 +197,6 @@ pub(crate) enum HashState {
     TooBig,
 }
 
-/// An estimate of the memory a row takes.
-pub(crate) fn row_bytes(r: &[Value]) -> usize {
-    r.iter()
-        .map(|v| match v {
-            Value::Str(s) | Value::Json(s) => std::mem::size_of::<Value>() + s.capacity(),
-            _ => std::mem::size_of::<Value>(),
-        })
-        .sum::<usize>()
-        + std::mem::size_of::<Vec<Value>>()
-}
-
 impl HashTable {
     /// Hashes `rows` (each the source's own columns, its first at slot
     /// `offset`) on `hj`'s own slots; `held`: rows kept in the table

@@ -1522,6 +1522,14 @@ pub(crate) fn select_rows(
     let tmpdir = s.db.globals.tmpdir.as_path();
     let info: &crate::status::SessionInfo = &s.info;
     let stmt: &StmtCx = s;
+    // A plain sort's buffer in ORDER BY order, DISTINCT's equal rows
+    // dropped when they end up side by side.
+    let sort_buffer = |rows: &mut Vec<Vec<Value>>| {
+        sort_rows(rows, &p.order, &key_slot, &p.types);
+        if dedupe_sorted {
+            dedupe(rows, &proj_colls);
+        }
+    };
     // Reused key buffer: a key is copied only when it is new.
     let mut kbuf: Vec<u8> = Vec::new();
     let mut skipped = 0u64;
@@ -1700,10 +1708,7 @@ pub(crate) fn select_rows(
                     limit.map(|l| usize::try_from(l.saturating_add(offset)).unwrap_or(usize::MAX));
                 if let Some(keep) = keep {
                     if buffered.len() >= keep.saturating_mul(2).max(1024) {
-                        sort_rows(&mut buffered, &p.order, &key_slot, types);
-                        if dedupe_sorted {
-                            dedupe(&mut buffered, &proj_colls);
-                        }
+                        sort_buffer(&mut buffered);
                         buffered.truncate(keep);
                         sort_bytes = buffered.iter().map(|r| spill::row_bytes(r)).sum();
                     }
@@ -1715,16 +1720,13 @@ pub(crate) fn select_rows(
                         Some(r) => r,
                         None => runs.insert(spill::Runs::create(tmpdir)?),
                     };
-                    sort_rows(&mut buffered, &p.order, &key_slot, types);
-                    if dedupe_sorted {
-                        dedupe(&mut buffered, &proj_colls);
-                    }
+                    sort_buffer(&mut buffered);
                     if let Some(keep) = keep {
                         buffered.truncate(keep);
                     }
                     r.write_run(&buffered)?;
+                    // Empties the buffer, keeping some rows for reuse.
                     keep_rows(&mut spare_rows, &mut buffered);
-                    buffered.clear();
                     sort_bytes = 0;
                 }
                 return Ok(true);
@@ -1863,13 +1865,9 @@ pub(crate) fn select_rows(
     } else if let (true, Some(mut r)) = (sorted, runs.take()) {
         // A sort that spilled: the last rows become the last run, and the
         // merge feeds OFFSET, LIMIT and the output.
-        sort_rows(&mut buffered, &p.order, &key_slot, types);
-        if dedupe_sorted {
-            dedupe(&mut buffered, &proj_colls);
-        }
+        sort_buffer(&mut buffered);
         r.write_run(&buffered)?;
         keep_rows(&mut spare_rows, &mut buffered);
-        buffered.clear();
         let colls = order_colls(&p.order, types);
         let cmp = |a: &[Value], b: &[Value]| cmp_rows(a, b, &p.order, &key_slot, &colls);
         let mut last: Vec<Value> = Vec::new();
@@ -1897,10 +1895,7 @@ pub(crate) fn select_rows(
         })?;
         info.count_spill(passes);
     } else if sorted {
-        sort_rows(&mut buffered, &p.order, &key_slot, types);
-        if dedupe_sorted {
-            dedupe(&mut buffered, &proj_colls);
-        }
+        sort_buffer(&mut buffered);
     }
     if grouped || sorted || windowed {
         let start = usize::try_from(offset)
@@ -1995,12 +1990,7 @@ fn cmp_rows(
         let slot = slots.get(k).copied().unwrap_or(usize::MAX);
         let (x, y) = (a.get(slot).unwrap_or(&null), b.get(slot).unwrap_or(&null));
         let coll = colls.get(k).copied().unwrap_or(Collation::Utf8mb4GeneralCi);
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Less,
-            (false, true) => Ordering::Greater,
-            _ => compare(x, y, coll).unwrap_or(Ordering::Equal),
-        };
+        let o = sort_cmp(x, y, coll);
         let o = if *asc { o } else { o.reverse() };
         if o != Ordering::Equal {
             return o;
@@ -2257,7 +2247,7 @@ fn hash_table(
                 scratch,
                 &mut |_, row, _| {
                     let r = row.get(t.offset..t.offset + n).unwrap_or_default().to_vec();
-                    bytes += hashjoin::row_bytes(&r);
+                    bytes += spill::row_bytes(&r);
                     if bytes > hashjoin::HASH_JOIN_MAX_BYTES {
                         too_big = true;
                         return Ok(false);

@@ -114,20 +114,18 @@ impl<'a> Charge<'a> {
         }
         Ok(())
     }
-
-    /// Gives everything back (the operator let its rows go).
-    pub(crate) fn clear(&mut self) {
-        self.mem
-            .held
-            .fetch_sub(self.published, AtomicOrdering::Relaxed);
-        self.published = 0;
-        self.local = 0;
-    }
 }
 
 impl Drop for Charge<'_> {
+    /// Gives back what was added to the session's count (nothing, and no
+    /// atomic, for an operator that held less than 64 KiB: a point
+    /// select's).
     fn drop(&mut self) {
-        self.clear();
+        if self.published > 0 {
+            self.mem
+                .held
+                .fetch_sub(self.published, AtomicOrdering::Relaxed);
+        }
     }
 }
 
@@ -166,7 +164,7 @@ const BLOCK: usize = 64 << 10;
 /// Block header: payload length (u32 LE) and its CRC32 (u32 LE).
 const HEADER: usize = 8;
 /// Runs merged at once (each holds one block while merging).
-pub(crate) const FAN_IN: usize = 64;
+const FAN_IN: usize = 64;
 
 const TAG_NULL: u8 = 0;
 const TAG_INT: u8 = 1;
@@ -185,46 +183,32 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
+/// A tag and its fixed-width payload.
+fn put_fixed(out: &mut Vec<u8>, tag: u8, payload: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(payload);
+}
+
 /// Appends `v` to `out` (docs/format/sql-spill.md, "Values").
 fn put_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Null => out.push(TAG_NULL),
-        Value::Int(i) => {
-            out.push(TAG_INT);
-            out.extend_from_slice(&i.to_le_bytes());
-        }
-        Value::UInt(u) => {
-            out.push(TAG_UINT);
-            out.extend_from_slice(&u.to_le_bytes());
-        }
-        Value::Double(f) => {
-            out.push(TAG_DOUBLE);
-            out.extend_from_slice(&f.to_bits().to_le_bytes());
-        }
+        Value::Int(i) => put_fixed(out, TAG_INT, &i.to_le_bytes()),
+        Value::UInt(u) => put_fixed(out, TAG_UINT, &u.to_le_bytes()),
+        Value::Double(f) => put_fixed(out, TAG_DOUBLE, &f.to_bits().to_le_bytes()),
         Value::Decimal(d, scale) => {
-            out.push(TAG_DECIMAL);
-            out.extend_from_slice(&d.to_le_bytes());
+            put_fixed(out, TAG_DECIMAL, &d.to_le_bytes());
             out.push(*scale);
         }
+        Value::Date(d) => put_fixed(out, TAG_DATE, &d.to_le_bytes()),
+        Value::DateTime(d) => put_fixed(out, TAG_DATETIME, &d.to_le_bytes()),
+        Value::Time(t) => put_fixed(out, TAG_TIME, &t.to_le_bytes()),
         Value::Str(b) => {
             out.push(TAG_STR);
             put_bytes(out, b);
         }
-        Value::Date(d) => {
-            out.push(TAG_DATE);
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-        Value::DateTime(d) => {
-            out.push(TAG_DATETIME);
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-        Value::Time(t) => {
-            out.push(TAG_TIME);
-            out.extend_from_slice(&t.to_le_bytes());
-        }
         Value::Member(i, b) => {
-            out.push(TAG_MEMBER);
-            out.extend_from_slice(&i.to_le_bytes());
+            put_fixed(out, TAG_MEMBER, &i.to_le_bytes());
             put_bytes(out, b);
         }
         Value::Json(b) => {

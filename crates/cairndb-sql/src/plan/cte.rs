@@ -625,17 +625,6 @@ pub(crate) fn scope_columns(alias: &str, names: &[String]) -> Vec<ScopeColumn> {
         .collect()
 }
 
-/// Bytes a materialised row is counted as.
-fn row_bytes(r: &[Value]) -> usize {
-    let mut n = 24 + std::mem::size_of_val(r);
-    for v in r {
-        if let Value::Str(b) | Value::Json(b) = v {
-            n += b.len();
-        }
-    }
-    n
-}
-
 /// The most bytes of materialised rows one CTE may hold.
 fn memory_cap(s: &StmtCx) -> usize {
     let get = |n: &str| {
@@ -691,7 +680,7 @@ pub(crate) fn rows(s: &StmtCx, rd: &mut Reader, c: &CtePlan) -> SqlResult<Arc<Ve
         if c.distinct && !seen.insert(row_key(&row)) {
             return Ok(());
         }
-        bytes += row_bytes(&row);
+        bytes += crate::spill::row_bytes(&row);
         if bytes > cap {
             return Err(table_full(&c.name));
         }

@@ -63,7 +63,7 @@ pub(super) fn compile_insert(
         }
         *params = c.next_param;
         if by_column {
-            check_written_columns(s, &t.db, &def, crate::acl::INSERT, &set)?;
+            check_column_list(s, &t.db, &def, crate::acl::INSERT, &set)?;
         }
         return Ok(InsertPlan {
             t,
@@ -160,10 +160,10 @@ pub(super) fn compile_insert(
         return Err(SqlError::unsupported("ON CONFLICT"));
     }
     if by_column {
-        check_written_columns(s, &t.db, &def, crate::acl::INSERT, &cols)?;
-        let updated: Vec<usize> = on_dup.iter().map(|(c, _)| *c).collect();
+        check_column_list(s, &t.db, &def, crate::acl::INSERT, &cols)?;
         if ins.on.is_some() {
-            check_written_columns(s, &t.db, &def, crate::acl::UPDATE, &updated)?;
+            let updated: Vec<usize> = on_dup.iter().map(|(c, _)| *c).collect();
+            check_column_list(s, &t.db, &def, crate::acl::UPDATE, &updated)?;
         }
     }
     Ok(InsertPlan {
@@ -211,19 +211,15 @@ fn rewrite_values_fn(e: &ast::Expr, def: &TableDef) -> SqlResult<ast::Expr> {
         .map_err(crate::parse::statement::parse_error)
 }
 
-/// Checks `need` (INSERT, UPDATE or SELECT) on the columns `cols` of a
-/// statement's table where the table level lacks it (1143 naming the
-/// first column without it; 1142 without any column grant of it).
-fn check_written_columns(
+/// [`crate::acl::check_columns`] of `need` (INSERT, UPDATE or SELECT) on
+/// the columns at positions `cols` of `def`.
+fn check_column_list(
     s: &StmtCx,
     db: &str,
     def: &TableDef,
     need: u32,
     cols: &[usize],
 ) -> SqlResult<()> {
-    if crate::acl::has_table(s, db, &def.name, need) {
-        return Ok(());
-    }
     let names = cols
         .iter()
         .filter_map(|&i| def.columns.get(i).map(|c| c.name.as_str()));
@@ -321,8 +317,8 @@ pub(super) fn compile_update(
     }
     let (mut scan, scope, by_column) =
         single_table_scan(s, name, alias.as_ref(), need, "UPDATE", true)?;
-    let def = match &scan.sources[0] {
-        Source::Table { t, .. } => t.def.clone(),
+    let (db, def) = match &scan.sources[0] {
+        Source::Table { t, .. } => (t.db.clone(), t.def.clone()),
         Source::Derived { .. } => return Err(SqlError::internal("update source")),
     };
     let planner = Planner { s };
@@ -356,12 +352,8 @@ pub(super) fn compile_update(
     if by_column {
         // UPDATE on the columns set; SELECT on those read where the
         // statement has a WHERE or ORDER BY (as the table-level check).
-        let db = match &scan.sources[0] {
-            Source::Table { t, .. } => t.db.clone(),
-            Source::Derived { .. } => return Err(SqlError::internal("update source")),
-        };
         let set: Vec<usize> = sets.iter().map(|(c, _)| *c).collect();
-        check_written_columns(s, &db, &def, crate::acl::UPDATE, &set)?;
+        check_column_list(s, &db, &def, crate::acl::UPDATE, &set)?;
         if need & crate::acl::SELECT != 0 {
             let mut read = Vec::new();
             for e in sets
@@ -374,7 +366,7 @@ pub(super) fn compile_update(
             }
             read.sort_unstable();
             read.dedup();
-            check_written_columns(s, &db, &def, crate::acl::SELECT, &read)?;
+            check_column_list(s, &db, &def, crate::acl::SELECT, &read)?;
         }
     }
     choose_access_paths(&mut scan);

@@ -2,7 +2,8 @@
 //! ([`cgroup_memory_limit`], which the server sizes its caches to), and
 //! what it could still use, the smaller of the kernel's `MemAvailable` and,
 //! when the process runs in a memory cgroup with a limit, that limit less
-//! the group's usage (page cache included).
+//! the group's usage (page cache included), and the machine's total
+//! ([`mem_total`]).
 //! Read from `/proc` and `/sys/fs/cgroup` (v2, or v1's memory
 //! controller). No state, no locks; `None` where none of it is readable.
 
@@ -23,7 +24,17 @@ pub fn available_bytes() -> Option<u64> {
 
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes.
 fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    meminfo_bytes(meminfo, "MemAvailable:")
+}
+
+/// `MemTotal` (the machine's memory) of a `/proc/meminfo` text, in bytes.
+pub fn mem_total(meminfo: &str) -> Option<u64> {
+    meminfo_bytes(meminfo, "MemTotal:")
+}
+
+/// The field `name` (with its colon) of a `/proc/meminfo` text, in bytes.
+fn meminfo_bytes(meminfo: &str, name: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with(name))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
 }

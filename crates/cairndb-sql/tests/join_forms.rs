@@ -148,13 +148,29 @@ fn join_using_errors() {
         ),
         1052
     );
-    // A RIGHT JOIN after another join would need a nested join.
+    // The same table or alias twice in one FROM, a parenthesised join's
+    // included.
+    assert_eq!(err(&mut s, "SELECT * FROM a JOIN a ON a.k = a.k"), 1066);
+    assert_eq!(err(&mut s, "SELECT * FROM a x JOIN b x"), 1066);
+    assert_eq!(
+        err(&mut s, "SELECT * FROM a LEFT JOIN (b JOIN a ON 1) ON 1"),
+        1066
+    );
+    // A parenthesised join's ON sees only its own tables.
     assert_eq!(
         err(
             &mut s,
-            "SELECT * FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = b.k"
+            "SELECT * FROM a LEFT JOIN (b JOIN c ON c.k = a.k) ON a.k = b.k"
         ),
-        1235
+        1054
+    );
+    // b.k and c.k are both in the parenthesised join's result.
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT * FROM a LEFT JOIN (b RIGHT JOIN c ON b.k = c.k) USING (k)"
+        ),
+        1052
     );
 }
 
@@ -172,12 +188,183 @@ fn parenthesised_leading_join_is_read_left_to_right() {
     );
     assert_eq!(flat, nested);
     assert_eq!(flat, vec!["1|100|7", "1|101|7"]);
-    // A parenthesised join on the right of a LEFT JOIN is refused.
+}
+
+#[test]
+fn right_join_after_another_join_takes_the_joins_before_it_as_its_left_side() {
+    let (_d, mut s) = session();
+    let sql = "SELECT * FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = b.k ORDER BY c.k, b.id";
     assert_eq!(
-        err(
+        names(&mut s, sql),
+        vec!["id", "k", "x", "k", "id", "y", "k", "z"]
+    );
+    assert_eq!(
+        r(&mut s, sql),
+        vec![
+            "1|1|10|1|100|1000|1|7",
+            "1|1|10|1|101|1001|1|7",
+            "NULL|NULL|NULL|NULL|NULL|NULL|3|8"
+        ]
+    );
+    let sql = "SELECT a.id, b.id, c.z FROM a LEFT JOIN b ON a.k = b.k \
+               RIGHT JOIN c ON c.z = a.id + 6 ORDER BY c.z, b.id";
+    assert_eq!(r(&mut s, sql), vec!["1|100|7", "1|101|7", "2|NULL|8"]);
+    // USING: the right side's common column first.
+    let sql = "SELECT * FROM a JOIN b USING (k) RIGHT JOIN c USING (k) ORDER BY k, b.id";
+    assert_eq!(names(&mut s, sql), vec!["k", "z", "id", "x", "id", "y"]);
+    assert_eq!(
+        r(&mut s, sql),
+        vec![
+            "1|7|1|10|100|1000",
+            "1|7|1|10|101|1001",
+            "3|8|NULL|NULL|NULL|NULL"
+        ]
+    );
+    // Two in a row.
+    let sql = "SELECT a.id, b.id, c.z FROM a RIGHT JOIN b ON a.k = b.k \
+               RIGHT JOIN c ON c.k = b.k ORDER BY c.k, b.id";
+    assert_eq!(r(&mut s, sql), vec!["1|100|7", "1|101|7", "NULL|102|8"]);
+    // Columns the outer join may give NULL for are not NOT NULL.
+    let c = q(
+        &mut s,
+        "SELECT a.id, c.k FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = b.k",
+    );
+    assert!(!c.columns[0].not_null);
+}
+
+#[test]
+fn parenthesised_join_on_the_right_of_an_outer_join_is_null_extended_as_one() {
+    let (_d, mut s) = session();
+    let sql = "SELECT a.id, b.id, c.z FROM a LEFT JOIN (b JOIN c ON c.k = b.k) \
+               ON a.k = b.k ORDER BY a.id, b.id";
+    assert_eq!(
+        r(&mut s, sql),
+        vec![
+            "1|100|7",
+            "1|101|7",
+            "2|NULL|NULL",
+            "3|NULL|NULL",
+            "4|NULL|NULL"
+        ]
+    );
+    // The ON after the parentheses: a row of the inner join that fails it
+    // null-extends b and c together, where the flat form keeps b's.
+    let nested = "SELECT a.id, b.id, c.z FROM a LEFT JOIN (b LEFT JOIN c ON c.k = b.k) \
+                  ON a.k = b.k AND c.z IS NULL ORDER BY a.id, b.id";
+    assert_eq!(
+        r(&mut s, nested),
+        vec!["1|NULL|NULL", "2|NULL|NULL", "3|NULL|NULL", "4|NULL|NULL"]
+    );
+    let flat = "SELECT a.id, b.id, c.z FROM a LEFT JOIN b ON a.k = b.k \
+                LEFT JOIN c ON c.k = b.k AND c.z IS NULL ORDER BY a.id, b.id";
+    assert_eq!(
+        r(&mut s, flat),
+        vec![
+            "1|100|NULL",
+            "1|101|NULL",
+            "2|NULL|NULL",
+            "3|NULL|NULL",
+            "4|NULL|NULL"
+        ]
+    );
+    // Inner joins inside an inner join.
+    let sql = "SELECT a.id, b.id, c.z FROM a JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k \
+               ORDER BY a.id, b.id";
+    assert_eq!(r(&mut s, sql), vec!["1|100|7", "1|101|7"]);
+    // NATURAL and USING against a parenthesised join's columns.
+    let sql = "SELECT * FROM a NATURAL LEFT JOIN (b NATURAL JOIN c) ORDER BY a.id";
+    assert_eq!(names(&mut s, sql), vec!["id", "k", "x", "y", "z"]);
+    assert_eq!(
+        r(&mut s, sql),
+        vec![
+            "1|1|10|NULL|NULL",
+            "2|2|20|NULL|NULL",
+            "3|NULL|30|NULL|NULL",
+            "4|5|40|NULL|NULL"
+        ]
+    );
+    let sql = "SELECT k FROM a LEFT JOIN (b JOIN c USING (k)) USING (k) ORDER BY a.id";
+    assert_eq!(r(&mut s, sql), vec!["1", "1", "2", "NULL", "5"]);
+    // In a correlated subquery.
+    let sql = "SELECT a.id, (SELECT count(*) FROM b LEFT JOIN (c JOIN a a2 ON a2.k = c.k) \
+               ON b.k = c.k WHERE b.id > a.id + 98 AND a2.id IS NOT NULL) FROM a ORDER BY a.id";
+    assert_eq!(r(&mut s, sql), vec!["1|2", "2|1", "3|0", "4|0"]);
+}
+
+#[test]
+fn more_than_1024_tables_in_a_join_is_1116() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE TABLE one (k INT PRIMARY KEY)");
+    q(&mut s, "INSERT INTO one VALUES (1)");
+    let from = |n: usize| {
+        (0..n)
+            .map(|i| format!("one t{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // More than MySQL's 61 (SQLite's corpus joins 64).
+    assert_eq!(
+        r(&mut s, &format!("SELECT count(*) FROM {}", from(64))),
+        vec!["1"]
+    );
+    assert_eq!(
+        err(&mut s, &format!("SELECT count(*) FROM {}", from(1025))),
+        1116
+    );
+    // Tables inside parentheses count.
+    let nest = |n: usize| {
+        let mut nest = format!("one t{n}");
+        for i in (1..n).rev() {
+            nest = format!("(one t{i} LEFT JOIN {nest} ON t{i}.k = t{}.k)", i + 1);
+        }
+        format!("SELECT count(*) FROM one t0 LEFT JOIN {nest} ON t0.k = t1.k")
+    };
+    assert_eq!(r(&mut s, &nest(300)), vec!["1"]);
+    assert_eq!(err(&mut s, &nest(3000)), 1116);
+}
+
+#[test]
+fn parameters_are_numbered_in_the_text_order_whatever_is_compiled_first() {
+    let (_d, mut s) = session();
+    let run = |s: &mut Session, sql: &str, vals: &[i64]| {
+        let info = s.prepare(sql).unwrap();
+        let v: Vec<cairndb_sql::Value> = vals.iter().map(|&x| cairndb_sql::Value::Int(x)).collect();
+        let mut c = cairndb_sql::Collect::default();
+        s.execute(info.id, &v, &mut c).unwrap();
+        rows(&c)
+    };
+    // The select list's before a derived table's.
+    assert_eq!(
+        run(&mut s, "SELECT ?, d.v FROM (SELECT ? AS v) d", &[1, 2]),
+        vec!["1|2"]
+    );
+    // An ON's before a later derived table's, and both before WHERE's.
+    assert_eq!(
+        run(
             &mut s,
-            "SELECT * FROM a LEFT JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k"
+            "SELECT a.id, d.v FROM a JOIN b ON b.k = a.k AND b.id = ? \
+             JOIN (SELECT ? AS v) d WHERE a.id = ?",
+            &[101, 7, 1]
         ),
-        1235
+        vec!["1|7"]
+    );
+    // The left side of a RIGHT JOIN before the right side.
+    assert_eq!(
+        run(
+            &mut s,
+            "SELECT x.v, y.v FROM (SELECT ? AS v) x RIGHT JOIN (SELECT ? AS v) y ON x.v < y.v",
+            &[1, 2]
+        ),
+        vec!["1|2"]
+    );
+    // A parenthesised join's, between the select list's and the ON after it.
+    assert_eq!(
+        run(
+            &mut s,
+            "SELECT ?, a.id, c.z FROM a LEFT JOIN (b JOIN c ON b.k = c.k AND c.z > ?) \
+             ON a.id = b.k AND b.id = ? WHERE a.id <= ? ORDER BY a.id",
+            &[0, 7, 102, 3]
+        ),
+        vec!["0|1|NULL", "0|2|NULL", "0|3|8"]
     );
 }

@@ -589,6 +589,12 @@ fn alias_of(alias: &Option<ast::TableAlias>, default: &str) -> String {
 /// Subqueries nested deeper than this are error 1473.
 const MAX_NESTING: usize = 63;
 
+/// The most tables one query block joins (its FROM's tables, views and
+/// derived tables, those in parenthesised joins included); more is error
+/// 1116. MySQL's limit is 61; this one only bounds the planning work of
+/// a hostile FROM (the join order is quadratic in the tables).
+const MAX_JOIN_TABLES: usize = 1024;
+
 /// The conjuncts of a condition (split at AND).
 pub(crate) fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     match e {

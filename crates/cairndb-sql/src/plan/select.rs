@@ -312,6 +312,84 @@ pub(super) fn compile_select(
     params: &mut usize,
     outer: &[&Scope],
 ) -> SqlResult<SelectPlan> {
+    select_or_nest(s, sel, order_by, limit_clause, locks, params, outer, None)
+}
+
+/// What a parenthesised join read as its own query (see [`compile_nest`])
+/// gives the query around it: its tables' slots as they are in its own
+/// scope (aliases, names, types, origins) and its `*` order.
+#[derive(Default)]
+struct Nest {
+    cols: Vec<ScopeColumn>,
+    types: Vec<Option<ColumnType>>,
+    star: Vec<usize>,
+    /// Its USING / NATURAL columns reachable only qualified.
+    merged: Vec<usize>,
+}
+
+/// A parenthesised join that is not spliced into the joins around it
+/// (`a LEFT JOIN (b JOIN c ON x) ON y`, or the joins before a `RIGHT
+/// JOIN` that is not the first join): a query of its own over just its
+/// tables, with its own join order and access paths, whose rows are
+/// every slot of its tables. The query around it reads it as a derived
+/// table whose slots keep their tables' names, so `b.col` and `*` see
+/// through it. Its ON conditions see only its own tables (and the
+/// enclosing queries'), as MySQL's do.
+fn compile_nest(
+    s: &StmtCx,
+    twj: &ast::TableWithJoins,
+    locks: &[ast::LockClause],
+    params: &mut usize,
+    outer: &[&Scope],
+    out: &mut Nest,
+) -> SqlResult<SelectPlan> {
+    let sel = ast::Select {
+        select_token: ast::helpers::attached_token::AttachedToken::empty(),
+        distinct: None,
+        top: None,
+        top_before_distinct: false,
+        projection: Vec::new(),
+        exclude: None,
+        into: None,
+        from: vec![twj.clone()],
+        lateral_views: Vec::new(),
+        prewhere: None,
+        selection: None,
+        group_by: ast::GroupByExpr::Expressions(Vec::new(), Vec::new()),
+        cluster_by: Vec::new(),
+        distribute_by: Vec::new(),
+        sort_by: Vec::new(),
+        having: None,
+        named_window: Vec::new(),
+        qualify: None,
+        window_before_qualify: false,
+        value_table_mode: None,
+        connect_by: None,
+        flavor: ast::SelectFlavor::Standard,
+    };
+    select_or_nest(s, &sel, None, None, locks, params, outer, Some(out))
+}
+
+/// [`compile_select`], or with `nest` the query of a parenthesised join:
+/// its select list is then every slot, and its scope is handed out.
+#[allow(clippy::too_many_arguments)]
+fn select_or_nest(
+    s: &StmtCx,
+    sel: &ast::Select,
+    order_by: Option<&ast::OrderBy>,
+    limit_clause: Option<&ast::LimitClause>,
+    locks: &[ast::LockClause],
+    params: &mut usize,
+    outer: &[&Scope],
+    mut nest: Option<&mut Nest>,
+) -> SqlResult<SelectPlan> {
+    if nest.is_none() && sel.from.iter().map(join_tables).sum::<usize>() > MAX_JOIN_TABLES {
+        return Err(SqlError::new(
+            1116,
+            "HY000",
+            format!("Too many tables; CairnDB can only use {MAX_JOIN_TABLES} tables in a join"),
+        ));
+    }
     if !sel.named_window.is_empty() {
         crate::window::check_window_clause(&sel.named_window)?;
     }
@@ -326,6 +404,16 @@ pub(super) fn compile_select(
         kind: PendingKind,
         left: bool,
         on: Option<Cow<'a, ast::Expr>>,
+        /// The number of the first parameter of `on`.
+        param: usize,
+    }
+    /// Reserves the numbers of an ON condition's parameters.
+    fn reserve(params: &mut usize, on: &Option<Cow<'_, ast::Expr>>) -> usize {
+        let first = *params;
+        if let Some(e) = on {
+            *params += count_placeholders(&e.to_string());
+        }
+        first
     }
     enum PendingKind {
         Table(TableRef),
@@ -353,6 +441,8 @@ pub(super) fn compile_select(
         PendingKind::Derived(Some(Box::new(plan)), Vec::new(), offset, width)
     }
     let mut pending: Vec<Pending> = Vec::new();
+    // The `*` order of the parenthesised join `add_factor` last read.
+    let nest_star: std::cell::RefCell<Option<Vec<usize>>> = Default::default();
     // Tables read under column grants only: (first slot, database, table).
     let column_checks: std::cell::RefCell<Vec<(usize, String, Arc<TableDef>)>> = Default::default();
     let add_factor = |f: &ast::TableFactor,
@@ -441,59 +531,129 @@ pub(super) fn compile_select(
                 let alias = a.name.value.to_lowercase();
                 Ok(derived(scope, types, &alias, plan))
             }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => {
+                let mut n = Nest::default();
+                let plan = compile_nest(s, table_with_joins, locks, params, outer, &mut n)?;
+                let offset = scope.cols.len();
+                let width = n.cols.len();
+                scope.cols.extend(n.cols);
+                scope.merged.extend(n.merged.iter().map(|i| i + offset));
+                types.extend(n.types);
+                *nest_star.borrow_mut() = Some(n.star);
+                Ok(PendingKind::Derived(
+                    Some(Box::new(plan)),
+                    Vec::new(),
+                    offset,
+                    width,
+                ))
+            }
             other => Err(SqlError::unsupported(other)),
         }
     };
     // `FROM DUAL` (alone) names no table.
     let from: &[ast::TableWithJoins] = match sel.from.as_slice() {
         [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => &[],
-        all if all.iter().any(|t| nested_first(t).is_some()) => {
-            flat_from = all.iter().map(flatten_join).collect();
-            &flat_from
+        all => match normalize_from(all) {
+            Some(f) => {
+                flat_from = f;
+                &flat_from
+            }
+            None => all,
+        },
+    };
+    // Parameters are numbered in the text's order, but the select list
+    // (first in the text) is compiled after FROM, and the ON conditions
+    // after the select list: each gets its numbers reserved here.
+    let first_param = *params;
+    *params += sel
+        .projection
+        .iter()
+        .map(|i| count_placeholders(&i.to_string()))
+        .sum::<usize>();
+    // Aliases this FROM has named (MySQL: one per query block).
+    let mut aliases: Vec<String> = Vec::new();
+    let mut unique_aliases = |scope: &Scope, from: usize| -> SqlResult<()> {
+        let known = aliases.len();
+        for sc in scope.cols.iter().skip(from) {
+            if aliases
+                .get(known..)
+                .is_some_and(|new| new.contains(&sc.table))
+            {
+                continue;
+            }
+            if aliases.contains(&sc.table) {
+                return Err(SqlError::new(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{}'", sc.table),
+                ));
+            }
+            aliases.push(sc.table.clone());
         }
-        all => all,
+        Ok(())
     };
     // Slots in the order `*` lists them: FROM order, except that a USING
     // or NATURAL join lists its common columns first, once.
     let mut star: Vec<usize> = Vec::new();
     // `a STRAIGHT_JOIN b`: read in FROM order.
     let mut straight = false;
+    // The `*` order of the slots from `lo` on that the last FROM item
+    // added: a parenthesised join's own, else slot order.
+    let item_star = |scope: &Scope, lo: usize| -> Vec<usize> {
+        match nest_star.borrow_mut().take() {
+            Some(st) => st.into_iter().map(|i| i + lo).collect(),
+            None => (lo..scope.cols.len()).collect(),
+        }
+    };
     for twj in from {
         // This item's slots in `*` order (a join's USING list looks in it).
-        let mut tw_star: Vec<usize> = Vec::new();
+        let mut tw_star: Vec<usize>;
         let mut joins = twj.joins.as_slice();
         let lo = scope.cols.len();
         match joins.first().map(|j| &j.join_operator) {
             Some(ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c)) => {
                 // `a RIGHT JOIN b ON ...` is read as `b LEFT JOIN a ON ...`
-                // and listed as a, b.
+                // and listed as a, b. `a`'s parameters come first.
                 let j = &joins[0];
+                let a_first = *params;
+                *params += count_placeholders(&twj.relation.to_string());
                 let kb = add_factor(&j.relation, false, None, &mut scope, &mut types, params)?;
+                let b = item_star(&scope, lo);
+                unique_aliases(&scope, lo)?;
                 let mid = scope.cols.len();
+                let after_b = std::mem::replace(params, a_first);
                 let ka = add_factor(&twj.relation, true, None, &mut scope, &mut types, params)?;
-                let a: Vec<usize> = (mid..scope.cols.len()).collect();
-                let b: Vec<usize> = (lo..mid).collect();
+                *params = after_b;
+                let a = item_star(&scope, mid);
+                unique_aliases(&scope, mid)?;
                 tw_star = a.clone();
                 let on = join_condition(c, &mut scope, &mut tw_star, &a, &b, true)?;
                 pending.push(Pending {
                     kind: kb,
                     left: false,
                     on: None,
+                    param: 0,
                 });
                 pending.push(Pending {
                     kind: ka,
                     left: true,
+                    param: reserve(params, &on),
                     on,
                 });
                 joins = &joins[1..];
             }
             _ => {
                 let k = add_factor(&twj.relation, false, None, &mut scope, &mut types, params)?;
-                tw_star.extend(lo..scope.cols.len());
+                tw_star = item_star(&scope, lo);
+                unique_aliases(&scope, lo)?;
                 pending.push(Pending {
                     kind: k,
                     left: false,
                     on: None,
+                    param: 0,
                 });
             }
         }
@@ -507,10 +667,10 @@ pub(super) fn compile_select(
                     (false, c)
                 }
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, c),
+                // `normalize_from` made every RIGHT JOIN the first join
+                // of its item.
                 ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_) => {
-                    return Err(SqlError::unsupported(
-                        "RIGHT JOIN after another join (make the joins before it a derived table)",
-                    ))
+                    return Err(SqlError::internal("RIGHT JOIN after another join"))
                 }
                 other => {
                     return Err(SqlError::unsupported(
@@ -524,12 +684,34 @@ pub(super) fn compile_select(
             };
             let before = scope.cols.len();
             let k = add_factor(&j.relation, left, None, &mut scope, &mut types, params)?;
-            let right: Vec<usize> = (before..scope.cols.len()).collect();
+            let right = item_star(&scope, before);
+            unique_aliases(&scope, before)?;
             let prev = tw_star.clone();
             let on = join_condition(c, &mut scope, &mut tw_star, &prev, &right, false)?;
-            pending.push(Pending { kind: k, left, on });
+            pending.push(Pending {
+                kind: k,
+                left,
+                param: reserve(params, &on),
+                on,
+            });
         }
         star.extend(tw_star);
+    }
+    let params_after_from = *params;
+    // The tables an outer join may give NULLs for: their columns are not
+    // NOT NULL in the result (as MySQL flags them).
+    for p in pending.iter().filter(|p| p.left) {
+        let (offset, width) = match &p.kind {
+            PendingKind::Table(t) => (t.offset, t.def.columns.len()),
+            PendingKind::Derived(_, _, offset, width) | PendingKind::Cte(_, offset, width) => {
+                (*offset, *width)
+            }
+        };
+        for sc in scope.cols.iter_mut().skip(offset).take(width) {
+            if let Some(o) = sc.origin.as_mut() {
+                o.not_null = false;
+            }
+        }
     }
 
     // Projection (first in the text).
@@ -538,11 +720,22 @@ pub(super) fn compile_select(
     c.allow_agg = true;
     c.allow_win = true;
     c.named_windows = &sel.named_window;
-    c.next_param = *params;
+    c.next_param = first_param;
     c.sub = Some(&planner);
     c.outer = outer.to_vec();
     let mut proj = Vec::new();
     let mut columns = Vec::new();
+    if let Some(n) = nest.as_mut() {
+        // A parenthesised join's query: every slot, as the scope has it.
+        for (i, sc) in scope.cols.iter().enumerate() {
+            proj.push(Expr::Column(i));
+            columns.push(column_info_for_slot(sc, &sc.name));
+        }
+        n.cols = scope.cols.clone();
+        n.types = types.clone();
+        n.star = star.clone();
+        n.merged = scope.merged.clone();
+    }
     for item in &sel.projection {
         match item {
             ast::SelectItem::Wildcard(_) => {
@@ -603,7 +796,10 @@ pub(super) fn compile_select(
     let mut sources = Vec::new();
     for p in pending {
         let on = match &p.on {
-            Some(e) => Some(c.compile(e)?),
+            Some(e) => {
+                c.next_param = p.param;
+                Some(c.compile(e)?)
+            }
             None => None,
         };
         sources.push(match p.kind {
@@ -635,6 +831,7 @@ pub(super) fn compile_select(
             },
         });
     }
+    c.next_param = params_after_from;
     let filter = match &sel.selection {
         Some(w) => Some(c.compile(w)?),
         None => None,
@@ -895,8 +1092,7 @@ fn nested_first(t: &ast::TableWithJoins) -> Option<&ast::TableWithJoins> {
 
 /// A FROM item with a leading parenthesised join spliced in: `(a JOIN b
 /// ON x) JOIN c ON y` is `a JOIN b ON x JOIN c ON y`, joins being left
-/// to right. Parentheses elsewhere stay (and are refused as nested
-/// joins).
+/// to right.
 fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
     match nested_first(t) {
         Some(inner) => {
@@ -905,6 +1101,143 @@ fn flatten_join(t: &ast::TableWithJoins) -> ast::TableWithJoins {
             flat
         }
         None => t.clone(),
+    }
+}
+
+/// How many tables (views, derived tables) a FROM item joins.
+fn join_tables(t: &ast::TableWithJoins) -> usize {
+    let of = |f: &ast::TableFactor| match f {
+        ast::TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => join_tables(table_with_joins),
+        _ => 1,
+    };
+    of(&t.relation) + t.joins.iter().map(|j| of(&j.relation)).sum::<usize>()
+}
+
+/// An inner join's ON condition (None for none), or None when `op` is
+/// not an inner join with ON or no condition.
+fn inner_on(op: &ast::JoinOperator) -> Option<Option<&ast::Expr>> {
+    match op {
+        ast::JoinOperator::Join(c)
+        | ast::JoinOperator::Inner(c)
+        | ast::JoinOperator::CrossJoin(c) => match c {
+            ast::JoinConstraint::On(e) => Some(Some(e)),
+            ast::JoinConstraint::None => Some(None),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `j` as the joins it is when it inner-joins a parenthesised join of
+/// inner joins: `JOIN (b JOIN c ON x) ON y` is `JOIN b JOIN c ON x AND
+/// y` (inner joins associate; the conditions keep their text order).
+/// None when `j` is not that.
+fn splice_inner(j: &ast::Join) -> Option<Vec<ast::Join>> {
+    let on = inner_on(&j.join_operator)?;
+    let ast::TableFactor::NestedJoin {
+        table_with_joins,
+        alias: None,
+    } = &j.relation
+    else {
+        return None;
+    };
+    // Inner joins only, of tables, derived tables and leading nests of
+    // the same: decided before anything is copied.
+    let mut t: &ast::TableWithJoins = table_with_joins;
+    loop {
+        if t.joins.iter().any(|x| {
+            inner_on(&x.join_operator).is_none()
+                || matches!(x.relation, ast::TableFactor::NestedJoin { .. })
+        }) {
+            return None;
+        }
+        match &t.relation {
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => t = table_with_joins,
+            ast::TableFactor::NestedJoin { .. } => return None,
+            _ => break,
+        }
+    }
+    let inner = flatten_join(table_with_joins);
+    let mut out = vec![ast::Join {
+        relation: inner.relation,
+        global: false,
+        join_operator: ast::JoinOperator::Inner(ast::JoinConstraint::None),
+    }];
+    out.extend(inner.joins);
+    if let (Some(e), Some(last)) = (on, out.last_mut()) {
+        let cond = match inner_on(&last.join_operator).flatten() {
+            Some(x) => ast::Expr::BinaryOp {
+                left: Box::new(x.clone()),
+                op: ast::BinaryOperator::And,
+                right: Box::new(e.clone()),
+            },
+            None => e.clone(),
+        };
+        last.join_operator = ast::JoinOperator::Inner(ast::JoinConstraint::On(cond));
+    }
+    Some(out)
+}
+
+fn is_right(j: &ast::Join) -> bool {
+    matches!(
+        j.join_operator,
+        ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_)
+    )
+}
+
+/// One FROM item as the binder reads it: a leading parenthesised join
+/// spliced in ([`flatten_join`]), parenthesised inner joins under an
+/// inner join spliced in ([`splice_inner`]), and the joins before a
+/// `RIGHT JOIN` that is not the item's first join made a parenthesised
+/// join (`a JOIN b ON x RIGHT JOIN c ON y` is `(a JOIN b ON x) RIGHT
+/// JOIN c ON y`, joins being left to right), so that a RIGHT JOIN is
+/// always an item's first join. Other parenthesised joins stay, read by
+/// [`compile_nest`].
+fn normalize_item(t: &ast::TableWithJoins) -> ast::TableWithJoins {
+    let mut flat = flatten_join(t);
+    let mut joins = Vec::with_capacity(flat.joins.len());
+    for j in std::mem::take(&mut flat.joins) {
+        match splice_inner(&j) {
+            Some(v) => joins.extend(v),
+            None => joins.push(j),
+        }
+    }
+    flat.joins = joins;
+    if let Some(k) = flat.joins.iter().rposition(is_right).filter(|&k| k > 0) {
+        let rest = flat.joins.split_off(k);
+        let before = ast::TableWithJoins {
+            relation: flat.relation,
+            joins: flat.joins,
+        };
+        flat = ast::TableWithJoins {
+            relation: ast::TableFactor::NestedJoin {
+                table_with_joins: Box::new(before),
+                alias: None,
+            },
+            joins: rest,
+        };
+    }
+    flat
+}
+
+/// The FROM items as [`normalize_item`] makes them, or None when they
+/// are that already.
+fn normalize_from(all: &[ast::TableWithJoins]) -> Option<Vec<ast::TableWithJoins>> {
+    let nested = |f: &ast::TableFactor| matches!(f, ast::TableFactor::NestedJoin { .. });
+    let needs = |t: &ast::TableWithJoins| {
+        nested(&t.relation)
+            || t.joins.iter().any(|j| nested(&j.relation))
+            || t.joins.iter().skip(1).any(is_right)
+    };
+    if all.iter().any(needs) {
+        Some(all.iter().map(normalize_item).collect())
+    } else {
+        None
     }
 }
 

@@ -89,6 +89,8 @@ pub struct SqlDb {
     pub(crate) acl_epoch: AtomicU64,
     /// The global variables that act, and the query logs.
     pub(crate) globals: crate::globals::Globals,
+    /// Table statistics as of each table's last ANALYZE TABLE.
+    pub(crate) stats: crate::stats::Stats,
 }
 
 /// A function told the name of each durable step of a table copy.
@@ -120,6 +122,15 @@ impl SqlDb {
         }
         let catalog = Catalog::load(&db)?;
         let acl = crate::acl::Acl::load(&db)?;
+        // Statistics of tables that no longer exist are dropped, unless
+        // some dictionary entry could not be read (its ids are unknown).
+        let live: std::collections::HashSet<u32> = catalog
+            .dbs
+            .values()
+            .flat_map(|d| d.tables.values())
+            .map(|t| t.primary.id)
+            .collect();
+        let stats = crate::stats::Stats::load(&db, &live, catalog.damaged.is_empty())?;
         let sqldb = Arc::new(SqlDb {
             db,
             catalog: RwLock::new(catalog),
@@ -134,6 +145,7 @@ impl SqlDb {
             acl: RwLock::new(Arc::new(acl)),
             acl_epoch: AtomicU64::new(1),
             globals,
+            stats,
         });
         // With an entry unread, its indexes' ids are unknown: sweeping
         // would delete its rows.

@@ -31,7 +31,7 @@ pub(crate) use exec::{dml, hashjoin, spill, window};
 pub(crate) use expr::{datefuncs, funcs, json, mathfuncs, regexfuncs, strfuncs};
 pub(crate) use parse::{depth, dialect, preparse};
 pub(crate) use plan::cte;
-pub(crate) use stmt::{alter, backup, constraints, ddl, infoschema, show, vars, view};
+pub(crate) use stmt::{alter, backup, constraints, ddl, infoschema, show, stats, vars, view};
 pub use store::check;
 pub(crate) use store::{catalog, keys, row};
 pub(crate) use types::convert;

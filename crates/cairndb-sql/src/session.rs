@@ -998,6 +998,7 @@ impl Session {
                 out.ok(0, 0, 0, "");
             }
             Pre::Optimize(tables) => crate::ddl::optimize(&self.ctx, &tables, out)?,
+            Pre::Analyze(tables) => crate::stats::analyze(&self.ctx, &tables, out)?,
             Pre::LockTables(tables) => {
                 crate::acl::check_lock_tables(&self.ctx, &tables)?;
                 out.ok(0, 0, 0, "");

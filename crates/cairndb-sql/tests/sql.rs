@@ -1646,3 +1646,106 @@ fn sql_prepare_execute_and_deallocate_are_not_prepared_themselves() {
         );
     }
 }
+
+#[test]
+fn analyze_table_counts_rows_bytes_and_distinct_key_prefixes_and_they_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Session::new(open(dir.path()), "root");
+    for sql in [
+        "CREATE DATABASE st",
+        "USE st",
+        "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(20), c INT, \
+         KEY ab (a, b), UNIQUE KEY uc (c), KEY bp (b(2)))",
+        "INSERT INTO t VALUES (1,1,'xa',10),(2,1,'xb',20),(3,2,'xa',30),\
+         (4,2,'XA',NULL),(5,3,NULL,NULL),(6,3,'yy',60)",
+        "CREATE TABLE h (v INT)",
+        "INSERT INTO h VALUES (1),(1),(2)",
+    ] {
+        q(&mut s, sql);
+    }
+    let card = |s: &mut Session| {
+        rows(&q(s, "SHOW INDEX FROM t"))
+            .iter()
+            .map(|r| {
+                let f: Vec<&str> = r.split('|').collect();
+                format!("{}.{}={}", f[2], f[3], f[6])
+            })
+            .collect::<Vec<_>>()
+    };
+    // Before ANALYZE: unknown.
+    assert_eq!(
+        card(&mut s),
+        [
+            "PRIMARY.1=NULL",
+            "uc.1=NULL",
+            "ab.1=NULL",
+            "ab.2=NULL",
+            "bp.1=NULL"
+        ]
+    );
+    assert_eq!(
+        rows(&q(&mut s, "ANALYZE TABLE t, h, nope")),
+        [
+            "st.t|analyze|status|OK",
+            "st.h|analyze|status|OK",
+            "st.nope|analyze|Error|Table 'st.nope' doesn't exist",
+            "st.nope|analyze|status|Operation failed",
+        ]
+    );
+    // NULLs count as one value; 'xa' and 'XA' are one under the
+    // collation; a prefix part counts its prefixes.
+    let after = ["PRIMARY.1=6", "uc.1=5", "ab.1=3", "ab.2=5", "bp.1=4"];
+    assert_eq!(card(&mut s), after);
+    let status = "SELECT table_name, table_rows, avg_row_length > 0, data_length > 0, \
+                  index_length > 0 FROM information_schema.tables WHERE table_schema = 'st' \
+                  ORDER BY 1";
+    assert_eq!(rows(&q(&mut s, status)), ["h|3|1|1|0", "t|6|1|1|1"]);
+    let stat = rows(&q(&mut s, "SHOW TABLE STATUS LIKE 't'"));
+    assert!(stat[0].starts_with("t|CairnDB|10|Dynamic|6|"), "{stat:?}");
+    drop(s);
+    // Kept across a restart; a table copy starts without statistics.
+    let db = open(dir.path());
+    let mut s = Session::new(db.clone(), "root");
+    q(&mut s, "USE st");
+    assert_eq!(card(&mut s), after);
+    q(&mut s, "ALTER TABLE t ADD COLUMN d INT, ALGORITHM=COPY");
+    assert_eq!(card(&mut s)[0], "PRIMARY.1=NULL");
+    q(&mut s, "ANALYZE TABLE t");
+    assert_eq!(card(&mut s), after);
+    // Needs SELECT and INSERT.
+    q(&mut s, "CREATE USER r IDENTIFIED BY 'pw'");
+    q(&mut s, "GRANT SELECT ON st.* TO r");
+    let mut r = Session::login(db, "r", "localhost").unwrap();
+    assert_eq!(err(&mut r, "ANALYZE TABLE st.t"), 1142);
+}
+
+#[test]
+fn analyzed_row_counts_let_the_smaller_table_drive_a_join() {
+    let (_d, mut s) = common::session();
+    q(&mut s, "CREATE DATABASE j");
+    q(&mut s, "USE j");
+    q(
+        &mut s,
+        "CREATE TABLE big (id INT PRIMARY KEY, k INT, KEY (k))",
+    );
+    q(&mut s, "CREATE TABLE small (id INT PRIMARY KEY, k INT)");
+    let vals: Vec<String> = (0..500).map(|i| format!("({i},{})", i % 50)).collect();
+    q(
+        &mut s,
+        &format!("INSERT INTO big VALUES {}", vals.join(",")),
+    );
+    q(&mut s, "INSERT INTO small VALUES (1,1),(2,2),(3,3)");
+    let sql = "SELECT count(*) FROM big, small WHERE big.k = small.k";
+    let order = |s: &mut Session| {
+        rows(&q(s, &format!("EXPLAIN {sql}")))
+            .iter()
+            .map(|r| r.split('|').nth(2).unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    // Without statistics, a tie keeps FROM order.
+    assert_eq!(order(&mut s), ["big", "small"]);
+    assert_eq!(rows(&q(&mut s, sql)), ["30"]);
+    q(&mut s, "ANALYZE TABLE big, small");
+    assert_eq!(order(&mut s), ["small", "big"]);
+    assert_eq!(rows(&q(&mut s, sql)), ["30"]);
+}

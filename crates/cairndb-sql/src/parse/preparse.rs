@@ -594,6 +594,8 @@ pub enum Pre {
     /// `OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: the
     /// tables, each with its database when qualified.
     Optimize(Vec<(Option<String>, String)>),
+    /// `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...]`: likewise.
+    Analyze(Vec<(Option<String>, String)>),
     /// `LOCK {TABLE | TABLES} t [[AS] alias] lock_type [, ...]`: the
     /// tables, each with its database when qualified (the lock types are
     /// read past: the statement locks nothing, see docs/sql.md).
@@ -764,14 +766,14 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             let (db, table) = qualified(&t, 1)?;
             Pre::Show(Show::Columns(false, db, table, None))
         }
-        "OPTIMIZE" => {
+        "OPTIMIZE" | "ANALYZE" => {
             let mut i = 1;
             if matches!(w(i).as_str(), "NO_WRITE_TO_BINLOG" | "LOCAL") {
                 i += 1;
             }
             if !matches!(w(i).as_str(), "TABLE" | "TABLES") {
                 return Err(SqlError::syntax(format!(
-                    "OPTIMIZE TABLE was expected: {body}"
+                    "{first} TABLE was expected: {body}"
                 )));
             }
             i += 1;
@@ -791,7 +793,11 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
                 }
                 break;
             }
-            Pre::Optimize(tables)
+            if first == "ANALYZE" {
+                Pre::Analyze(tables)
+            } else {
+                Pre::Optimize(tables)
+            }
         }
         "FLUSH" => {
             let words: Vec<String> = (1..t.len()).map(w).collect();
@@ -864,7 +870,7 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             }
             Pre::LockTables(tables)
         }
-        "LOCK" | "UNLOCK" | "DO" | "ANALYZE" => Pre::Nothing,
+        "LOCK" | "UNLOCK" | "DO" => Pre::Nothing,
         _ => Pre::Sql(rewrite(body)),
     })
 }

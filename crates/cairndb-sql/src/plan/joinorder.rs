@@ -13,9 +13,11 @@
 //! bind best given the sources already placed (a key lookup on a column
 //! of a placed source above a range, a range above an equality with a
 //! placed source that no index serves, which a hash join reads, and
-//! that above no condition at all). Ties keep FROM order, so a query
-//! whose FROM order is already a chain of key lookups is read as
-//! written.
+//! that above no condition at all). Of sources that tie, the one with
+//! fewer rows by the statistics of the last `ANALYZE TABLE` comes first
+//! when both tables have them (the smaller table drives the loop); other
+//! ties keep FROM order, so a query whose FROM order is already a chain
+//! of key lookups is read as written.
 //!
 //! An inner join's ON says what its WHERE says, so before reordering
 //! the ONs of the reordered sources are folded into the WHERE; the
@@ -36,7 +38,8 @@ use super::*;
 
 /// Reorders `sources` (inner-joined, at least two, the first sources
 /// of a FROM) for reading and folds their ON conditions into `filter`.
-pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>) {
+/// `rows[i]` is source `i`'s row count when its table was analyzed.
+pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>, rows: &[Option<u64>]) {
     // Every ON, then the WHERE: the conditions the joined rows meet.
     let mut owned: Vec<Expr> = Vec::new();
     for src in sources.iter_mut() {
@@ -61,7 +64,11 @@ pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>) {
                 continue;
             };
             let score = score(src, &conj, Avail(&spans));
-            if best.is_none_or(|b| score > b) {
+            let fewer = || {
+                let at = |k: usize| rest.get(k).and_then(|&i| rows.get(i).copied().flatten());
+                matches!((at(k), at(pick)), (Some(a), Some(b)) if a < b)
+            };
+            if best.is_none_or(|b| score > b || (score == b && fewer())) {
                 best = Some(score);
                 pick = k;
             }

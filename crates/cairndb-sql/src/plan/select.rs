@@ -936,7 +936,14 @@ fn select_or_nest(
         .unwrap_or(sources.len());
     if inner > 1 && !straight {
         if let Some(prefix) = sources.get_mut(..inner) {
-            joinorder::reorder(prefix, &mut filter);
+            let rows: Vec<Option<u64>> = prefix
+                .iter()
+                .map(|src| match src {
+                    Source::Table { t, .. } => s.db.stats.get(t.def.primary.id).map(|st| st.rows),
+                    Source::Derived { .. } => None,
+                })
+                .collect();
+            joinorder::reorder(prefix, &mut filter, &rows);
         }
     }
     let filter = if sources.len() > 1 {

@@ -123,6 +123,9 @@ pub(crate) fn table(
                     .values()
                     .filter(|tb| crate::acl::sees_table(s, &d.name, &tb.name))
                 {
+                    // As of the last ANALYZE TABLE (0 before one).
+                    let st = s.db.stats.get(tb.primary.id).unwrap_or_default();
+                    let u = |v: u64| n(i64::try_from(v).unwrap_or(i64::MAX));
                     rows.push(vec![
                         t("def"),
                         t(&d.name),
@@ -131,11 +134,11 @@ pub(crate) fn table(
                         t("CairnDB"),
                         n(10),
                         t("Dynamic"),
+                        u(st.rows),
+                        u(st.avg_row_length()),
+                        u(st.data_bytes),
                         n(0),
-                        n(0),
-                        n(0),
-                        n(0),
-                        n(0),
+                        u(st.index_bytes),
                         n(0),
                         Value::Null,
                         Value::Null,
@@ -352,9 +355,15 @@ pub(crate) fn table(
                         .then_some(&tb.primary)
                         .into_iter()
                         .chain(tb.secondary.iter());
+                    let st = s.db.stats.get(tb.primary.id);
                     for ix in all {
                         for (k, c) in ix.columns.iter().enumerate() {
                             let col = &tb.columns[*c];
+                            // From the last ANALYZE TABLE; NULL before one.
+                            let card = st
+                                .as_ref()
+                                .and_then(|st| st.cardinality(ix.id, k))
+                                .map_or(Value::Null, |v| n(i64::try_from(v).unwrap_or(i64::MAX)));
                             rows.push(vec![
                                 t("def"),
                                 t(&d.name),
@@ -365,7 +374,7 @@ pub(crate) fn table(
                                 n(k as i64 + 1),
                                 t(&col.name),
                                 t("A"),
-                                n(0),
+                                card,
                                 match ix.prefix_of(k) {
                                     0 => Value::Null,
                                     p => n(i64::from(p)),

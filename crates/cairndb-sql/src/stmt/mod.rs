@@ -14,5 +14,6 @@ pub(crate) mod constraints;
 pub(crate) mod ddl;
 pub(crate) mod infoschema;
 pub(crate) mod show;
+pub(crate) mod stats;
 pub(crate) mod vars;
 pub(crate) mod view;

@@ -182,16 +182,19 @@ pub(crate) fn run(s: &mut StmtCx, sh: Show, out: &mut dyn Output) -> SqlResult<(
                 if !matches(&def.name, &pat) {
                     continue;
                 }
+                // As of the last ANALYZE TABLE (0 before one).
+                let st = s.db.stats.get(def.primary.id).unwrap_or_default();
+                let num = |v: u64| t(&v.to_string());
                 out.row(&[
                     t(&def.name),
                     t("CairnDB"),
                     t("10"),
                     t("Dynamic"),
+                    num(st.rows),
+                    num(st.avg_row_length()),
+                    num(st.data_bytes),
                     t("0"),
-                    t("0"),
-                    t("0"),
-                    t("0"),
-                    t("0"),
+                    num(st.index_bytes),
                     t("0"),
                     Value::Null,
                     Value::Null,
@@ -365,9 +368,15 @@ pub(crate) fn run(s: &mut StmtCx, sh: Show, out: &mut dyn Output) -> SqlResult<(
                 .then_some(&def.primary)
                 .into_iter()
                 .chain(def.secondary.iter());
+            let st = s.db.stats.get(def.primary.id);
             for ix in all {
                 for (seq, c) in ix.columns.iter().enumerate() {
                     let col = &def.columns[*c];
+                    // From the last ANALYZE TABLE; NULL before one.
+                    let card = st
+                        .as_ref()
+                        .and_then(|st| st.cardinality(ix.id, seq))
+                        .map_or(Value::Null, |n| t(&n.to_string()));
                     out.row(&[
                         t(&def.name),
                         t(if ix.unique { "0" } else { "1" }),
@@ -375,7 +384,7 @@ pub(crate) fn run(s: &mut StmtCx, sh: Show, out: &mut dyn Output) -> SqlResult<(
                         t(&(seq + 1).to_string()),
                         t(&col.name),
                         t("A"),
-                        t("0"),
+                        card,
                         match ix.prefix_of(seq) {
                             0 => Value::Null,
                             p => t(&p.to_string()),

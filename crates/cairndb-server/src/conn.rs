@@ -232,6 +232,41 @@ impl<S: Session> Core<S> {
             }
             // COM_STATISTICS: a bare string, no OK header.
             0x09 => self.statistics(out),
+            // COM_REFRESH (mysqladmin's flush-* and refresh): the FLUSH
+            // statements its bits name, as one statement (MySQL's
+            // `REFRESH_*`: 1 privileges, 2 logs, 4 tables, 8 hosts, 16
+            // status, 32 threads); the same privilege checks.
+            0x07 => {
+                let Some(bits) = c.u8() else {
+                    return Self::malformed(out);
+                };
+                let kinds: Vec<&str> = [
+                    (1, "PRIVILEGES"),
+                    (2, "LOGS"),
+                    (4, "TABLES"),
+                    (8, "HOSTS"),
+                    (16, "STATUS"),
+                    (32, "THREADS"),
+                ]
+                .iter()
+                .filter(|(b, _)| bits & b != 0)
+                .map(|(_, k)| *k)
+                .collect();
+                if kinds.is_empty() {
+                    self.ok(out);
+                } else {
+                    self.run_sql(&format!("FLUSH {}", kinds.join(", ")), out, spill);
+                }
+            }
+            // COM_PROCESS_INFO: SHOW PROCESSLIST.
+            0x0a => self.run_sql("SHOW PROCESSLIST", out, spill),
+            // COM_PROCESS_KILL: KILL CONNECTION of a 4-byte id.
+            0x0c => {
+                let Some(id) = c.u32() else {
+                    return Self::malformed(out);
+                };
+                self.run_sql(&format!("KILL CONNECTION {id}"), out, spill);
+            }
             // COM_PING
             0x0e => self.ok(out),
             0x16 => return self.prepare(c.rest(), out),
@@ -285,6 +320,15 @@ impl<S: Session> Core<S> {
             _ => out.err(&SqlError::unknown_command()),
         }
         Flow::Continue
+    }
+
+    /// Runs `sql` as COM_QUERY would (a command the protocol names that
+    /// a statement does).
+    fn run_sql(&mut self, sql: &str, out: &mut Out, spill: &mut dyn Spill) {
+        let status = self.session.status();
+        let mut enc = Encoder::new(out, spill, &mut self.cols, self.caps, false, status);
+        self.session.query(sql, &mut enc);
+        enc.finish(self.session.status());
     }
 
     fn statistics(&mut self, out: &mut Out) {
@@ -601,6 +645,32 @@ mod tests {
         assert_eq!(c.long_held, 900 << 10);
         run(&mut c, b"\x1f");
         assert_eq!(c.long_held, 0);
+    }
+
+    #[test]
+    fn com_process_kill_info_and_refresh_run_their_statements() {
+        let mut c = core();
+        let (f, b) = run(&mut c, b"\x0c\x2a\x00\x00\x00");
+        assert_eq!(f, Flow::Continue);
+        assert_eq!(b[4], 0, "OK");
+        run(&mut c, b"\x0a");
+        run(&mut c, b"\x07\x09");
+        let (f, b) = run(&mut c, b"\x07\x00");
+        assert_eq!((f, b[4]), (Flow::Continue, 0));
+        assert_eq!(
+            c.session.last,
+            [
+                "KILL CONNECTION 42",
+                "SHOW PROCESSLIST",
+                "FLUSH PRIVILEGES, HOSTS"
+            ]
+        );
+        // Short payloads are malformed.
+        for p in [&b"\x0c\x01"[..], b"\x07"] {
+            let (f, b) = run(&mut c, p);
+            assert_eq!(f, Flow::Close, "{p:?}");
+            assert_eq!(&b[5..7], &1835u16.to_le_bytes());
+        }
     }
 
     #[test]

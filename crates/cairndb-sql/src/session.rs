@@ -825,6 +825,7 @@ impl Session {
         };
         sel.lock.is_none()
             && !sel.subqueries
+            && !sel.waits
             && sel.sources.iter().all(crate::plan::Source::is_key_points)
     }
 

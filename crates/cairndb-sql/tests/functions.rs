@@ -446,3 +446,31 @@ fn group_concat_with_distinct_order_and_separator() {
     assert_eq!(w.len(), 1);
     assert!(w[0].starts_with("Warning|1260|Row "), "{w:?}");
 }
+
+#[test]
+fn sleep_returns_0_and_stops_for_the_time_limit_and_never_runs_as_a_quick_read() {
+    let (_d, mut s) = session();
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "SELECT SLEEP(0.01), SLEEP(NULL), SLEEP(-1), SLEEP('x')"
+        )),
+        ["0|0|0|0"]
+    );
+    q(&mut s, "SET max_execution_time = 20");
+    assert_eq!(err(&mut s, "SELECT SLEEP(3600)"), 3024);
+    q(&mut s, "SET max_execution_time = 0");
+    assert_eq!(err(&mut s, "SELECT SLEEP()"), 1582);
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "CREATE TABLE d.t (id INT PRIMARY KEY)");
+    let point = s.prepare("SELECT id FROM d.t WHERE id = ?").unwrap();
+    let waits = s.prepare("SELECT SLEEP(1) FROM d.t WHERE id = ?").unwrap();
+    // Plans are cached at the first execution.
+    for id in [point.id, waits.id] {
+        let mut c = cairndb_sql::Collect::default();
+        s.execute(id, &[cairndb_sql::Value::Int(1)], &mut c)
+            .unwrap();
+    }
+    assert!(s.is_quick_read(point.id));
+    assert!(!s.is_quick_read(waits.id));
+}

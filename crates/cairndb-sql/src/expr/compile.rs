@@ -25,6 +25,8 @@ pub struct Compiler<'a> {
     pub outer: Vec<&'a Scope>,
     /// Subqueries compiled.
     pub subqueries: usize,
+    /// SLEEP() compiled.
+    pub waits: bool,
     /// Columns of enclosing queries read (by this query's expressions or
     /// its subqueries'): (queries out, slot), each once.
     pub outer_refs: Vec<(usize, usize)>,
@@ -54,6 +56,7 @@ impl<'a> Compiler<'a> {
             sub: None,
             outer: Vec::new(),
             subqueries: 0,
+            waits: false,
             outer_refs: Vec::new(),
             direct_outer: false,
             correlated_subqueries: false,
@@ -968,6 +971,10 @@ impl<'a> Compiler<'a> {
             "database" | "schema" => Func::Database,
             "version" => Func::Version,
             "connection_id" => Func::ConnectionId,
+            "sleep" => {
+                self.waits = true;
+                Func::Sleep
+            }
             "last_insert_id" => Func::LastInsertId,
             "user" | "session_user" | "system_user" => Func::User,
             "current_user" => Func::CurrentUser,
@@ -1109,6 +1116,7 @@ impl<'a> Compiler<'a> {
             Func::If => args.len() == 3,
             Func::Round => (1..=2).contains(&args.len()),
             Func::LastInsertId => args.len() <= 1,
+            Func::Sleep => args.len() == 1,
             Func::Now | Func::UnixTimestamp => args.len() <= 1,
             Func::Dt(d) => crate::datefuncs::arity_ok(d, args.len()),
             Func::Math(m) => crate::mathfuncs::arity_ok(m, args.len()),

@@ -229,6 +229,25 @@ pub fn call(
             .map_or(Value::Null, |d| Value::Str(d.into_bytes())),
         Func::Version => Value::Str(crate::SERVER_VERSION.as_bytes().to_vec()),
         Func::ConnectionId => Value::Int(env.connection_id() as i64),
+        // Waits, asking for KILL QUERY and the time limit every 10 ms
+        // (interrupted: error 1317 / 3024); NULL or a negative or
+        // non-numeric number of seconds does not wait. Returns 0.
+        Func::Sleep => {
+            let secs = crate::expr::eval::num_f64(&arg(0)?).unwrap_or(0.0);
+            if secs > 0.0 && secs.is_finite() {
+                let start = std::time::Instant::now();
+                let total = std::time::Duration::from_secs_f64(secs.min(1e9));
+                loop {
+                    env.check_interrupt()?;
+                    let left = total.saturating_sub(start.elapsed());
+                    if left.is_zero() {
+                        break;
+                    }
+                    std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
+                }
+            }
+            Value::Int(0)
+        }
         Func::LastInsertId => Value::Int(env.last_insert_id() as i64),
         Func::User => Value::Str(env.user().into_bytes()),
         Func::CurrentUser => Value::Str(env.current_user().into_bytes()),

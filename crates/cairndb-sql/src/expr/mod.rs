@@ -288,6 +288,8 @@ pub enum Func {
     Version,
     /// CONNECTION_ID
     ConnectionId,
+    /// SLEEP(seconds)
+    Sleep,
     /// LAST_INSERT_ID
     LastInsertId,
     /// USER / SESSION_USER / SYSTEM_USER: the user given and the client's

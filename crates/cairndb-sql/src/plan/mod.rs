@@ -319,6 +319,9 @@ pub struct SelectPlan {
     /// Subqueries in its expressions (or in a derived table's), to
     /// materialise before each execution.
     pub subqueries: bool,
+    /// Its own expressions call SLEEP(): it may wait, so it is never run
+    /// where a wait would hold other sessions up (`Session::is_quick_read`).
+    pub waits: bool,
     /// Columns of enclosing queries it reads, itself or through its
     /// subqueries and derived tables: (queries out, slot), each once.
     /// Empty for a query that is not a correlated subquery.

@@ -217,6 +217,7 @@ fn func_type(f: Func, args: &[Expr], scope: &Scope, aggs: &[AggCall]) -> OutType
         Func::Length
         | Func::CharLength
         | Func::ConnectionId
+        | Func::Sleep
         | Func::LastInsertId
         | Func::FoundRows
         | Func::RowCount

@@ -284,6 +284,7 @@ fn single_table_scan(
             offset: None,
             lock: Some(true),
             subqueries: false,
+            waits: false,
             outer_refs: Vec::new(),
             correlated: false,
             windows: Vec::new(),

@@ -54,6 +54,9 @@ pub(crate) struct Prepared {
     pub(crate) text: Arc<str>,
     /// Its kind, counted in `Com_*` at each execution.
     pub(crate) com: crate::status::Com,
+    /// Its text names SLEEP (perhaps only in a name or a string): it may
+    /// wait, so it never runs as a quick read or write.
+    pub(crate) may_wait: bool,
 }
 
 impl Drop for Prepared {
@@ -642,6 +645,10 @@ impl Session {
                 levels,
                 text: Arc::from(sql),
                 com: crate::status::Com::of(sql),
+                may_wait: sql
+                    .as_bytes()
+                    .windows(5)
+                    .any(|w| w.eq_ignore_ascii_case(b"sleep")),
             },
         );
         Ok(PrepareInfo {
@@ -793,6 +800,9 @@ impl Session {
         if self.ctx.db.commit_options().sync && !self.ctx.defer_durability {
             return false;
         }
+        if self.prepared.get(&id).is_none_or(|p| p.may_wait) {
+            return false;
+        }
         let Some(plan) = self.current_plan(id) else {
             return false;
         };
@@ -820,6 +830,9 @@ impl Session {
     /// of points after them). Such a read takes no lock and waits for no
     /// writer; the server runs it on its network thread.
     pub fn is_quick_read(&self, id: u32) -> bool {
+        if self.prepared.get(&id).is_none_or(|p| p.may_wait) {
+            return false;
+        }
         let Some(crate::plan::Plan::Select(sel)) = self.current_plan(id) else {
             return false;
         };

@@ -156,6 +156,14 @@ fn join_using_errors() {
         err(&mut s, "SELECT * FROM a LEFT JOIN (b JOIN a ON 1) ON 1"),
         1066
     );
+    // The same name from two databases is two tables.
+    q(&mut s, "CREATE DATABASE d2");
+    q(&mut s, "CREATE TABLE d2.a (id INT PRIMARY KEY, v INT)");
+    q(&mut s, "INSERT INTO d2.a VALUES (1, 7)");
+    assert_eq!(
+        rows(&q(&mut s, "SELECT count(*) FROM d.a JOIN d2.a ON 1")),
+        ["4"]
+    );
     // A parenthesised join's ON sees only its own tables.
     assert_eq!(
         err(
@@ -289,6 +297,28 @@ fn parenthesised_join_on_the_right_of_an_outer_join_is_null_extended_as_one() {
     let sql = "SELECT a.id, (SELECT count(*) FROM b LEFT JOIN (c JOIN a a2 ON a2.k = c.k) \
                ON b.k = c.k WHERE b.id > a.id + 98 AND a2.id IS NOT NULL) FROM a ORDER BY a.id";
     assert_eq!(r(&mut s, sql), vec!["1|2", "2|1", "3|0", "4|0"]);
+}
+
+#[test]
+fn a_parenthesised_join_is_refused_where_it_would_be_locked_whole() {
+    let (_d, mut s) = session();
+    for sql in [
+        "SELECT * FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = b.k FOR UPDATE",
+        "SELECT * FROM a LEFT JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k LOCK IN SHARE MODE",
+        "UPDATE a LEFT JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k SET a.x = 1",
+        "DELETE a FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = b.k",
+    ] {
+        assert_eq!(err(&mut s, sql), 1235, "{sql}");
+    }
+    // Spliced forms lock as a flat join does.
+    q(
+        &mut s,
+        "SELECT * FROM a JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k FOR UPDATE",
+    );
+    q(
+        &mut s,
+        "UPDATE a JOIN (b JOIN c ON c.k = b.k) ON a.k = b.k SET a.x = a.x + 1",
+    );
 }
 
 #[test]

@@ -781,3 +781,23 @@ fn a_foreign_key_needs_references_on_the_parent_or_its_columns() {
         "ALTER TABLE d.c2 ADD FOREIGN KEY (y) REFERENCES d.t (a)",
     );
 }
+
+#[test]
+fn every_flush_needs_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER plain@'%'");
+    q(&mut root, "GRANT SELECT ON d.* TO plain@'%'");
+    let mut u = login(&db, "plain", "127.0.0.1");
+    for sql in [
+        "FLUSH TABLES",
+        "FLUSH STATUS",
+        "FLUSH HOSTS",
+        "FLUSH PRIVILEGES",
+    ] {
+        assert_eq!(err(&mut u, sql), 1227, "{sql}");
+        q(&mut root, sql);
+    }
+    q(&mut root, "GRANT RELOAD ON *.* TO plain@'%'");
+    q(&mut u, "FLUSH TABLES");
+}

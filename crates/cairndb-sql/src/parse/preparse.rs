@@ -786,6 +786,11 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
                     i += 1;
                     continue;
                 }
+                // MariaDB's `PERSISTENT FOR ...` and MySQL's `UPDATE |
+                // DROP HISTOGRAM ...`: the plain count is what runs.
+                if first == "ANALYZE" && matches!(w(i).as_str(), "PERSISTENT" | "UPDATE" | "DROP") {
+                    break;
+                }
                 if t.get(i).is_some_and(|x| *x != Tok::Punct(";".into())) {
                     return Err(SqlError::syntax(format!(
                         "unexpected text after the tables: {body}"
@@ -806,14 +811,11 @@ pub fn classify(stmt: &str) -> SqlResult<Pre> {
             let user_resources = words
                 .iter()
                 .any(|x| x == "USER_RESOURCES" || x == "PRIVILEGES");
-            if hosts || logs || user_resources {
-                Pre::Flush {
-                    hosts,
-                    logs,
-                    user_resources,
-                }
-            } else {
-                Pre::Nothing
+            // Every kind needs RELOAD, as in MySQL; the others do nothing.
+            Pre::Flush {
+                hosts,
+                logs,
+                user_resources,
             }
         }
         "BACKUP" => {

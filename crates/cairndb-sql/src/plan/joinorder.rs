@@ -15,8 +15,10 @@
 //! placed source that no index serves, which a hash join reads, and
 //! that above no condition at all). Of sources that tie, the one with
 //! fewer rows by the statistics of the last `ANALYZE TABLE` comes first
-//! when both tables have them (the smaller table drives the loop); other
-//! ties keep FROM order, so a query whose FROM order is already a chain
+//! when both tables have them (the smaller table drives the loop),
+//! unless the larger one would then be read worse than the smaller one
+//! would after it (a key lookup lost to a hash join); other ties keep
+//! FROM order, so a query whose FROM order is already a chain
 //! of key lookups is read as written.
 //!
 //! An inner join's ON says what its WHERE says, so before reordering
@@ -64,9 +66,23 @@ pub(super) fn reorder(sources: &mut [Source], filter: &mut Option<Expr>, rows: &
                 continue;
             };
             let score = score(src, &conj, Avail(&spans));
+            // Fewer rows by the statistics, and no worse a read for the
+            // other one next: a smaller table must not turn the larger
+            // one's key lookups into a hash join or scans.
             let fewer = || {
                 let at = |k: usize| rest.get(k).and_then(|&i| rows.get(i).copied().flatten());
-                matches!((at(k), at(pick)), (Some(a), Some(b)) if a < b)
+                if !matches!((at(k), at(pick)), (Some(a), Some(b)) if a < b) {
+                    return false;
+                }
+                let Some(other) = rest.get(pick).and_then(|&i| sources.get(i)) else {
+                    return false;
+                };
+                let next = |first: &Source, then: &Source| {
+                    let mut with = spans.clone();
+                    with.push(first.span());
+                    self::score(then, &conj, Avail(&with))
+                };
+                next(src, other) >= next(other, src)
             };
             if best.is_none_or(|b| score > b || (score == b && fewer())) {
                 best = Some(score);

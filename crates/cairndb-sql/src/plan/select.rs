@@ -384,6 +384,13 @@ fn select_or_nest(
     outer: &[&Scope],
     mut nest: Option<&mut Nest>,
 ) -> SqlResult<SelectPlan> {
+    // A parenthesised join is read whole, ahead of the join around it:
+    // under FOR UPDATE / FOR SHARE that would lock every row it reads.
+    if nest.is_none() && !locks.is_empty() && from_needs_nest(&sel.from) {
+        return Err(SqlError::unsupported(
+            "a parenthesised join or a RIGHT JOIN after another join in a locking read",
+        ));
+    }
     if nest.is_none() && sel.from.iter().map(join_tables).sum::<usize>() > MAX_JOIN_TABLES {
         return Err(SqlError::new(
             1116,
@@ -574,25 +581,28 @@ fn select_or_nest(
         .iter()
         .map(|i| count_placeholders(&i.to_string()))
         .sum::<usize>();
-    // Aliases this FROM has named (MySQL: one per query block).
-    let mut aliases: Vec<String> = Vec::new();
+    // Aliases this FROM has named, with the database of the table behind
+    // each (MySQL: one per query block; the same table name from two
+    // databases is allowed).
+    let mut aliases: Vec<(String, Option<String>)> = Vec::new();
     let mut unique_aliases = |scope: &Scope, from: usize| -> SqlResult<()> {
         let known = aliases.len();
         for sc in scope.cols.iter().skip(from) {
-            if aliases
-                .get(known..)
-                .is_some_and(|new| new.contains(&sc.table))
-            {
+            let key = (
+                sc.table.clone(),
+                sc.origin.as_ref().map(|o| o.schema.clone()),
+            );
+            if aliases.get(known..).is_some_and(|new| new.contains(&key)) {
                 continue;
             }
-            if aliases.contains(&sc.table) {
+            if aliases.contains(&key) {
                 return Err(SqlError::new(
                     1066,
                     "42000",
                     format!("Not unique table/alias: '{}'", sc.table),
                 ));
             }
-            aliases.push(sc.table.clone());
+            aliases.push(key);
         }
         Ok(())
     };
@@ -1232,6 +1242,17 @@ fn normalize_item(t: &ast::TableWithJoins) -> ast::TableWithJoins {
         };
     }
     flat
+}
+
+/// Whether the FROM items hold a parenthesised join that
+/// [`normalize_item`] leaves to [`compile_nest`] (read whole, as a
+/// derived table).
+pub(super) fn from_needs_nest(all: &[ast::TableWithJoins]) -> bool {
+    let nested = |f: &ast::TableFactor| matches!(f, ast::TableFactor::NestedJoin { .. });
+    normalize_from(all).is_some_and(|f| {
+        f.iter()
+            .any(|t| nested(&t.relation) || t.joins.iter().any(|j| nested(&j.relation)))
+    })
 }
 
 /// The FROM items as [`normalize_item`] makes them, or None when they

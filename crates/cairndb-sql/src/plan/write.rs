@@ -503,6 +503,14 @@ fn multi_scan(
     selection: &Option<ast::Expr>,
     params: &mut usize,
 ) -> SqlResult<SelectPlan> {
+    // Its rows are read latest and locked: a parenthesised join, read
+    // whole ahead of the join, would lock every row it reads, and its
+    // tables could not be targets.
+    if super::select::from_needs_nest(from) {
+        return Err(SqlError::unsupported(
+            "a parenthesised join or a RIGHT JOIN after another join in a multi-table UPDATE or DELETE",
+        ));
+    }
     let mut text = String::from("SELECT ");
     text.push_str(&items.join(", "));
     text.push_str(" FROM ");

@@ -1178,13 +1178,31 @@ fn drop_index(s: &mut StmtCx, table: &ast::ObjectName, name: &str) -> SqlResult<
 
 /// OPTIMIZE TABLE: compacts each index's key range down to the last level
 /// (where zip tables are written), dropping deleted and overwritten rows,
-/// and answers MySQL's result set (`Table`, `Op`, `Msg_type`,
-/// `Msg_text`), one status row per table; a missing table gets an Error
-/// row, as in MySQL, and the others still run.
+/// and answers MySQL's result set (see [`per_table`]).
 pub(crate) fn optimize(
     s: &StmtCx,
     tables: &[(Option<String>, String)],
     out: &mut dyn Output,
+) -> SqlResult<()> {
+    per_table(s, tables, "optimize", out, |def| {
+        let ids: Vec<u32> = std::iter::once(def.primary.id)
+            .chain(def.secondary.iter().map(|i| i.id))
+            .collect();
+        s.db.compact_index_data(&ids)
+    })
+}
+
+/// A table-maintenance statement (OPTIMIZE, ANALYZE): `f` runs on each
+/// table, after SELECT and INSERT are checked on it (as MySQL asks), and
+/// MySQL's result set answers (`Table`, `Op`, `Msg_type`, `Msg_text`),
+/// one status row per table; a missing table gets an Error row, as in
+/// MySQL, and the others still run. An error of `f` ends the statement.
+pub(crate) fn per_table(
+    s: &StmtCx,
+    tables: &[(Option<String>, String)],
+    op: &str,
+    out: &mut dyn Output,
+    mut f: impl FnMut(&TableDef) -> SqlResult<()>,
 ) -> SqlResult<()> {
     let mut results = Vec::new();
     for (db, name) in tables {
@@ -1196,10 +1214,7 @@ pub(crate) fn optimize(
         crate::acl::check_table(s, &db, name, crate::acl::SELECT | crate::acl::INSERT)?;
         match s.db.table(&db, name) {
             Ok(def) => {
-                let ids: Vec<u32> = std::iter::once(def.primary.id)
-                    .chain(def.secondary.iter().map(|i| i.id))
-                    .collect();
-                s.db.compact_index_data(&ids)?;
+                f(&def)?;
                 results.push((label, "status", "OK".to_string()));
             }
             Err(e) => {
@@ -1215,7 +1230,7 @@ pub(crate) fn optimize(
     out.columns(&cols);
     let t = |x: &str| Value::Str(x.as_bytes().to_vec());
     for (label, kind, msg) in &results {
-        out.row(&[t(label), t("optimize"), t(kind), t(msg)]);
+        out.row(&[t(label), t(op), t(kind), t(msg)]);
     }
     out.end(0);
     Ok(())

@@ -27,9 +27,9 @@ use parking_lot::RwLock;
 use crate::context::StmtCx;
 use crate::error::{SqlError, SqlResult};
 use crate::keys;
-use crate::output::{ColumnInfo, Output};
+use crate::output::Output;
 use crate::row::{get_key_value, IndexDef, TableDef};
-use crate::types::{ColumnType, Value};
+use crate::types::ColumnType;
 
 /// The reserved index id under which table statistics are stored
 /// (docs/format/sql-keys.md, "Table statistics").
@@ -264,47 +264,20 @@ fn count_index(
     Ok((n, bytes, distinct))
 }
 
-/// ANALYZE TABLE: counts each table's statistics and stores them; MySQL's
-/// result set (`Table`, `Op`, `Msg_type`, `Msg_text`), one status row
-/// per table; a missing table gets an Error row and the others still
-/// run. Needs SELECT and INSERT on each table, as MySQL.
+/// ANALYZE TABLE: counts each table's statistics and stores them; the
+/// result set of [`crate::ddl::per_table`] (SELECT and INSERT needed on
+/// each table, as MySQL).
 pub(crate) fn analyze(
     s: &StmtCx,
     tables: &[(Option<String>, String)],
     out: &mut dyn Output,
 ) -> SqlResult<()> {
-    let mut results = Vec::new();
-    for (db, name) in tables {
-        let db = db
-            .clone()
-            .or_else(|| s.database().map(str::to_string))
-            .ok_or_else(SqlError::no_database)?;
-        let label = format!("{db}.{name}");
-        crate::acl::check_table(s, &db, name, crate::acl::SELECT | crate::acl::INSERT)?;
-        match s.db.table(&db, name) {
-            Ok(def) => {
-                let st = count(s, &def)?;
-                s.db.stats.put(&s.db.db, &def, st)?;
-                // Cached plans are compiled again, with the new join order.
-                s.db.schema_epoch
-                    .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-                results.push((label, "status", "OK".to_string()));
-            }
-            Err(e) => {
-                results.push((label.clone(), "Error", e.message.clone()));
-                results.push((label, "status", "Operation failed".to_string()));
-            }
-        }
-    }
-    let cols: Vec<ColumnInfo> = ["Table", "Op", "Msg_type", "Msg_text"]
-        .iter()
-        .map(|n| ColumnInfo::text(n))
-        .collect();
-    out.columns(&cols);
-    let t = |x: &str| Value::Str(x.as_bytes().to_vec());
-    for (label, kind, msg) in &results {
-        out.row(&[t(label), t("analyze"), t(kind), t(msg)]);
-    }
-    out.end(0);
-    Ok(())
+    crate::ddl::per_table(s, tables, "analyze", out, |def| {
+        let st = count(s, def)?;
+        s.db.stats.put(&s.db.db, def, st)?;
+        // Cached plans are compiled again, with the new join order.
+        s.db.schema_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Ok(())
+    })
 }

@@ -278,6 +278,23 @@ impl SqlDb {
         }
     }
 
+    /// An iterator over every key of index `id`, at its first: for
+    /// whole-index scans (back-fill, table copy, statistics, bulk delete),
+    /// whose blocks would push everything useful out of the block cache
+    /// (and a full cache of them is memory a server under a cap does not
+    /// have), so they are read without filling it.
+    pub(crate) fn scan_index(&self, id: u32) -> SqlResult<cairndb::DbIterator> {
+        let (lo, hi) = keys::index_bounds(id);
+        let mut it = self.db.db().iter(&ReadOptions {
+            iterate_lower_bound: Some(lo.clone()),
+            iterate_upper_bound: Some(hi),
+            fill_cache_off: true,
+            ..Default::default()
+        })?;
+        it.seek(&lo);
+        Ok(it)
+    }
+
     /// The engine database underneath.
     pub fn engine(&self) -> &TransactionDb {
         &self.db
@@ -438,19 +455,8 @@ impl SqlDb {
     pub(crate) fn delete_index_data(&self, ids: &[u32]) -> SqlResult<u64> {
         let mut n = 0u64;
         for &id in ids {
-            let mut lo = Vec::new();
-            keys::put_index_id(&mut lo, id);
-            let mut hi = Vec::new();
-            keys::put_index_id(&mut hi, id + 1);
             loop {
-                // A bulk delete's scan: not worth caching.
-                let mut it = self.db.db().iter(&ReadOptions {
-                    iterate_lower_bound: Some(lo.clone()),
-                    iterate_upper_bound: Some(hi.clone()),
-                    fill_cache_off: true,
-                    ..Default::default()
-                })?;
-                it.seek(&lo);
+                let mut it = self.scan_index(id)?;
                 let mut batch = cairndb::WriteBatch::new();
                 let mut count = 0;
                 while it.valid() && count < 10_000 {

@@ -1244,26 +1244,23 @@ fn normalize_item(t: &ast::TableWithJoins) -> ast::TableWithJoins {
     flat
 }
 
+/// Whether a FROM item holds a parenthesised join at its top level.
+fn holds_nest(t: &ast::TableWithJoins) -> bool {
+    let nested = |f: &ast::TableFactor| matches!(f, ast::TableFactor::NestedJoin { .. });
+    nested(&t.relation) || t.joins.iter().any(|j| nested(&j.relation))
+}
+
 /// Whether the FROM items hold a parenthesised join that
 /// [`normalize_item`] leaves to [`compile_nest`] (read whole, as a
 /// derived table).
 pub(super) fn from_needs_nest(all: &[ast::TableWithJoins]) -> bool {
-    let nested = |f: &ast::TableFactor| matches!(f, ast::TableFactor::NestedJoin { .. });
-    normalize_from(all).is_some_and(|f| {
-        f.iter()
-            .any(|t| nested(&t.relation) || t.joins.iter().any(|j| nested(&j.relation)))
-    })
+    normalize_from(all).is_some_and(|f| f.iter().any(holds_nest))
 }
 
 /// The FROM items as [`normalize_item`] makes them, or None when they
 /// are that already.
 fn normalize_from(all: &[ast::TableWithJoins]) -> Option<Vec<ast::TableWithJoins>> {
-    let nested = |f: &ast::TableFactor| matches!(f, ast::TableFactor::NestedJoin { .. });
-    let needs = |t: &ast::TableWithJoins| {
-        nested(&t.relation)
-            || t.joins.iter().any(|j| nested(&j.relation))
-            || t.joins.iter().skip(1).any(is_right)
-    };
+    let needs = |t: &ast::TableWithJoins| holds_nest(t) || t.joins.iter().skip(1).any(is_right);
     if all.iter().any(needs) {
         Some(all.iter().map(normalize_item).collect())
     } else {

@@ -1664,15 +1664,7 @@ fn copy_rows(
     new: &TableDef,
     srcs: &[Option<usize>],
 ) -> SqlResult<u64> {
-    let (lo, hi) = keys::index_bounds(old.primary.id);
-    // A scan of the whole table: not worth caching.
-    let mut it = db.db.db().iter(&cairndb::ReadOptions {
-        iterate_lower_bound: Some(lo.clone()),
-        iterate_upper_bound: Some(hi),
-        fill_cache_off: true,
-        ..Default::default()
-    })?;
-    it.seek(&lo);
+    let mut it = db.scan_index(old.primary.id)?;
     let mut checks: Vec<UniqueCheck> = Vec::new();
     if !new.hidden_pk && !unique_already(old, new, srcs, &new.primary.columns) {
         checks.push(UniqueCheck {

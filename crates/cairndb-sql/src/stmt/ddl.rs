@@ -1095,17 +1095,7 @@ fn create_index(
 }
 
 pub(crate) fn backfill(db: &crate::db::SqlDb, def: &TableDef, ix: &IndexDef) -> SqlResult<()> {
-    let (lo, hi) = crate::keys::index_bounds(def.primary.id);
-    // A scan of the whole table: its blocks would push everything useful
-    // out of the block cache (and a full cache of them is memory a server
-    // under a cap does not have while it also builds the index).
-    let mut it = db.db.db().iter(&cairndb::ReadOptions {
-        iterate_lower_bound: Some(lo.clone()),
-        iterate_upper_bound: Some(hi),
-        fill_cache_off: true,
-        ..Default::default()
-    })?;
-    it.seek(&lo);
+    let mut it = db.scan_index(def.primary.id)?;
     let mut batch = cairndb::WriteBatch::new();
     let mut row = vec![Value::Null; def.columns.len()];
     let (mut k, mut v) = (Vec::new(), Vec::new());

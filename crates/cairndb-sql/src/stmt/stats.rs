@@ -201,15 +201,7 @@ fn count_index(
     ix: &IndexDef,
     parts: &[(ColumnType, bool)],
 ) -> SqlResult<(u64, u64, Vec<u64>)> {
-    let (lo, hi) = keys::index_bounds(ix.id);
-    // A scan of the whole index: not worth caching.
-    let mut it = s.db.db.db().iter(&ReadOptions {
-        iterate_lower_bound: Some(lo.clone()),
-        iterate_upper_bound: Some(hi),
-        fill_cache_off: true,
-        ..Default::default()
-    })?;
-    it.seek(&lo);
+    let mut it = s.db.scan_index(ix.id)?;
     let (mut n, mut bytes) = (0u64, 0u64);
     let mut distinct = vec![0u64; parts.len()];
     let mut prev: Vec<u8> = Vec::new();

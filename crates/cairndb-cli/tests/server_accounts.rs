@@ -118,7 +118,21 @@ async fn init_password_file_and_the_loopback_rule() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deprecated_user_option_and_the_admin_connection() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = command(dir.path(), &["--user=app:pw", "--max-connections=1"])
+    // A password on the command line is refused, saying where it goes.
+    let out = command(dir.path(), &["--user=app:pw"]).output().unwrap();
+    assert!(!out.status.success());
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("shows in `ps`") && msg.contains("config file"),
+        "{msg}"
+    );
+    assert!(!msg.contains("app:pw"), "{msg}");
+    // The config file may still name one.
+    let etc = tempfile::tempdir().unwrap();
+    let cnf = etc.path().join("my.cnf");
+    std::fs::write(&cnf, "[server]\nuser = app:pw\n").unwrap();
+    let cnf_opt = format!("--config={}", cnf.display());
+    let mut child = command(dir.path(), &[&cnf_opt, "--max-connections=1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -152,7 +166,8 @@ async fn deprecated_user_option_and_the_admin_connection() {
     root.query_drop("SELECT 1").await.unwrap();
     drop(srv);
     let mut err = String::new();
-    let mut srv_child = command(dir.path(), &["--user=app:other"])
+    std::fs::write(&cnf, "user = app:other\n").unwrap();
+    let mut srv_child = command(dir.path(), &[&cnf_opt])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -175,8 +175,17 @@ impl Backend for SqlBackend {
             }
             Plugin::CachingSha2 => {
                 out.plugin = cairndb_server::AuthPlugin::CachingSha2Password;
-                out.sha2 = a.hash.as_slice().try_into().ok();
+                out.sha2 = a.fast_sha2;
             }
+        }
+        if !out.empty_password {
+            // Full authentication: the salted string is checked by the
+            // account store (which then caches the fast-auth value).
+            let db = self.db.clone();
+            let (user, host) = (user.to_string(), host.to_string());
+            out.check = Some(std::sync::Arc::new(move |pw: &[u8]| {
+                db.check_password(&user, &host, pw)
+            }));
         }
         Some(out)
     }

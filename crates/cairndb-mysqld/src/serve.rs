@@ -305,7 +305,8 @@ fn set_up_accounts(db: &SqlDb, opts: &ServerOptions) -> Result<(), String> {
     users.sort();
     for (name, pw) in users {
         eprintln!(
-            "cairndb server: --user is deprecated (the password shows in `ps`): use CREATE USER"
+            "cairndb server: the user option is deprecated (accounts belong in the data \
+             directory): use CREATE USER"
         );
         let created = db
             .ensure_account(name, pw)

@@ -53,6 +53,9 @@ pub trait Backend: Send + Sync + 'static {
     }
 }
 
+/// A backend's check of a clear password for one account.
+pub type PasswordCheck = std::sync::Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
 /// How an account logs in, as a backend keeps it: hashes of the
 /// password, never the password.
 #[derive(Clone, Default)]
@@ -64,8 +67,15 @@ pub struct AccountAuth {
     /// scramble.
     pub native: Option<[u8; 20]>,
     /// `SHA256(SHA256(password))`, what verifies a caching_sha2_password
-    /// scramble.
+    /// scramble (fast authentication): kept by a backend that stores it,
+    /// or known from the backend's cache. None for a caching_sha2 account:
+    /// every scramble gets full authentication, checked by `check`.
     pub sha2: Option<[u8; 32]>,
+    /// Checks a clear password (full authentication) where the hashes
+    /// above cannot: a backend that keeps salted strings (MySQL's
+    /// `$A$005$...`) verifies them here. Called at most once per login,
+    /// on the connection's task (a few milliseconds of hashing).
+    pub check: Option<PasswordCheck>,
     /// Neither hash: the password is empty, and only an empty answer logs
     /// in.
     pub empty_password: bool,

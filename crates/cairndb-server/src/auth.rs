@@ -8,13 +8,16 @@
 //! native scramble is checked against `SHA1(SHA1(password))`: the
 //! scramble XOR `SHA1(nonce ‖ stored)` is `SHA1(password)`, whose SHA-1
 //! must be the stored hash; a caching_sha2 scramble likewise against
-//! `SHA256(SHA256(password))` with `SHA256(stored ‖ nonce)`. So every
-//! account is "in the cache": a right caching_sha2 scramble gets "fast
-//! auth success" at once. A scramble that does not match gets "perform
-//! full authentication", as in MySQL: over TLS the client then sends its
+//! `SHA256(SHA256(password))` with `SHA256(stored ‖ nonce)` when the
+//! account has that value (it is "in the cache"): a right scramble then
+//! gets "fast auth success" at once. A scramble that does not match, or
+//! an account without that value (a backend keeping salted strings,
+//! whose cache has not seen the password yet), gets "perform full
+//! authentication", as in MySQL: over TLS the client then sends its
 //! password in clear, without TLS it asks for the server's RSA public key
 //! (or has it) and sends the password encrypted with it; the password is
-//! hashed and compared with the stored hash. A client that proposes a
+//! checked by the account's `check` (the backend) or hashed and compared
+//! with a stored hash. A client that proposes a
 //! plugin whose hash the account does not keep (or any other plugin) gets
 //! an AuthSwitchRequest to the account's plugin (the server's default for
 //! an unknown user), with the same nonce. An account with `require_ssl`
@@ -221,6 +224,9 @@ fn password_matches(a: &AccountAuth, password: &[u8]) -> bool {
     }
     if password.is_empty() {
         return false;
+    }
+    if let Some(check) = &a.check {
+        return check(password);
     }
     if let Some(h) = &a.sha2 {
         return same(&Sha256::digest(Sha256::digest(password)), h);
@@ -695,6 +701,39 @@ mod tests {
         );
         assert!(matches!(r, AuthStep::Fail));
         assert_eq!(&out.buf[5..7], &1045u16.to_le_bytes());
+    }
+
+    /// An account whose backend keeps a salted string: no fast-auth
+    /// value, so even the right scramble gets full authentication, and
+    /// the clear password (over TLS) goes to the backend's check.
+    #[test]
+    fn salted_account_gets_full_authentication_checked_by_the_backend() {
+        let salted = |u: &str| -> Option<AccountAuth> {
+            (u == "c").then(|| AccountAuth {
+                plugin: AuthPlugin::CachingSha2Password,
+                check: Some(std::sync::Arc::new(|pw: &[u8]| pw == b"pw")),
+                ..Default::default()
+            })
+        };
+        for (password, done) in [(&b"pw"[..], true), (b"nope", false)] {
+            let mut a = Auth::new(1, AuthPlugin::CachingSha2Password, AuthOptions::default());
+            a.secured();
+            let s = sha2_of(&a.nonce);
+            let mut out = Out::default();
+            let r = a.on_packet(
+                &response("c", b"caching_sha2_password", &s),
+                &salted,
+                "h",
+                &mut out,
+            );
+            assert!(matches!(r, AuthStep::More));
+            assert_eq!(&out.buf[4..], &[1, 4]);
+            let mut clear = password.to_vec();
+            clear.push(0);
+            let mut out = Out::default();
+            let r = a.on_packet(&clear, &salted, "h", &mut out);
+            assert_eq!(matches!(r, AuthStep::Done(_)), done);
+        }
     }
 
     #[test]

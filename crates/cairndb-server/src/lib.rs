@@ -32,8 +32,8 @@ mod tls;
 mod wire;
 
 pub use api::{
-    AccountAuth, Backend, Closer, Column, ConnInfo, DateTime, Prepared, Results, RowWriter,
-    Session, SqlError, Time, Value,
+    AccountAuth, Backend, Closer, Column, ConnInfo, DateTime, PasswordCheck, Prepared, Results,
+    RowWriter, Session, SqlError, Time, Value,
 };
 pub use hosts::{Hosts, MAX_HOSTS};
 pub use mysql_common::constants::{ColumnFlags, ColumnType, StatusFlags};

@@ -6,9 +6,11 @@
 //! few of them.
 //!
 //! Only hashes are stored: `SHA1(SHA1(password))` for
-//! `mysql_native_password`, `SHA256(SHA256(password))` for
-//! `caching_sha2_password` (what verifying a scramble needs). An empty
-//! hash means an empty password.
+//! `mysql_native_password` (what verifying its scramble needs), MySQL's
+//! salted SHA-256 crypt string for `caching_sha2_password`
+//! (`sha2crypt.rs`; a data directory written before that keeps 32-byte
+//! `SHA256(SHA256(password))` values, still verified, replaced when the
+//! password is next set). An empty hash means an empty password.
 //!
 //! Invariants: the in-memory [`Acl`] equals the dictionary's account
 //! entries once an account statement returns; each account statement
@@ -147,7 +149,7 @@ pub enum Plugin {
     /// `mysql_native_password`: SHA1(SHA1(password)) stored.
     #[serde(rename = "mysql_native_password")]
     Native,
-    /// `caching_sha2_password`: SHA256(SHA256(password)) stored.
+    /// `caching_sha2_password`: a SHA-256 crypt string stored.
     #[serde(rename = "caching_sha2_password")]
     CachingSha2,
 }
@@ -180,7 +182,7 @@ impl Plugin {
         }
         match self {
             Plugin::Native => Sha1::digest(Sha1::digest(password)).to_vec(),
-            Plugin::CachingSha2 => Sha256::digest(Sha256::digest(password)).to_vec(),
+            Plugin::CachingSha2 => crate::sha2crypt::hash(password),
         }
     }
 }
@@ -194,9 +196,15 @@ pub const DEFAULT_PLUGIN: Plugin = Plugin::CachingSha2;
 pub struct AccountAuth {
     /// The account's plugin.
     pub plugin: Plugin,
-    /// The stored hash (20 bytes for native, 32 for caching_sha2); empty:
-    /// the account has an empty password.
+    /// The stored hash (20 bytes for native; for caching_sha2 a 70-byte
+    /// crypt string, or 32 bytes from before salted strings); empty: the
+    /// account has an empty password.
     pub hash: Vec<u8>,
+    /// caching_sha2: `SHA256(SHA256(password))` when known (a 32-byte
+    /// stored hash, or one this process has set or verified), which
+    /// verifies a fast-auth scramble; None: a scramble gets full
+    /// authentication, whose password [`SqlDb::check_password`] checks.
+    pub fast_sha2: Option<[u8; 32]>,
     /// `REQUIRE SSL`: a login over plain TCP is refused.
     pub require_ssl: bool,
     /// SUPER or CONNECTION_ADMIN: may take the connection kept beyond
@@ -336,9 +344,18 @@ impl Account {
     }
 
     fn auth(&self) -> AccountAuth {
+        let hash = unhex(&self.auth).unwrap_or_default();
+        let fast_sha2 = match self.plugin {
+            Plugin::CachingSha2 => match <[u8; 32]>::try_from(hash.as_slice()) {
+                Ok(legacy) => Some(legacy),
+                Err(_) => crate::sha2crypt::cached(&hash),
+            },
+            Plugin::Native => None,
+        };
         AccountAuth {
             plugin: self.plugin,
-            hash: unhex(&self.auth).unwrap_or_default(),
+            hash,
+            fast_sha2,
             require_ssl: self.require_ssl,
             connection_admin: self.global & (SUPER | CONNECTION_ADMIN) != 0,
         }
@@ -562,6 +579,31 @@ impl SqlDb {
     pub fn lookup_account(&self, user: &str, client_host: &str) -> Option<AccountAuth> {
         let acl = self.acl.read().clone();
         acl.login(user, client_host).map(|a| a.auth())
+    }
+
+    /// Whether `password` is the password of the account `user` connecting
+    /// from `client_host` logs in as (a full authentication). A right
+    /// caching_sha2 password also lets later scrambles of this process
+    /// through fast authentication.
+    pub fn check_password(&self, user: &str, client_host: &str, password: &[u8]) -> bool {
+        let acl = self.acl.read().clone();
+        let Some(a) = acl.login(user, client_host) else {
+            return false;
+        };
+        let stored = unhex(&a.auth).unwrap_or_default();
+        if stored.is_empty() || password.is_empty() {
+            return stored.is_empty() && password.is_empty();
+        }
+        let same = |x: &[u8], y: &[u8]| {
+            x.len() == y.len() && x.iter().zip(y).fold(0u8, |acc, (p, q)| acc | (p ^ q)) == 0
+        };
+        match a.plugin {
+            Plugin::Native => same(&Sha1::digest(Sha1::digest(password)), &stored),
+            Plugin::CachingSha2 if stored.len() == 32 => {
+                same(&Sha256::digest(Sha256::digest(password)), &stored)
+            }
+            Plugin::CachingSha2 => crate::sha2crypt::verify(&stored, password),
+        }
     }
 
     /// Whether some account named `root` has an empty password.
@@ -1332,7 +1374,14 @@ impl P<'_> {
             if self.eat_word("BY") {
                 a.password = Some(self.string()?);
             } else if self.eat_word("AS") {
-                let h = self.string()?;
+                // A quoted string, or a hex literal (`AS 0x2441...`).
+                let h = match self.t.get(self.i) {
+                    Some(Tok::Num(n)) if n.starts_with("0x") || n.starts_with("0X") => {
+                        self.i += 1;
+                        n.clone()
+                    }
+                    _ => self.string()?,
+                };
                 a.hash = Some(parse_stored_hash(a.plugin, &h)?);
             } else {
                 a.password = Some(String::new());
@@ -1752,9 +1801,22 @@ fn parse_stored_hash(plugin: Option<Plugin>, h: &str) -> SqlResult<Vec<u8>> {
             }
             Ok(b)
         }
-        _ => Err(SqlError::unsupported(
-            "IDENTIFIED WITH caching_sha2_password AS (a stored hash)",
-        )),
+        Some(Plugin::CachingSha2) => {
+            if h.is_empty() {
+                return Ok(Vec::new());
+            }
+            // MySQL's string, as `mysql.user` keeps it, or in hex (how
+            // mysqldump prints one whose salt is not printable).
+            let b = match h.strip_prefix("0x").or_else(|| h.strip_prefix("0X")) {
+                Some(x) => unhex(&x.to_ascii_lowercase()).ok_or_else(bad)?,
+                None => h.as_bytes().to_vec(),
+            };
+            if !crate::sha2crypt::is_valid(&b) {
+                return Err(bad());
+            }
+            Ok(b)
+        }
+        None => Err(bad()),
     }
 }
 

@@ -22,6 +22,7 @@ mod parse;
 mod plan;
 mod querylog;
 mod session;
+mod sha2crypt;
 mod status;
 mod stmt;
 mod store;

@@ -334,7 +334,7 @@ fn account_statements_and_their_errors() {
     let s = db.lookup_account("s", "10.0.0.1").unwrap();
     assert_eq!(
         (s.plugin, s.hash.len(), s.require_ssl),
-        (Plugin::CachingSha2, 32, true)
+        (Plugin::CachingSha2, 70, true)
     );
     // Only hashes: the password is nowhere in the dictionary's records.
     assert_ne!(n.hash, b"pw");
@@ -430,10 +430,90 @@ fn accounts_survive_a_reopen_and_bootstrap_runs_once() {
     assert!(!db.bootstrap_accounts("").unwrap());
     assert!(db.lookup_account("root", "127.0.0.1").is_none());
     let k = db.lookup_account("k", "10.0.0.1").unwrap();
-    assert_eq!(k.hash.len(), 32);
+    assert_eq!(k.hash.len(), 70);
+    assert!(db.check_password("k", "10.0.0.1", b"pw"));
     let mut k = login(&db, "k", "10.0.0.1");
     assert_eq!(rows(&q(&mut k, "SELECT a FROM d.t WHERE id = 1")), ["10"]);
     assert_eq!(err(&mut k, "SELECT c FROM d.u"), 1142);
+}
+
+/// MySQL's authentication string for `IDENTIFIED BY 'foobar'`, as
+/// `mysql.user` keeps it (hex: its salt has control bytes).
+const MYSQL_FOOBAR: &str = "0x24412430303524031A69251C34295C4B35167C7F1E5A7B63091349503974\
+                            624D34504B5A424679354856336868686F52485A736E4A733368786E42757551\
+                            6C73446469496537";
+
+#[test]
+fn caching_sha2_accounts_keep_salted_strings_and_mysql_made_ones_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut root) = setup(dir.path());
+    q(&mut root, "CREATE USER a IDENTIFIED BY 'same'");
+    q(&mut root, "CREATE USER b IDENTIFIED BY 'same'");
+    let (a, b) = (
+        db.lookup_account("a", "10.0.0.1").unwrap(),
+        db.lookup_account("b", "10.0.0.1").unwrap(),
+    );
+    // Salted: one password, two strings; MySQL's layout.
+    assert_ne!(a.hash, b.hash);
+    assert!(a.hash.starts_with(b"$A$005$") && a.hash.len() == 70);
+    // Set in this process: fast authentication knows it already.
+    assert!(a.fast_sha2.is_some());
+    assert_eq!(a.fast_sha2, b.fast_sha2);
+    assert!(db.check_password("a", "10.0.0.1", b"same"));
+    assert!(!db.check_password("a", "10.0.0.1", b"Same"));
+    assert!(!db.check_password("a", "10.0.0.1", b""));
+    assert!(!db.check_password("nobody", "10.0.0.1", b"same"));
+
+    // A string copied from MySQL: verified, then cached.
+    q(
+        &mut root,
+        &format!(
+            "CREATE USER foo IDENTIFIED WITH caching_sha2_password AS {}",
+            MYSQL_FOOBAR
+        ),
+    );
+    let foo = db.lookup_account("foo", "10.0.0.1").unwrap();
+    assert_eq!(foo.fast_sha2, None);
+    assert!(!db.check_password("foo", "10.0.0.1", b"not_foobar"));
+    assert!(db.check_password("foo", "10.0.0.1", b"foobar"));
+    assert!(db
+        .lookup_account("foo", "10.0.0.1")
+        .unwrap()
+        .fast_sha2
+        .is_some());
+    // The same string quoted, as mysql.user shows a printable one.
+    let made = String::from_utf8(a.hash.clone()).unwrap();
+    q(
+        &mut root,
+        &format!(
+            "CREATE USER c IDENTIFIED WITH caching_sha2_password AS '{}'",
+            made.replace('\\', "\\\\").replace('\'', "\\'")
+        ),
+    );
+    assert!(db.check_password("c", "10.0.0.1", b"same"));
+    // Not a string MySQL makes: refused; empty: no password.
+    for bad in ["'abc'", "'$A$005$short'", "0x2441"] {
+        assert_eq!(
+            err(
+                &mut root,
+                &format!("CREATE USER d IDENTIFIED WITH caching_sha2_password AS {bad}")
+            ),
+            1827,
+            "{bad}"
+        );
+    }
+    q(
+        &mut root,
+        "CREATE USER e IDENTIFIED WITH caching_sha2_password AS ''",
+    );
+    assert!(db.check_password("e", "10.0.0.1", b""));
+    // mysql_native_password through the same check.
+    q(
+        &mut root,
+        "CREATE USER n IDENTIFIED WITH mysql_native_password BY 'pw'",
+    );
+    assert!(db.check_password("n", "10.0.0.1", b"pw"));
+    assert!(!db.check_password("n", "10.0.0.1", b"px"));
 }
 
 #[test]

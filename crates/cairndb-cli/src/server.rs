@@ -19,7 +19,8 @@ const USAGE: &str =
   [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
   [--ssl-cert=FILE --ssl-key=FILE] [--ssl-ca=FILE] [--ssl=0|1] [--skip-ssl]
   [--require-secure-transport[=on|off]] [--user=NAME]... (deprecated)
-  [--max-connect-errors=N] [--net-read-timeout=SECONDS] [--net-write-timeout=SECONDS]
+  [--max-connect-errors=N] [--connect-timeout=SECONDS]
+  [--net-read-timeout=SECONDS] [--net-write-timeout=SECONDS]
   [--slow-query-log=on|off] [--slow-query-log-file=FILE] [--long-query-time=SECONDS]
   [--general-log=on|off] [--general-log-file=FILE] [--log-output=FILE|NONE]
   [--max-session-mem-used=BYTES] [--sort-buffer-size=BYTES]
@@ -86,6 +87,7 @@ const OPTIONS: &[(&str, &[&str], &str)] = &[
     ("ssl-ca", &[], "FILE"),
     ("require-secure-transport", &[], "on|off"),
     ("max-connect-errors", &[], "N"),
+    ("connect-timeout", &[], "SECONDS"),
     ("net-read-timeout", &[], "SECONDS"),
     ("net-write-timeout", &[], "SECONDS"),
     ("slow-query-log", &[], "on|off"),
@@ -351,6 +353,7 @@ impl Settings {
             "ssl-ca" => self.ssl_ca = Some(PathBuf::from(v)),
             "require-secure-transport" => self.require_secure_transport = parse_bool(&key, v)?,
             "max-connect-errors"
+            | "connect-timeout"
             | "net-read-timeout"
             | "net-write-timeout"
             | "slow-query-log"

@@ -130,3 +130,51 @@ async fn a_quick_write_waiting_for_a_row_lock_gives_up_the_network_thread() {
 async fn with_unsynced_commits_too() {
     lock_wait_on_one_network_thread("--flush-log-at-trx-commit=2").await;
 }
+
+/// `--connect-timeout` sets how long a connection may take to log in,
+/// and `SET GLOBAL connect_timeout` changes it for the next connections
+/// of the running server (GLOBAL only, as in MySQL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_timeout_is_an_option_and_a_global_variable() {
+    use std::io::Read;
+    let srv = start(&["--connect-timeout=30"]);
+    let mut c = connect(srv.port).await;
+    let t: Option<i64> = c
+        .query_first("SELECT @@global.connect_timeout")
+        .await
+        .unwrap();
+    assert_eq!(t, Some(30));
+    assert!(c
+        .query_drop("SET SESSION connect_timeout = 5")
+        .await
+        .is_err());
+    c.query_drop("SET GLOBAL connect_timeout = 2")
+        .await
+        .unwrap();
+    // A client that never answers the greeting: closed after about 2 s
+    // (with the 30 s it started with, the read below would time out).
+    let began = std::time::Instant::now();
+    let waited = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", srv.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+        began.elapsed()
+    })
+    .await
+    .unwrap();
+    assert!(
+        waited >= Duration::from_millis(1500) && waited < Duration::from_secs(15),
+        "{waited:?}"
+    );
+    // The server goes on serving.
+    connect(srv.port)
+        .await
+        .query_drop("SELECT 1")
+        .await
+        .unwrap();
+}

@@ -165,6 +165,7 @@ where
         require_secure_transport: opts.require_secure_transport,
         rsa_keys: Some(Arc::new(rsa)),
         max_connect_errors: global_secs("max_connect_errors", 100),
+        connect_timeout: std::time::Duration::from_secs(global_secs("connect_timeout", 10)),
         net_read_timeout: std::time::Duration::from_secs(global_secs("net_read_timeout", 30)),
         net_write_timeout: std::time::Duration::from_secs(global_secs("net_write_timeout", 60)),
         ..Default::default()
@@ -179,11 +180,14 @@ where
         let server = cairndb_server::Server::bind(config, backend).await?;
         let counters = server.counters();
         db.set_status_source(Some(Box::new(move || counters.status())));
-        let (flush, set) = (server.hosts(), server.hosts());
+        let (flush, set, timeout) = (server.hosts(), server.hosts(), server.hosts());
         flush.set_block_loopback(opts.block_loopback_hosts);
         db.set_server_hooks(Some(cairndb_sql::ServerHooks {
             flush_hosts: Box::new(move || flush.flush()),
             set_max_connect_errors: Box::new(move |n| set.set_max_connect_errors(n)),
+            set_connect_timeout: Box::new(move |secs| {
+                timeout.set_connect_timeout(std::time::Duration::from_secs(secs))
+            }),
         }));
         let addr = server.local_addr()?;
         db.set_server_port(addr.port());

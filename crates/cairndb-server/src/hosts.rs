@@ -1,6 +1,8 @@
 //! The host cache of failed connections: MySQL's `max_connect_errors`
 //! blocking and a growing delay on failed logins (in the manner of
-//! MySQL's `connection_control` plugin).
+//! MySQL's `connection_control` plugin); beside it, the time a
+//! connection phase may take (`connect_timeout`, settable while the
+//! server runs).
 //!
 //! Each client IP address that failed to connect (a refused login, a
 //! malformed or timed-out handshake, a failed TLS handshake, a client
@@ -52,6 +54,8 @@ struct Inner {
     table: Mutex<Table>,
     len: AtomicUsize,
     max_errors: AtomicU64,
+    /// `connect_timeout`, milliseconds.
+    connect_timeout_ms: AtomicU64,
     /// Block loopback addresses too (tests).
     block_loopback: AtomicBool,
 }
@@ -73,6 +77,7 @@ impl Hosts {
             table: Mutex::new(Table::default()),
             len: AtomicUsize::new(0),
             max_errors: AtomicU64::new(max_errors.max(1)),
+            connect_timeout_ms: AtomicU64::new(10_000),
             block_loopback: AtomicBool::new(false),
         }))
     }
@@ -81,6 +86,18 @@ impl Hosts {
     /// next connection.
     pub fn set_max_connect_errors(&self, n: u64) {
         self.0.max_errors.store(n.max(1), Ordering::Relaxed);
+    }
+
+    /// `SET GLOBAL connect_timeout` (at least 1 ms): applies to the next
+    /// connection.
+    pub fn set_connect_timeout(&self, t: Duration) {
+        let ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.0.connect_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// The current `connect_timeout`.
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.0.connect_timeout_ms.load(Ordering::Relaxed))
     }
 
     /// The current `max_connect_errors`.

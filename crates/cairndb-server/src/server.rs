@@ -90,7 +90,9 @@ pub struct Config {
     pub auth_plugin: AuthPlugin,
     /// Where session calls run.
     pub executor: Executor,
-    /// Time allowed for the connection phase (MySQL's `connect_timeout`).
+    /// Time allowed for the connection phase (MySQL's `connect_timeout`)
+    /// at start; [`Hosts::set_connect_timeout`] changes it while the
+    /// server runs.
     pub connect_timeout: Duration,
     /// Idle time after which a connection is closed (`wait_timeout`).
     pub wait_timeout: Duration,
@@ -243,6 +245,7 @@ impl<B: Backend> Server<B> {
             (e, _) => e,
         };
         let hosts = Hosts::new(config.max_connect_errors);
+        hosts.set_connect_timeout(config.connect_timeout);
         Ok(Server {
             listener,
             shared: Arc::new(Shared {
@@ -417,11 +420,12 @@ async fn connection<B: Backend>(shared: Arc<Shared<B>>, sock: TcpStream, peer: S
         let _ = flush(&mut w, &mut out).await;
         return;
     }
-    let mut waits = Waits::new(&shared.stop, cfg.connect_timeout);
+    let connect_timeout = shared.hosts.connect_timeout();
+    let mut waits = Waits::new(&shared.stop, connect_timeout);
     let mut auth = Auth::new(id, cfg.auth_plugin, auth_options(cfg));
     auth.greeting(&mut out);
     // The connection phase, TLS handshake included, within connect_timeout.
-    let deadline = deadline_after(Instant::now(), cfg.connect_timeout);
+    let deadline = deadline_after(Instant::now(), connect_timeout);
     let phase = tokio::time::timeout_at(
         deadline,
         login_phase(
@@ -526,8 +530,10 @@ where
         (Executor::BlockInPlace, RuntimeFlavor::CurrentThread) => Executor::Inline,
         (e, _) => e,
     };
+    let hosts = Hosts::new(config.max_connect_errors);
+    hosts.set_connect_timeout(config.connect_timeout);
     let shared = Shared {
-        hosts: Hosts::new(config.max_connect_errors),
+        hosts,
         config: Config {
             tls: None,
             ..config
@@ -625,7 +631,7 @@ where
         return Phase::End;
     }
     loop {
-        let t = cfg.connect_timeout;
+        let t = shared.hosts.connect_timeout();
         let frame = match read_frame(r, framer, expect, max, t, t, waits).await {
             Read::Frame(f) => f,
             Read::Closed => return Phase::End,

@@ -2,6 +2,7 @@
 //! asks of the network server around it ([`ServerHooks`]).
 //!
 //! Owned here: `max_connect_errors` (the server's host cache),
+//! `connect_timeout` (the server's connection phase),
 //! `max_user_connections` (sessions per account for accounts without a
 //! limit of their own), `max_session_mem_used` and `sort_buffer_size`
 //! (what a statement's operators may hold, `exec/spill.rs`),
@@ -41,10 +42,13 @@ pub struct ServerHooks {
     pub flush_hosts: Box<dyn Fn() + Send + Sync>,
     /// `SET GLOBAL max_connect_errors`.
     pub set_max_connect_errors: Box<dyn Fn(u64) + Send + Sync>,
+    /// `SET GLOBAL connect_timeout` (seconds).
+    pub set_connect_timeout: Box<dyn Fn(u64) + Send + Sync>,
 }
 
 /// The variables this module owns, and whether each is GLOBAL only.
-const OWNED: [(&str, bool); 14] = [
+const OWNED: [(&str, bool); 15] = [
+    ("connect_timeout", true),
     ("general_log", true),
     ("general_log_file", true),
     ("interactive_timeout", false),
@@ -80,6 +84,8 @@ const IDLE_TIMEOUT: u64 = 28_800;
 /// The global values.
 pub(crate) struct Globals {
     max_connect_errors: AtomicU64,
+    /// Seconds.
+    connect_timeout: AtomicU64,
     max_user_connections: AtomicU64,
     /// `long_query_time` in microseconds.
     long_query_us: AtomicU64,
@@ -159,6 +165,7 @@ impl Globals {
     pub(crate) fn new(dir: &Path) -> Globals {
         Globals {
             max_connect_errors: AtomicU64::new(100),
+            connect_timeout: AtomicU64::new(10),
             max_user_connections: AtomicU64::new(0),
             long_query_us: AtomicU64::new(10_000_000),
             net_read_timeout: AtomicU64::new(30),
@@ -215,6 +222,7 @@ impl Globals {
             "log_output" => Value::Str(self.logs.output().as_bytes().to_vec()),
             "long_query_time" => Value::Double(l(&self.long_query_us) as f64 / 1e6),
             "max_connect_errors" => Value::Int(l(&self.max_connect_errors) as i64),
+            "connect_timeout" => Value::Int(l(&self.connect_timeout) as i64),
             "max_user_connections" => Value::Int(l(&self.max_user_connections) as i64),
             "net_read_timeout" => Value::Int(l(&self.net_read_timeout) as i64),
             "net_write_timeout" => Value::Int(l(&self.net_write_timeout) as i64),
@@ -250,6 +258,15 @@ impl Globals {
             "net_write_timeout" => {
                 self.net_write_timeout
                     .store(timeout(name, v)? as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            "connect_timeout" => {
+                // MySQL's range: 2 ..= one year.
+                let n = timeout(name, v)?.max(2) as u64;
+                self.connect_timeout.store(n, Ordering::Relaxed);
+                if let Some(h) = self.hooks() {
+                    (h.set_connect_timeout)(n);
+                }
                 Ok(())
             }
             "max_session_mem_used" => {

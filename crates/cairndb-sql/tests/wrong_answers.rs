@@ -621,3 +621,39 @@ fn utf8mb4_bin_groups_ignore_trailing_spaces() {
         vec!["5"]
     );
 }
+
+/// Placeholders were counted in the statement as sqlparser prints it,
+/// which does not escape a backslash again: `'C:\\'` printed as `'C:\'`
+/// hid every later `?` inside a "string", so the statement had too few
+/// parameters and the values went to the wrong places.
+#[test]
+fn a_backslash_at_a_strings_end_does_not_hide_later_placeholders() {
+    let (_dir, mut s) = session();
+    q(&mut s, "CREATE TABLE p (id INT PRIMARY KEY, v VARCHAR(10))");
+    q(&mut s, "INSERT INTO p VALUES (1, 'x'), (2, 'y')");
+    let p = s
+        .prepare(r"SELECT 'C:\\', ?, v FROM p WHERE id = ? AND v <> 'q\\'")
+        .unwrap();
+    assert_eq!(p.params, 2);
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(7), Value::Int(2)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), vec![r"C:\|7|y"]);
+    // In a derived table, an ON condition and a SET list too.
+    let p = s
+        .prepare(r"SELECT d.a, ? FROM (SELECT 'a\\' AS a, ? AS b) d JOIN p ON p.id = d.b")
+        .unwrap();
+    assert_eq!(p.params, 2);
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Int(5), Value::Int(1)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), vec![r"a\|5"]);
+    let p = s
+        .prepare(r"UPDATE p SET v = CONCAT('\\', ?) WHERE id = ?")
+        .unwrap();
+    assert_eq!(p.params, 2);
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Str(b"z".to_vec()), Value::Int(1)], &mut c)
+        .unwrap();
+    assert_eq!(one(&mut s, "SELECT v FROM p WHERE id = 1"), r"\z");
+}

@@ -170,7 +170,7 @@ pub(crate) fn push_with(
                 Ok(p) => State::Ready(Arc::new(p)),
                 Err(e) => {
                     // Keep the numbering of the later parameters.
-                    *params = start + crate::plan::count_placeholders(&c.query.to_string());
+                    *params = start + crate::plan::count_placeholders(&c.query);
                     // A recursing entry left by the failure is replaced.
                     let mut cx = s.cx.lock();
                     if cx.ctes.last().is_some_and(|e| {

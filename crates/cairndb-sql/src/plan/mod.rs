@@ -452,11 +452,8 @@ pub fn describe(
     st: &ast::Statement,
     update_order: &[ast::OrderByExpr],
 ) -> SqlResult<(usize, Vec<ColumnInfo>)> {
-    let params = count_placeholders(&st.to_string())
-        + update_order
-            .iter()
-            .map(|o| count_placeholders(&o.to_string()))
-            .sum::<usize>();
+    let params =
+        count_placeholders(st) + update_order.iter().map(count_placeholders).sum::<usize>();
     // A missing table or database is reported here, at prepare, as MySQL
     // does.
     let cols = match compile_with_order(s, st, update_order)? {
@@ -466,8 +463,31 @@ pub fn describe(
     Ok((params, cols))
 }
 
-/// Counts `?` placeholders outside quotes.
-pub(crate) fn count_placeholders(sql: &str) -> usize {
+/// Counts the `?` placeholders in a parsed statement or any part of one
+/// (a walk of the tree: printed SQL is not a safe place to look, since
+/// sqlparser prints some literals without escaping them again, so a
+/// `'C:\\'` read from the text prints as `'C:\'`).
+pub(crate) fn count_placeholders<V: ast::Visit>(node: &V) -> usize {
+    struct Count(usize);
+    impl ast::Visitor for Count {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+            if let ast::Expr::Value(v) = e {
+                if matches!(&v.value, ast::Value::Placeholder(p) if p == "?") {
+                    self.0 += 1;
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = node.visit(&mut c);
+    c.0
+}
+
+/// Whether the text of a statement, as a client wrote it (MySQL's
+/// quoting: `\` escapes, doubled quotes), has a `?` outside quotes.
+pub(crate) fn text_has_placeholder(sql: &str) -> bool {
     let mut n = 0;
     let mut q: Option<char> = None;
     let mut prev = '\0';
@@ -479,9 +499,10 @@ pub(crate) fn count_placeholders(sql: &str) -> usize {
             None if c == '?' => n += 1,
             None => {}
         }
-        prev = c;
+        // An escaped backslash escapes nothing after it.
+        prev = if prev == '\\' && c == '\\' { '\0' } else { c };
     }
-    n
+    n > 0
 }
 
 pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {

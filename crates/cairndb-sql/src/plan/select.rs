@@ -419,7 +419,7 @@ fn select_or_nest(
     fn reserve(params: &mut usize, on: &Option<Cow<'_, ast::Expr>>) -> usize {
         let first = *params;
         if let Some(e) = on {
-            *params += count_placeholders(&e.to_string());
+            *params += count_placeholders(e.as_ref());
         }
         first
     }
@@ -576,11 +576,7 @@ fn select_or_nest(
     // (first in the text) is compiled after FROM, and the ON conditions
     // after the select list: each gets its numbers reserved here.
     let first_param = *params;
-    *params += sel
-        .projection
-        .iter()
-        .map(|i| count_placeholders(&i.to_string()))
-        .sum::<usize>();
+    *params += sel.projection.iter().map(count_placeholders).sum::<usize>();
     // Aliases this FROM has named, with the database of the table behind
     // each (MySQL: one per query block; the same table name from two
     // databases is allowed).
@@ -630,7 +626,7 @@ fn select_or_nest(
                 // and listed as a, b. `a`'s parameters come first.
                 let j = &joins[0];
                 let a_first = *params;
-                *params += count_placeholders(&twj.relation.to_string());
+                *params += count_placeholders(&twj.relation);
                 let kb = add_factor(&j.relation, false, None, &mut scope, &mut types, params)?;
                 let b = item_star(&scope, lo);
                 unique_aliases(&scope, lo)?;

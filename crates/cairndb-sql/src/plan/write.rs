@@ -643,9 +643,9 @@ fn compile_multi_update(
     }
     let set_params: usize = assignments
         .iter()
-        .map(|a| count_placeholders(&a.value.to_string()))
+        .map(|a| count_placeholders(&a.value))
         .sum();
-    if set_params > 0 && count_placeholders(&table.to_string()) > 0 {
+    if set_params > 0 && count_placeholders(table) > 0 {
         // The SET list is compiled before the join's ON conditions: their
         // parameters would be numbered out of the text's order.
         return Err(SqlError::unsupported(

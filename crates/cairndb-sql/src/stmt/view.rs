@@ -499,7 +499,7 @@ pub(crate) fn run_ddl(s: &mut StmtCx, d: ViewDdl, out: &mut dyn Output) -> SqlRe
     if levels > MAX_VIEW_LEVELS {
         return Err(crate::depth::too_deep(levels));
     }
-    if crate::plan::count_placeholders(&d.select) > 0 || d.select.contains('@') {
+    if crate::plan::text_has_placeholder(&d.select) || d.select.contains('@') {
         return Err(SqlError::new(
             1351,
             "HY000",

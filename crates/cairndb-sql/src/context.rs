@@ -22,6 +22,7 @@ use crate::db::SqlDb;
 use crate::error::{SqlError, SqlResult};
 use crate::expr::{Env, Scope};
 use crate::parse::statement::{parse_error, parser};
+use crate::status::Handler;
 use crate::types::Value;
 use crate::vars;
 
@@ -290,7 +291,9 @@ impl StmtCx {
                     // A deadlock victim is rolled back whole (the engine
                     // already released its locks); so is a statement that
                     // was its own transaction.
-                    self.txn = None;
+                    if self.txn.take().is_some() {
+                        self.info.handler_one(Handler::Rollback);
+                    }
                 } else if let Some(t) = self.txn.as_mut() {
                     if t.txn.rollback_to_savepoint().is_err() {
                         self.txn = None;
@@ -332,6 +335,7 @@ impl StmtCx {
         if let Some(mut t) = self.txn.take() {
             let wrote = t.txn.num_writes() > 0;
             t.txn.commit()?;
+            self.info.handler_one(Handler::Commit);
             if wrote && t.deferred {
                 // At or past the commit's record (see `Db::log_position`).
                 // The first of concurrent commits syncs here, at once; the

@@ -922,6 +922,7 @@ impl Session {
             Pre::Rollback => {
                 if let Some(mut t) = self.ctx.txn.take() {
                     let _ = t.txn.rollback();
+                    self.ctx.info.handler_one(crate::status::Handler::Rollback);
                 }
                 out.ok(0, 0, 0, "");
             }

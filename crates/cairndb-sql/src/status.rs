@@ -181,6 +181,61 @@ const COM_NAMES: [&str; COM_KINDS] = [
 
 const COM_KINDS: usize = Com::Other as usize + 1;
 
+/// A storage-level operation counted by `Handler_*`, as MySQL counts its
+/// handler calls: a key looked up or a range started at a key
+/// (`ReadKey`), an index read from its first or last entry with no key
+/// (`ReadFirst`, `ReadLast`), the step to an index's next or previous
+/// entry (`ReadNext`, `ReadPrev`, the step that finds the range's end
+/// included), a table read in primary-key order without a key
+/// (`ReadRndNext`, each row and the end), rows written, changed and
+/// removed, and transactions committed and rolled back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub(crate) enum Handler {
+    Commit,
+    Delete,
+    ReadFirst,
+    ReadKey,
+    ReadLast,
+    ReadNext,
+    ReadPrev,
+    ReadRndNext,
+    Rollback,
+    Update,
+    Write,
+}
+
+const HANDLER_KINDS: usize = Handler::Write as usize + 1;
+
+/// `Handler_*` names, in the order of [`Handler`].
+const HANDLER_NAMES: [&str; HANDLER_KINDS] = [
+    "Handler_commit",
+    "Handler_delete",
+    "Handler_read_first",
+    "Handler_read_key",
+    "Handler_read_last",
+    "Handler_read_next",
+    "Handler_read_prev",
+    "Handler_read_rnd_next",
+    "Handler_rollback",
+    "Handler_update",
+    "Handler_write",
+];
+
+/// `Handler_*` counts of one scan, added to the session's counters once
+/// at its end (no shared write per row).
+#[derive(Default)]
+pub(crate) struct HandlerCounts(pub(crate) [u64; HANDLER_KINDS]);
+
+impl HandlerCounts {
+    #[inline]
+    pub(crate) fn one(&mut self, h: Handler) {
+        if let Some(c) = self.0.get_mut(h as usize) {
+            *c += 1;
+        }
+    }
+}
+
 /// One session's counters.
 #[derive(Default)]
 pub(crate) struct Counters {
@@ -194,6 +249,8 @@ pub(crate) struct Counters {
     tmp_files: AtomicU64,
     sort_merge_passes: AtomicU64,
     com: [AtomicU64; COM_KINDS],
+    /// Written only by the session's own thread (load and store).
+    handler: [AtomicU64; HANDLER_KINDS],
 }
 
 impl Counters {
@@ -205,6 +262,9 @@ impl Counters {
         sums.tmp_files += self.tmp_files.load(Ordering::Relaxed);
         sums.sort_merge_passes += self.sort_merge_passes.load(Ordering::Relaxed);
         for (s, c) in sums.com.iter_mut().zip(&self.com) {
+            *s += c.load(Ordering::Relaxed);
+        }
+        for (s, c) in sums.handler.iter_mut().zip(&self.handler) {
             *s += c.load(Ordering::Relaxed);
         }
     }
@@ -231,6 +291,9 @@ impl Counters {
         for (s, c) in self.com.iter().zip(&other.com) {
             s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
         }
+        for (s, c) in self.handler.iter().zip(&other.handler) {
+            s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
     }
 }
 
@@ -243,6 +306,7 @@ struct Sums {
     tmp_files: u64,
     sort_merge_passes: u64,
     com: [u64; COM_KINDS],
+    handler: [u64; HANDLER_KINDS],
 }
 
 /// What a session is doing.
@@ -336,6 +400,24 @@ impl SessionInfo {
     pub(crate) fn count(&self, com: Com) {
         if let Some(c) = self.counters.com.get(com as usize) {
             c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Adds one scan's `Handler_*` counts (the session's own thread).
+    #[inline]
+    pub(crate) fn add_handler(&self, counts: &HandlerCounts) {
+        for (c, n) in self.counters.handler.iter().zip(counts.0) {
+            if n != 0 {
+                c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Counts one `Handler_*` operation (the session's own thread).
+    #[inline]
+    pub(crate) fn handler_one(&self, h: Handler) {
+        if let Some(c) = self.counters.handler.get(h as usize) {
+            c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
         }
     }
 
@@ -737,6 +819,9 @@ impl Registry {
         for (name, n) in COM_NAMES.iter().zip(sums.com.iter_mut()) {
             v.push((name, std::mem::take(n)));
         }
+        for (name, n) in HANDLER_NAMES.iter().zip(sums.handler.iter_mut()) {
+            v.push((name, std::mem::take(n)));
+        }
         let source = self.source.lock().clone();
         if let Some(f) = source {
             for (name, value) in f() {
@@ -766,6 +851,8 @@ impl Registry {
                 _ => {
                     if let Some(i) = COM_NAMES.iter().position(|n| n == name) {
                         *value = sums.com.get(i).copied().unwrap_or(0);
+                    } else if let Some(i) = HANDLER_NAMES.iter().position(|n| n == name) {
+                        *value = sums.handler.get(i).copied().unwrap_or(0);
                     }
                 }
             }

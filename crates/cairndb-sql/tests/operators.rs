@@ -164,6 +164,80 @@ fn status_counts_statements_and_sessions() {
     assert_eq!(c.rows.len(), 1);
 }
 
+/// `Handler_*` count what MySQL's handler calls would: a key looked up,
+/// a range entered at a key and stepped through, a table read row by row
+/// (its end included), rows written, changed and removed, commits and
+/// rollbacks.
+#[test]
+fn handler_counters_count_reads_writes_and_transactions() {
+    let (_dir, db) = setup(1);
+    let mut s = Session::new(db.clone(), "root");
+    q(
+        &mut s,
+        "CREATE TABLE d.h (id INT PRIMARY KEY, v INT, w INT, KEY iv (v))",
+    );
+    let rows: Vec<String> = (0..10).map(|i| format!("({i}, {}, {i})", i % 7)).collect();
+    q(
+        &mut s,
+        &format!("INSERT INTO d.h VALUES {}", rows.join(",")),
+    );
+    const NAMES: [&str; 9] = [
+        "Handler_read_key",
+        "Handler_read_next",
+        "Handler_read_rnd_next",
+        "Handler_read_first",
+        "Handler_write",
+        "Handler_update",
+        "Handler_delete",
+        "Handler_commit",
+        "Handler_rollback",
+    ];
+    // What `sql` added to each counter (the session's own).
+    let delta = |s: &mut Session, sql: &str| -> Vec<(&'static str, u64)> {
+        let before: Vec<u64> = NAMES.iter().map(|n| status(s, "SESSION", n)).collect();
+        for one in sql.split(';') {
+            q(s, one);
+        }
+        NAMES
+            .iter()
+            .zip(before)
+            .map(|(n, b)| (*n, status(s, "SESSION", n) - b))
+            .filter(|(_, d)| *d != 0)
+            .collect()
+    };
+    assert_eq!(
+        delta(&mut s, "SELECT w FROM d.h WHERE id = 3"),
+        [("Handler_read_key", 1)]
+    );
+    assert_eq!(
+        delta(&mut s, "SELECT w FROM d.h WHERE w >= 0"),
+        [("Handler_read_rnd_next", 11)]
+    );
+    // v = 2 holds for ids 2 and 9: entered at the key, two steps.
+    assert_eq!(
+        delta(&mut s, "SELECT w FROM d.h WHERE v = 2"),
+        [("Handler_read_key", 1), ("Handler_read_next", 2)]
+    );
+    let d = delta(&mut s, "INSERT INTO d.h VALUES (100, 1, 1), (101, 1, 1)");
+    assert!(d.contains(&("Handler_write", 2)), "{d:?}");
+    assert!(d.contains(&("Handler_commit", 1)), "{d:?}");
+    let d = delta(&mut s, "UPDATE d.h SET w = 5 WHERE id = 100");
+    assert!(d.contains(&("Handler_update", 1)), "{d:?}");
+    let d = delta(&mut s, "DELETE FROM d.h WHERE id = 101");
+    assert!(d.contains(&("Handler_delete", 1)), "{d:?}");
+    let d = delta(
+        &mut s,
+        "BEGIN; INSERT INTO d.h VALUES (102, 1, 1); ROLLBACK",
+    );
+    assert!(d.contains(&("Handler_rollback", 1)), "{d:?}");
+    assert!(!d.iter().any(|(n, _)| *n == "Handler_commit"), "{d:?}");
+    // A closed session's counts stay in the global ones.
+    let g = status(&mut s, "GLOBAL", "Handler_write");
+    drop(s);
+    let mut t = Session::new(db.clone(), "root");
+    assert_eq!(status(&mut t, "GLOBAL", "Handler_write"), g);
+}
+
 /// Waits until session `id` shows as running a statement.
 fn wait_running(b: &mut Session, id: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -26,6 +26,7 @@ use crate::keys;
 use crate::output::Output;
 use crate::plan::{DeletePlan, InsertPlan, SelectPlan, Source, Target, UpdatePlan};
 use crate::row::{self, IndexDef, TableDef};
+use crate::status::Handler;
 use crate::types::Value;
 
 /// A row with its sort keys: (keys, (primary key, row)).
@@ -210,6 +211,7 @@ fn change_row(
         c.check_row(s, rd, new, Some(old))?;
     }
     update_row(rd, def, k, old, new, row_no)?;
+    s.info.handler_one(Handler::Update);
     if let Some(c) = cons.filter(|c| c.is_parent()) {
         c.row_updated(s, rd, old, new)?;
     }
@@ -229,6 +231,7 @@ fn delete_one(
     let hidden = hidden_of(def, k);
     txn(rd)?.delete(k)?;
     delete_secondary(rd, def, old, hidden)?;
+    s.info.handler_one(Handler::Delete);
     if let Some(c) = cons.filter(|c| c.is_parent()) {
         c.row_deleted(s, rd, old)?;
     }
@@ -490,6 +493,7 @@ pub(crate) fn insert(
                     txn(rd)?.delete(&k)?;
                     c.row_deleted(s, rd, &old)?;
                 }
+                s.info.handler_one(Handler::Delete);
                 affected += 1;
             } else if !p.on_dup.is_empty() {
                 // ON DUPLICATE KEY UPDATE: old row slots, then VALUES().
@@ -506,6 +510,7 @@ pub(crate) fn insert(
                         c.check_row(s, rd, &new, Some(&old))?;
                     }
                     update_row(rd, t, &k, &old, &new, row_no)?;
+                    s.info.handler_one(Handler::Update);
                     if let Some(c) = cons.as_ref().filter(|c| c.is_parent()) {
                         c.row_updated(s, rd, &old, &new)?;
                     }
@@ -553,6 +558,7 @@ pub(crate) fn insert(
         row::row_value(t, &row, &mut v);
         txn(rd)?.put(&k, &v)?;
         put_secondary(rd, t, &row, hidden)?;
+        s.info.handler_one(Handler::Write);
         affected += 1;
     }
     scratch.key = k;

@@ -47,6 +47,7 @@ use crate::plan::{
     Access, IndexAccess, KeyAlt, Plan, SelectPlan, SetNode, SetOp, Source, TableRef,
 };
 use crate::row::{self, ColumnDef, TableDef};
+use crate::status::{Handler, HandlerCounts};
 use crate::types::{Collation, ColumnType, StrKind, Value};
 
 /// Reused buffers.
@@ -2340,8 +2341,12 @@ pub(crate) fn scan_table(
         }
         None => s,
     };
+    // Handler_* counts of this scan, added to the session's at its end.
+    let mut hc = HandlerCounts::default();
     let result = (|| -> SqlResult<()> {
-        // Key ranges to read: (lo, hi) byte bounds, or exact point keys.
+        // Key ranges to read: (lo, hi) byte bounds, or exact point keys;
+        // `keyed`: bounds from key conditions (not a whole index).
+        let mut keyed = true;
         let mut ranges = match ia {
             None => vec![full_range(def.primary.id)],
             // A primary-key point (every key column equal to a value): its
@@ -2349,6 +2354,7 @@ pub(crate) fn scan_table(
             Some(ia) if ia.index.is_none() && ia.eq.len() == def.primary.columns.len() => {
                 match eq_prefix(env, &def, ia, row, &mut key)? {
                     EqPrefix::Built => {
+                        hc.one(Handler::ReadKey);
                         if rd.get(&key, &mut val)? {
                             decode_into(t, &key, &val, row, &mut tmp)?;
                             s.info.examined_one();
@@ -2357,13 +2363,29 @@ pub(crate) fn scan_table(
                         return Ok(());
                     }
                     EqPrefix::MatchesNothing => return Ok(()),
-                    EqPrefix::NoKeyForm => vec![full_range(def.primary.id)],
+                    EqPrefix::NoKeyForm => {
+                        keyed = false;
+                        vec![full_range(def.primary.id)]
+                    }
                 }
             }
             Some(ia) => match index_ranges(env, &def, ia, row)? {
                 Some(r) => r,
-                None => vec![full_range(index_id_of(&def, ia.index))],
+                None => {
+                    keyed = false;
+                    vec![full_range(index_id_of(&def, ia.index))]
+                }
             },
+        };
+        // What MySQL's handler would count: a table scan is a read of
+        // the next row each time (the end included); an index is entered
+        // at a key, or at its first or last entry, then stepped.
+        let (enter, step) = match (ia.is_none(), keyed, reverse) {
+            (true, _, _) => (Handler::ReadRndNext, Handler::ReadRndNext),
+            (false, true, false) => (Handler::ReadKey, Handler::ReadNext),
+            (false, true, true) => (Handler::ReadKey, Handler::ReadPrev),
+            (false, false, false) => (Handler::ReadFirst, Handler::ReadNext),
+            (false, false, true) => (Handler::ReadLast, Handler::ReadPrev),
         };
         if reverse {
             // Sorted, disjoint ranges: the last one first.
@@ -2375,6 +2397,7 @@ pub(crate) fn scan_table(
         for (lo, hi, point) in ranges {
             if point && index.is_none() {
                 // Primary-key point read.
+                hc.one(Handler::ReadKey);
                 if rd.get(&lo, &mut val)? {
                     decode_into(t, &lo, &val, row, &mut tmp)?;
                     s.info.examined_one();
@@ -2396,6 +2419,7 @@ pub(crate) fn scan_table(
             } else {
                 it.seek_to_first();
             }
+            hc.one(enter);
             while it.valid() {
                 s.check_interrupt()?;
                 match index {
@@ -2408,6 +2432,7 @@ pub(crate) fn scan_table(
                                 decode_into(t, &key, &val, row, &mut tmp)?;
                             } else {
                                 advance(it, reverse);
+                                hc.one(step);
                                 continue;
                             }
                         } else {
@@ -2434,6 +2459,7 @@ pub(crate) fn scan_table(
                                 // The index entry outlived its row (a
                                 // concurrent delete): skip it.
                                 advance(it, reverse);
+                                hc.one(step);
                                 continue;
                             }
                             decode_into(t, &key, &val, row, &mut tmp)?;
@@ -2445,11 +2471,13 @@ pub(crate) fn scan_table(
                     return Ok(());
                 }
                 advance(it, reverse);
+                hc.one(step);
             }
             it.status()?;
         }
         Ok(())
     })();
+    s.info.add_handler(&hc);
     scratch.key = key;
     scratch.val = val;
     // A nested scan (a subquery in `f`) may have left buffers of its own.

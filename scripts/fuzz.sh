@@ -30,7 +30,7 @@ case $secs in
 esac
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader zip_hex_runs mysql_packet sql_statement)
+    targets=(block_decoder sst_reader sst_hash_index wal_reader manifest_decoder zip_table_reader zip_hex_runs mysql_packet mysql_session sql_statement)
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz.sh: cargo-fuzz is not installed; run: cargo install cargo-fuzz --locked" >&2
@@ -39,10 +39,6 @@ fi
 export RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 flags=(-s none -O -a)
-# cargo-fuzz builds optimised code in one codegen unit (faster fuzzing,
-# but the SQL layer then compiles on one core for minutes); a smoke run
-# fuzzes 5 s a target, so it takes 16 units and both cores instead.
-[ "$smoke" = 1 ] && flags+=(--codegen-units 16)
 for t in "${targets[@]}"; do cargo fuzz build "${flags[@]}" "$t"; done
 work=""
 if [ "$smoke" = 1 ]; then

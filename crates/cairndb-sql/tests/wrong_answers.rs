@@ -656,4 +656,24 @@ fn a_backslash_at_a_strings_end_does_not_hide_later_placeholders() {
     s.execute(p.id, &[Value::Str(b"z".to_vec()), Value::Int(1)], &mut c)
         .unwrap();
     assert_eq!(one(&mut s, "SELECT v FROM p WHERE id = 1"), r"\z");
+    // A `?` after a type keyword (`BINARY ?`, `DATE ?`) is a parameter
+    // too, numbered in its place.
+    let p = s
+        .prepare("SELECT id FROM p WHERE v = BINARY ? AND id = ?")
+        .unwrap();
+    assert_eq!(p.params, 2);
+    let mut c = Collect::default();
+    s.execute(p.id, &[Value::Str(b"y".to_vec()), Value::Int(2)], &mut c)
+        .unwrap();
+    assert_eq!(rows(&c), vec!["2"]);
+    let p = s.prepare("SELECT DATE ?, v FROM p WHERE id = ?").unwrap();
+    assert_eq!(p.params, 2);
+    let mut c = Collect::default();
+    s.execute(
+        p.id,
+        &[Value::Str(b"2024-05-06".to_vec()), Value::Int(2)],
+        &mut c,
+    )
+    .unwrap();
+    assert_eq!(rows(&c), vec!["2024-05-06|y"]);
 }

@@ -471,11 +471,12 @@ pub(crate) fn count_placeholders<V: ast::Visit>(node: &V) -> usize {
     struct Count(usize);
     impl ast::Visitor for Count {
         type Break = ();
-        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
-            if let ast::Expr::Value(v) = e {
-                if matches!(&v.value, ast::Value::Placeholder(p) if p == "?") {
-                    self.0 += 1;
-                }
+        // Every value, not only `Expr::Value`: `BINARY ?`, `DATE ?` and
+        // other typed strings hold theirs bare, and the compiler numbers
+        // those too.
+        fn pre_visit_value(&mut self, v: &ast::Value) -> std::ops::ControlFlow<()> {
+            if matches!(v, ast::Value::Placeholder(p) if p == "?") {
+                self.0 += 1;
             }
             std::ops::ControlFlow::Continue(())
         }

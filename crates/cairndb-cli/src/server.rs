@@ -18,7 +18,7 @@ const USAGE: &str =
   [--max-open-files=N|-1] [--zip-group-size=N] [--zip-key-index-in-place=on|off]
   [--worker-threads=N] [--memory-limit=auto|off|BYTES] [--commit-wait=task|thread]
   [--ssl-cert=FILE --ssl-key=FILE] [--ssl-ca=FILE] [--ssl=0|1] [--skip-ssl]
-  [--require-secure-transport[=on|off]] [--user=NAME]... (deprecated)
+  [--require-secure-transport[=on|off]]
   [--max-connect-errors=N] [--connect-timeout=SECONDS]
   [--net-read-timeout=SECONDS] [--net-write-timeout=SECONDS]
   [--slow-query-log=on|off] [--slow-query-log-file=FILE] [--long-query-time=SECONDS]
@@ -34,8 +34,8 @@ makes root@localhost with every privilege: its password is the first line
 of --init-password-file, else empty; while root's password is empty the
 server listens only on a loopback address. `user = NAME:PASSWORD` in the
 config file (deprecated) makes NAME@'%' with every privilege at start
-unless an account of that name exists; the command line refuses a
-password (it would show in `ps`).
+unless an account of that name exists; the command line refuses --user
+(a password there would show in `ps`).
 TLS is on unless --ssl=0 or --skip-ssl: without --ssl-cert and --ssl-key a
 CA and server certificate are made in the data directory at first start
 (ca.pem, server-cert.pem, server-key.pem) and reused after.
@@ -410,12 +410,16 @@ impl Settings {
         }
         for (name, _, _) in OPTIONS {
             for v in m.get_many::<String>(name).into_iter().flatten() {
-                if *name == "user" && v.contains(':') {
+                if *name == "user" {
+                    // NAME:PASSWORD would show the password in `ps` and in
+                    // shell history; NAME alone would make a superuser
+                    // without one.
                     return Err(format!(
-                        "--user={}:...: a password on the command line shows in `ps` and in \
-                         shell history; give it in the config file (`user = NAME:PASSWORD` \
-                         under --config=FILE, a file only you can read), root's with \
-                         --init-password-file=FILE, or any account's with CREATE USER",
+                        "--user={}: accounts are not made from the command line (a password \
+                         there shows in `ps` and in shell history); give `user = \
+                         NAME:PASSWORD` in the config file (--config=FILE, a file only you can \
+                         read), root's password with --init-password-file=FILE, or make \
+                         accounts with CREATE USER",
                         v.split(':').next().unwrap_or_default()
                     ));
                 }

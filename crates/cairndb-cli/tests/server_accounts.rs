@@ -127,6 +127,9 @@ async fn deprecated_user_option_and_the_admin_connection() {
         "{msg}"
     );
     assert!(!msg.contains("app:pw"), "{msg}");
+    // Nor an account without one (a superuser with no password).
+    let out = command(dir.path(), &["--user=app"]).output().unwrap();
+    assert!(!out.status.success());
     // The config file may still name one.
     let etc = tempfile::tempdir().unwrap();
     let cnf = etc.path().join("my.cnf");

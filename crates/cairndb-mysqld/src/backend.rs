@@ -161,7 +161,22 @@ impl Backend for SqlBackend {
     }
 
     fn lookup_account(&self, user: &str, host: &str) -> Option<cairndb_server::AccountAuth> {
-        let a = self.db.lookup_account(user, host)?;
+        let check = {
+            let db = self.db.clone();
+            let (user, host) = (user.to_string(), host.to_string());
+            std::sync::Arc::new(move |pw: &[u8]| db.check_password(&user, &host, pw))
+        };
+        let Some(a) = self.db.lookup_account(user, host) else {
+            // No such account: answered as a caching_sha2 account whose
+            // password nobody knows, checked at the cost of a real one,
+            // so neither the exchange nor its time tells that the name
+            // does not exist.
+            return Some(cairndb_server::AccountAuth {
+                plugin: cairndb_server::AuthPlugin::CachingSha2Password,
+                check: Some(check),
+                ..Default::default()
+            });
+        };
         let mut out = cairndb_server::AccountAuth {
             require_ssl: a.require_ssl,
             connection_admin: a.connection_admin,
@@ -181,11 +196,7 @@ impl Backend for SqlBackend {
         if !out.empty_password {
             // Full authentication: the salted string is checked by the
             // account store (which then caches the fast-auth value).
-            let db = self.db.clone();
-            let (user, host) = (user.to_string(), host.to_string());
-            out.check = Some(std::sync::Arc::new(move |pw: &[u8]| {
-                db.check_password(&user, &host, pw)
-            }));
+            out.check = Some(check);
         }
         Some(out)
     }

@@ -45,7 +45,11 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The account `user` connecting from `host` (the client's IP
     /// address) logs in as, with what verifies its password; None when no
-    /// account matches (the login gets 1045). Called once per login, on
+    /// account matches (the login gets 1045). A backend may instead
+    /// answer with an account that behaves as a real one whose password
+    /// nobody knows (its `check` always false), so that a login under a
+    /// name that does not exist looks and takes as long as a wrong
+    /// password. Called once per login, on
     /// the connection's task: it must not block for long. Default: None.
     fn lookup_account(&self, user: &str, host: &str) -> Option<AccountAuth> {
         let _ = (user, host);

@@ -588,7 +588,8 @@ impl SqlDb {
     pub fn check_password(&self, user: &str, client_host: &str, password: &[u8]) -> bool {
         let acl = self.acl.read().clone();
         let Some(a) = acl.login(user, client_host) else {
-            return false;
+            // As long as a wrong password takes: no tell-tale timing.
+            return crate::sha2crypt::verify_decoy(password);
         };
         let stored = unhex(&a.auth).unwrap_or_default();
         if stored.is_empty() || password.is_empty() {
@@ -624,6 +625,7 @@ impl SqlDb {
         if acl.made {
             return Ok(false);
         }
+        check_password_length(DEFAULT_PLUGIN, root_password)?;
         let mut map = account_map(&acl);
         if map.is_empty() {
             let mut root = Account::new(
@@ -649,6 +651,17 @@ impl SqlDb {
         if acl.accounts.iter().any(|a| a.user == user) {
             return Ok(false);
         }
+        if password.is_empty() {
+            return Err(SqlError::new(
+                1819,
+                "HY000",
+                format!(
+                    "user = {user}: an account with every privilege needs a password \
+                     (user = {user}:PASSWORD)"
+                ),
+            ));
+        }
+        check_password_length(DEFAULT_PLUGIN, password)?;
         let mut map = account_map(&acl);
         let mut a = Account::new(user, "%", DEFAULT_PLUGIN, password.as_bytes());
         a.global = all_at(G) | GRANT_OPTION;
@@ -1904,7 +1917,7 @@ fn change(s: &StmtCx, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String
                 }
                 let mut a = Account::new(&k.0, &k.1, DEFAULT_PLUGIN, b"");
                 if let Some(auth) = auth {
-                    set_auth(&mut a, auth);
+                    set_auth(&mut a, auth)?;
                 }
                 a.require_ssl = require_ssl.unwrap_or(false);
                 options.apply(&mut a);
@@ -1946,7 +1959,7 @@ fn change(s: &StmtCx, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String
                     continue;
                 };
                 if let Some(auth) = auth {
-                    set_auth(a, auth);
+                    set_auth(a, auth)?;
                 }
                 if let Some(r) = require_ssl {
                     a.require_ssl = *r;
@@ -2011,7 +2024,7 @@ fn change(s: &StmtCx, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String
                     "Can't find any matching row in the user table",
                 ));
             };
-            set_auth(a, auth);
+            set_auth(a, auth)?;
         }
         AclStmt::Grant {
             privs,
@@ -2072,15 +2085,36 @@ fn change(s: &StmtCx, st: &AclStmt, map: &mut Map) -> SqlResult<Vec<(u16, String
     Ok(notes)
 }
 
-fn set_auth(a: &mut Account, auth: &AuthSpec) {
+fn set_auth(a: &mut Account, auth: &AuthSpec) -> SqlResult<()> {
     if let Some(p) = auth.plugin {
         a.plugin = p;
     }
     a.auth = match (&auth.hash, &auth.password) {
         (Some(h), _) => hex(h),
-        (None, Some(pw)) => hex(&a.plugin.hash(pw.as_bytes())),
+        (None, Some(pw)) => {
+            check_password_length(a.plugin, pw)?;
+            hex(&a.plugin.hash(pw.as_bytes()))
+        }
         (None, None) => String::new(),
     };
+    Ok(())
+}
+
+/// caching_sha2_password takes at most 256 bytes (MySQL's limit; its
+/// hash costs the square of the length).
+fn check_password_length(plugin: Plugin, pw: &str) -> SqlResult<()> {
+    if plugin == Plugin::CachingSha2 && pw.len() > crate::sha2crypt::MAX_PASSWORD {
+        return Err(SqlError::new(
+            1819,
+            "HY000",
+            format!(
+                "Your password does not satisfy the current policy requirements: \
+                 caching_sha2_password takes at most {} bytes",
+                crate::sha2crypt::MAX_PASSWORD
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn no_such_grant(k: &(String, String), table: Option<&str>) -> SqlError {

@@ -16,6 +16,11 @@
 //! restart the cache is empty and each account's first login is a full
 //! authentication, over TLS or with the server's RSA key, as in MySQL.
 //!
+//! Crypt's cost grows with the square of the password's length, so, as
+//! MySQL does, a password is at most [`MAX_PASSWORD`] bytes: a longer one
+//! is refused when set and verifies nothing (a login cannot make the
+//! server hash a megabyte 5000 times).
+//!
 //! Invariants: the salt is 20 random bytes below 0x80, never NUL or `$`
 //! (as MySQL draws it); a stored string that does not parse verifies no
 //! password; comparisons are constant-time; a cache entry is the double
@@ -58,6 +63,10 @@ fn remember(stored: &[u8], password: &[u8]) {
 pub(crate) fn cached(stored: &[u8]) -> Option<[u8; 32]> {
     cache().lock().get(stored).copied()
 }
+
+/// The longest password hashed or verified, bytes (MySQL's
+/// CACHING_SHA2_PASSWORD_MAX_PASSWORD_LENGTH).
+pub(crate) const MAX_PASSWORD: usize = 256;
 
 /// Rounds of a new hash (MySQL's `caching_sha2_password_digest_rounds`
 /// default).
@@ -115,18 +124,41 @@ fn parse(stored: &[u8]) -> Option<(&[u8], u32, &[u8])> {
     let rest = stored.strip_prefix(b"$A$")?;
     let (digits, rest) = rest.split_first_chunk::<3>()?;
     let rest = rest.strip_prefix(b"$")?;
-    let units = std::str::from_utf8(digits)
-        .ok()
-        .and_then(|d| u32::from_str_radix(d, 16).ok())?;
+    // Three upper-case hex digits, as MySQL writes them.
+    let mut units = 0u32;
+    for d in digits {
+        let v = match d {
+            b'0'..=b'9' => d - b'0',
+            b'A'..=b'F' => d - b'A' + 10,
+            _ => return None,
+        };
+        units = units * 16 + u32::from(v);
+    }
     let rounds = units.checked_mul(1000)?;
     if !(MIN_ROUNDS..=MAX_ROUNDS).contains(&rounds) || rest.len() != SALT_LEN + DIGEST_CHARS {
         return None;
     }
     let (salt, digest) = rest.split_at(SALT_LEN);
-    if salt.contains(&b'$') {
+    if salt.iter().any(|&b| b == b'$' || b == 0) {
         return None;
     }
     Some((salt, rounds, digest))
+}
+
+/// The same work as verifying a password against a real account's
+/// string, for a login that names no account: a refusal then takes as
+/// long as one for a wrong password, so timing does not tell which user
+/// names exist. Always false.
+pub(crate) fn verify_decoy(password: &[u8]) -> bool {
+    static DECOY: OnceLock<Vec<u8>> = OnceLock::new();
+    let stored = DECOY.get_or_init(|| {
+        let secret: [u8; 32] = rand::thread_rng().gen();
+        format(&secret, b"decoydecoydecoydecoy", ROUNDS)
+    });
+    let p = password.get(..MAX_PASSWORD).unwrap_or(password);
+    let mine = crypt(p, b"decoydecoydecoydecoy", ROUNDS);
+    std::hint::black_box(mine.as_slice() == stored.get(27..).unwrap_or_default());
+    false
 }
 
 /// Whether `stored` is an authentication string this module verifies.
@@ -134,11 +166,15 @@ pub(crate) fn is_valid(stored: &[u8]) -> bool {
     parse(stored).is_some_and(|(_, _, d)| d.iter().all(|c| B64.contains(c)))
 }
 
-/// Whether `password` is the one `stored` was made from.
+/// Whether `password` is the one `stored` was made from (never for a
+/// password longer than [`MAX_PASSWORD`]).
 pub(crate) fn verify(stored: &[u8], password: &[u8]) -> bool {
     let Some((salt, rounds, digest)) = parse(stored) else {
         return false;
     };
+    if password.len() > MAX_PASSWORD {
+        return false;
+    }
     let mine = crypt(password, salt, rounds);
     let ok = mine.len() == digest.len()
         && mine.iter().zip(digest).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0;
@@ -308,6 +344,12 @@ mod tests {
         // A password longer than a digest (the 32-byte blocks of step 2).
         let long = vec![b'x'; 100];
         assert!(verify(&hash(&long), &long));
+        // Past MySQL's 256 bytes: verifies nothing (its cost is
+        // quadratic in the length).
+        let too_long = vec![b'x'; MAX_PASSWORD + 1];
+        let s = format(&too_long, b"abcdefghijklmnopqrst", 5000);
+        assert!(!verify(&s, &too_long));
+        assert!(!verify_decoy(b"anything"));
     }
 
     #[test]
@@ -319,6 +361,9 @@ mod tests {
             b"$B$005$aaaaaaaaaaaaaaaaaaaa0123456789012345678901234567890123456789012",
             b"$A$004$aaaaaaaaaaaaaaaaaaaa0123456789012345678901234567890123456789012",
             b"$A$zzz$aaaaaaaaaaaaaaaaaaaa0123456789012345678901234567890123456789012",
+            b"$A$+05$aaaaaaaaaaaaaaaaaaaa0123456789012345678901234567890123456789012",
+            b"$A$00a$aaaaaaaaaaaaaaaaaaaa0123456789012345678901234567890123456789012",
+            b"$A$005$aaaaaaaaaaaaaaaaaa\0a0123456789012345678901234567890123456789012",
             &good[..69],
         ] {
             assert!(!is_valid(bad), "{bad:?}");

@@ -507,6 +507,18 @@ fn caching_sha2_accounts_keep_salted_strings_and_mysql_made_ones_verify() {
         "CREATE USER e IDENTIFIED WITH caching_sha2_password AS ''",
     );
     assert!(db.check_password("e", "10.0.0.1", b""));
+    // caching_sha2 takes at most 256 bytes (crypt's cost is quadratic).
+    let long = "p".repeat(257);
+    assert_eq!(
+        err(&mut root, &format!("CREATE USER f IDENTIFIED BY '{long}'")),
+        1819
+    );
+    q(
+        &mut root,
+        &format!("CREATE USER f IDENTIFIED BY '{}'", "p".repeat(256)),
+    );
+    assert!(db.check_password("f", "10.0.0.1", "p".repeat(256).as_bytes()));
+    assert!(!db.check_password("f", "10.0.0.1", long.as_bytes()));
     // mysql_native_password through the same check.
     q(
         &mut root,

@@ -178,6 +178,27 @@ fn views_are_read_only_and_refused_as_mysql_refuses_them() {
     assert_eq!(
         err(
             &mut s,
+            "CREATE VIEW bad AS SELECT id FROM t WHERE a > @@max_connections"
+        ),
+        1351
+    );
+    assert_eq!(
+        err(&mut s, "CREATE VIEW bad AS SELECT @@global.wait_timeout"),
+        1351
+    );
+    // An `@` or a `?` in a string is neither a variable nor a parameter
+    // (they once refused the view).
+    q(
+        &mut s,
+        "CREATE VIEW mails AS SELECT id, 'a@example.com' AS m, '?' AS q FROM t WHERE 'x@y' LIKE '%@%'",
+    );
+    assert_eq!(
+        rows(&q(&mut s, "SELECT m, q FROM mails WHERE id = 1")),
+        ["a@example.com|?"]
+    );
+    assert_eq!(
+        err(
+            &mut s,
             &format!("CREATE VIEW `{}` AS SELECT 1", "x".repeat(65))
         ),
         1059

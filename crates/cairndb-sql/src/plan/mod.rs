@@ -486,26 +486,6 @@ pub(crate) fn count_placeholders<V: ast::Visit>(node: &V) -> usize {
     c.0
 }
 
-/// Whether the text of a statement, as a client wrote it (MySQL's
-/// quoting: `\` escapes, doubled quotes), has a `?` outside quotes.
-pub(crate) fn text_has_placeholder(sql: &str) -> bool {
-    let mut n = 0;
-    let mut q: Option<char> = None;
-    let mut prev = '\0';
-    for c in sql.chars() {
-        match q {
-            Some(x) if c == x && prev != '\\' => q = None,
-            Some(_) => {}
-            None if c == '\'' || c == '"' || c == '`' => q = Some(c),
-            None if c == '?' => n += 1,
-            None => {}
-        }
-        // An escaped backslash escapes nothing after it.
-        prev = if prev == '\\' && c == '\\' { '\0' } else { c };
-    }
-    n > 0
-}
-
 pub(crate) fn object_parts(name: &ast::ObjectName) -> Vec<String> {
     name.0
         .iter()

@@ -311,6 +311,32 @@ pub(crate) fn parse(sql: &str) -> SqlResult<Option<ViewDdl>> {
 }
 
 /// The view's SELECT parsed.
+/// Whether a query reads a user variable (`@x`) or a system variable
+/// (`@@x`, `@@global.x`), which MySQL refuses in a view (1351); an `@`
+/// in a string or a quoted name is neither.
+fn refers_to_variables(q: &ast::Query) -> bool {
+    struct Find(bool);
+    impl ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> std::ops::ControlFlow<()> {
+            let var = |i: &ast::Ident| i.quote_style.is_none() && i.value.starts_with('@');
+            let found = match e {
+                ast::Expr::Identifier(i) => var(i),
+                ast::Expr::CompoundIdentifier(parts) => parts.first().is_some_and(var),
+                _ => false,
+            };
+            if found {
+                self.0 = true;
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    let mut f = Find(false);
+    let _ = ast::Visit::visit(q, &mut f);
+    f.0
+}
+
 fn parse_select(text: &str) -> SqlResult<Box<ast::Query>> {
     match crate::parse::statement::parse_statement(text)? {
         (ast::Statement::Query(q), order) if order.is_empty() => Ok(q),
@@ -499,14 +525,14 @@ pub(crate) fn run_ddl(s: &mut StmtCx, d: ViewDdl, out: &mut dyn Output) -> SqlRe
     if levels > MAX_VIEW_LEVELS {
         return Err(crate::depth::too_deep(levels));
     }
-    if crate::plan::text_has_placeholder(&d.select) || d.select.contains('@') {
+    let query = parse_select(&d.select)?;
+    if crate::plan::count_placeholders(&query) > 0 || refers_to_variables(&query) {
         return Err(SqlError::new(
             1351,
             "HY000",
             "View's SELECT contains a variable or parameter",
         ));
     }
-    parse_select(&d.select)?;
     let db = s.db.clone();
     let _g = db.ddl_lock.lock();
     let _schema = crate::ddl::schema_write(s, &db)?;

@@ -11,7 +11,7 @@
 #![no_main]
 
 use std::io::Cursor;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cairndb_server::internals::drive_connection;
 use cairndb_server::{
@@ -19,6 +19,10 @@ use cairndb_server::{
     StatusFlags, Value,
 };
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/wire.rs"]
+mod wire;
+use wire::{login, packet, runtime};
 
 struct Mock;
 
@@ -135,39 +139,6 @@ impl Session for MockSession {
     }
 }
 
-fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
-    let l = (payload.len() as u32).to_le_bytes();
-    let mut v = vec![l[0], l[1], l[2], seq];
-    v.extend_from_slice(payload);
-    v
-}
-
-/// A HandshakeResponse41 for root with no password.
-fn login() -> Vec<u8> {
-    // PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH | MULTI_STATEMENTS |
-    // MULTI_RESULTS | PS_MULTI_RESULTS | CONNECT_WITH_DB
-    let caps: u32 = 0x0200 | 0x8000 | 0x0008_0000 | 0x0001_0000 | 0x0002_0000 | 0x0004_0000 | 0x8;
-    let mut p = caps.to_le_bytes().to_vec();
-    p.extend(65536u32.to_le_bytes());
-    p.push(45);
-    p.extend([0u8; 23]);
-    p.extend(b"root\0");
-    p.push(0);
-    p.extend(b"db\0");
-    p.extend(b"mysql_native_password\0");
-    packet(1, &p)
-}
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime")
-    })
-}
-
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
@@ -175,12 +146,12 @@ fuzz_target!(|data: &[u8]| {
     let input = match mode % 3 {
         0 => rest.to_vec(),
         1 => {
-            let mut v = login();
+            let mut v = login(b"db");
             v.extend_from_slice(rest);
             v
         }
         _ => {
-            let mut v = login();
+            let mut v = login(b"db");
             let mut r = rest;
             while let Some((&n, tail)) = r.split_first() {
                 let n = usize::from(n).min(tail.len());

@@ -24,6 +24,10 @@ use cairndb_server::{Config, Executor};
 use cairndb_sql::{Collect, Session, SqlDb, SqlOptions, Transport};
 use libfuzzer_sys::fuzz_target;
 
+#[path = "common/wire.rs"]
+mod wire;
+use wire::{login, packet, runtime};
+
 /// The schema inputs start from, made again (when a command dropped or
 /// changed it) after each input; errors ignored.
 const SCHEMA: [&str; 5] = [
@@ -51,29 +55,6 @@ fn backend() -> &'static (Arc<SqlDb>, Arc<SqlBackend>) {
     })
 }
 
-fn packet(seq: u8, payload: &[u8]) -> Vec<u8> {
-    let l = (payload.len() as u32).to_le_bytes();
-    let mut v = vec![l[0], l[1], l[2], seq];
-    v.extend_from_slice(payload);
-    v
-}
-
-/// A HandshakeResponse41 for root (empty password) on database `d`.
-fn login() -> Vec<u8> {
-    // PROTOCOL_41 | SECURE_CONNECTION | PLUGIN_AUTH | MULTI_STATEMENTS |
-    // MULTI_RESULTS | PS_MULTI_RESULTS | CONNECT_WITH_DB
-    let caps: u32 = 0x0200 | 0x8000 | 0x0008_0000 | 0x0001_0000 | 0x0002_0000 | 0x0004_0000 | 0x8;
-    let mut p = caps.to_le_bytes().to_vec();
-    p.extend(65536u32.to_le_bytes());
-    p.push(45);
-    p.extend([0u8; 23]);
-    p.extend(b"root\0");
-    p.push(0);
-    p.extend(b"d\0");
-    p.extend(b"mysql_native_password\0");
-    packet(1, &p)
-}
-
 /// Commands left out: shutting down, long sleeps, account statements
 /// (a changed or dropped root would refuse every later login), and
 /// what writes files outside the in-memory file system (the query logs'
@@ -94,19 +75,9 @@ fn skipped(cmd: &[u8]) -> bool {
     .any(|w| up.contains(w))
 }
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a tokio runtime")
-    })
-}
-
 fuzz_target!(|data: &[u8]| {
     let (db, b) = backend();
-    let mut input = login();
+    let mut input = login(b"d");
     let mut r = data;
     let mut n_cmds = 0;
     while let Some((&n, tail)) = r.split_first() {

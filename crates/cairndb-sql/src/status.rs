@@ -248,6 +248,10 @@ pub(crate) struct Counters {
     /// Sorts' temporary files, and their merge passes (`exec/spill.rs`).
     tmp_files: AtomicU64,
     sort_merge_passes: AtomicU64,
+    /// Rows a statement held for an operator: groups, DISTINCT sets,
+    /// window partitions, derived tables, set-operation results, CTEs
+    /// (MySQL's internal temporary tables).
+    tmp_tables: AtomicU64,
     com: [AtomicU64; COM_KINDS],
     /// Written only by the session's own thread (load and store).
     handler: [AtomicU64; HANDLER_KINDS],
@@ -261,6 +265,7 @@ impl Counters {
         sums.bytes_sent += self.bytes_sent.load(Ordering::Relaxed);
         sums.tmp_files += self.tmp_files.load(Ordering::Relaxed);
         sums.sort_merge_passes += self.sort_merge_passes.load(Ordering::Relaxed);
+        sums.tmp_tables += self.tmp_tables.load(Ordering::Relaxed);
         for (s, c) in sums.com.iter_mut().zip(&self.com) {
             *s += c.load(Ordering::Relaxed);
         }
@@ -288,6 +293,8 @@ impl Counters {
             other.sort_merge_passes.load(Ordering::Relaxed),
             Ordering::Relaxed,
         );
+        self.tmp_tables
+            .fetch_add(other.tmp_tables.load(Ordering::Relaxed), Ordering::Relaxed);
         for (s, c) in self.com.iter().zip(&other.com) {
             s.fetch_add(c.load(Ordering::Relaxed), Ordering::Relaxed);
         }
@@ -305,6 +312,7 @@ struct Sums {
     bytes_sent: u64,
     tmp_files: u64,
     sort_merge_passes: u64,
+    tmp_tables: u64,
     com: [u64; COM_KINDS],
     handler: [u64; HANDLER_KINDS],
 }
@@ -427,6 +435,13 @@ impl SessionInfo {
         self.counters
             .sort_merge_passes
             .fetch_add(passes, Ordering::Relaxed);
+    }
+
+    /// An operator of the running statement held rows as MySQL holds them
+    /// in an internal temporary table (`Created_tmp_tables`).
+    pub(crate) fn count_tmp_table(&self) {
+        let c = &self.counters.tmp_tables;
+        c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
     }
 
     /// The statement that began at `started` ended; `slow` says whether
@@ -803,7 +818,12 @@ impl Registry {
             ("Bytes_received", sums.bytes_received),
             ("Bytes_sent", sums.bytes_sent),
             ("Connections", self.connections.load(Ordering::Relaxed)),
+            // Held rows never go to disk as a table: past
+            // max_session_mem_used the statement fails (1290), and a
+            // sort's spill is a temporary file (Created_tmp_files).
+            ("Created_tmp_disk_tables", 0),
             ("Created_tmp_files", sums.tmp_files),
+            ("Created_tmp_tables", sums.tmp_tables),
             (
                 "Max_used_connections",
                 self.max_used.load(Ordering::Relaxed),
@@ -847,6 +867,7 @@ impl Registry {
                 "Bytes_received" => *value = sums.bytes_received,
                 "Bytes_sent" => *value = sums.bytes_sent,
                 "Created_tmp_files" => *value = sums.tmp_files,
+                "Created_tmp_tables" => *value = sums.tmp_tables,
                 "Sort_merge_passes" => *value = sums.sort_merge_passes,
                 _ => {
                     if let Some(i) = COM_NAMES.iter().position(|n| n == name) {

@@ -635,9 +635,24 @@ fn rows_held_past_max_session_mem_used_fail_with_1290_and_are_freed() {
         "SELECT COUNT(*) FROM (SELECT id, c FROM t) AS d",
         "SELECT COUNT(*) FROM (SELECT id, c FROM t UNION SELECT id + 1, c FROM t) AS u",
         "SELECT id, ROW_NUMBER() OVER (ORDER BY c) FROM t",
+        // Sets of subqueries and CTEs are kept to the statement's end.
+        "SELECT COUNT(*) FROM t WHERE c + 0 IN (SELECT c FROM t)",
+        "SELECT COUNT(*) FROM t WHERE (k, c) IN (SELECT k, c FROM t)",
+        "WITH w AS (SELECT id, c FROM t) SELECT COUNT(*) FROM w",
     ];
     for sql in held {
         assert_eq!(err(&mut s, sql), 1290, "{sql}");
+    }
+    // A set that fits is given back at the statement's end, however many
+    // statements keep one.
+    for _ in 0..50 {
+        assert_eq!(
+            one(&q(
+                &mut s,
+                "SELECT COUNT(*) FROM t WHERE id < 5 AND c IN (SELECT c FROM t WHERE id < 1000)"
+            )),
+            "5"
+        );
     }
     // What the failed statements held was given back: small ones run, as
     // many times as asked.

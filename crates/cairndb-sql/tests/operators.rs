@@ -238,6 +238,51 @@ fn handler_counters_count_reads_writes_and_transactions() {
     assert_eq!(status(&mut t, "GLOBAL", "Handler_write"), g);
 }
 
+/// `Created_tmp_tables` counts what MySQL would hold in an internal
+/// temporary table: groups, a DISTINCT set, window partitions, a derived
+/// table, a UNION's result, a CTE; a point select or an ordered scan
+/// none. Nothing goes to disk as a table (`Created_tmp_disk_tables` 0).
+#[test]
+fn created_tmp_tables_counts_groupings_derived_tables_and_unions() {
+    let (_dir, db) = setup(50);
+    let mut s = Session::new(db.clone(), "root");
+    let delta = |s: &mut Session, sql: &str| -> u64 {
+        let before = status(s, "SESSION", "Created_tmp_tables");
+        q(s, sql);
+        status(s, "SESSION", "Created_tmp_tables") - before
+    };
+    assert_eq!(delta(&mut s, "SELECT v FROM d.t WHERE id = 3"), 0);
+    assert_eq!(delta(&mut s, "SELECT v FROM d.t ORDER BY id"), 0);
+    assert_eq!(delta(&mut s, "SELECT COUNT(*) FROM d.t"), 0);
+    assert_eq!(delta(&mut s, "SELECT v, COUNT(*) FROM d.t GROUP BY v"), 1);
+    assert_eq!(delta(&mut s, "SELECT DISTINCT v FROM d.t"), 1);
+    assert_eq!(
+        delta(
+            &mut s,
+            "SELECT id, ROW_NUMBER() OVER (PARTITION BY v) FROM d.t"
+        ),
+        1
+    );
+    assert_eq!(
+        delta(
+            &mut s,
+            "SELECT COUNT(*) FROM (SELECT v FROM d.t WHERE id < 10) x"
+        ),
+        1
+    );
+    assert!(delta(&mut s, "SELECT v FROM d.t UNION SELECT id FROM d.t") >= 1);
+    assert_eq!(
+        delta(
+            &mut s,
+            "WITH c AS (SELECT v FROM d.t) SELECT COUNT(*) FROM c JOIN c AS c2 USING (v)"
+        ),
+        1
+    );
+    let g = status(&mut s, "GLOBAL", "Created_tmp_tables");
+    assert!(g >= 6, "{g}");
+    assert_eq!(status(&mut s, "GLOBAL", "Created_tmp_disk_tables"), 0);
+}
+
 /// Waits until session `id` shows as running a statement.
 fn wait_running(b: &mut Session, id: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);

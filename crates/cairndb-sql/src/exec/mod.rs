@@ -121,6 +121,11 @@ pub(crate) struct Reader<'a> {
     pub(crate) work: Vec<(u32, Arc<Vec<Vec<Value>>>)>,
     /// Correlated subqueries run in this statement, by id.
     pub(crate) subs: HashMap<u64, SubCache>,
+    /// Bytes counted in the session's [`spill::Mem`] for what this
+    /// execution keeps to its end (materialised subquery sets, cached
+    /// subquery results); given back by whoever made the reader, once
+    /// it is dropped ([`spill::Mem::release`]).
+    pub(crate) held: u64,
 }
 
 /// Tuples of outer values kept per correlated subquery and statement.
@@ -272,12 +277,8 @@ impl Env for Cx<'_, '_> {
     ) -> SqlResult<Value> {
         let mut key = x.iter().map(|(v, _)| v);
         self.cached_run(sq, &mut key, row, &mut |s, rd, plan, fr| {
-            let mut rows = Vec::new();
-            let mut sub = Scratch::default();
-            select_rows(s, rd, plan, Some(fr), &mut sub, &mut |r| {
-                rows.push(r.to_vec());
-                true
-            })?;
+            let mut charge = spill::Charge::new(&s.mem);
+            let rows = collect_rows(s, rd, plan, Some(fr), &mut charge)?;
             // Tested once: not worth an index.
             RowSet::plain(rows).test(sq.test, x)
         })
@@ -342,6 +343,10 @@ impl Cx<'_, '_> {
         let v = run(self.s, rd, plan, &here)?;
         if let Some(c) = rd.subs.get_mut(&sq.id) {
             if c.results.len() < SUBQUERY_CACHE {
+                // Kept to the statement's end: counted until then.
+                let mut charge = spill::Charge::new(&self.s.mem);
+                charge.add(spill::key_bytes(&key) + spill::row_bytes(std::slice::from_ref(&v)))?;
+                rd.held = rd.held.saturating_add(charge.keep()?);
                 c.results.insert(key, v.clone());
             }
         }
@@ -563,6 +568,7 @@ pub(crate) fn run(s: &mut StmtCx, plan: &Plan, out: &mut dyn Output) -> SqlResul
         ctes: Vec::new(),
         work: Vec::new(),
         subs: HashMap::new(),
+        held: 0,
     };
     // Subqueries are materialised into a copy of the plan, once per
     // execution (the cached plan stays as compiled).
@@ -574,7 +580,9 @@ pub(crate) fn run(s: &mut StmtCx, plan: &Plan, out: &mut dyn Output) -> SqlResul
     } else {
         dispatch(s, &mut rd, plan, out, &mut scratch)
     };
+    let held = rd.held;
     drop(rd);
+    s.mem.release(held);
     s.txn = txn;
     s.scratch = scratch;
     let e = r?;
@@ -724,6 +732,7 @@ fn resolve_expr(
     if !sq.plan.outer_refs.is_empty() {
         return Ok(());
     }
+    let mut charge = spill::Charge::new(&s.mem);
     let rows = {
         let resolved;
         let plan = if sq.plan.subqueries {
@@ -743,12 +752,25 @@ fn resolve_expr(
         };
         let mut rows: Vec<Vec<Value>> = Vec::new();
         let mut sub = Scratch::default();
+        let mut over = None;
         select_rows(s, rd, plan, None, &mut sub, &mut |r| {
-            rows.push(r.to_vec());
+            let r = r.to_vec();
+            // A set's index takes about as much again as its rows.
+            if let Err(e) = charge.add(2 * spill::row_bytes(&r)) {
+                over = Some(e);
+                return false;
+            }
+            rows.push(r);
             rows.len() < enough
         })?;
+        if let Some(e) = over {
+            return Err(e);
+        }
         rows
     };
+    // The set lives in the plan to the statement's end: so does its
+    // count.
+    rd.held = rd.held.saturating_add(charge.keep()?);
     *e = match (sq.test, x.take()) {
         (SubTest::Rows(..) | SubTest::RowCmp(_), Some(x)) => {
             let Expr::Row(items) = *x else {
@@ -1453,10 +1475,12 @@ pub(crate) fn select_rows(
                 },
                 _ if set.is_some() => {
                     if let Some(n) = set {
+                        s.info.count_tmp_table();
                         derived.push(Arc::new(set_rows(s, rd, n, fr, &mut charge)?));
                     }
                 }
                 Some(plan) => {
+                    s.info.count_tmp_table();
                     let rows = collect_rows(s, rd, plan, fr, &mut charge)?;
                     derived.push(Arc::new(rows));
                 }
@@ -1514,6 +1538,11 @@ pub(crate) fn select_rows(
     } else {
         Vec::new()
     };
+    // Groups, a DISTINCT set and window partitions are what MySQL holds
+    // in an internal temporary table.
+    if !p.group.is_empty() || windowed || (p.distinct && !dedupe_sorted) {
+        s.info.count_tmp_table();
+    }
     let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
     // A plain sort's buffered bytes, the most it buffers before it writes
     // them out as a run, and its runs once it has.

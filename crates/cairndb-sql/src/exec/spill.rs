@@ -9,6 +9,10 @@
 //! 1290 (MariaDB's for that variable) and what it held is freed. A
 //! charge gives its bytes back when dropped, so a subquery run once per
 //! outer row does not accumulate, and an error path frees as well.
+//! What lives to the statement's end (a subquery's materialised set, a
+//! CTE's rows, cached subquery results) is kept with [`Charge::keep`]
+//! and given back by [`Mem::release`] when the statement's reader is
+//! dropped.
 //!
 //! A plain sort (ORDER BY without grouping or windows) does not fail:
 //! when its buffer passes `min(sort_buffer_size, max_session_mem_used)`
@@ -70,6 +74,13 @@ impl Mem {
         self.held.load(AtomicOrdering::Relaxed)
     }
 
+    /// Gives back `n` bytes that [`Charge::keep`] kept.
+    pub(crate) fn release(&self, n: u64) {
+        if n > 0 {
+            self.held.fetch_sub(n, AtomicOrdering::Relaxed);
+        }
+    }
+
     /// The bytes a sort buffers before it spills.
     pub(crate) fn sort_limit(&self) -> u64 {
         self.sort_buffer.min(self.cap).max(MIN_LIMIT)
@@ -113,6 +124,26 @@ impl<'a> Charge<'a> {
             return Err(too_much(self.mem.cap));
         }
         Ok(())
+    }
+
+    /// Ends the charge without giving its bytes back: they stay counted
+    /// until [`Mem::release`] (for what a statement keeps to its end,
+    /// such as a subquery's materialised set). Returns the bytes kept;
+    /// error 1290 once the session holds more than its cap.
+    pub(crate) fn keep(mut self) -> SqlResult<u64> {
+        let n = std::mem::take(&mut self.local);
+        let kept = self.published.saturating_add(n);
+        let total = self
+            .mem
+            .held
+            .fetch_add(n, AtomicOrdering::Relaxed)
+            .saturating_add(n);
+        self.published = 0;
+        if total > self.mem.cap {
+            self.mem.release(kept);
+            return Err(too_much(self.mem.cap));
+        }
+        Ok(kept)
     }
 }
 
@@ -684,6 +715,36 @@ mod tests {
             let e = c.add(600 << 10).err();
             assert!(matches!(&e, Some(e) if e.code == 1290), "{e:?}");
         }
+        assert_eq!(mem.held(), 0);
+    }
+
+    #[test]
+    fn kept_charges_stay_counted_until_released() {
+        let mem = Mem {
+            cap: 1 << 20,
+            ..Mem::default()
+        };
+        let mut c = Charge::new(&mem);
+        assert!(c.add(100 << 10).is_ok());
+        assert!(c.add(10).is_ok());
+        let kept = c.keep().ok();
+        assert_eq!(kept, Some((100 << 10) + 10));
+        assert_eq!(mem.held(), (100 << 10) + 10);
+        let mut d = Charge::new(&mem);
+        assert!(
+            d.add(1 << 20).is_err(),
+            "the kept bytes count against the cap"
+        );
+        drop(d);
+        mem.release((100 << 10) + 10);
+        assert_eq!(mem.held(), 0);
+        let mut e = Charge::new(&mem);
+        assert!(e.add(2 << 20).is_err());
+        let mut f = Charge::new(&mem);
+        assert!(f.add(1000).is_ok());
+        drop(e);
+        assert!(matches!(f.keep(), Ok(1000)));
+        mem.release(1000);
         assert_eq!(mem.held(), 0);
     }
 }

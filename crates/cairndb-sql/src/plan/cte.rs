@@ -753,6 +753,12 @@ pub(crate) fn rows(s: &StmtCx, rd: &mut Reader, c: &CtePlan) -> SqlResult<Arc<Ve
                 .collect();
         }
     }
+    // Kept to the statement's end, and counted against the session's
+    // memory until then.
+    let mut charge = crate::spill::Charge::new(&s.mem);
+    charge.add(all.iter().map(|r| crate::spill::row_bytes(r)).sum())?;
+    rd.held = rd.held.saturating_add(charge.keep()?);
+    s.info.count_tmp_table();
     let r = Arc::new(all);
     rd.ctes.push((c.id, r.clone()));
     Ok(r)

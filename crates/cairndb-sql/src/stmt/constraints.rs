@@ -1001,7 +1001,17 @@ pub(crate) fn check_existing(s: &StmtCx, db: &str, t: &Arc<TableDef>) -> SqlResu
         ctes: Vec::new(),
         work: Vec::new(),
         subs: Default::default(),
+        held: 0,
     };
+    let r = check_rows(s, t, &cons, &mut rd);
+    let held = rd.held;
+    drop(rd);
+    s.mem.release(held);
+    r
+}
+
+/// Checks every row of `t` against `cons`, through `rd`.
+fn check_rows(s: &StmtCx, t: &Arc<TableDef>, cons: &Cons, rd: &mut Reader) -> SqlResult<()> {
     let (lo, hi) = crate::keys::index_bounds(t.primary.id);
     let mut rows = Vec::new();
     {
@@ -1018,7 +1028,7 @@ pub(crate) fn check_existing(s: &StmtCx, db: &str, t: &Arc<TableDef>) -> SqlResu
             rows.push(r.clone());
             if rows.len() >= 1024 {
                 for row in rows.drain(..) {
-                    cons.check_row(s, &mut rd, &row, None)?;
+                    cons.check_row(s, rd, &row, None)?;
                 }
             }
             it.next();
@@ -1026,7 +1036,7 @@ pub(crate) fn check_existing(s: &StmtCx, db: &str, t: &Arc<TableDef>) -> SqlResu
         it.status()?;
     }
     for row in rows {
-        cons.check_row(s, &mut rd, &row, None)?;
+        cons.check_row(s, rd, &row, None)?;
     }
     Ok(())
 }

@@ -237,6 +237,35 @@ fn column_grants() {
         1143
     );
     assert_eq!(err(&mut w, "DELETE FROM d.t WHERE id = 3"), 1142);
+    // A multi-table UPDATE: UPDATE on the columns set, SELECT on those
+    // read, each by its column grant.
+    q(&mut root, "GRANT SELECT ON d.u TO w");
+    q(
+        &mut w,
+        "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.t.a = d.u.c + 30",
+    );
+    assert_eq!(
+        err(
+            &mut w,
+            "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.t.b = d.u.c"
+        ),
+        1143
+    );
+    assert_eq!(
+        err(
+            &mut w,
+            "UPDATE d.t JOIN d.u ON d.t.b = d.u.id SET d.t.a = d.u.c"
+        ),
+        1143
+    );
+    assert_eq!(
+        err(&mut w, "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.u.c = 1"),
+        1142
+    );
+    q(
+        &mut w,
+        "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.t.a = 31",
+    );
     assert_eq!(
         rows(&q(&mut root, "SELECT * FROM d.t ORDER BY id")),
         ["1|31|100", "2|31|200", "3|33|NULL", "4|31|NULL"]

@@ -701,7 +701,10 @@ fn compile_multi_update(
         tg.sets.push((c, slot));
     }
     for tg in &targets {
-        crate::acl::check_table(s, &tg.t.db, &tg.t.def.name, crate::acl::UPDATE)?;
+        // UPDATE on the columns set (a column grant is enough, as in
+        // MySQL); what is read was checked for SELECT when compiled.
+        let cols: Vec<usize> = tg.sets.iter().map(|&(c, _)| c).collect();
+        check_column_list(s, &tg.t.db, &tg.t.def, crate::acl::UPDATE, &cols)?;
         if plan.subqueries {
             check_multi_subqueries(&plan, &tg.t)?;
         }

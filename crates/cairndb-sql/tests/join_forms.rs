@@ -398,3 +398,69 @@ fn parameters_are_numbered_in_the_text_order_whatever_is_compiled_first() {
         vec!["0|1|NULL", "0|2|NULL", "0|3|8"]
     );
 }
+
+/// `(b, c)` in a FROM is MySQL's nest of a comma join: `(b CROSS JOIN c)`
+/// wherever a table goes, under an outer join too; literals and lists
+/// elsewhere in the statement keep their commas.
+#[test]
+fn comma_separated_tables_in_parentheses_are_a_nest() {
+    let (_d, mut s) = session();
+    let null_extended = vec![
+        "1|100|7",
+        "1|101|7",
+        "2|NULL|NULL",
+        "3|NULL|NULL",
+        "4|NULL|NULL",
+    ];
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, b.id, c.z FROM a LEFT JOIN (b, c) ON a.k = b.k AND b.k = c.k \
+             ORDER BY a.id, b.id"
+        ),
+        null_extended
+    );
+    assert_eq!(r(&mut s, "SELECT COUNT(*) FROM (a, b)"), vec!["16"]);
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, b.id FROM (a, b) WHERE a.k = b.k ORDER BY a.id, b.id"
+        ),
+        vec!["1|100", "1|101"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, c.z FROM a JOIN (b, c) ON a.k = b.k AND c.k = b.k \
+             WHERE b.y > 1000 ORDER BY a.id"
+        ),
+        vec!["1|7"]
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, b.id, c.z FROM a LEFT JOIN (b JOIN c ON b.k = c.k, a AS a2) \
+             ON a.k = b.k AND a2.id = 1 ORDER BY a.id, b.id"
+        ),
+        null_extended
+    );
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, d.n FROM a LEFT JOIN ((SELECT 1 AS n) d, c) \
+             ON a.k = c.k AND d.n = a.k ORDER BY a.id"
+        ),
+        vec!["1|1", "2|NULL", "3|NULL", "4|NULL"]
+    );
+    // Commas in strings (with a backslash escape) and in an IN list stay.
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT 'x,(y', a.id FROM a LEFT JOIN (b, c) ON a.k = b.k AND b.k = c.k \
+             WHERE a.id IN (1, 2) AND 'p\\\\,' <> '' ORDER BY a.id, b.id"
+        ),
+        vec!["x,(y|1", "x,(y|1", "x,(y|2"]
+    );
+    // A syntax error elsewhere is still reported as itself.
+    assert_eq!(err(&mut s, "SELECT * FROM a LEFT JOIN (b, c) ON"), 1064);
+}

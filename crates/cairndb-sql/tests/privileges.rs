@@ -259,7 +259,10 @@ fn column_grants() {
         1143
     );
     assert_eq!(
-        err(&mut w, "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.u.c = 1"),
+        err(
+            &mut w,
+            "UPDATE d.t JOIN d.u ON d.t.id = d.u.id SET d.u.c = 1"
+        ),
         1142
     );
     q(

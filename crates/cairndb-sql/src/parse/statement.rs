@@ -2,7 +2,8 @@
 //! parser with its recursion limit, its errors as MySQL reports them
 //! (1064, 1436), and the rewrites of forms sqlparser does not read
 //! (MySQL's `/*!80016 ... */` comments, an UPDATE's ORDER BY, an
-//! UPDATE or DELETE over comma joins).
+//! UPDATE or DELETE over comma joins, comma-separated table references
+//! inside parentheses).
 
 use sqlparser::ast::{self, Statement};
 use sqlparser::parser::Parser;
@@ -233,8 +234,150 @@ fn split_update_order_by(dml: &DmlTokens) -> Option<(String, String)> {
     Some((update, join(tokens.get(by_end..end)?)))
 }
 
-/// Parses one statement with the MySQL dialect.
+/// Parses one statement with the MySQL dialect. A text sqlparser
+/// refuses is tried once more with MySQL's comma-separated nests
+/// (`a LEFT JOIN (b, c) ON ...`) written as CROSS JOINs; if that fails
+/// too, the first error is the answer.
 pub(crate) fn parse_one(text: &str) -> SqlResult<Statement> {
+    match parse_exactly(text) {
+        Ok(st) => Ok(st),
+        Err(e) if e.code == 1064 => match nest_commas(text) {
+            Some(t) => parse_exactly(&t).map_err(|_| e),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// What opens a parenthesis in [`nest_commas`].
+#[derive(Clone, Copy, PartialEq)]
+enum Paren {
+    /// A list of table references (`FROM (b, c)`, `JOIN (b, c)`).
+    Nest,
+    /// Anything else: a subquery, an argument list, a row.
+    Other,
+}
+
+/// `text` with each comma that separates the table references of a
+/// parenthesised nest rewritten as ` CROSS JOIN ` (what it means: in
+/// MySQL `(b, c)` in a FROM is `(b CROSS JOIN c)`); None when there is
+/// none. A nest is a parenthesis opened right after FROM, a JOIN, a
+/// comma of a FROM list or another nest's parenthesis, that does not
+/// start a query.
+fn nest_commas(text: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let spans = Tokenizer::new(&CairnDialect, text)
+        .tokenize_with_location()
+        .ok()?;
+    let tokens: Vec<&Token> = spans.iter().map(|t| &t.token).collect();
+    let word = |t: &Token, kws: &[&str]| kws.iter().any(|k| is_word(t, k));
+    let significant = |from: usize| {
+        tokens
+            .get(from..)
+            .and_then(|ts| ts.iter().find(|t| !matches!(t, Token::Whitespace(_))))
+            .copied()
+    };
+    // Per open parenthesis (and the statement's level at the bottom):
+    // what opened it, and whether a FROM list is being read at its level.
+    let mut stack: Vec<(Paren, bool)> = vec![(Paren::Other, false)];
+    let mut prev: Option<&Token> = None;
+    let mut edits = Vec::new();
+    for (i, &t) in tokens.iter().enumerate() {
+        if matches!(t, Token::Whitespace(_)) {
+            continue;
+        }
+        let (kind, in_from) = *stack.last()?;
+        match t {
+            Token::LParen => {
+                let after_table_slot = match prev {
+                    Some(p) if word(p, &["FROM", "JOIN"]) => true,
+                    Some(Token::Comma) => in_from || kind == Paren::Nest,
+                    Some(Token::LParen) => kind == Paren::Nest,
+                    _ => false,
+                };
+                let starts_query = significant(i + 1)
+                    .is_some_and(|n| word(n, &["SELECT", "WITH", "VALUES", "TABLE"]));
+                let k = if after_table_slot && !starts_query {
+                    Paren::Nest
+                } else {
+                    Paren::Other
+                };
+                stack.push((k, false));
+            }
+            Token::RParen => {
+                if stack.len() > 1 {
+                    stack.pop();
+                }
+            }
+            Token::Comma if kind == Paren::Nest => {
+                let at = spans.get(i)?.span.start;
+                edits.push((at.line, at.column));
+            }
+            _ if word(t, &["FROM"]) => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = true;
+                }
+            }
+            _ if word(
+                t,
+                &[
+                    "WHERE",
+                    "GROUP",
+                    "HAVING",
+                    "ORDER",
+                    "LIMIT",
+                    "WINDOW",
+                    "UNION",
+                    "EXCEPT",
+                    "INTERSECT",
+                    "SELECT",
+                    "SET",
+                    "INTO",
+                    "FOR",
+                    "LOCK",
+                ],
+            ) =>
+            {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = false;
+                }
+            }
+            _ => {}
+        }
+        prev = Some(t);
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    // The text itself is edited, at the commas' places (line and column
+    // counted as the tokenizer counts them: a column per character), so
+    // that literals keep their exact spelling.
+    let mut out = String::with_capacity(text.len() + 16 * edits.len());
+    let (mut line, mut column) = (1u64, 1u64);
+    let mut next = edits.iter().peekable();
+    for ch in text.chars() {
+        if next.peek() == Some(&&(line, column)) && ch == ',' {
+            out.push_str(" CROSS JOIN ");
+            next.next();
+        } else {
+            out.push(ch);
+        }
+        if ch == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    if next.next().is_some() {
+        // The places did not match the text: leave it as it was.
+        return None;
+    }
+    Some(out)
+}
+
+/// Parses one statement with the MySQL dialect, as it is written.
+fn parse_exactly(text: &str) -> SqlResult<Statement> {
     let mut v = parser(text)
         .and_then(|mut p| p.parse_statements())
         .map_err(parse_error)?;

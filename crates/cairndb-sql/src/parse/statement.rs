@@ -304,10 +304,8 @@ fn nest_commas(text: &str) -> Option<String> {
                 };
                 stack.push((k, false));
             }
-            Token::RParen => {
-                if stack.len() > 1 {
-                    stack.pop();
-                }
+            Token::RParen if stack.len() > 1 => {
+                stack.pop();
             }
             Token::Comma if kind == Paren::Nest => {
                 let at = spans.get(i)?.span.start;

@@ -326,6 +326,9 @@ struct Nest {
     star: Vec<usize>,
     /// Its USING / NATURAL columns reachable only qualified.
     merged: Vec<usize>,
+    /// Its tables read under column grants only (first slot, database,
+    /// table): the query around it checks the columns it reads of them.
+    checks: Vec<(usize, String, Arc<TableDef>)>,
 }
 
 /// A parenthesised join that is not spliced into the joins around it
@@ -547,6 +550,11 @@ fn select_or_nest(
                 let plan = compile_nest(s, table_with_joins, locks, params, outer, &mut n)?;
                 let offset = scope.cols.len();
                 let width = n.cols.len();
+                column_checks.borrow_mut().extend(
+                    n.checks
+                        .into_iter()
+                        .map(|(at, db, def)| (at + offset, db, def)),
+                );
                 scope.cols.extend(n.cols);
                 scope.merged.extend(n.merged.iter().map(|i| i + offset));
                 types.extend(n.types);
@@ -916,6 +924,15 @@ fn select_or_nest(
     }
     let correlated = c.direct_outer || c.correlated_subqueries;
     let checks = column_checks.into_inner();
+    // A parenthesised join's own select list is every slot: the columns
+    // the query around it reads are checked there instead.
+    let checked_proj: &[Expr] = match nest.as_mut() {
+        Some(n) => {
+            n.checks = checks.clone();
+            &[]
+        }
+        None => &proj,
+    };
     if !checks.is_empty() {
         let mut win_exprs: Vec<Expr> = Vec::new();
         for w in &windows {
@@ -927,7 +944,7 @@ fn select_or_nest(
         check_columns_read(
             s,
             &checks,
-            &[&proj, &group, &win_exprs],
+            &[checked_proj, &group, &win_exprs],
             &[&filter, &having],
             &order,
             &aggs,

@@ -426,6 +426,33 @@ fn ctes_are_refused_as_mysql_refuses_them() {
         ),
         3576
     );
+    // Inside a parenthesised join on the inner side of a LEFT JOIN too.
+    assert_eq!(
+        err(
+            &mut s,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT t.id FROM t \
+             LEFT JOIN (n JOIN t AS t2 ON t2.id = n.i) ON n.i = t.id) SELECT * FROM n"
+        ),
+        3576
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT t.id FROM t \
+             JOIN (t AS t3 LEFT JOIN n ON n.i = t3.id) ON t3.id = t.id) SELECT * FROM n"
+        ),
+        3576
+    );
+    // On the outer side it recurses.
+    assert_eq!(
+        rows(&q(
+            &mut s,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT n.i + 1 FROM n \
+             LEFT JOIN (t JOIN t AS t2 ON t2.id = t.id) ON t.id = n.i WHERE n.i < 3) \
+             SELECT * FROM n"
+        )),
+        ["1", "2", "3"]
+    );
     assert_eq!(
         err(
             &mut s,

@@ -577,25 +577,58 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
              Expression",
         ));
     }
-    for src in &p.sources {
-        if let Source::Derived {
-            cte: Some(CteSource::Work(_)),
-            left: true,
-            ..
-        } = src
-        {
-            return Err(err_name(
-                3576,
-                "HY000",
-                format!(
-                    "In recursive query block of Recursive Common Table Expression '{name}', \
-                     the recursive table must neither be in the right argument of a LEFT JOIN, \
-                     nor be forced to be non-first with join order hints"
-                ),
-            ));
-        }
+    if work_outer_joined(&p) {
+        return Err(err_name(
+            3576,
+            "HY000",
+            format!(
+                "In recursive query block of Recursive Common Table Expression '{name}', \
+                 the recursive table must neither be in the right argument of a LEFT JOIN, \
+                 nor be forced to be non-first with join order hints"
+            ),
+        ));
     }
     Ok(*p)
+}
+
+/// Whether the recursive table is read on the inner side of a LEFT JOIN
+/// of `p`: itself, or inside a parenthesised join that is (`a LEFT JOIN
+/// (r JOIN b ON x) ON y`) or that holds such a join.
+fn work_outer_joined(p: &SelectPlan) -> bool {
+    p.sources.iter().any(|src| match src {
+        Source::Derived {
+            cte: Some(CteSource::Work(_)),
+            left,
+            ..
+        } => *left,
+        Source::Derived {
+            plan: Some(nest),
+            left,
+            ..
+        } => {
+            if *left {
+                reads_work(nest)
+            } else {
+                work_outer_joined(nest)
+            }
+        }
+        _ => false,
+    })
+}
+
+/// Whether `p` reads the recursive table among its sources (parenthesised
+/// joins included).
+fn reads_work(p: &SelectPlan) -> bool {
+    p.sources.iter().any(|src| match src {
+        Source::Derived {
+            cte: Some(CteSource::Work(_)),
+            ..
+        } => true,
+        Source::Derived {
+            plan: Some(nest), ..
+        } => reads_work(nest),
+        _ => false,
+    })
 }
 
 /// Makes the anchor's column names known to the recursive parts.

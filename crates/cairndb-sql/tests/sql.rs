@@ -1753,9 +1753,30 @@ fn analyzed_row_counts_let_the_smaller_table_drive_a_join() {
     // Without statistics, a tie keeps FROM order.
     assert_eq!(order(&mut s), ["big", "small"]);
     assert_eq!(rows(&q(&mut s, sql)), ["30"]);
+    // EXPLAIN's rows: unknown before ANALYZE, then from its counts.
+    let estimates = |s: &mut Session, sql: &str| {
+        rows(&q(s, &format!("EXPLAIN {sql}")))
+            .iter()
+            .map(|r| {
+                let f: Vec<&str> = r.split('|').collect();
+                format!("{}:{}:{}", f[2], f[3], f[8])
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(estimates(&mut s, sql), ["big:index:NULL", "small:ALL:NULL"]);
     q(&mut s, "ANALYZE TABLE big, small");
     assert_eq!(order(&mut s), ["small", "big"]);
     assert_eq!(rows(&q(&mut s, sql)), ["30"]);
+    // 500 rows over 50 distinct k: 10 per key; three IN values, 30.
+    assert_eq!(estimates(&mut s, sql), ["small:ALL:3", "big:ref:10"]);
+    assert_eq!(
+        estimates(&mut s, "SELECT id FROM big WHERE k IN (1, 2, 3)"),
+        ["big:range:30"]
+    );
+    assert_eq!(
+        estimates(&mut s, "SELECT k FROM big WHERE id = 7"),
+        ["big:const:1"]
+    );
     // Not when the larger table would lose its key lookups: here the
     // small one is read by primary key from the large one's rows.
     q(&mut s, "CREATE TABLE plain (id INT PRIMARY KEY, v INT)");

@@ -50,7 +50,7 @@ pub(crate) fn run(s: &mut StmtCx, st: &ast::Statement, out: &mut dyn Output) -> 
     subqueries_of(sel, &mut subs);
     let top = if subs.is_empty() { "SIMPLE" } else { "PRIMARY" };
     let mut id = 1;
-    explain_rows(sel, &mut id, top, false, out);
+    explain_rows(s, sel, &mut id, top, false, out);
     out.end(0);
     Ok(())
 }
@@ -78,6 +78,7 @@ fn subqueries_of(p: &crate::plan::SelectPlan, out: &mut Vec<crate::plan::SelectP
 /// row of the query it is in (its key lookups on outer columns are
 /// `ref` / `eq_ref`).
 fn explain_rows(
+    s: &StmtCx,
     sel: &crate::plan::SelectPlan,
     id: &mut usize,
     kind: &str,
@@ -86,9 +87,13 @@ fn explain_rows(
 ) {
     let n = id.to_string();
     for (level, src) in sel.sources.iter().enumerate() {
+        let mut rows = None;
         let (table, ty, key, extra) = match src {
             Source::Table { t, access, .. } => match access {
-                Access::Full => (t.alias.clone(), "ALL", String::new(), String::new()),
+                Access::Full => {
+                    rows = s.db.stats.get(t.def.primary.id).map(|st| st.rows);
+                    (t.alias.clone(), "ALL", String::new(), String::new())
+                }
                 Access::Index(ia) => {
                     let ixname = match ia.index {
                         None => "PRIMARY".to_string(),
@@ -121,10 +126,24 @@ fn explain_rows(
                         "index"
                     };
                     let extra = if ia.covering { "Using index" } else { "" };
+                    rows = estimate(s, t, ix, ia, ty);
                     (t.alias.clone(), ty, ixname, extra.to_string())
                 }
             },
-            Source::Derived { .. } => ("<derived>".into(), "ALL", String::new(), String::new()),
+            Source::Derived {
+                plan,
+                rows: fixed,
+                set,
+                cte,
+                ..
+            } => {
+                // Rows given in the statement (VALUES, information_schema)
+                // are known; a query's are not estimated.
+                if plan.is_none() && set.is_none() && cte.is_none() {
+                    rows = Some(fixed.len() as u64);
+                }
+                ("<derived>".into(), "ALL", String::new(), String::new())
+            }
         };
         let mut extra = extra;
         if sel.filter.is_some() {
@@ -158,7 +177,7 @@ fn explain_rows(
             if key.is_empty() { Value::Null } else { t(&key) },
             Value::Null,
             Value::Null,
-            t("1"),
+            rows.map_or(Value::Null, |r| t(&r.to_string())),
             t("100.00"),
             if extra.is_empty() {
                 Value::Null
@@ -177,6 +196,41 @@ fn explain_rows(
         } else {
             "SUBQUERY"
         };
-        explain_rows(sp, id, kind, dep, out);
+        explain_rows(s, sp, id, kind, dep, out);
     }
+}
+
+/// EXPLAIN's `rows` for an index access of type `ty` on table `t`
+/// through `ix`: 1 for a unique key, else from `ANALYZE TABLE`'s counts
+/// (the table's rows over the distinct values of the key parts given,
+/// times the values of an IN list; a range, the whole table: there is
+/// no per-range estimate); None (NULL) for a table never analyzed.
+fn estimate(
+    s: &StmtCx,
+    t: &crate::plan::TableRef,
+    ix: &crate::row::IndexDef,
+    ia: &crate::plan::IndexAccess,
+    ty: &str,
+) -> Option<u64> {
+    if matches!(ty, "const" | "eq_ref") {
+        return Some(1);
+    }
+    let st = s.db.stats.get(t.def.primary.id)?;
+    let points = ia.alts.as_ref().and_then(|alts| {
+        alts.iter()
+            .all(|a| matches!(a, crate::plan::KeyAlt::Point(_)))
+            .then_some(alts.len() as u64)
+    });
+    let per_key = |parts: usize| -> u64 {
+        match parts.checked_sub(1).and_then(|k| st.cardinality(ix.id, k)) {
+            Some(d) if d > 0 => st.rows.div_ceil(d),
+            _ => st.rows,
+        }
+    };
+    let rows = match (ty, points) {
+        (_, Some(n)) => per_key(ia.eq.len() + 1).saturating_mul(n),
+        ("ref", None) => per_key(ia.eq.len()),
+        _ => st.rows,
+    };
+    Some(rows.clamp(1, st.rows.max(1)))
 }

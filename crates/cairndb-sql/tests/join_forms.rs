@@ -452,6 +452,24 @@ fn comma_separated_tables_in_parentheses_are_a_nest() {
         ),
         vec!["1|1", "2|NULL", "3|NULL", "4|NULL"]
     );
+    // One table in parentheses is that table.
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT a.id, b.id, c.z FROM a LEFT JOIN ((b), c) ON a.k = b.k AND b.k = c.k \
+             ORDER BY a.id, b.id"
+        ),
+        null_extended
+    );
+    assert_eq!(r(&mut s, "SELECT COUNT(*) FROM (a)"), vec!["4"]);
+    assert_eq!(
+        r(&mut s, "SELECT x.id FROM (a AS x) WHERE x.id > 3"),
+        vec!["4"]
+    );
+    assert_eq!(
+        r(&mut s, "SELECT COUNT(*) FROM ((SELECT 1 AS n) AS d)"),
+        vec!["1"]
+    );
     // Commas in strings (with a backslash escape) and in an IN list stay.
     assert_eq!(
         r(

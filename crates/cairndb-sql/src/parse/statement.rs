@@ -260,10 +260,11 @@ enum Paren {
 
 /// `text` with each comma that separates the table references of a
 /// parenthesised nest rewritten as ` CROSS JOIN ` (what it means: in
-/// MySQL `(b, c)` in a FROM is `(b CROSS JOIN c)`); None when there is
-/// none. A nest is a parenthesis opened right after FROM, a JOIN, a
-/// comma of a FROM list or another nest's parenthesis, that does not
-/// start a query.
+/// MySQL `(b, c)` in a FROM is `(b CROSS JOIN c)`), and the parentheses
+/// of a nest of one table reference (`FROM (t)`) dropped; None when
+/// there is nothing to rewrite. A nest is a parenthesis opened right
+/// after FROM, a JOIN, a comma of a FROM list or another nest's
+/// parenthesis, that does not start a query.
 fn nest_commas(text: &str) -> Option<String> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let spans = Tokenizer::new(&CairnDialect, text)
@@ -277,16 +278,37 @@ fn nest_commas(text: &str) -> Option<String> {
             .and_then(|ts| ts.iter().find(|t| !matches!(t, Token::Whitespace(_))))
             .copied()
     };
-    // Per open parenthesis (and the statement's level at the bottom):
-    // what opened it, and whether a FROM list is being read at its level.
-    let mut stack: Vec<(Paren, bool)> = vec![(Paren::Other, false)];
+    // Per open parenthesis (and the statement's level at the bottom).
+    struct Level {
+        /// What opened it.
+        kind: Paren,
+        /// A FROM list is being read at its level.
+        in_from: bool,
+        /// Where it opened.
+        at: (u64, u64),
+        /// A comma or a JOIN at its level (else a nest holds one table
+        /// reference, which sqlparser does not read in parentheses).
+        joins: bool,
+    }
+    let place = |i: usize| {
+        spans
+            .get(i)
+            .map(|t| (t.span.start.line, t.span.start.column))
+    };
+    let mut stack = vec![Level {
+        kind: Paren::Other,
+        in_from: false,
+        at: (0, 0),
+        joins: false,
+    }];
     let mut prev: Option<&Token> = None;
-    let mut edits = Vec::new();
+    // (place, the character there, what replaces it)
+    let mut edits: Vec<((u64, u64), char, &str)> = Vec::new();
     for (i, &t) in tokens.iter().enumerate() {
         if matches!(t, Token::Whitespace(_)) {
             continue;
         }
-        let (kind, in_from) = *stack.last()?;
+        let (kind, in_from) = stack.last().map(|l| (l.kind, l.in_from))?;
         match t {
             Token::LParen => {
                 let after_table_slot = match prev {
@@ -302,18 +324,34 @@ fn nest_commas(text: &str) -> Option<String> {
                 } else {
                     Paren::Other
                 };
-                stack.push((k, false));
+                stack.push(Level {
+                    kind: k,
+                    in_from: false,
+                    at: place(i)?,
+                    joins: false,
+                });
             }
             Token::RParen if stack.len() > 1 => {
-                stack.pop();
+                let l = stack.pop()?;
+                if l.kind == Paren::Nest && !l.joins {
+                    edits.push((l.at, '(', " "));
+                    edits.push((place(i)?, ')', " "));
+                }
             }
             Token::Comma if kind == Paren::Nest => {
-                let at = spans.get(i)?.span.start;
-                edits.push((at.line, at.column));
+                edits.push((place(i)?, ',', " CROSS JOIN "));
+                if let Some(top) = stack.last_mut() {
+                    top.joins = true;
+                }
+            }
+            _ if word(t, &["JOIN", "STRAIGHT_JOIN"]) => {
+                if let Some(top) = stack.last_mut() {
+                    top.joins = true;
+                }
             }
             _ if word(t, &["FROM"]) => {
                 if let Some(top) = stack.last_mut() {
-                    top.1 = true;
+                    top.in_from = true;
                 }
             }
             _ if word(
@@ -337,7 +375,7 @@ fn nest_commas(text: &str) -> Option<String> {
             ) =>
             {
                 if let Some(top) = stack.last_mut() {
-                    top.1 = false;
+                    top.in_from = false;
                 }
             }
             _ => {}
@@ -347,16 +385,16 @@ fn nest_commas(text: &str) -> Option<String> {
     if edits.is_empty() {
         return None;
     }
-    // The text itself is edited, at the commas' places (line and column
+    edits.sort_by_key(|e| e.0);
+    // The text itself is edited, at the tokens' places (line and column
     // counted as the tokenizer counts them: a column per character), so
     // that literals keep their exact spelling.
     let mut out = String::with_capacity(text.len() + 16 * edits.len());
     let (mut line, mut column) = (1u64, 1u64);
     let mut next = edits.iter().peekable();
     for ch in text.chars() {
-        if next.peek() == Some(&&(line, column)) && ch == ',' {
-            out.push_str(" CROSS JOIN ");
-            next.next();
+        if let Some((_, _, with)) = next.next_if(|e| e.0 == (line, column) && e.1 == ch) {
+            out.push_str(with);
         } else {
             out.push(ch);
         }

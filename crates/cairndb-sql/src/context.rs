@@ -334,7 +334,11 @@ impl StmtCx {
     pub(crate) fn commit(&mut self) -> SqlResult<()> {
         if let Some(mut t) = self.txn.take() {
             let wrote = t.txn.num_writes() > 0;
-            t.txn.commit()?;
+            if let Err(e) = t.txn.commit() {
+                // The transaction is gone: a rollback, as MySQL counts it.
+                self.info.handler_one(Handler::Rollback);
+                return Err(e.into());
+            }
             self.info.handler_one(Handler::Commit);
             if wrote && t.deferred {
                 // At or past the commit's record (see `Db::log_position`).

@@ -283,6 +283,31 @@ fn created_tmp_tables_counts_groupings_derived_tables_and_unions() {
     assert_eq!(status(&mut s, "GLOBAL", "Created_tmp_disk_tables"), 0);
 }
 
+/// A commit that fails (its WAL write refused) counts as a rollback: the
+/// transaction is gone.
+#[test]
+fn handler_rollback_counts_a_commit_that_failed() {
+    use cairndb::env::fault::{FaultFs, FaultOp, FaultRule};
+    let fault = FaultFs::new(Arc::new(cairndb::env::mem::MemFs::new()));
+    let mut opts = SqlOptions::default();
+    opts.engine.fs = Arc::new(fault.clone());
+    let db = SqlDb::open("/db", opts).unwrap();
+    let mut s = Session::new(db.clone(), "root");
+    q(&mut s, "CREATE DATABASE d");
+    q(&mut s, "CREATE TABLE d.t (id INT PRIMARY KEY)");
+    let commits = status(&mut s, "SESSION", "Handler_commit");
+    let rollbacks = status(&mut s, "SESSION", "Handler_rollback");
+    q(&mut s, "BEGIN");
+    q(&mut s, "INSERT INTO d.t VALUES (1)");
+    fault.inject(FaultRule::new(FaultOp::Write, 5));
+    fault.inject(FaultRule::new(FaultOp::Sync, 5));
+    let mut c = Collect::default();
+    assert!(s.query("COMMIT", &mut c).is_err());
+    fault.clear();
+    assert_eq!(status(&mut s, "SESSION", "Handler_commit"), commits);
+    assert_eq!(status(&mut s, "SESSION", "Handler_rollback"), rollbacks + 1);
+}
+
 /// Waits until session `id` shows as running a statement.
 fn wait_running(b: &mut Session, id: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);

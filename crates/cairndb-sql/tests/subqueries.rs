@@ -563,3 +563,55 @@ fn uncorrelated_exists_and_scalar_subqueries_stop_reading_early() {
         1242
     );
 }
+
+/// Subqueries in INSERT's VALUES and SET: run once per execution, before
+/// any row is written (scalar, EXISTS, IN, with parameters in a prepared
+/// statement); 1242 for more than one row; 1093 when one reads the table
+/// inserted into, as in MySQL.
+#[test]
+fn subqueries_in_insert_values_and_set() {
+    let (_d, mut s) = session();
+    q(&mut s, "CREATE TABLE g (x INT, y INT)");
+    q(
+        &mut s,
+        "INSERT INTO g VALUES ((SELECT MAX(id) FROM t), 2), \
+         ((SELECT id FROM t WHERE id = 99), (SELECT COUNT(*) FROM u))",
+    );
+    q(
+        &mut s,
+        "INSERT INTO g SET x = (SELECT MIN(v) FROM u), y = 3",
+    );
+    q(
+        &mut s,
+        "INSERT INTO g VALUES (EXISTS (SELECT * FROM e), 10 IN (SELECT v FROM n))",
+    );
+    assert_eq!(
+        r(&mut s, "SELECT x, y FROM g"),
+        ["5|2", "NULL|2", "10|3", "0|1"]
+    );
+    let st = s
+        .prepare("INSERT INTO g VALUES ((SELECT a FROM t WHERE id = ?), ?)")
+        .unwrap();
+    for (id, y) in [(2, 7), (3, 8)] {
+        let mut c = Collect::default();
+        s.execute(st.id, &[Value::Int(id), Value::Int(y)], &mut c)
+            .unwrap();
+    }
+    assert_eq!(
+        r(&mut s, "SELECT x, y FROM g WHERE y > 5 ORDER BY y"),
+        ["20|7", "30|8"]
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO g VALUES ((SELECT id FROM t), 1)"),
+        1242
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO g VALUES ((SELECT MAX(x) FROM g), 1)"),
+        1093
+    );
+    assert_eq!(
+        err(&mut s, "INSERT INTO g SET x = (SELECT COUNT(*) FROM g)"),
+        1093
+    );
+    assert_eq!(r(&mut s, "SELECT COUNT(*) FROM g"), ["6"]);
+}

@@ -627,6 +627,11 @@ fn resolve_plan(s: &StmtCx, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
             if let Some(sp) = ip.select.as_mut() {
                 resolve_select(s, rd, sp)?;
             }
+            if ip.subqueries {
+                for e in ip.rows.iter_mut().flatten().flatten() {
+                    resolve_expr(s, rd, e, &[])?;
+                }
+            }
         }
         Plan::Update(up) => {
             let types = up.scan.types.clone();

@@ -83,7 +83,7 @@ impl Plan {
     pub fn has_subqueries(&self) -> bool {
         match self {
             Plan::Select(p) => p.subqueries,
-            Plan::Insert(p) => p.select.as_ref().is_some_and(|s| s.subqueries),
+            Plan::Insert(p) => p.subqueries || p.select.as_ref().is_some_and(|s| s.subqueries),
             Plan::Update(p) => p.scan.subqueries,
             Plan::Delete(p) => p.scan.subqueries,
         }
@@ -363,6 +363,9 @@ pub struct InsertPlan {
     /// ON DUPLICATE KEY UPDATE assignments (column, expression over the
     /// existing row's slots and `VALUES(col)` as slots after them).
     pub on_dup: Vec<(usize, Expr)>,
+    /// The value expressions hold subqueries (uncorrelated: a VALUES row
+    /// has no columns to read), run once per execution.
+    pub subqueries: bool,
 }
 
 /// A compiled UPDATE.

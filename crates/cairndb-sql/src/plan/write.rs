@@ -50,8 +50,12 @@ pub(super) fn compile_insert(
     let empty = Scope::default();
     let mut rows = Vec::new();
     let mut select = None;
+    let planner = Planner { s };
     let mut c = Compiler::new(&empty);
     c.next_param = *params;
+    // Subqueries in the values run once per execution, before any row is
+    // written.
+    c.sub = Some(&planner);
     if !ins.assignments.is_empty() {
         // INSERT ... SET a = 1, b = 2
         let mut row = vec![None; def.columns.len()];
@@ -65,14 +69,17 @@ pub(super) fn compile_insert(
         if by_column {
             check_column_list(s, &t.db, &def, crate::acl::INSERT, &set)?;
         }
+        let rows = vec![row];
+        let subqueries = values_subqueries(&c, &t, &rows)?;
         return Ok(InsertPlan {
             t,
             cols: (0..def.columns.len()).collect(),
-            rows: vec![row],
+            rows,
             select: None,
             replace: ins.replace_into,
             ignore: ins.ignore,
             on_dup: Vec::new(),
+            subqueries,
         });
     }
     match ins.source.as_deref() {
@@ -166,6 +173,7 @@ pub(super) fn compile_insert(
             check_column_list(s, &t.db, &def, crate::acl::UPDATE, &updated)?;
         }
     }
+    let subqueries = values_subqueries(&c, &t, &rows)?;
     Ok(InsertPlan {
         t,
         cols,
@@ -174,7 +182,20 @@ pub(super) fn compile_insert(
         replace: ins.replace_into,
         ignore: ins.ignore,
         on_dup,
+        subqueries,
     })
+}
+
+/// Whether the value rows compiled by `c` hold subqueries; MySQL's 1093
+/// when one reads the table inserted into (its rows would depend on the
+/// order the statement's rows are written in).
+fn values_subqueries(c: &Compiler, t: &TableRef, rows: &[Vec<Option<Expr>>]) -> SqlResult<bool> {
+    if c.subqueries == 0 {
+        return Ok(false);
+    }
+    let all: Vec<&Expr> = rows.iter().flatten().flatten().collect();
+    table_in_subquery(t, &all)?;
+    Ok(true)
 }
 
 /// Replaces `VALUES(col)` in an ON DUPLICATE KEY UPDATE expression by a

@@ -614,4 +614,31 @@ fn subqueries_in_insert_values_and_set() {
         1093
     );
     assert_eq!(r(&mut s, "SELECT COUNT(*) FROM g"), ["6"]);
+    // ON DUPLICATE KEY UPDATE: a subquery that reads no column of the row.
+    q(&mut s, "CREATE TABLE k (id INT PRIMARY KEY, x INT)");
+    q(&mut s, "INSERT INTO k VALUES (1, 0)");
+    q(
+        &mut s,
+        "INSERT INTO k VALUES (1, 5), (2, 6) \
+         ON DUPLICATE KEY UPDATE x = (SELECT MAX(v) FROM u) + VALUES(x)",
+    );
+    assert_eq!(
+        r(&mut s, "SELECT id, x FROM k ORDER BY id"),
+        ["1|35", "2|6"]
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "INSERT INTO k VALUES (1, 5) ON DUPLICATE KEY UPDATE x = (SELECT COUNT(*) FROM k)"
+        ),
+        1093
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "INSERT INTO k VALUES (1, 5) \
+             ON DUPLICATE KEY UPDATE x = (SELECT v FROM u WHERE u.id = k.id)"
+        ),
+        1235
+    );
 }

@@ -631,6 +631,14 @@ fn resolve_plan(s: &StmtCx, rd: &mut Reader, plan: &Plan) -> SqlResult<Plan> {
                 for e in ip.rows.iter_mut().flatten().flatten() {
                     resolve_expr(s, rd, e, &[])?;
                 }
+                // ON DUPLICATE KEY UPDATE's slots: the existing row, then
+                // the row that was to be inserted.
+                let row: Vec<Option<ColumnType>> =
+                    ip.t.def.columns.iter().map(|c| Some(c.ty)).collect();
+                let types = [row.as_slice(), row.as_slice()].concat();
+                for (_, e) in ip.on_dup.iter_mut() {
+                    resolve_expr(s, rd, e, &types)?;
+                }
             }
         }
         Plan::Update(up) => {

@@ -363,8 +363,9 @@ pub struct InsertPlan {
     /// ON DUPLICATE KEY UPDATE assignments (column, expression over the
     /// existing row's slots and `VALUES(col)` as slots after them).
     pub on_dup: Vec<(usize, Expr)>,
-    /// The value expressions hold subqueries (uncorrelated: a VALUES row
-    /// has no columns to read), run once per execution.
+    /// The value expressions or the ON DUPLICATE KEY UPDATE ones hold
+    /// subqueries (uncorrelated: they read no column of the row), run
+    /// once per execution.
     pub subqueries: bool,
 }
 

@@ -137,6 +137,7 @@ pub(super) fn compile_insert(
     // ON DUPLICATE KEY UPDATE: expressions over the existing row (slots
     // 0..n) and VALUES(col) (slots n..2n, the row that was to be inserted).
     let mut on_dup = Vec::new();
+    let mut dup_subqueries = false;
     if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
         let mut scope = Scope::default();
         let mut types = Vec::new();
@@ -157,12 +158,23 @@ pub(super) fn compile_insert(
         }
         let mut c2 = Compiler::new(&scope);
         c2.next_param = *params;
+        c2.sub = Some(&planner);
         for a in assigns {
             let col = assignment_column(&def, &a.target)?;
             let v = rewrite_values_fn(&a.value, &def)?;
             on_dup.push((col, c2.compile(&v)?));
         }
         *params = c2.next_param;
+        if c2.correlated_subqueries {
+            return Err(SqlError::unsupported(
+                "a subquery that reads the row in ON DUPLICATE KEY UPDATE",
+            ));
+        }
+        if c2.subqueries > 0 {
+            let all: Vec<&Expr> = on_dup.iter().map(|(_, e)| e).collect();
+            table_in_subquery(&t, &all)?;
+            dup_subqueries = true;
+        }
     } else if ins.on.is_some() {
         return Err(SqlError::unsupported("ON CONFLICT"));
     }
@@ -173,7 +185,7 @@ pub(super) fn compile_insert(
             check_column_list(s, &t.db, &def, crate::acl::UPDATE, &updated)?;
         }
     }
-    let subqueries = values_subqueries(&c, &t, &rows)?;
+    let subqueries = values_subqueries(&c, &t, &rows)? || dup_subqueries;
     Ok(InsertPlan {
         t,
         cols,

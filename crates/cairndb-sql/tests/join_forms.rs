@@ -479,6 +479,29 @@ fn comma_separated_tables_in_parentheses_are_a_nest() {
         ),
         vec!["x,(y|1", "x,(y|1", "x,(y|2"]
     );
+    // A JOIN after a comma binds first (`(a, b RIGHT JOIN c ON x)` is
+    // `a CROSS JOIN (b RIGHT JOIN c ON x)`): not read as joins left to
+    // right, but refused.
+    assert_eq!(
+        err(
+            &mut s,
+            "SELECT COUNT(*) FROM a LEFT JOIN (b, c RIGHT JOIN a AS a2 ON c.k = a2.k) ON a.id = b.id"
+        ),
+        1064
+    );
+    assert_eq!(
+        err(&mut s, "SELECT COUNT(*) FROM (b, c NATURAL JOIN a)"),
+        1064
+    );
+    // FROM inside a function's parentheses is not a table list: its
+    // parenthesised operand keeps its parentheses.
+    assert_eq!(
+        r(
+            &mut s,
+            "SELECT SUBSTRING('abcdefgh' FROM (3 - 1) * 2) FROM (a, b) LIMIT 1"
+        ),
+        vec!["defgh"]
+    );
     // A syntax error elsewhere is still reported as itself.
     assert_eq!(err(&mut s, "SELECT * FROM a LEFT JOIN (b, c) ON"), 1064);
 }

@@ -343,11 +343,17 @@ impl Cx<'_, '_> {
         let v = run(self.s, rd, plan, &here)?;
         if let Some(c) = rd.subs.get_mut(&sq.id) {
             if c.results.len() < SUBQUERY_CACHE {
-                // Kept to the statement's end: counted until then.
+                // Kept to the statement's end: counted until then. A
+                // result past the session's memory is not kept (the cache
+                // only saves runs).
                 let mut charge = spill::Charge::new(&self.s.mem);
-                charge.add(spill::key_bytes(&key) + spill::row_bytes(std::slice::from_ref(&v)))?;
-                rd.held = rd.held.saturating_add(charge.keep()?);
-                c.results.insert(key, v.clone());
+                let bytes = spill::key_bytes(&key) + spill::row_bytes(std::slice::from_ref(&v));
+                if charge.add(bytes).is_ok() {
+                    if let Ok(kept) = charge.keep() {
+                        rd.held = rd.held.saturating_add(kept);
+                        c.results.insert(key, v.clone());
+                    }
+                }
             }
         }
         Ok(v)

@@ -289,6 +289,12 @@ fn nest_commas(text: &str) -> Option<String> {
         /// A comma or a JOIN at its level (else a nest holds one table
         /// reference, which sqlparser does not read in parentheses).
         joins: bool,
+        /// A comma at its level (a nest's).
+        comma: bool,
+        /// A query's level (the statement's, or a parenthesis that starts
+        /// a query): only there does FROM start a list of tables (inside
+        /// `SUBSTRING(s FROM (n))` it does not).
+        query: bool,
     }
     let place = |i: usize| {
         spans
@@ -300,6 +306,8 @@ fn nest_commas(text: &str) -> Option<String> {
         in_from: false,
         at: (0, 0),
         joins: false,
+        comma: false,
+        query: true,
     }];
     let mut prev: Option<&Token> = None;
     // (place, the character there, what replaces it)
@@ -308,11 +316,12 @@ fn nest_commas(text: &str) -> Option<String> {
         if matches!(t, Token::Whitespace(_)) {
             continue;
         }
-        let (kind, in_from) = stack.last().map(|l| (l.kind, l.in_from))?;
+        let (kind, in_from, query) = stack.last().map(|l| (l.kind, l.in_from, l.query))?;
         match t {
             Token::LParen => {
                 let after_table_slot = match prev {
-                    Some(p) if word(p, &["FROM", "JOIN"]) => true,
+                    Some(p) if word(p, &["FROM"]) => query,
+                    Some(p) if word(p, &["JOIN", "STRAIGHT_JOIN"]) => true,
                     Some(Token::Comma) => in_from || kind == Paren::Nest,
                     Some(Token::LParen) => kind == Paren::Nest,
                     _ => false,
@@ -329,6 +338,8 @@ fn nest_commas(text: &str) -> Option<String> {
                     in_from: false,
                     at: place(i)?,
                     joins: false,
+                    comma: false,
+                    query: starts_query,
                 });
             }
             Token::RParen if stack.len() > 1 => {
@@ -342,14 +353,25 @@ fn nest_commas(text: &str) -> Option<String> {
                 edits.push((place(i)?, ',', " CROSS JOIN "));
                 if let Some(top) = stack.last_mut() {
                     top.joins = true;
+                    top.comma = true;
                 }
+            }
+            // A comma binds more loosely than any JOIN: `(a, b RIGHT JOIN
+            // c ON x)` is `a CROSS JOIN (b RIGHT JOIN c ON x)`, which the
+            // rewrite (joins read left to right) would not keep. Left as
+            // sqlparser's syntax error.
+            _ if kind == Paren::Nest
+                && stack.last().is_some_and(|l| l.comma)
+                && word(t, &["JOIN", "STRAIGHT_JOIN"]) =>
+            {
+                return None;
             }
             _ if word(t, &["JOIN", "STRAIGHT_JOIN"]) => {
                 if let Some(top) = stack.last_mut() {
                     top.joins = true;
                 }
             }
-            _ if word(t, &["FROM"]) => {
+            _ if query && word(t, &["FROM"]) => {
                 if let Some(top) = stack.last_mut() {
                     top.in_from = true;
                 }

@@ -346,13 +346,11 @@ impl Cx<'_, '_> {
                 // Kept to the statement's end: counted until then. A
                 // result past the session's memory is not kept (the cache
                 // only saves runs).
-                let mut charge = spill::Charge::new(&self.s.mem);
-                let bytes = spill::key_bytes(&key) + spill::row_bytes(std::slice::from_ref(&v));
-                if charge.add(bytes).is_ok() {
-                    if let Ok(kept) = charge.keep() {
-                        rd.held = rd.held.saturating_add(kept);
-                        c.results.insert(key, v.clone());
-                    }
+                let bytes =
+                    (spill::key_bytes(&key) + spill::row_bytes(std::slice::from_ref(&v))) as u64;
+                if self.s.mem.hold(bytes).is_ok() {
+                    rd.held = rd.held.saturating_add(bytes);
+                    c.results.insert(key, v.clone());
                 }
             }
         }

@@ -74,7 +74,21 @@ impl Mem {
         self.held.load(AtomicOrdering::Relaxed)
     }
 
-    /// Gives back `n` bytes that [`Charge::keep`] kept.
+    /// Counts `n` bytes held until [`Mem::release`]; error 1290, with
+    /// nothing counted, when the session would hold more than its cap.
+    pub(crate) fn hold(&self, n: u64) -> SqlResult<()> {
+        let total = self
+            .held
+            .fetch_add(n, AtomicOrdering::Relaxed)
+            .saturating_add(n);
+        if total > self.cap {
+            self.release(n);
+            return Err(too_much(self.cap));
+        }
+        Ok(())
+    }
+
+    /// Gives back `n` bytes that [`Mem::hold`] or [`Charge::keep`] kept.
     pub(crate) fn release(&self, n: u64) {
         if n > 0 {
             self.held.fetch_sub(n, AtomicOrdering::Relaxed);
@@ -114,15 +128,8 @@ impl<'a> Charge<'a> {
             return Ok(());
         }
         let n = std::mem::take(&mut self.local);
+        self.mem.hold(n)?;
         self.published = self.published.saturating_add(n);
-        let total = self
-            .mem
-            .held
-            .fetch_add(n, AtomicOrdering::Relaxed)
-            .saturating_add(n);
-        if total > self.mem.cap {
-            return Err(too_much(self.mem.cap));
-        }
         Ok(())
     }
 
@@ -132,18 +139,9 @@ impl<'a> Charge<'a> {
     /// error 1290 once the session holds more than its cap.
     pub(crate) fn keep(mut self) -> SqlResult<u64> {
         let n = std::mem::take(&mut self.local);
-        let kept = self.published.saturating_add(n);
-        let total = self
-            .mem
-            .held
-            .fetch_add(n, AtomicOrdering::Relaxed)
-            .saturating_add(n);
-        self.published = 0;
-        if total > self.mem.cap {
-            self.mem.release(kept);
-            return Err(too_much(self.mem.cap));
-        }
-        Ok(kept)
+        // On error the drop gives back what was published.
+        self.mem.hold(n)?;
+        Ok(std::mem::take(&mut self.published).saturating_add(n))
     }
 }
 

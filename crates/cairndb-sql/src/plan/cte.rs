@@ -577,7 +577,7 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
              Expression",
         ));
     }
-    if work_outer_joined(&p) {
+    if work_outer_joined(&p, false) {
         return Err(err_name(
             3576,
             "HY000",
@@ -592,41 +592,21 @@ fn recursive_part(node: SetNode, name: &str) -> SqlResult<SelectPlan> {
 }
 
 /// Whether the recursive table is read on the inner side of a LEFT JOIN
-/// of `p`: itself, or inside a parenthesised join that is (`a LEFT JOIN
-/// (r JOIN b ON x) ON y`) or that holds such a join.
-fn work_outer_joined(p: &SelectPlan) -> bool {
+/// of `p` (`under_left`: `p` itself is on one): directly, or inside a
+/// parenthesised join that is (`a LEFT JOIN (r JOIN b ON x) ON y`) or
+/// that holds such a join.
+fn work_outer_joined(p: &SelectPlan, under_left: bool) -> bool {
     p.sources.iter().any(|src| match src {
         Source::Derived {
             cte: Some(CteSource::Work(_)),
             left,
             ..
-        } => *left,
+        } => under_left || *left,
         Source::Derived {
             plan: Some(nest),
             left,
             ..
-        } => {
-            if *left {
-                reads_work(nest)
-            } else {
-                work_outer_joined(nest)
-            }
-        }
-        _ => false,
-    })
-}
-
-/// Whether `p` reads the recursive table among its sources (parenthesised
-/// joins included).
-fn reads_work(p: &SelectPlan) -> bool {
-    p.sources.iter().any(|src| match src {
-        Source::Derived {
-            cte: Some(CteSource::Work(_)),
-            ..
-        } => true,
-        Source::Derived {
-            plan: Some(nest), ..
-        } => reads_work(nest),
+        } => work_outer_joined(nest, under_left || *left),
         _ => false,
     })
 }
@@ -788,9 +768,9 @@ pub(crate) fn rows(s: &StmtCx, rd: &mut Reader, c: &CtePlan) -> SqlResult<Arc<Ve
     }
     // Kept to the statement's end, and counted against the session's
     // memory until then.
-    let mut charge = crate::spill::Charge::new(&s.mem);
-    charge.add(all.iter().map(|r| crate::spill::row_bytes(r)).sum())?;
-    rd.held = rd.held.saturating_add(charge.keep()?);
+    // (`bytes`: what the rows took as they were added, before LIMIT.)
+    s.mem.hold(bytes as u64)?;
+    rd.held = rd.held.saturating_add(bytes as u64);
     s.info.count_tmp_table();
     let r = Arc::new(all);
     rd.ctes.push((c.id, r.clone()));
